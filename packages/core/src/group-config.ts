@@ -1,0 +1,71 @@
+import {
+  DEFAULT_FIFO_RETRY_POLICY,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_PUSH_RETRY_POLICY,
+  type RetryPolicy,
+} from './retry-policy.js';
+
+/**
+ * A topic's type is a guard: a `fifo` topic rejects sends without a `messageGroup`, a `delay`
+ * topic rejects sends without a delay, and a `normal` topic accepts both plain and delayed
+ * messages (DESIGN.md §2), as RocketMQ does.
+ */
+export type TopicType = 'normal' | 'fifo' | 'delay';
+
+/** How a group's instances share a topic: each message to one instance, or to every instance. */
+export type ConsumeMode = 'clustering' | 'broadcasting';
+
+/** Where a group starts reading a topic it subscribes to for the first time. */
+export type StartFrom = 'latest' | 'earliest';
+
+/** Metadata of a topic. */
+export interface TopicConfig {
+  /** @default 'normal' */
+  readonly type: TopicType;
+  /**
+   * Sends are throttled with `TOO_MANY_REQUESTS` while the largest backlog among the topic's
+   * groups is at or above this many messages (rule R4). Absent: no per-topic limit.
+   */
+  readonly maxBacklogMessages?: number;
+}
+
+/** Metadata of a consumer group (DESIGN.md §2). */
+export interface GroupConfig {
+  /** Retries after the first delivery; at most `maxRetries + 1` deliveries (P4, S5). @default 16 */
+  readonly maxRetries: number;
+  /** @default the stepped table of P3, or fixed 3000 ms when `fifo` is true (P5) */
+  readonly retryPolicy: RetryPolicy;
+  /** Deliver each message group in order, one message at a time (P5). @default false */
+  readonly fifo: boolean;
+  /** @default 'clustering' */
+  readonly consumeMode: ConsumeMode;
+  /** How long a push delivery may stay unanswered before it fails (P2). @default 900000 (15 min) */
+  readonly consumptionTimeoutMs: number;
+  /** @default 'latest' */
+  readonly startFrom: StartFrom;
+}
+
+/** A group config as a user writes it: every field optional, omitted ones keep their default. */
+export type GroupConfigInput = Partial<GroupConfig>;
+
+/** 15 minutes, RocketMQ's default consumption timeout. */
+export const DEFAULT_CONSUMPTION_TIMEOUT_MS = 15 * 60 * 1_000;
+
+/** The config of a topic created without one. */
+export const DEFAULT_TOPIC_CONFIG: TopicConfig = Object.freeze({ type: 'normal' });
+
+/**
+ * Fill a partial group config with the defaults of DESIGN.md §2. The retry policy's default
+ * depends on `fifo`: a FIFO group retries at a fixed 3 s, any other group on the stepped table.
+ */
+export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
+  const fifo = input.fifo ?? false;
+  return {
+    maxRetries: input.maxRetries ?? DEFAULT_MAX_RETRIES,
+    retryPolicy: input.retryPolicy ?? (fifo ? DEFAULT_FIFO_RETRY_POLICY : DEFAULT_PUSH_RETRY_POLICY),
+    fifo,
+    consumeMode: input.consumeMode ?? 'clustering',
+    consumptionTimeoutMs: input.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
+    startFrom: input.startFrom ?? 'latest',
+  };
+}

@@ -1,0 +1,71 @@
+export { assertNever } from './assert-never.js';
+export { type Clock, ManualClock, systemClock } from './clock.js';
+export { DELAY_LEVELS_MS, delayLevelToMs } from './delay-levels.js';
+export { ExponentialBackoff, type ExponentialBackoffOptions } from './exponential-backoff.js';
+export {
+  type ConsumeMode,
+  DEFAULT_CONSUMPTION_TIMEOUT_MS,
+  DEFAULT_TOPIC_CONFIG,
+  type GroupConfig,
+  type GroupConfigInput,
+  resolveGroupConfig,
+  type StartFrom,
+  type TopicConfig,
+  type TopicType,
+} from './group-config.js';
+export {
+  CONSUMPTION_TIMEOUT_REASON,
+  initialPushState,
+  PUSH_STATES,
+  PUSH_TERMINAL_STATES,
+  PUSH_TRANSITIONS,
+  type PushEvent,
+  type PushEventType,
+  type PushLifecycleContext,
+  type PushState,
+  type PushStateName,
+  type PushTransition,
+  pushTransition,
+} from './lifecycle/push-lifecycle.js';
+export {
+  initialSimpleState,
+  LEASE_EXPIRED_REASON,
+  MAX_INVISIBLE_DURATION_MS,
+  MIN_INVISIBLE_DURATION_MS,
+  SIMPLE_STATES,
+  SIMPLE_TERMINAL_STATES,
+  SIMPLE_TRANSITIONS,
+  type SimpleEvent,
+  type SimpleEventType,
+  type SimpleLifecycleContext,
+  type SimpleState,
+  type SimpleStateName,
+  type SimpleTransition,
+  simpleTransition,
+} from './lifecycle/simple-lifecycle.js';
+export type {
+  DeliveryCounters,
+  Rejection,
+  RejectionReason,
+  Transition,
+  TransitionEdge,
+} from './lifecycle/transition.js';
+export { type Random, systemRandom } from './random.js';
+export {
+  applyJitter,
+  DEFAULT_FIFO_RETRY_POLICY,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_PUSH_RETRY_POLICY,
+  type ExponentialRetryPolicy,
+  type FixedRetryPolicy,
+  type RetryPolicy,
+  retryDelayMs,
+  type SteppedRetryPolicy,
+} from './retry-policy.js';
+export {
+  MAX_RETRY_DELAY_MS,
+  MAX_RETRY_POLICY_STEPS,
+  type PolicyIssue,
+  type RetryPolicyValidation,
+  validateRetryPolicy,
+} from './retry-policy-validation.js';

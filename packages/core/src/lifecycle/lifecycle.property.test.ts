@@ -1,0 +1,190 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { RetryPolicy } from '../retry-policy.js';
+import {
+  initialPushState,
+  PUSH_STATES,
+  PUSH_TERMINAL_STATES,
+  PUSH_TRANSITIONS,
+  type PushEvent,
+  type PushState,
+  pushTransition,
+} from './push-lifecycle.js';
+import {
+  initialSimpleState,
+  SIMPLE_STATES,
+  SIMPLE_TERMINAL_STATES,
+  SIMPLE_TRANSITIONS,
+  type SimpleEvent,
+  type SimpleState,
+  simpleTransition,
+} from './simple-lifecycle.js';
+
+/**
+ * Events are generated with small times and lease numbers so that random sequences hit the
+ * interesting cases (matching leases, due timers) often, not just rejections.
+ */
+const atMs = fc.integer({ min: 0, max: 2_000 });
+const lease = fc.integer({ min: 0, max: 6 });
+
+const pushEvent: fc.Arbitrary<PushEvent> = fc.oneof(
+  fc.record({
+    type: fc.constant('delivered' as const),
+    atMs,
+    leaseDurationMs: fc.integer({ min: 0, max: 500 }),
+  }),
+  fc.record({ type: fc.constant('succeeded' as const), atMs, lease }),
+  fc.record(
+    {
+      type: fc.constant('failed' as const),
+      atMs,
+      lease,
+      reason: fc.constantFrom('FAILURE', 'threw'),
+      retryAfterMs: fc.integer({ min: -5, max: 500 }),
+    },
+    { requiredKeys: ['type', 'atMs', 'lease', 'reason'] },
+  ),
+  fc.record({ type: fc.constant('timedOut' as const), atMs, lease }),
+  fc.record({ type: fc.constant('released' as const), atMs, lease }),
+  fc.record({ type: fc.constant('retryDue' as const), atMs: fc.integer({ min: 0, max: 20_000 }) }),
+);
+
+const simpleEvent: fc.Arbitrary<SimpleEvent> = fc.oneof(
+  fc.record({
+    type: fc.constant('delivered' as const),
+    atMs,
+    invisibleDurationMs: fc.integer({ min: 0, max: 500 }),
+  }),
+  fc.record({ type: fc.constant('succeeded' as const), atMs, lease }),
+  fc.record({
+    type: fc.constant('invisibilityChanged' as const),
+    atMs,
+    lease,
+    invisibleDurationMs: fc.integer({ min: -1, max: 500 }),
+  }),
+  fc.record({ type: fc.constant('leaseExpired' as const), atMs, lease }),
+);
+
+const policy: fc.Arbitrary<RetryPolicy> = fc.oneof(
+  fc.record({ type: fc.constant('fixed' as const), delayMs: fc.integer({ min: 0, max: 1_000 }) }),
+  fc.record({
+    type: fc.constant('stepped' as const),
+    delaysMs: fc.array(fc.integer({ min: 0, max: 1_000 }), { minLength: 1, maxLength: 5 }),
+  }),
+);
+
+const maxRetries = fc.integer({ min: 0, max: 5 });
+const runs = { numRuns: 2_000 };
+
+describe('push lifecycle properties', () => {
+  it('only ever makes moves listed in PUSH_TRANSITIONS and keeps its invariants', () => {
+    fc.assert(
+      fc.property(fc.array(pushEvent, { maxLength: 60 }), policy, maxRetries, (events, retryPolicy, max) => {
+        const context = { retryPolicy, maxRetries: max, random: () => 0.5 };
+        let state: PushState = initialPushState();
+        let countedDeliveries = 0;
+        for (const event of events) {
+          const result = pushTransition(state, event, context);
+          if (!result.ok) {
+            // A rejection names the state it was refused in; the state itself stays put.
+            expect(result.rejection.from).toBe(state.state);
+            continue;
+          }
+          const next = result.state;
+          expect(PUSH_TRANSITIONS).toContainEqual({ from: state.state, event: event.type, to: next.state });
+          expect(PUSH_TERMINAL_STATES).not.toContain(state.state);
+          if (next.state === 'inflight') {
+            // P6: the attempt shown to the consumer counts failures only, never releases (C2).
+            expect(next.deliveryAttempt).toBe(next.failures + 1);
+            countedDeliveries = next.failures + 1;
+          }
+          expect(next.failures).toBeLessThanOrEqual(max + 1);
+          expect(next.failures === max + 1).toBe(next.state === 'dlq');
+          state = next;
+        }
+        // P4: never more than maxRetries + 1 deliveries that count.
+        expect(countedDeliveries).toBeLessThanOrEqual(max + 1);
+        expect(PUSH_STATES).toContain(state.state);
+      }),
+      runs,
+    );
+  });
+
+  it('keeps Commit and DLQ terminal: every later event is rejected', () => {
+    fc.assert(
+      fc.property(fc.array(pushEvent, { maxLength: 60 }), policy, maxRetries, (events, retryPolicy, max) => {
+        const context = { retryPolicy, maxRetries: max, random: () => 0.5 };
+        let state: PushState = initialPushState();
+        let terminal: PushState | undefined;
+        for (const event of events) {
+          const result = pushTransition(state, event, context);
+          if (terminal) {
+            expect(result.ok).toBe(false);
+            continue;
+          }
+          if (result.ok) state = result.state;
+          if (PUSH_TERMINAL_STATES.includes(state.state)) terminal = state;
+        }
+      }),
+      runs,
+    );
+  });
+
+  it('can reach every edge of PUSH_TRANSITIONS', () => {
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(fc.array(pushEvent, { maxLength: 60 }), policy, maxRetries, (events, retryPolicy, max) => {
+        let state: PushState = initialPushState();
+        for (const event of events) {
+          const result = pushTransition(state, event, { retryPolicy, maxRetries: max, random: () => 0.5 });
+          if (!result.ok) continue;
+          seen.add(`${state.state} ${event.type} ${result.state.state}`);
+          state = result.state;
+        }
+      }),
+      runs,
+    );
+    expect([...seen].sort()).toEqual(PUSH_TRANSITIONS.map((e) => `${e.from} ${e.event} ${e.to}`).sort());
+  });
+});
+
+describe('simple lifecycle properties', () => {
+  it('only ever makes moves listed in SIMPLE_TRANSITIONS and keeps its invariants', () => {
+    fc.assert(
+      fc.property(fc.array(simpleEvent, { maxLength: 60 }), maxRetries, (events, max) => {
+        let state: SimpleState = initialSimpleState();
+        let terminalSeen = false;
+        for (const event of events) {
+          const result = simpleTransition(state, event, { maxRetries: max });
+          if (terminalSeen) expect(result.ok).toBe(false);
+          if (!result.ok) continue;
+          const next = result.state;
+          expect(SIMPLE_TRANSITIONS).toContainEqual({ from: state.state, event: event.type, to: next.state });
+          if (next.state === 'inflight') expect(next.deliveryAttempt).toBeLessThanOrEqual(max + 1);
+          expect(next.failures === max + 1).toBe(next.state === 'dlq');
+          state = next;
+          if (SIMPLE_TERMINAL_STATES.includes(state.state)) terminalSeen = true;
+        }
+        expect(SIMPLE_STATES).toContain(state.state);
+      }),
+      runs,
+    );
+  });
+
+  it('can reach every edge of SIMPLE_TRANSITIONS', () => {
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(fc.array(simpleEvent, { maxLength: 60 }), maxRetries, (events, max) => {
+        let state: SimpleState = initialSimpleState();
+        for (const event of events) {
+          const result = simpleTransition(state, event, { maxRetries: max });
+          if (!result.ok) continue;
+          seen.add(`${state.state} ${event.type} ${result.state.state}`);
+          state = result.state;
+        }
+      }),
+      runs,
+    );
+    expect([...seen].sort()).toEqual(SIMPLE_TRANSITIONS.map((e) => `${e.from} ${e.event} ${e.to}`).sort());
+  });
+});

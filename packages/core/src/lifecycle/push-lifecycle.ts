@@ -1,0 +1,210 @@
+import { assertNever } from '../assert-never.js';
+import { type Random, systemRandom } from '../random.js';
+import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
+import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
+import { checkLease, isDurationMs } from './lease-check.js';
+import {
+  countersOf,
+  type DeliveryCounters,
+  illegalTransition,
+  reject,
+  type Transition,
+  type TransitionEdge,
+} from './transition.js';
+
+/**
+ * Where a message stands for one push-consuming group (rule P1):
+ * Ready → Inflight → Commit | WaitingRetry | DLQ, and WaitingRetry → Ready when its delay ends.
+ */
+export type PushState =
+  | ({ readonly state: 'ready' } & DeliveryCounters)
+  | ({
+      readonly state: 'inflight';
+      /** When the consumption timeout fails this delivery (P2). */
+      readonly leaseDeadlineMs: number;
+      /** 1 on the first delivery; releases do not advance it (P6, C2). */
+      readonly deliveryAttempt: number;
+    } & DeliveryCounters)
+  | ({
+      readonly state: 'waitingRetry';
+      /** 1 for the first retry: the index into the retry policy. */
+      readonly retryNumber: number;
+      readonly retryDelayMs: number;
+      /** The failure time plus the delay (P3: the delay counts from the failure). */
+      readonly retryAtMs: number;
+    } & DeliveryCounters)
+  | ({ readonly state: 'commit' } & DeliveryCounters)
+  | ({ readonly state: 'dlq'; readonly reason: string } & DeliveryCounters);
+
+/** The name of a push state. */
+export type PushStateName = PushState['state'];
+
+/** What can happen to a push-consumed message. Every time is epoch ms from the broker's clock. */
+export type PushEvent =
+  /** The broker hands the message to a consumer, leased for `leaseDurationMs`. */
+  | { readonly type: 'delivered'; readonly atMs: number; readonly leaseDurationMs: number }
+  /** The listener returned SUCCESS. */
+  | { readonly type: 'succeeded'; readonly atMs: number; readonly lease: number }
+  /** The listener returned FAILURE or threw; `retryAfterMs` overrides the policy's delay once. */
+  | {
+      readonly type: 'failed';
+      readonly atMs: number;
+      readonly lease: number;
+      readonly reason: string;
+      readonly retryAfterMs?: number;
+    }
+  /** The lease passed its deadline without a result (P2). */
+  | { readonly type: 'timedOut'; readonly atMs: number; readonly lease: number }
+  /** The consumer handed the message back unprocessed, e.g. on disconnect (C2). */
+  | { readonly type: 'released'; readonly atMs: number; readonly lease: number }
+  /** The retry delay has ended. */
+  | { readonly type: 'retryDue'; readonly atMs: number };
+
+/** The name of a push event. */
+export type PushEventType = PushEvent['type'];
+
+/** The group settings a push transition decides with. */
+export interface PushLifecycleContext {
+  readonly retryPolicy: RetryPolicy;
+  readonly maxRetries: number;
+  /** Jitter source for exponential policies. @default Math.random */
+  readonly random?: Random;
+}
+
+/** The result of {@link pushTransition}. */
+export type PushTransition = Transition<PushState, PushEventType>;
+
+/** Every state a push-consumed message can be in, in lifecycle order. */
+export const PUSH_STATES: readonly PushStateName[] = ['ready', 'inflight', 'waitingRetry', 'commit', 'dlq'];
+
+/** Commit and DLQ end the lifecycle: no event leaves them. */
+export const PUSH_TERMINAL_STATES: readonly PushStateName[] = ['commit', 'dlq'];
+
+/** Every move {@link pushTransition} can make; docs/protocol/state-machines.md draws exactly these. */
+export const PUSH_TRANSITIONS: readonly TransitionEdge<PushStateName, PushEventType>[] = [
+  { from: 'ready', event: 'delivered', to: 'inflight' },
+  { from: 'inflight', event: 'succeeded', to: 'commit' },
+  { from: 'inflight', event: 'failed', to: 'waitingRetry' },
+  { from: 'inflight', event: 'failed', to: 'dlq' },
+  { from: 'inflight', event: 'timedOut', to: 'waitingRetry' },
+  { from: 'inflight', event: 'timedOut', to: 'dlq' },
+  { from: 'inflight', event: 'released', to: 'ready' },
+  { from: 'waitingRetry', event: 'retryDue', to: 'ready' },
+];
+
+/** The state of a message that has just been stored: Ready, never delivered. */
+export function initialPushState(): PushState {
+  return { state: 'ready', failures: 0, releases: 0, lease: 0 };
+}
+
+/** The reason recorded when the broker's consumption timeout fails a delivery. */
+export const CONSUMPTION_TIMEOUT_REASON = 'consumption timeout';
+
+/**
+ * Apply one event to a push-consumed message. Decides, from the group's policy and
+ * `maxRetries`, whether a failure waits for a retry (P3) or goes to the DLQ at once (P4).
+ * An event that does not fit the state is returned as a rejection; the state is unchanged.
+ */
+export function pushTransition(
+  current: PushState,
+  event: PushEvent,
+  context: PushLifecycleContext,
+): PushTransition {
+  switch (event.type) {
+    case 'delivered': {
+      if (current.state !== 'ready') return illegalTransition(current.state, event.type);
+      if (!isDurationMs(event.leaseDurationMs) || event.leaseDurationMs === 0) {
+        return reject(
+          'invalidEvent',
+          current.state,
+          event.type,
+          'leaseDurationMs must be a whole number > 0',
+        );
+      }
+      return {
+        ok: true,
+        state: {
+          ...countersOf(current),
+          state: 'inflight',
+          lease: current.lease + 1,
+          leaseDeadlineMs: event.atMs + event.leaseDurationMs,
+          deliveryAttempt: current.failures + 1,
+        },
+      };
+    }
+    case 'succeeded': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, true);
+      if (leaseProblem) return leaseProblem;
+      return { ok: true, state: { ...countersOf(current), state: 'commit' } };
+    }
+    case 'failed': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, false);
+      if (leaseProblem) return leaseProblem;
+      if (
+        event.retryAfterMs !== undefined &&
+        !(isDurationMs(event.retryAfterMs) && event.retryAfterMs <= MAX_RETRY_DELAY_MS)
+      ) {
+        return reject(
+          'invalidEvent',
+          current.state,
+          event.type,
+          `retryAfterMs must be a whole number from 0 to ${MAX_RETRY_DELAY_MS}`,
+        );
+      }
+      return afterFailure(current, event.atMs, event.reason, event.retryAfterMs, context);
+    }
+    case 'timedOut': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, false);
+      if (leaseProblem) return leaseProblem;
+      if (event.atMs < current.leaseDeadlineMs) {
+        return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
+      }
+      return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context);
+    }
+    case 'released': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, false);
+      if (leaseProblem) return leaseProblem;
+      // C2: a release is not a failure; only `releases` moves.
+      return { ok: true, state: { ...countersOf(current), state: 'ready', releases: current.releases + 1 } };
+    }
+    case 'retryDue': {
+      if (current.state !== 'waitingRetry') return illegalTransition(current.state, event.type);
+      if (event.atMs < current.retryAtMs) {
+        return reject('notDue', current.state, event.type, `the retry is due at ${current.retryAtMs}`);
+      }
+      return { ok: true, state: { ...countersOf(current), state: 'ready' } };
+    }
+    default:
+      return assertNever(event, 'push event');
+  }
+}
+
+/** P3/P4: the failure of delivery `maxRetries + 1` dead-letters; any earlier one waits. */
+function afterFailure(
+  current: PushState & { readonly state: 'inflight' },
+  atMs: number,
+  reason: string,
+  retryAfterMs: number | undefined,
+  context: PushLifecycleContext,
+): PushTransition {
+  const failures = current.failures + 1;
+  const base = { ...countersOf(current), failures, lastFailureReason: reason };
+  if (failures > context.maxRetries) {
+    return { ok: true, state: { ...base, state: 'dlq', reason } };
+  }
+  const delayMs = retryAfterMs ?? retryDelayMs(context.retryPolicy, failures, context.random ?? systemRandom);
+  return {
+    ok: true,
+    state: {
+      ...base,
+      state: 'waitingRetry',
+      retryNumber: failures,
+      retryDelayMs: delayMs,
+      retryAtMs: atMs + delayMs,
+    },
+  };
+}

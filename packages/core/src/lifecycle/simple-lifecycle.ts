@@ -1,0 +1,163 @@
+import { assertNever } from '../assert-never.js';
+import { checkLease, isDurationMs } from './lease-check.js';
+import {
+  countersOf,
+  type DeliveryCounters,
+  illegalTransition,
+  reject,
+  type Transition,
+  type TransitionEdge,
+} from './transition.js';
+
+/** The shortest lease a receive may ask for (rule S2; the seeds' own example uses 20–30 ms). */
+export const MIN_INVISIBLE_DURATION_MS = 10;
+/** The longest lease a receive or a change of invisibility may ask for: 12 h (S2, S4). */
+export const MAX_INVISIBLE_DURATION_MS = 12 * 60 * 60 * 1_000;
+
+/**
+ * Where a message stands for one simple-consuming group (rule S1):
+ * Ready → Inflight → Commit | Ready (lease expired) | DLQ. There is no WaitingRetry: the retry
+ * interval is what is left of the invisible duration.
+ */
+export type SimpleState =
+  | ({ readonly state: 'ready' } & DeliveryCounters)
+  | ({
+      readonly state: 'inflight';
+      /** The message becomes visible again at this time unless acked (S2). */
+      readonly leaseDeadlineMs: number;
+      /** 1 on the first delivery (P6 applies to simple consumers too). */
+      readonly deliveryAttempt: number;
+    } & DeliveryCounters)
+  | ({ readonly state: 'commit' } & DeliveryCounters)
+  | ({ readonly state: 'dlq'; readonly reason: string } & DeliveryCounters);
+
+/** The name of a simple state. */
+export type SimpleStateName = SimpleState['state'];
+
+/** What can happen to a simple-consumed message. */
+export type SimpleEvent =
+  /** A `receive` leases the message until `atMs + invisibleDurationMs`. */
+  | { readonly type: 'delivered'; readonly atMs: number; readonly invisibleDurationMs: number }
+  /** `ack` while the lease is live (S3). */
+  | { readonly type: 'succeeded'; readonly atMs: number; readonly lease: number }
+  /** `changeInvisibleDuration` while the lease is live: a new lease until `atMs + invisibleDurationMs` (S4). */
+  | {
+      readonly type: 'invisibilityChanged';
+      readonly atMs: number;
+      readonly lease: number;
+      readonly invisibleDurationMs: number;
+    }
+  /** The lease reached its deadline unacked. */
+  | { readonly type: 'leaseExpired'; readonly atMs: number; readonly lease: number };
+
+/** The name of a simple event. */
+export type SimpleEventType = SimpleEvent['type'];
+
+/** The group settings a simple transition decides with. */
+export interface SimpleLifecycleContext {
+  readonly maxRetries: number;
+}
+
+/** The result of {@link simpleTransition}. */
+export type SimpleTransition = Transition<SimpleState, SimpleEventType>;
+
+/** Every state a simple-consumed message can be in, in lifecycle order. */
+export const SIMPLE_STATES: readonly SimpleStateName[] = ['ready', 'inflight', 'commit', 'dlq'];
+
+/** Commit and DLQ end the lifecycle: no event leaves them. */
+export const SIMPLE_TERMINAL_STATES: readonly SimpleStateName[] = ['commit', 'dlq'];
+
+/** Every move {@link simpleTransition} can make; docs/protocol/state-machines.md draws exactly these. */
+export const SIMPLE_TRANSITIONS: readonly TransitionEdge<SimpleStateName, SimpleEventType>[] = [
+  { from: 'ready', event: 'delivered', to: 'inflight' },
+  { from: 'inflight', event: 'succeeded', to: 'commit' },
+  { from: 'inflight', event: 'invisibilityChanged', to: 'inflight' },
+  { from: 'inflight', event: 'leaseExpired', to: 'ready' },
+  { from: 'inflight', event: 'leaseExpired', to: 'dlq' },
+];
+
+/** The reason recorded when a simple consumer's lease runs out. */
+export const LEASE_EXPIRED_REASON = 'invisible duration expired without ack';
+
+/** The state of a message that has just been stored: Ready, never delivered. */
+export function initialSimpleState(): SimpleState {
+  return { state: 'ready', failures: 0, releases: 0, lease: 0 };
+}
+
+/**
+ * Apply one event to a simple-consumed message. An ack or a change of invisibility with a stale
+ * or expired lease is rejected (S3, S4). When the lease of delivery `maxRetries + 1` expires, the
+ * next delivery would exceed the limit, so the message moves to the DLQ at once (S5) rather than
+ * sitting in Ready until somebody receives.
+ */
+export function simpleTransition(
+  current: SimpleState,
+  event: SimpleEvent,
+  context: SimpleLifecycleContext,
+): SimpleTransition {
+  switch (event.type) {
+    case 'delivered': {
+      if (current.state !== 'ready') return illegalTransition(current.state, event.type);
+      if (!isDurationMs(event.invisibleDurationMs) || event.invisibleDurationMs === 0) {
+        return reject(
+          'invalidEvent',
+          current.state,
+          event.type,
+          'invisibleDurationMs must be a whole number > 0',
+        );
+      }
+      return {
+        ok: true,
+        state: {
+          ...countersOf(current),
+          state: 'inflight',
+          lease: current.lease + 1,
+          leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
+          deliveryAttempt: current.failures + 1,
+        },
+      };
+    }
+    case 'succeeded': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, true);
+      if (leaseProblem) return leaseProblem;
+      return { ok: true, state: { ...countersOf(current), state: 'commit' } };
+    }
+    case 'invisibilityChanged': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, true);
+      if (leaseProblem) return leaseProblem;
+      if (!isDurationMs(event.invisibleDurationMs)) {
+        return reject(
+          'invalidEvent',
+          current.state,
+          event.type,
+          'invisibleDurationMs must be a whole number >= 0',
+        );
+      }
+      return {
+        ok: true,
+        state: {
+          ...current,
+          lease: current.lease + 1,
+          leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
+        },
+      };
+    }
+    case 'leaseExpired': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, false);
+      if (leaseProblem) return leaseProblem;
+      if (event.atMs < current.leaseDeadlineMs) {
+        return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
+      }
+      const failures = current.failures + 1;
+      const base = { ...countersOf(current), failures, lastFailureReason: LEASE_EXPIRED_REASON };
+      if (failures > context.maxRetries)
+        return { ok: true, state: { ...base, state: 'dlq', reason: LEASE_EXPIRED_REASON } };
+      return { ok: true, state: { ...base, state: 'ready' } };
+    }
+    default:
+      return assertNever(event, 'simple event');
+  }
+}

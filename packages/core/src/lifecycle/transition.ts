@@ -1,0 +1,79 @@
+/** Why a lifecycle refused an event. */
+export type RejectionReason =
+  /** The event has no meaning in the current state (e.g. an ack for a committed message). */
+  | 'illegalTransition'
+  /** The event names an earlier lease than the current one: a stale receipt handle. */
+  | 'staleLease'
+  /** The lease the event names has passed its deadline. */
+  | 'leaseExpired'
+  /** A timer event arrived before its time. */
+  | 'notDue'
+  /** The event's own fields are out of range. */
+  | 'invalidEvent';
+
+/** A refused event: the state stays as it was. */
+export interface Rejection<TStateName extends string, TEventType extends string> {
+  readonly reason: RejectionReason;
+  readonly from: TStateName;
+  readonly event: TEventType;
+  readonly message: string;
+}
+
+/**
+ * The result of applying an event to a lifecycle state. An illegal event is a value, never a
+ * throw: the broker turns it into an error frame (`INVALID_RECEIPT_HANDLE`, …) for the client.
+ */
+export type Transition<TState extends { readonly state: string }, TEventType extends string> =
+  | { readonly ok: true; readonly state: TState }
+  | { readonly ok: false; readonly rejection: Rejection<TState['state'], TEventType> };
+
+/** One edge of a lifecycle diagram: the event `event` may move a message from `from` to `to`. */
+export interface TransitionEdge<TStateName extends string, TEventType extends string> {
+  readonly from: TStateName;
+  readonly event: TEventType;
+  readonly to: TStateName;
+}
+
+/** Counters every lifecycle keeps, whatever its state. */
+export interface DeliveryCounters {
+  /**
+   * Deliveries that ended in a failure or a timeout: they count toward `maxRetries`. The
+   * delivery attempt shown to a consumer is `failures + 1` (rule P6).
+   */
+  readonly failures: number;
+  /** Deliveries handed back unprocessed (C2); they never count toward `maxRetries`. */
+  readonly releases: number;
+  /**
+   * The sequence number of the latest lease (0 before the first delivery). Every delivery and
+   * every change of invisibility takes a new one; a receipt handle names the lease it holds, so
+   * an old handle is recognised as stale.
+   */
+  readonly lease: number;
+  /** Why the last failed delivery failed, for the DLQ record and the delivery history. */
+  readonly lastFailureReason?: string;
+}
+
+export function reject<TStateName extends string, TEventType extends string>(
+  reason: RejectionReason,
+  from: TStateName,
+  event: TEventType,
+  message: string,
+): { readonly ok: false; readonly rejection: Rejection<TStateName, TEventType> } {
+  return { ok: false, rejection: { reason, from, event, message } };
+}
+
+/** The refusal of an event that has no meaning in the current state. */
+export function illegalTransition<TStateName extends string, TEventType extends string>(
+  from: TStateName,
+  event: TEventType,
+): { readonly ok: false; readonly rejection: Rejection<TStateName, TEventType> } {
+  return reject('illegalTransition', from, event, `${event} is not allowed in ${from}`);
+}
+
+/** Just the counters of a state, to carry into the next one. */
+export function countersOf(state: DeliveryCounters): DeliveryCounters {
+  const { failures, releases, lease, lastFailureReason } = state;
+  return lastFailureReason === undefined
+    ? { failures, releases, lease }
+    : { failures, releases, lease, lastFailureReason };
+}

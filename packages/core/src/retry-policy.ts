@@ -1,0 +1,111 @@
+import { type Random, systemRandom } from './random.js';
+
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60 * SECOND_MS;
+const HOUR_MS = 60 * MINUTE_MS;
+
+/** Retry N waits `delaysMs[N - 1]`; retries past the end of the list repeat its last value. */
+export interface SteppedRetryPolicy {
+  readonly type: 'stepped';
+  readonly delaysMs: readonly number[];
+}
+
+/** Every retry waits the same `delayMs`. */
+export interface FixedRetryPolicy {
+  readonly type: 'fixed';
+  readonly delayMs: number;
+}
+
+/**
+ * Retry N waits `min(initialMs × multiplier^(N-1), maxMs)`, then spread by ±`jitter` (a fraction:
+ * 0.2 means uniformly within ±20 %).
+ */
+export interface ExponentialRetryPolicy {
+  readonly type: 'exponential';
+  readonly initialMs: number;
+  readonly multiplier: number;
+  readonly maxMs: number;
+  readonly jitter: number;
+}
+
+/**
+ * How long a failed message waits before its next delivery. The same JSON shape is used on the
+ * wire, in the admin API and in the store.
+ * @see DESIGN.md §2 and rule P3
+ */
+export type RetryPolicy = SteppedRetryPolicy | FixedRetryPolicy | ExponentialRetryPolicy;
+
+/**
+ * The seeds' table for unordered push consumption (rule P3): 10s, 30s, 1m, 2m … 10m, 20m, 30m, 1h, 2h.
+ * Retries after the 16th repeat the last step, 2 h.
+ */
+export const DEFAULT_PUSH_RETRY_POLICY: SteppedRetryPolicy = Object.freeze({
+  type: 'stepped',
+  delaysMs: Object.freeze([
+    10 * SECOND_MS,
+    30 * SECOND_MS,
+    1 * MINUTE_MS,
+    2 * MINUTE_MS,
+    3 * MINUTE_MS,
+    4 * MINUTE_MS,
+    5 * MINUTE_MS,
+    6 * MINUTE_MS,
+    7 * MINUTE_MS,
+    8 * MINUTE_MS,
+    9 * MINUTE_MS,
+    10 * MINUTE_MS,
+    20 * MINUTE_MS,
+    30 * MINUTE_MS,
+    1 * HOUR_MS,
+    2 * HOUR_MS,
+  ]),
+});
+
+/** FIFO groups retry at a fixed 3 s (rule P5). */
+export const DEFAULT_FIFO_RETRY_POLICY: FixedRetryPolicy = Object.freeze({ type: 'fixed', delayMs: 3_000 });
+
+/** A group allows 16 retries, so at most 17 deliveries (rule P4). */
+export const DEFAULT_MAX_RETRIES = 16;
+
+/**
+ * The delay before retry number `retryNumber` (1-based: the first retry is 1).
+ *
+ * @param random - used only by the exponential policy's jitter. @default Math.random
+ * @throws RangeError when `retryNumber` is not a whole number ≥ 1; validate policies with
+ *   {@link validateRetryPolicy} before use, this function trusts their fields.
+ */
+export function retryDelayMs(
+  policy: RetryPolicy,
+  retryNumber: number,
+  random: Random = systemRandom,
+): number {
+  if (!Number.isInteger(retryNumber) || retryNumber < 1) {
+    throw new RangeError(`retryNumber must be a whole number >= 1, got ${retryNumber}`);
+  }
+  switch (policy.type) {
+    case 'stepped': {
+      const steps = policy.delaysMs;
+      const step = steps[Math.min(retryNumber, steps.length) - 1];
+      if (step === undefined) throw new RangeError('a stepped retry policy needs at least one delay');
+      return step;
+    }
+    case 'fixed':
+      return policy.delayMs;
+    case 'exponential': {
+      // Grow in a loop rather than with Math.pow so that a huge retryNumber saturates at maxMs
+      // instead of overflowing to Infinity first.
+      let baseMs = policy.initialMs;
+      for (let retry = 1; retry < retryNumber && baseMs < policy.maxMs; retry++) {
+        baseMs *= policy.multiplier;
+      }
+      baseMs = Math.min(baseMs, policy.maxMs);
+      return Math.round(applyJitter(baseMs, policy.jitter, random));
+    }
+  }
+}
+
+/** Spread `baseMs` uniformly within ±`jitter` × `baseMs`. */
+export function applyJitter(baseMs: number, jitter: number, random: Random): number {
+  if (jitter === 0) return baseMs;
+  return baseMs + baseMs * jitter * (2 * random() - 1);
+}

@@ -1,0 +1,67 @@
+import { validateRetryPolicy } from '@ricochet/core';
+import { z } from 'zod';
+
+/** The largest `maxRetries` a group may have. */
+export const MAX_MAX_RETRIES = 1_000;
+
+/** The longest consumption timeout a group may have: 24 h. */
+export const MAX_CONSUMPTION_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
+
+/**
+ * A retry policy (DESIGN.md §2). zod checks the shape; `@ricochet/core`'s validator checks the
+ * values, so the bounds and their messages exist once. Its type equals core's `RetryPolicy`.
+ */
+export const retryPolicySchema = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('stepped'), delaysMs: z.array(z.number()).readonly() }).readonly(),
+    z.object({ type: z.literal('fixed'), delayMs: z.number() }).readonly(),
+    z
+      .object({
+        type: z.literal('exponential'),
+        initialMs: z.number(),
+        multiplier: z.number(),
+        maxMs: z.number(),
+        jitter: z.number(),
+      })
+      .readonly(),
+  ])
+  .superRefine((policy, ctx) => {
+    const result = validateRetryPolicy(policy);
+    if (result.ok) return;
+    for (const issue of result.issues)
+      ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+  });
+
+const groupConfigShape = {
+  maxRetries: z.number().int().min(0).max(MAX_MAX_RETRIES),
+  retryPolicy: retryPolicySchema,
+  fifo: z.boolean(),
+  consumeMode: z.enum(['clustering', 'broadcasting']),
+  consumptionTimeoutMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
+  startFrom: z.enum(['latest', 'earliest']),
+};
+
+/** A complete group config, as the broker reports it. */
+export const groupConfigSchema = z.object(groupConfigShape).readonly();
+
+/** A group config as a user writes it (admin PUT): omitted fields keep their defaults. */
+export const groupConfigInputSchema = z
+  .object({
+    maxRetries: groupConfigShape.maxRetries.exactOptional(),
+    retryPolicy: groupConfigShape.retryPolicy.exactOptional(),
+    fifo: groupConfigShape.fifo.exactOptional(),
+    consumeMode: groupConfigShape.consumeMode.exactOptional(),
+    consumptionTimeoutMs: groupConfigShape.consumptionTimeoutMs.exactOptional(),
+    startFrom: groupConfigShape.startFrom.exactOptional(),
+  })
+  .strict()
+  .readonly();
+
+/** A topic config (admin PUT). */
+export const topicConfigSchema = z
+  .object({
+    type: z.enum(['normal', 'fifo', 'delay']),
+    maxBacklogMessages: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
+  })
+  .strict()
+  .readonly();

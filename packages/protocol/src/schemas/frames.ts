@@ -1,0 +1,252 @@
+import { MAX_INVISIBLE_DURATION_MS, MAX_RETRY_DELAY_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
+import { z } from 'zod';
+import { MAX_AWAIT_DURATION_MS, MAX_RECEIVE_MESSAGES, MAX_SEND_BATCH_MESSAGES } from '../limits.js';
+import { deliveredMessageSchema, outgoingMessageSchema } from './message.js';
+import {
+  durationMsSchema,
+  errorPayloadSchema,
+  groupNameSchema,
+  messageIdSchema,
+  receiptHandleSchema,
+  requestIdSchema,
+  subscriptionsSchema,
+} from './primitives.js';
+
+const receiptHandlesSchema = z.array(receiptHandleSchema).min(1).max(1_024);
+
+// ─── Client → broker ─────────────────────────────────────────────────────────────────────────
+
+/** The first frame on every connection: the client's protocol version and, optionally, its token. */
+export const helloFrameSchema = z.object({
+  type: z.literal('hello'),
+  protocolVersion: z.number().int().min(1),
+  token: z.string().min(1).max(4_096).exactOptional(),
+  /** A name for this client in delivery histories and logs. */
+  clientId: z.string().min(1).max(128).exactOptional(),
+});
+
+/** Store a batch of messages (R1). Answered by `sendResult`. */
+export const sendFrameSchema = z.object({
+  type: z.literal('send'),
+  id: requestIdSchema,
+  messages: z.array(outgoingMessageSchema).min(1).max(MAX_SEND_BATCH_MESSAGES),
+});
+
+/** Start a push subscription for a group. Answered by `subscribed`. */
+export const subscribeFrameSchema = z.object({
+  type: z.literal('subscribe'),
+  id: requestIdSchema,
+  group: groupNameSchema,
+  subscriptions: subscriptionsSchema,
+  /** The initial credit: how many unsettled deliveries the client can hold. */
+  maxCachedMessages: z.number().int().min(1).max(65_536),
+});
+
+/** Stop a push subscription; its inflight deliveries stay leased until settled. Answered by `ok`. */
+export const unsubscribeFrameSchema = z.object({
+  type: z.literal('unsubscribe'),
+  id: requestIdSchema,
+  subscriptionId: z.number().int().min(0),
+});
+
+/** Grant a push subscription more deliveries (flow control). No answer. */
+export const creditFrameSchema = z.object({
+  type: z.literal('credit'),
+  subscriptionId: z.number().int().min(0),
+  credits: z.number().int().min(1).max(65_536),
+});
+
+/** Commit deliveries. Answered by `settled`. */
+export const ackFrameSchema = z.object({
+  type: z.literal('ack'),
+  id: requestIdSchema,
+  receiptHandles: receiptHandlesSchema,
+});
+
+/** Report failed push deliveries; `retryAfterMs` overrides the group's retry delay once. Answered by `settled`. */
+export const nackFrameSchema = z.object({
+  type: z.literal('nack'),
+  id: requestIdSchema,
+  items: z
+    .array(
+      z.object({
+        receiptHandle: receiptHandleSchema,
+        reason: z.string().max(1_024).exactOptional(),
+        retryAfterMs: durationMsSchema(0, MAX_RETRY_DELAY_MS).exactOptional(),
+      }),
+    )
+    .min(1)
+    .max(1_024),
+});
+
+/** Hand push deliveries back unprocessed; not a failure (C2). Answered by `settled`. */
+export const releaseFrameSchema = z.object({
+  type: z.literal('release'),
+  id: requestIdSchema,
+  receiptHandles: receiptHandlesSchema,
+});
+
+/** Lease up to `maxMessages` messages for a simple consumer (S2). Answered by `messages`. */
+export const receiveFrameSchema = z.object({
+  type: z.literal('receive'),
+  id: requestIdSchema,
+  group: groupNameSchema,
+  subscriptions: subscriptionsSchema,
+  maxMessages: z.number().int().min(1).max(MAX_RECEIVE_MESSAGES),
+  invisibleDurationMs: durationMsSchema(MIN_INVISIBLE_DURATION_MS, MAX_INVISIBLE_DURATION_MS),
+  /** How long an empty receive waits for a message (long polling); 0 answers at once. */
+  awaitDurationMs: durationMsSchema(0, MAX_AWAIT_DURATION_MS),
+});
+
+/** Move a live lease's deadline to now + `invisibleDurationMs` (S4). Answered by `invisibilityChanged`. */
+export const changeInvisibleDurationFrameSchema = z.object({
+  type: z.literal('changeInvisibleDuration'),
+  id: requestIdSchema,
+  receiptHandle: receiptHandleSchema,
+  invisibleDurationMs: durationMsSchema(0, MAX_INVISIBLE_DURATION_MS),
+});
+
+// ─── Broker → client ─────────────────────────────────────────────────────────────────────────
+
+/** The broker's answer to `hello`: the session is open. */
+export const welcomeFrameSchema = z.object({
+  type: z.literal('welcome'),
+  protocolVersion: z.number().int().min(1),
+  sessionId: z.string().min(1).max(128),
+  /** The broker's body limit, so a producer can refuse an oversize message locally. */
+  maxBodyBytes: z.number().int().min(1),
+});
+
+/** One message's outcome in a `sendResult`, in the order of the `send`. */
+export const sendReceiptSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    messageId: messageIdSchema,
+    offset: z.number().int().min(0),
+    /** True when the id was seen inside the dedup window: this is the original receipt (R3). */
+    duplicate: z.boolean(),
+  }),
+  z.object({ ok: z.literal(false), messageId: z.string().max(256), error: errorPayloadSchema }),
+]);
+
+/** The answer to `send`: one receipt per message, each stored durably before this frame is sent (R1). */
+export const sendResultFrameSchema = z.object({
+  type: z.literal('sendResult'),
+  id: requestIdSchema,
+  receipts: z.array(sendReceiptSchema),
+});
+
+/** The answer to `subscribe`. */
+export const subscribedFrameSchema = z.object({
+  type: z.literal('subscribed'),
+  id: requestIdSchema,
+  subscriptionId: z.number().int().min(0),
+});
+
+/** Push deliveries for a subscription; each uses one credit. */
+export const deliverFrameSchema = z.object({
+  type: z.literal('deliver'),
+  subscriptionId: z.number().int().min(0),
+  messages: z.array(deliveredMessageSchema).min(1),
+});
+
+/** The answer to `ack`, `nack` and `release`: the handles that failed, by index; empty when all settled. */
+export const settledFrameSchema = z.object({
+  type: z.literal('settled'),
+  id: requestIdSchema,
+  failures: z.array(
+    z.object({
+      index: z.number().int().min(0),
+      code: z.number().int().min(0).max(9999),
+      message: z.string(),
+    }),
+  ),
+});
+
+/** The answer to `receive`: the leased messages, possibly none. */
+export const messagesFrameSchema = z.object({
+  type: z.literal('messages'),
+  id: requestIdSchema,
+  messages: z.array(deliveredMessageSchema).max(MAX_RECEIVE_MESSAGES),
+});
+
+/** The answer to `changeInvisibleDuration`: the new receipt handle; the old one is dead (S4). */
+export const invisibilityChangedFrameSchema = z.object({
+  type: z.literal('invisibilityChanged'),
+  id: requestIdSchema,
+  messageId: messageIdSchema,
+  receiptHandle: receiptHandleSchema,
+});
+
+/** The answer to a request that returns nothing else. */
+export const okFrameSchema = z.object({ type: z.literal('ok'), id: requestIdSchema });
+
+/**
+ * A failed request (with its `id`) or a connection-level problem (without). Clients branch on
+ * `code`, a catalogue code.
+ */
+export const errorFrameSchema = z.object({
+  type: z.literal('error'),
+  id: requestIdSchema.exactOptional(),
+  ...errorPayloadSchema.shape,
+});
+
+/** Every frame a client may send. */
+export const clientFrameSchema = z.discriminatedUnion('type', [
+  helloFrameSchema,
+  sendFrameSchema,
+  subscribeFrameSchema,
+  unsubscribeFrameSchema,
+  creditFrameSchema,
+  ackFrameSchema,
+  nackFrameSchema,
+  releaseFrameSchema,
+  receiveFrameSchema,
+  changeInvisibleDurationFrameSchema,
+]);
+
+/** Every frame the broker may send. */
+export const brokerFrameSchema = z.discriminatedUnion('type', [
+  welcomeFrameSchema,
+  sendResultFrameSchema,
+  subscribedFrameSchema,
+  deliverFrameSchema,
+  settledFrameSchema,
+  messagesFrameSchema,
+  invisibilityChangedFrameSchema,
+  okFrameSchema,
+  errorFrameSchema,
+]);
+
+/** Every frame of the protocol. */
+export const frameSchema = z.discriminatedUnion('type', [
+  ...clientFrameSchema.options,
+  ...brokerFrameSchema.options,
+]);
+
+export type HelloFrame = z.infer<typeof helloFrameSchema>;
+export type SendFrame = z.infer<typeof sendFrameSchema>;
+export type SubscribeFrame = z.infer<typeof subscribeFrameSchema>;
+export type UnsubscribeFrame = z.infer<typeof unsubscribeFrameSchema>;
+export type CreditFrame = z.infer<typeof creditFrameSchema>;
+export type AckFrame = z.infer<typeof ackFrameSchema>;
+export type NackFrame = z.infer<typeof nackFrameSchema>;
+export type ReleaseFrame = z.infer<typeof releaseFrameSchema>;
+export type ReceiveFrame = z.infer<typeof receiveFrameSchema>;
+export type ChangeInvisibleDurationFrame = z.infer<typeof changeInvisibleDurationFrameSchema>;
+export type WelcomeFrame = z.infer<typeof welcomeFrameSchema>;
+export type SendReceipt = z.infer<typeof sendReceiptSchema>;
+export type SendResultFrame = z.infer<typeof sendResultFrameSchema>;
+export type SubscribedFrame = z.infer<typeof subscribedFrameSchema>;
+export type DeliverFrame = z.infer<typeof deliverFrameSchema>;
+export type SettledFrame = z.infer<typeof settledFrameSchema>;
+export type MessagesFrame = z.infer<typeof messagesFrameSchema>;
+export type InvisibilityChangedFrame = z.infer<typeof invisibilityChangedFrameSchema>;
+export type OkFrame = z.infer<typeof okFrameSchema>;
+export type ErrorFrame = z.infer<typeof errorFrameSchema>;
+export type ClientFrame = z.infer<typeof clientFrameSchema>;
+export type BrokerFrame = z.infer<typeof brokerFrameSchema>;
+export type Frame = z.infer<typeof frameSchema>;
+export type FrameType = Frame['type'];
+/** A client frame that expects an answer carrying the same `id`. */
+export type ClientRequestFrame = Extract<ClientFrame, { id: number }>;

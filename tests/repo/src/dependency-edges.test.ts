@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, repoPath } from './repo-root.js';
+import { listTypeScriptFiles, readWorkspacePackages, WORKSPACE_GLOBS } from './workspace-packages.js';
+
+/**
+ * DESIGN.md §1: the workspace packages each published package may depend on, and the only
+ * third-party packages it may need at run time. Private packages (tests, bench) may use anything.
+ * A package missing from this table fails the test, so a new package forces a decision here.
+ */
+const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly string[] }> = {
+  '@ricochet/core': { workspace: [], external: [] },
+  '@ricochet/protocol': { workspace: ['@ricochet/core'], external: ['zod', 'msgpackr'] },
+  '@ricochet/client': { workspace: ['@ricochet/core', '@ricochet/protocol'], external: ['ws'] },
+  '@ricochet/producer': {
+    workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
+    external: [],
+  },
+  '@ricochet/push-consumer': {
+    workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
+    external: [],
+  },
+  '@ricochet/simple-consumer': {
+    workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
+    external: [],
+  },
+  '@ricochet/broker': {
+    workspace: ['@ricochet/core', '@ricochet/protocol'],
+    external: ['fastify', '@fastify/websocket', 'ws', 'lmdb', 'zod', 'prom-client', 'msgpackr'],
+  },
+};
+
+const packages = readWorkspacePackages();
+const workspaceNames = new Set(packages.map((pkg) => pkg.name));
+const published = packages.filter((pkg) => !pkg.private);
+
+describe('workspace dependency edges (DESIGN.md §1)', () => {
+  it('pnpm-workspace.yaml lists the folders this check reads', () => {
+    const yaml = readFileSync(repoPath('pnpm-workspace.yaml'), 'utf8');
+    // The `packages:` list runs until the next top-level key.
+    const section = yaml.split(/^packages:\s*$/m)[1]?.split(/^\S/m)[0] ?? '';
+    const listed = [...section.matchAll(/^\s*-\s*(\S+)\s*$/gm)].map((match) => match[1]);
+    expect(listed).toEqual([...WORKSPACE_GLOBS]);
+  });
+
+  it('knows every published package', () => {
+    expect(published.map((pkg) => pkg.name).filter((name) => !(name in ALLOWED))).toEqual([]);
+  });
+
+  it.each(published.map((pkg) => [pkg.name, pkg] as const))('%s declares only allowed edges', (name, pkg) => {
+    const allowed = ALLOWED[name] ?? { workspace: [], external: [] };
+    const runtime = { ...pkg.dependencies, ...pkg.peerDependencies, ...pkg.optionalDependencies };
+    const badWorkspace = Object.keys(runtime).filter(
+      (dep) => workspaceNames.has(dep) && !allowed.workspace.includes(dep),
+    );
+    const badExternal = Object.keys(runtime).filter(
+      (dep) => !workspaceNames.has(dep) && !allowed.external.includes(dep),
+    );
+    // Test-only edges are allowed to be wider (the broker's own tests may drive it with a client),
+    // but never an edge that would make a published package depend on itself through a cycle.
+    const devCycle = Object.keys(pkg.devDependencies).filter(
+      (dep) => workspaceNames.has(dep) && ALLOWED[dep]?.workspace.includes(name),
+    );
+    expect({ badWorkspace, badExternal, devCycle }).toEqual({
+      badWorkspace: [],
+      badExternal: [],
+      devCycle: [],
+    });
+  });
+
+  it.each(published.map((pkg) => [pkg.name, pkg] as const))('%s imports only what it declares', (_, pkg) => {
+    const declared = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
+    const undeclared: string[] = [];
+    for (const file of listTypeScriptFiles(join(pkg.dir, 'src'))) {
+      if (file.endsWith('.test.ts') || file.endsWith('.fixture.ts')) continue;
+      const source = readFileSync(file, 'utf8');
+      for (const match of source.matchAll(/\bfrom\s+'([^'.][^']*)'|\bimport\s*\(\s*'([^'.][^']*)'\s*\)/g)) {
+        const specifier = match[1] ?? match[2] ?? '';
+        if (specifier.startsWith('node:')) continue;
+        const packageName = specifier.startsWith('@')
+          ? specifier.split('/').slice(0, 2).join('/')
+          : specifier.split('/')[0];
+        if (packageName && !declared.has(packageName))
+          undeclared.push(`${relative(REPO_ROOT, file)} → ${packageName}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
+  });
+});

@@ -1,0 +1,9 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: ['packages/*', 'apps/*', 'tests/*'],
+    // The JSON report is what `.ci/run` counts; the default reporter is for people.
+    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
+  },
+});
