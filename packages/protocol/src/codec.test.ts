@@ -190,7 +190,13 @@ describe('decodeFrame', () => {
 describe('direction-specific decoders', () => {
   it('accept only their side of the conversation', () => {
     const hello = encodeFrame({ type: 'hello', protocolVersion: 1 });
-    const welcome = encodeFrame({ type: 'welcome', protocolVersion: 1, sessionId: 's', maxBodyBytes: 1 });
+    const welcome = encodeFrame({
+      type: 'welcome',
+      protocolVersion: 1,
+      sessionId: 's',
+      maxBodyBytes: 1,
+      maxFrameBytes: 1,
+    });
     expect(decodeClientFrame(hello).ok).toBe(true);
     expect(decodeClientFrame(welcome).ok).toBe(false);
     expect(decodeBrokerFrame(welcome).ok).toBe(true);

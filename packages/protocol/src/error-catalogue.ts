@@ -19,8 +19,7 @@ export const ERROR_CODES = {
   FORBIDDEN: {
     code: 403,
     retryable: false,
-    description:
-      'The token is valid but may not do this, or the target is reserved (e.g. sending to a DLQ topic).',
+    description: 'The token is valid but does not allow this operation.',
   },
   NOT_FOUND: {
     code: 404,

@@ -98,8 +98,14 @@ export const GOLDEN_FRAMES: readonly {
   },
   {
     name: 'welcome',
-    frame: { type: 'welcome', protocolVersion: 1, sessionId: 's-5f2a', maxBodyBytes: 4194304 },
-    hex: '84a474797065a777656c636f6d65af70726f746f636f6c56657273696f6e01a973657373696f6e4964a6732d35663261ac6d6178426f64794279746573ce00400000',
+    frame: {
+      type: 'welcome',
+      protocolVersion: 1,
+      sessionId: 's-5f2a',
+      maxBodyBytes: 4194304,
+      maxFrameBytes: 16777216,
+    },
+    hex: '85a474797065a777656c636f6d65af70726f746f636f6c56657273696f6e01a973657373696f6e4964a6732d35663261ac6d6178426f64794279746573ce00400000ad6d61784672616d654279746573ce01000000',
   },
   {
     name: 'sendResult',

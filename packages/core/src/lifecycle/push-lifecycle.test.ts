@@ -143,6 +143,13 @@ describe('release (C2)', () => {
     expect(state).toMatchObject({ deliveryAttempt: 1, lease: 2 });
   });
 
+  it('refuses a release after the lease deadline: the delivery has timed out (P2) and counts', () => {
+    const state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: 100 });
+    const late = pushTransition(state, { type: 'released', atMs: 100, lease: 1 }, context);
+    expect(late.ok ? late.state.state : late.rejection.reason).toBe('leaseExpired');
+    expect(apply(state, { type: 'timedOut', atMs: 100, lease: 1 })).toMatchObject({ failures: 1, releases: 0 });
+  });
+
   it('never dead-letters however many releases happen', () => {
     const ctx = { ...context, maxRetries: 0 };
     let state = initialPushState();

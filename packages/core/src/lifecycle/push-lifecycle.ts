@@ -166,7 +166,9 @@ export function pushTransition(
     }
     case 'released': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
-      const leaseProblem = checkLease(current, event, false);
+      // A release after the deadline is refused: the delivery has already failed by timeout (P2),
+      // and letting it count as a free release would let a hung consumer dodge maxRetries (P4).
+      const leaseProblem = checkLease(current, event, true);
       if (leaseProblem) return leaseProblem;
       // C2: a release is not a failure; only `releases` moves.
       return { ok: true, state: { ...countersOf(current), state: 'ready', releases: current.releases + 1 } };

@@ -115,6 +115,8 @@ export const welcomeFrameSchema = z.object({
   sessionId: z.string().min(1).max(128),
   /** The broker's body limit, so a producer can refuse an oversize message locally. */
   maxBodyBytes: z.number().int().min(1),
+  /** The largest WebSocket message the broker reads; a larger one closes the connection (1009). */
+  maxFrameBytes: z.number().int().min(1),
 });
 
 /** One message's outcome in a `sendResult`, in the order of the `send`. */
@@ -126,7 +128,7 @@ export const sendReceiptSchema = z.discriminatedUnion('ok', [
     /** True when the id was seen inside the dedup window: this is the original receipt (R3). */
     duplicate: z.boolean(),
   }),
-  z.object({ ok: z.literal(false), messageId: z.string().max(256), error: errorPayloadSchema }),
+  z.object({ ok: z.literal(false), messageId: messageIdSchema, error: errorPayloadSchema }),
 ]);
 
 /** The answer to `send`: one receipt per message, each stored durably before this frame is sent (R1). */
