@@ -147,7 +147,10 @@ describe('release (C2)', () => {
     const state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: 100 });
     const late = pushTransition(state, { type: 'released', atMs: 100, lease: 1 }, context);
     expect(late.ok ? late.state.state : late.rejection.reason).toBe('leaseExpired');
-    expect(apply(state, { type: 'timedOut', atMs: 100, lease: 1 })).toMatchObject({ failures: 1, releases: 0 });
+    expect(apply(state, { type: 'timedOut', atMs: 100, lease: 1 })).toMatchObject({
+      failures: 1,
+      releases: 0,
+    });
   });
 
   it('never dead-letters however many releases happen', () => {

@@ -25,10 +25,11 @@ export function durationMsSchema(minMs: number, maxMs: number) {
  */
 export const bytesSchema = z
   .instanceof(Uint8Array, { message: 'expected bytes (MessagePack bin)' })
-  .transform((bytes) =>
-    bytes.constructor === Uint8Array
-      ? bytes
-      : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+  .transform(
+    (bytes): Uint8Array =>
+      bytes.constructor === Uint8Array
+        ? bytes
+        : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
   );
 
 export const topicNameSchema = z
