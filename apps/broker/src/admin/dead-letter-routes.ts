@@ -1,0 +1,65 @@
+import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { StoredMessage } from '../store/records.js';
+import { replyInvalidBody, replyThrown } from './http-error.js';
+
+const listQuerySchema = z.object({
+  cursor: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1_000).default(100),
+});
+
+const redriveBodySchema = z
+  .object({
+    messageIds: z.array(z.string().regex(MESSAGE_ID_PATTERN)).min(1).max(10_000).optional(),
+    ratePerSecond: z.number().int().min(1).max(100_000).optional(),
+  })
+  .strict();
+
+/**
+ * D2: `GET /v1/groups/:group/dlq?cursor=&limit=` lists the group's DLQ; `POST
+ * /v1/groups/:group/dlq/redrive` sends all (or the named) messages back to their origin topic for
+ * this group only, at `ratePerSecond` (default 500). The POST answers `202` with how many will be
+ * redriven; the redrive itself runs in the background at the capped rate.
+ */
+export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+  app.get<{ Params: { group: string } }>('/v1/groups/:group/dlq', async (request, reply) => {
+    const query = listQuerySchema.safeParse(request.query);
+    if (!query.success) return replyInvalidBody(reply, query.error);
+    try {
+      const page = engine.listDeadLetters(request.params.group, query.data.cursor, query.data.limit);
+      return { messages: page.messages.map(describeDeadLetter), cursor: page.cursor };
+    } catch (error) {
+      return replyThrown(reply, error);
+    }
+  });
+
+  app.post<{ Params: { group: string } }>('/v1/groups/:group/dlq/redrive', async (request, reply) => {
+    const body = redriveBodySchema.safeParse(request.body ?? {});
+    if (!body.success) return replyInvalidBody(reply, body.error);
+    try {
+      const { accepted } = engine.redrive(request.params.group, {
+        ...(body.data.messageIds === undefined ? {} : { messageIds: body.data.messageIds }),
+        ...(body.data.ratePerSecond === undefined ? {} : { ratePerSecond: body.data.ratePerSecond }),
+      });
+      return reply.code(202).send({ accepted });
+    } catch (error) {
+      return replyThrown(reply, error);
+    }
+  });
+}
+
+function describeDeadLetter(message: StoredMessage) {
+  const { body, deadLetter, topic: _topic, storedAt: _storedAt, ...rest } = message;
+  return {
+    ...rest,
+    originTopic: deadLetter?.originTopic,
+    originOffset: deadLetter?.originOffset,
+    attempts: deadLetter?.attempts,
+    reason: deadLetter?.reason,
+    deadLetteredAt: deadLetter?.deadLetteredAt,
+    bodyBytes: body.byteLength,
+    bodyBase64: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'),
+  };
+}

@@ -1,0 +1,29 @@
+import { GROUP_NAME_PATTERN, groupConfigInputSchema } from '@ricochet/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { BrokerEngine } from '../engine/broker-engine.js';
+import { replyError, replyInvalidBody } from './http-error.js';
+
+/**
+ * `PUT /v1/groups/:group` creates or reconfigures a group (omitted fields keep their defaults);
+ * `GET` describes it with its stats.
+ */
+export function registerGroupRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+  app.put<{ Params: { group: string } }>('/v1/groups/:group', async (request, reply) => {
+    const { group } = request.params;
+    if (!GROUP_NAME_PATTERN.test(group)) {
+      return replyError(reply, 'BAD_REQUEST', `"${group}" is not a group name: 1–120 of A–Z a–z 0–9 _ . -`);
+    }
+    const parsed = groupConfigInputSchema.safeParse(request.body ?? {});
+    if (!parsed.success) return replyInvalidBody(reply, parsed.error);
+    return engine.putGroup(group, parsed.data);
+  });
+
+  app.get<{ Params: { group: string } }>('/v1/groups/:group', async (request, reply) => {
+    const group = engine.describeGroup(request.params.group);
+    if (!group)
+      return replyError(reply, 'NOT_FOUND', `group "${request.params.group}" does not exist`, {
+        details: { group: request.params.group },
+      });
+    return group;
+  });
+}

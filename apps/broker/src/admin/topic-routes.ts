@@ -1,0 +1,26 @@
+import { TOPIC_NAME_PATTERN, topicConfigSchema } from '@ricochet/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { BrokerEngine } from '../engine/broker-engine.js';
+import { replyError, replyInvalidBody } from './http-error.js';
+
+/** `PUT /v1/topics/:topic` creates or reconfigures a topic; `GET` describes it. */
+export function registerTopicRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+  app.put<{ Params: { topic: string } }>('/v1/topics/:topic', async (request, reply) => {
+    const { topic } = request.params;
+    if (!TOPIC_NAME_PATTERN.test(topic)) {
+      return replyError(reply, 'BAD_REQUEST', `"${topic}" is not a topic name: 1–127 of A–Z a–z 0–9 _ . -`);
+    }
+    const parsed = topicConfigSchema.safeParse(request.body ?? {});
+    if (!parsed.success) return replyInvalidBody(reply, parsed.error);
+    return engine.putTopic(topic, parsed.data);
+  });
+
+  app.get<{ Params: { topic: string } }>('/v1/topics/:topic', async (request, reply) => {
+    const topic = engine.describeTopic(request.params.topic);
+    if (!topic)
+      return replyError(reply, 'NOT_FOUND', `topic "${request.params.topic}" does not exist`, {
+        details: { topic: request.params.topic },
+      });
+    return { name: topic.name, config: topic.config, stats: { messages: topic.nextOffset } };
+  });
+}

@@ -1,0 +1,411 @@
+import {
+  type Clock,
+  type GroupConfig,
+  type GroupConfigInput,
+  type Random,
+  systemClock,
+  systemRandom,
+  type TopicConfig,
+} from '@ricochet/core';
+import {
+  BrokerError,
+  type DeliveredMessage,
+  type OutgoingMessage,
+  type SendReceipt,
+} from '@ricochet/protocol';
+import type { BrokerConfig } from '../config.js';
+import type { BrokerStore } from '../store/broker-store.js';
+import type { HistoryRecord, StoredMessage } from '../store/records.js';
+import { BrokerMetrics } from './broker-metrics.js';
+import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
+import { DeliveryLifecycle } from './delivery-lifecycle.js';
+import { GroupRegistry, type GroupRuntime } from './group-registry.js';
+import { type DeliverySink, PushDispatch } from './push-dispatch.js';
+import { PushLeaseTable } from './push-lease-table.js';
+import { ReadySource } from './ready-source.js';
+import { recoverDeliveries } from './recovery.js';
+import { Scheduler } from './scheduler.js';
+import { SendPath } from './send-path.js';
+import { type ReceiveRequest, type SettleFailure, SimpleConsumption } from './simple-consumption.js';
+import { systemTimers, type TimerService } from './timer-service.js';
+import { TopicRegistry } from './topic-registry.js';
+
+export interface BrokerEngineOptions {
+  readonly store: BrokerStore;
+  readonly config: BrokerConfig;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** @default Node's timers */
+  readonly timers?: TimerService;
+  /** Jitter for exponential retry policies. @default Math.random */
+  readonly random?: Random;
+  /** Where failures of background work are reported. @default console.error */
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+/** A group's numbers for `GET /v1/groups/:group` (DESIGN.md §4). */
+export interface GroupStats {
+  /** Never dispatched yet, plus Ready again (released, retry or lease expired, delay due). */
+  readonly ready: number;
+  readonly inflight: number;
+  readonly waitingRetry: number;
+  readonly dlq: number;
+  readonly committed: number;
+}
+
+/** Where a message stands for one group, for `GET /v1/messages/:messageId`. */
+export interface MessageGroupView {
+  readonly group: string;
+  readonly state: 'pending' | 'ready' | 'inflight' | 'waitingRetry' | 'committed' | 'dlq' | 'skipped';
+  readonly deliveryAttempt?: number;
+  readonly history: readonly HistoryRecord[];
+}
+
+/**
+ * The broker's engine: topics, groups, the send path, consumption, the scheduler and the DLQ,
+ * over a durable store. Transport-agnostic: the WebSocket gateway and the admin routes call it.
+ */
+export class BrokerEngine {
+  readonly metrics: BrokerMetrics;
+  readonly #store: BrokerStore;
+  readonly #clock: Clock;
+  readonly #onError: (error: unknown, context: string) => void;
+  readonly #topics: TopicRegistry;
+  readonly #groups: GroupRegistry;
+  readonly #readySource: ReadySource;
+  readonly #lifecycle: DeliveryLifecycle;
+  readonly #scheduler: Scheduler;
+  readonly #sendPath: SendPath;
+  readonly #simple: SimpleConsumption;
+  readonly #pushLeases: PushLeaseTable;
+  readonly #push: PushDispatch;
+  readonly #deadLetters: DeadLetterAdmin;
+  /** Topics appended to since the last wake-up; woken together once their writes are visible. */
+  readonly #appendedTopics = new Set<string>();
+  #closed = false;
+
+  constructor(options: BrokerEngineOptions) {
+    const { store, config } = options;
+    this.#store = store;
+    this.#clock = options.clock ?? systemClock;
+    const timers = options.timers ?? systemTimers;
+    const random = options.random ?? systemRandom;
+    this.#onError =
+      options.onError ?? ((error, context) => console.error(`ricochet engine: ${context}`, error));
+    this.#topics = new TopicRegistry(store, this.#clock, config.autoCreateTopics);
+    this.#groups = new GroupRegistry(store, this.#clock, config.autoCreateGroups);
+    this.metrics = new BrokerMetrics({ groupGauges: () => this.#groupGauges() });
+    this.#lifecycle = new DeliveryLifecycle({
+      store,
+      clock: this.#clock,
+      random,
+      topics: this.#topics,
+      groups: this.#groups,
+      metrics: this.metrics,
+      scheduler: () => this.#scheduler,
+      pushLeases: () => this.#pushLeases,
+      onAppended: (topic) => this.#onAppended(topic),
+      maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
+    });
+    this.#pushLeases = new PushLeaseTable(this.#clock, timers, (lease) =>
+      this.#lifecycle.onPushLeaseExpired(lease),
+    );
+    this.#readySource = new ReadySource({
+      store,
+      topics: this.#topics,
+      groups: this.#groups,
+      clock: this.#clock,
+      scheduleDelay: (group, message) => this.#scheduleDelay(group, message),
+      parkBehindFifoHead: (group, address, messageGroup) =>
+        this.#lifecycle.parkBehindFifoHead(group, address, messageGroup),
+    });
+    this.#scheduler = new Scheduler({
+      store,
+      clock: this.#clock,
+      timers,
+      onDue: (groupName, due) => {
+        const group = this.#groups.get(groupName);
+        // Entries of a group that no longer exists are dropped.
+        return group ? this.#lifecycle.onDue(group, due) : due.length;
+      },
+      onError: (error) => this.#onError(error, 'scheduler pass failed'),
+    });
+    this.#sendPath = new SendPath({
+      store,
+      clock: this.#clock,
+      topics: this.#topics,
+      metrics: this.metrics,
+      maxBodyBytes: config.maxBodyBytes,
+      dedupWindowMs: config.dedupWindowMs,
+      maxDelayMs: config.maxDelayMs,
+      onAppended: (topic) => this.#onAppended(topic),
+      throttle: (topic) => this.#throttle(topic),
+    });
+    this.#simple = new SimpleConsumption({
+      store,
+      groups: this.#groups,
+      readySource: this.#readySource,
+      lifecycle: this.#lifecycle,
+      timers,
+    });
+    this.#push = new PushDispatch({
+      groups: this.#groups,
+      readySource: this.#readySource,
+      lifecycle: this.#lifecycle,
+      pushLeases: this.#pushLeases,
+    });
+    this.#deadLetters = new DeadLetterAdmin({
+      store,
+      groups: this.#groups,
+      lifecycle: this.#lifecycle,
+      timers,
+    });
+  }
+
+  /** Load the stored state, recover in-flight deliveries, and start the scheduler. */
+  start(): void {
+    this.#topics.load();
+    this.#groups.load();
+    recoverDeliveries({ store: this.#store, groups: this.#groups, lifecycle: this.#lifecycle });
+    this.#scheduler.start();
+  }
+
+  // ─── Messaging ────────────────────────────────────────────────────────────────────────────
+
+  send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
+    this.#assertOpen();
+    return this.#sendPath.send(messages);
+  }
+
+  receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
+    this.#assertOpen();
+    return this.#simple.receive(request);
+  }
+
+  ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+    this.#assertOpen();
+    return this.#simple.ack(receiptHandles);
+  }
+
+  changeInvisibleDuration(receiptHandle: string, invisibleDurationMs: number) {
+    this.#assertOpen();
+    return this.#simple.changeInvisibleDuration(receiptHandle, invisibleDurationMs);
+  }
+
+  /** Start a push subscription (P1); returns its id. */
+  subscribe(request: {
+    group: string;
+    subscriptions: Readonly<Record<string, string>>;
+    maxCachedMessages: number;
+    consumerId: string;
+    sink: DeliverySink;
+  }): number {
+    this.#assertOpen();
+    return this.#push.subscribe(request);
+  }
+
+  unsubscribe(subscriptionId: number): boolean {
+    return this.#push.unsubscribe(subscriptionId);
+  }
+
+  credit(subscriptionId: number, credits: number): void {
+    this.#push.credit(subscriptionId, credits);
+  }
+
+  /** Report failed push deliveries (P2–P4); answer after the commit is durable. */
+  async nack(
+    items: readonly { receiptHandle: string; reason?: string; retryAfterMs?: number }[],
+  ): Promise<SettleFailure[]> {
+    this.#assertOpen();
+    const failures = this.#push.settle(items, 'nack');
+    await this.#store.durable();
+    return failures;
+  }
+
+  /** Hand push deliveries back unprocessed (C2). */
+  async release(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+    this.#assertOpen();
+    const failures = this.#push.settle(
+      receiptHandles.map((receiptHandle) => ({ receiptHandle })),
+      'release',
+    );
+    await this.#store.durable();
+    return failures;
+  }
+
+  /** A session ended: its push subscriptions stop and their deliveries are released (C2). */
+  endSubscriptions(subscriptionIds: readonly number[]): void {
+    if (!this.#closed) this.#push.endSubscriptions(subscriptionIds);
+  }
+
+  // ─── Admin ────────────────────────────────────────────────────────────────────────────────
+
+  putTopic(name: string, config: TopicConfig): { name: string; config: TopicConfig } {
+    const topic = this.#topics.put(name, config);
+    return { name: topic.name, config: topic.record.config };
+  }
+
+  describeTopic(name: string): { name: string; config: TopicConfig; nextOffset: number } | undefined {
+    const topic = this.#topics.get(name);
+    return topic && { name: topic.name, config: topic.record.config, nextOffset: topic.nextOffset };
+  }
+
+  putGroup(name: string, input: GroupConfigInput): { name: string; config: GroupConfig; stats: GroupStats } {
+    const group = this.#groups.put(name, input);
+    return { name: group.name, config: group.config, stats: this.#statsOf(group) };
+  }
+
+  describeGroup(name: string): { name: string; config: GroupConfig; stats: GroupStats } | undefined {
+    const group = this.#groups.get(name);
+    return group && { name: group.name, config: group.config, stats: this.#statsOf(group) };
+  }
+
+  /** A message by id and where it stands in every group that consumes its topic. */
+  describeMessage(messageId: string): { message: StoredMessage; groups: MessageGroupView[] } | undefined {
+    const location = this.#store.locateMessage(messageId);
+    const message = location && this.#store.getMessage(location.topic, location.offset);
+    if (!message) return undefined;
+    const history = this.#store.readHistory(messageId);
+    const groups: MessageGroupView[] = [];
+    for (const group of this.#groups.list()) {
+      const cursor = group.cursors.get(message.topic);
+      if (cursor === undefined) continue;
+      const own = history.filter((entry) => entry.group === group.name && entry.topic === message.topic);
+      const record = this.#store.getDelivery({
+        group: group.name,
+        topic: message.topic,
+        offset: message.offset,
+      });
+      const last = own.at(-1);
+      let state: MessageGroupView['state'];
+      if (record) state = record.state.state === 'commit' ? 'committed' : record.state.state;
+      else if (message.offset >= cursor) state = 'pending';
+      else if (last?.result === 'committed') state = 'committed';
+      else if (last?.result === 'deadLettered') state = 'dlq';
+      // Past the cursor with no record: a delay message waiting for its time, or filtered out by tag.
+      else
+        state =
+          message.deliverAt !== undefined && message.deliverAt > this.#clock.now() ? 'pending' : 'skipped';
+      const deliveryAttempt = record?.state.state === 'inflight' ? record.state.deliveryAttempt : undefined;
+      groups.push({
+        group: group.name,
+        state,
+        ...(deliveryAttempt === undefined ? {} : { deliveryAttempt }),
+        history: own,
+      });
+    }
+    return { message, groups };
+  }
+
+  /** Start shutting down: waiting receives answer now (with nothing), so requests can finish. */
+  drain(): void {
+    this.#simple.close();
+    this.#push.close();
+  }
+
+  /** Stop the scheduler and close the store after its last flush. Call after sessions are idle. */
+  /** D2: a page of the group's DLQ. @throws BrokerError NOT_FOUND for an unknown group. */
+  listDeadLetters(group: string, fromOffset: number, limit: number): DeadLetterPage {
+    return this.#deadLetters.list(group, fromOffset, limit);
+  }
+
+  /** D2: redrive DLQ messages to their origin topic for this group only, rate-capped. */
+  redrive(
+    group: string,
+    options: { messageIds?: readonly string[]; ratePerSecond?: number },
+  ): { accepted: number } {
+    this.#assertOpen();
+    return this.#deadLetters.redrive(group, options);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#deadLetters.close();
+    this.#simple.close();
+    this.#push.close();
+    this.#pushLeases.stop();
+    this.#scheduler.stop();
+    await this.#scheduler.whenIdle();
+    await this.#store.close();
+  }
+
+  // ─── Internals ────────────────────────────────────────────────────────────────────────────
+
+  #assertOpen(): void {
+    if (this.#closed) throw BrokerError.of('BROKER_UNAVAILABLE', 'the broker is shutting down');
+  }
+
+  #onAppended(topic: string): void {
+    const first = this.#appendedTopics.size === 0;
+    this.#appendedTopics.add(topic);
+    if (!first) return;
+    // Consumers read committed data only: wake them once this turn's appends are visible.
+    this.#store.committed().then(
+      () => {
+        const topics = [...this.#appendedTopics];
+        this.#appendedTopics.clear();
+        for (const group of this.#groups.list()) {
+          if (topics.some((name) => group.cursors.has(name))) group.wake();
+        }
+      },
+      (error: unknown) => {
+        this.#appendedTopics.clear();
+        this.#onError(error, 'commit failed');
+      },
+    );
+  }
+
+  #scheduleDelay(group: GroupRuntime, message: StoredMessage): void {
+    if (message.deliverAt === undefined) return;
+    this.#scheduler.add(group.name, message.deliverAt, message.topic, message.offset, { kind: 'delayDue' });
+  }
+
+  /** R4: refuse sends to a topic whose largest group backlog has reached its limit. */
+  #throttle(topic: string): BrokerError | undefined {
+    const limit = this.#topics.get(topic)?.record.config.maxBacklogMessages;
+    if (limit === undefined) return undefined;
+    for (const group of this.#groups.list()) {
+      if (!group.cursors.has(topic)) continue;
+      const backlog = this.#backlogOf(group);
+      if (backlog >= limit) {
+        return BrokerError.of(
+          'TOO_MANY_REQUESTS',
+          `group "${group.name}" has ${backlog} unconsumed messages; the limit of "${topic}" is ${limit}`,
+          {
+            topic,
+            group: group.name,
+            limit,
+          },
+        );
+      }
+    }
+    return undefined;
+  }
+
+  #backlogOf(group: GroupRuntime): number {
+    return (
+      group.undispatched((name) => this.#topics.get(name)) +
+      group.readyQueue.size +
+      group.inflight +
+      group.waitingRetry
+    );
+  }
+
+  #statsOf(group: GroupRuntime): GroupStats {
+    const dlq = group.deadLettered - group.redriven;
+    return {
+      ready: group.undispatched((name) => this.#topics.get(name)) + group.readyQueue.size,
+      inflight: group.inflight,
+      waitingRetry: group.waitingRetry,
+      dlq,
+      committed: group.committed,
+    };
+  }
+
+  *#groupGauges() {
+    for (const group of this.#groups.list()) {
+      yield { group: group.name, inflight: group.inflight, backlog: this.#backlogOf(group) };
+    }
+  }
+}

@@ -1,0 +1,125 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Per-group numbers the gauges read at scrape time. */
+export interface GroupGaugeSource {
+  groupGauges(): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }>;
+}
+
+/**
+ * The broker's Prometheus metrics, in a registry of its own (never prom-client's global one, so
+ * two brokers in one process — tests — do not collide).
+ */
+export class BrokerMetrics {
+  readonly registry = new Registry();
+  readonly #sent: Counter<'topic'>;
+  readonly #delivered: Counter<'group'>;
+  readonly #acked: Counter<'group'>;
+  readonly #retried: Counter<'group'>;
+  readonly #deadLettered: Counter<'group'>;
+  readonly #released: Counter<'group'>;
+  readonly #rejected: Counter<'code'>;
+  readonly #sendLatency: Histogram;
+
+  constructor(source: GroupGaugeSource) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'ricochet_process_' });
+    const registers = [this.registry];
+    this.#sent = new Counter({
+      name: 'ricochet_messages_sent_total',
+      help: 'Messages stored by send',
+      labelNames: ['topic'],
+      registers,
+    });
+    this.#delivered = new Counter({
+      name: 'ricochet_messages_delivered_total',
+      help: 'Deliveries to consumers, retries included',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#acked = new Counter({
+      name: 'ricochet_messages_acked_total',
+      help: 'Messages committed',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#retried = new Counter({
+      name: 'ricochet_messages_retried_total',
+      help: 'Failed deliveries that will be delivered again (WaitingRetry or Ready after a lease expired)',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#deadLettered = new Counter({
+      name: 'ricochet_messages_dead_lettered_total',
+      help: 'Messages moved to the group DLQ',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#released = new Counter({
+      name: 'ricochet_messages_released_total',
+      help: 'Deliveries handed back unprocessed (not failures, C2)',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#rejected = new Counter({
+      name: 'ricochet_requests_rejected_total',
+      help: 'Requests or messages answered with an error, by error code',
+      labelNames: ['code'],
+      registers,
+    });
+    this.#sendLatency = new Histogram({
+      name: 'ricochet_send_latency_seconds',
+      help: 'From a send frame arriving to its receipts (after the durable commit)',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    new Gauge({
+      name: 'ricochet_group_inflight_messages',
+      help: 'Messages leased to consumers',
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { group, inflight } of source.groupGauges()) this.set({ group }, inflight);
+      },
+    });
+    new Gauge({
+      name: 'ricochet_group_backlog_messages',
+      help: 'Messages of the group not yet committed or dead-lettered',
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { group, backlog } of source.groupGauges()) this.set({ group }, backlog);
+      },
+    });
+  }
+
+  messagesSent(topic: string, count: number): void {
+    this.#sent.inc({ topic }, count);
+  }
+  delivered(group: string, count = 1): void {
+    this.#delivered.inc({ group }, count);
+  }
+  acked(group: string, count = 1): void {
+    this.#acked.inc({ group }, count);
+  }
+  retried(group: string): void {
+    this.#retried.inc({ group });
+  }
+  deadLettered(group: string): void {
+    this.#deadLettered.inc({ group });
+  }
+  released(group: string, count = 1): void {
+    this.#released.inc({ group }, count);
+  }
+  rejected(code: number): void {
+    this.#rejected.inc({ code: String(code) });
+  }
+  sendLatency(seconds: number): void {
+    this.#sendLatency.observe(seconds);
+  }
+
+  /** The exposition text for `GET /metrics`. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,216 @@
+import { BrokerError, type DeliveredMessage } from '@ricochet/protocol';
+import type { DeliveryLifecycle, SettleOutcome } from './delivery-lifecycle.js';
+import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import type { PushLeaseTable } from './push-lease-table.js';
+import type { ReadySource, Subscriptions } from './ready-source.js';
+import { decodeReceiptHandle } from './receipt-handle.js';
+import type { SettleFailure } from './simple-consumption.js';
+import { parseSubscriptions } from './subscriptions.js';
+
+/** Where a subscription's deliveries go: the session that subscribed. */
+export type DeliverySink = (subscriptionId: number, messages: DeliveredMessage[]) => void;
+
+/** Messages one subscription takes per turn of the round-robin, so instances share fairly. */
+const TURN_MESSAGES = 32;
+/** Messages one dispatch pass hands out before yielding the event loop. */
+const PASS_MESSAGES = 4_096;
+/** Messages per `deliver` frame. */
+const FRAME_MESSAGES = 256;
+
+interface PushSubscription {
+  readonly id: number;
+  readonly group: GroupRuntime;
+  readonly subscriptions: Subscriptions;
+  readonly consumerId: string;
+  readonly sink: DeliverySink;
+  /** Deliveries the client can still take (flow control). */
+  credits: number;
+}
+
+export interface SubscribeRequest {
+  readonly group: string;
+  readonly subscriptions: Readonly<Record<string, string>>;
+  readonly maxCachedMessages: number;
+  readonly consumerId: string;
+  readonly sink: DeliverySink;
+}
+
+export interface PushDispatchDeps {
+  readonly groups: GroupRegistry;
+  readonly readySource: ReadySource;
+  readonly lifecycle: DeliveryLifecycle;
+  readonly pushLeases: PushLeaseTable;
+}
+
+/**
+ * Push consumption (P1–P6, C2): subscriptions with credit-based flow control — never more
+ * unsettled deliveries than the client's credit — spread round-robin across a group's connected
+ * instances, many deliveries per frame.
+ */
+export class PushDispatch {
+  readonly #deps: PushDispatchDeps;
+  readonly #subscriptions = new Map<number, PushSubscription>();
+  readonly #byGroup = new Map<GroupRuntime, PushSubscription[]>();
+  /** Groups with a dispatch pass already queued for this turn. */
+  readonly #queued = new Set<GroupRuntime>();
+  /** Per group, which member the next pass starts with, so no instance is always served first. */
+  readonly #rotation = new WeakMap<GroupRuntime, number>();
+  #nextId = 1;
+  #closed = false;
+
+  constructor(deps: PushDispatchDeps) {
+    this.#deps = deps;
+  }
+
+  /** Start a push subscription; deliveries begin at once, up to `maxCachedMessages`. */
+  subscribe(request: SubscribeRequest): number {
+    const group = this.#deps.groups.require(request.group);
+    if (group.config.consumeMode === 'broadcasting') {
+      throw BrokerError.of(
+        'BAD_REQUEST',
+        `group "${group.name}" is broadcasting; this broker serves clustering groups only`,
+        {
+          group: group.name,
+        },
+      );
+    }
+    const subscriptions = parseSubscriptions(request.subscriptions);
+    for (const topic of subscriptions.keys()) this.#deps.readySource.ensureCursor(group, topic);
+    const subscription: PushSubscription = {
+      id: this.#nextId++,
+      group,
+      subscriptions,
+      consumerId: request.consumerId,
+      sink: request.sink,
+      credits: request.maxCachedMessages,
+    };
+    this.#subscriptions.set(subscription.id, subscription);
+    let members = this.#byGroup.get(group);
+    if (!members) {
+      members = [];
+      this.#byGroup.set(group, members);
+      group.onWake(() => this.#queue(group));
+    }
+    members.push(subscription);
+    this.#queue(group);
+    return subscription.id;
+  }
+
+  /** Stop deliveries to a subscription. Its leases stay until settled or the session ends. */
+  unsubscribe(subscriptionId: number): boolean {
+    const subscription = this.#subscriptions.get(subscriptionId);
+    if (!subscription) return false;
+    this.#subscriptions.delete(subscriptionId);
+    const members = this.#byGroup.get(subscription.group);
+    if (members) members.splice(members.indexOf(subscription), 1);
+    return true;
+  }
+
+  /** Grant more credit; unknown subscriptions are ignored (the credit may race an unsubscribe). */
+  credit(subscriptionId: number, credits: number): void {
+    const subscription = this.#subscriptions.get(subscriptionId);
+    if (!subscription) return;
+    subscription.credits = Math.min(subscription.credits + credits, 1_048_576);
+    this.#queue(subscription.group);
+  }
+
+  /** A session ended: stop its subscriptions and release what they held (C2). */
+  endSubscriptions(subscriptionIds: readonly number[]): void {
+    for (const id of subscriptionIds) {
+      this.unsubscribe(id);
+      for (const lease of this.#deps.pushLeases.heldBy(id)) {
+        this.#deps.lifecycle.release({ ...lease.address, lease: lease.lease });
+      }
+    }
+  }
+
+  /** Settle push deliveries: ack, nack (fail) or release, one outcome per handle. */
+  settle(
+    items: readonly {
+      readonly receiptHandle: string;
+      readonly reason?: string;
+      readonly retryAfterMs?: number;
+    }[],
+    outcome: 'ack' | 'nack' | 'release',
+  ): SettleFailure[] {
+    const failures: SettleFailure[] = [];
+    for (const [index, item] of items.entries()) {
+      const handle = decodeReceiptHandle(item.receiptHandle);
+      let result: SettleOutcome;
+      if (!handle)
+        result = {
+          ok: false,
+          error: BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued'),
+        };
+      else if (outcome === 'ack') result = this.#deps.lifecycle.ack(handle);
+      else if (outcome === 'nack')
+        result = this.#deps.lifecycle.fail(handle, item.reason ?? 'FAILURE', item.retryAfterMs);
+      else result = this.#deps.lifecycle.release(handle);
+      if (!result.ok) failures.push({ index, error: result.error });
+    }
+    return failures;
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  #queue(group: GroupRuntime): void {
+    if (this.#closed || this.#queued.has(group)) return;
+    this.#queued.add(group);
+    // One pass per turn, however many wake-ups (appends, credits, retries) arrived in it.
+    setImmediate(() => {
+      this.#queued.delete(group);
+      this.#dispatch(group);
+    });
+  }
+
+  #dispatch(group: GroupRuntime): void {
+    const members = this.#byGroup.get(group);
+    if (!members || members.length === 0 || this.#closed) return;
+    const batches = new Map<PushSubscription, DeliveredMessage[]>();
+    const exhausted = new Set<PushSubscription>();
+    let handedOut = 0;
+    const offset = this.#rotation.get(group) ?? 0;
+    this.#rotation.set(group, offset + 1);
+    for (let round = 0; handedOut < PASS_MESSAGES && round < PASS_MESSAGES; round++) {
+      let progressed = false;
+      for (let i = 0; i < members.length; i++) {
+        const subscription = members[(offset + i + round) % members.length];
+        if (!subscription || subscription.credits <= 0 || exhausted.has(subscription)) continue;
+        const want = Math.min(subscription.credits, TURN_MESSAGES, PASS_MESSAGES - handedOut);
+        const candidates = this.#deps.readySource.take(group, subscription.subscriptions, want);
+        if (candidates.length === 0) {
+          exhausted.add(subscription);
+          continue;
+        }
+        let batch = batches.get(subscription);
+        if (!batch) {
+          batch = [];
+          batches.set(subscription, batch);
+        }
+        for (const candidate of candidates) {
+          const delivered = this.#deps.lifecycle.leaseForPush(
+            group,
+            candidate,
+            subscription.id,
+            subscription.consumerId,
+          );
+          if (!delivered) continue;
+          batch.push(delivered);
+          subscription.credits--;
+          handedOut++;
+          progressed = true;
+        }
+      }
+      if (!progressed) break;
+    }
+    for (const [subscription, messages] of batches) {
+      for (let start = 0; start < messages.length; start += FRAME_MESSAGES) {
+        subscription.sink(subscription.id, messages.slice(start, start + FRAME_MESSAGES));
+      }
+    }
+    // A full pass may have left work behind; continue in the next turn.
+    if (handedOut >= PASS_MESSAGES) this.#queue(group);
+  }
+}

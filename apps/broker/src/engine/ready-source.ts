@@ -1,0 +1,152 @@
+import type { Clock } from '@ricochet/core';
+import { matchesTagFilter, type TagFilter } from '@ricochet/protocol';
+import type { BrokerStore } from '../store/broker-store.js';
+import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
+import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import type { ReadyRef } from './ready-queue.js';
+import type { TopicRegistry } from './topic-registry.js';
+
+/** A Ready message picked for delivery, with its current lifecycle record (none on first delivery). */
+export interface ReadyCandidate {
+  readonly address: DeliveryAddress;
+  readonly message: StoredMessage;
+  readonly record: DeliveryRecord | undefined;
+}
+
+/** Topic → parsed tag filter: what one consumer asks for. */
+export type Subscriptions = ReadonlyMap<string, TagFilter>;
+
+/** Log entries examined per call at most, so a selective filter cannot stall the event loop. */
+const MAX_SCANNED_PER_CALL = 4_096;
+
+export interface ReadySourceDeps {
+  readonly store: BrokerStore;
+  readonly topics: TopicRegistry;
+  readonly groups: GroupRegistry;
+  readonly clock: Clock;
+  /** Park a delay message for this group until it is due (T1). */
+  readonly scheduleDelay: (group: GroupRuntime, message: StoredMessage) => void;
+  /** Park a FIFO message behind its message group's head (P5). */
+  readonly parkBehindFifoHead: (group: GroupRuntime, address: DeliveryAddress, messageGroup: string) => void;
+}
+
+/**
+ * Finds a group's Ready messages: first those Ready again (released, retried, lease expired,
+ * delay due), oldest first; then new ones from each subscribed topic's log after the group's
+ * cursor, round-robin across topics. Taking a message from a log advances the cursor, so every
+ * message is handed out once; its lifecycle record then tracks it.
+ */
+export class ReadySource {
+  readonly #deps: ReadySourceDeps;
+  /** Per group, which topic the next log scan starts with, for fairness across topics. */
+  readonly #nextTopicIndex = new WeakMap<GroupRuntime, number>();
+
+  constructor(deps: ReadySourceDeps) {
+    this.#deps = deps;
+  }
+
+  /** Whether the group has anything Ready for these subscriptions, without taking it. */
+  hasReady(group: GroupRuntime, subscriptions: Subscriptions): boolean {
+    if (group.readyQueue.size > 0) return true;
+    for (const topic of subscriptions.keys()) {
+      const runtime = this.#deps.topics.get(topic);
+      if (runtime && (group.cursors.get(topic) ?? runtime.nextOffset) < runtime.nextOffset) return true;
+    }
+    return false;
+  }
+
+  /** Take up to `max` Ready messages for the group. */
+  take(group: GroupRuntime, subscriptions: Subscriptions, max: number): ReadyCandidate[] {
+    const candidates = this.#takeReadyAgain(group, subscriptions, max);
+    if (candidates.length < max) this.#takeFromLogs(group, subscriptions, max, candidates);
+    return candidates;
+  }
+
+  /** Start consuming a topic: place the cursor per the group's `startFrom`, once. */
+  ensureCursor(group: GroupRuntime, topic: string): void {
+    if (group.cursors.has(topic)) return;
+    const runtime = this.#deps.topics.require(topic);
+    group.cursors.set(topic, group.config.startFrom === 'earliest' ? 0 : runtime.nextOffset);
+    this.#deps.groups.saveCursor(group, topic);
+  }
+
+  #takeReadyAgain(group: GroupRuntime, subscriptions: Subscriptions, max: number): ReadyCandidate[] {
+    const candidates: ReadyCandidate[] = [];
+    const fifo = group.config.fifo;
+    const refs: ReadyRef[] = group.readyQueue.take(max, (ref) => {
+      if (!subscriptions.has(ref.topic)) return false;
+      if (!fifo || ref.messageGroup === undefined) return true;
+      // P5: only the head of its message group may go; claiming it here blocks the ones behind
+      // it for the rest of this scan.
+      if (group.fifoHeads.isBlocked(ref.topic, ref.messageGroup, ref.offset)) return false;
+      group.fifoHeads.claim(ref.topic, ref.messageGroup, ref.offset);
+      return true;
+    });
+    for (const ref of refs) {
+      const address = { group: group.name, topic: ref.topic, offset: ref.offset };
+      const message = this.#deps.store.getMessage(ref.topic, ref.offset);
+      const record = this.#deps.store.getDelivery(address);
+      // A stale reference (the record moved on meanwhile) is dropped; the record is the truth.
+      if (!message || (record && record.state.state !== 'ready')) continue;
+      candidates.push({ address, message, record });
+    }
+    return candidates;
+  }
+
+  #takeFromLogs(
+    group: GroupRuntime,
+    subscriptions: Subscriptions,
+    max: number,
+    into: ReadyCandidate[],
+  ): void {
+    const topics = [...subscriptions.keys()];
+    if (topics.length === 0) return;
+    const start = (this.#nextTopicIndex.get(group) ?? 0) % topics.length;
+    this.#nextTopicIndex.set(group, start + 1);
+    let scanned = 0;
+    for (let i = 0; i < topics.length && into.length < max && scanned < MAX_SCANNED_PER_CALL; i++) {
+      const topic = topics[(start + i) % topics.length] ?? '';
+      const filter = subscriptions.get(topic);
+      const runtime = this.#deps.topics.get(topic);
+      const cursorBefore = group.cursors.get(topic);
+      if (!filter || !runtime || cursorBefore === undefined || cursorBefore >= runtime.nextOffset) continue;
+      let cursor = cursorBefore;
+      const nowMs = this.#deps.clock.now();
+      while (into.length < max && scanned < MAX_SCANNED_PER_CALL) {
+        const batch = this.#deps.store.readMessages(
+          topic,
+          cursor,
+          Math.min(256, MAX_SCANNED_PER_CALL - scanned),
+        );
+        if (batch.length === 0) break;
+        for (const message of batch) {
+          if (into.length >= max) break;
+          scanned++;
+          cursor = message.offset + 1;
+          if (!matchesTagFilter(filter, message.tag)) continue;
+          const address = { group: group.name, topic, offset: message.offset };
+          // A record already tracks it (e.g. recovered after a crash between writes): not new.
+          if (this.#deps.store.getDelivery(address)) continue;
+          if (message.deliverAt !== undefined && message.deliverAt > nowMs) {
+            this.#deps.scheduleDelay(group, message);
+            continue;
+          }
+          if (group.config.fifo && message.messageGroup !== undefined) {
+            if (group.fifoHeads.isBlocked(topic, message.messageGroup, message.offset)) {
+              // P5: an older message of its message group is still in flight. Park this one as Ready
+              // (recorded, so a restart keeps it) until the head is committed or dead-lettered.
+              this.#deps.parkBehindFifoHead(group, address, message.messageGroup);
+              continue;
+            }
+            group.fifoHeads.claim(topic, message.messageGroup, message.offset);
+          }
+          into.push({ address, message, record: undefined });
+        }
+      }
+      if (cursor !== cursorBefore) {
+        group.cursors.set(topic, cursor);
+        this.#deps.groups.saveCursor(group, topic);
+      }
+    }
+  }
+}

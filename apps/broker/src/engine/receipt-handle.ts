@@ -1,0 +1,38 @@
+import { GROUP_NAME_PATTERN, isSubscribableTopic } from '@ricochet/protocol';
+import type { DeliveryAddress } from '../store/records.js';
+
+/** What a receipt handle names: one lease of one message for one group. */
+export interface ReceiptHandle extends DeliveryAddress {
+  readonly lease: number;
+}
+
+const VERSION = '1';
+// `~` appears in no topic or group name, so it separates fields unambiguously.
+const SEPARATOR = '~';
+
+/**
+ * Encode a lease as the opaque string clients hold. It is readable on purpose (logs, debugging);
+ * it carries no authority of its own: the broker honours it only while its lease number is the
+ * message's current lease, so an old or forged handle is simply unknown (S3, S4).
+ */
+export function encodeReceiptHandle(handle: ReceiptHandle): string {
+  return [VERSION, handle.group, handle.topic, handle.offset, handle.lease].join(SEPARATOR);
+}
+
+/** Decode a receipt handle, or `undefined` when it is not one this broker issued. */
+export function decodeReceiptHandle(text: string): ReceiptHandle | undefined {
+  const parts = text.split(SEPARATOR);
+  if (parts.length !== 5 || parts[0] !== VERSION) return undefined;
+  const [, group = '', topic = '', offsetText = '', leaseText = ''] = parts;
+  if (!GROUP_NAME_PATTERN.test(group) || !isSubscribableTopic(topic)) return undefined;
+  const offset = parseWholeNumber(offsetText);
+  const lease = parseWholeNumber(leaseText);
+  if (offset === undefined || lease === undefined || lease < 1) return undefined;
+  return { group, topic, offset, lease };
+}
+
+function parseWholeNumber(text: string): number | undefined {
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(text)) return undefined;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}

@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '@ricochet/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BrokerStore } from '../store/broker-store.js';
+import { openLmdbStore } from '../store/lmdb-store.js';
+import { ManualTimers } from './manual-timers.test-support.js';
+import { type DueEntry, Scheduler } from './scheduler.js';
+
+let dir: string;
+let store: BrokerStore;
+let clock: ManualClock;
+let timers: ManualTimers;
+let fired: { atMs: number; group: string; offset: number }[];
+let capacity: number;
+let scheduler: Scheduler;
+
+function newScheduler(): Scheduler {
+  return new Scheduler({
+    store,
+    clock,
+    timers,
+    onDue: (group: string, due: readonly DueEntry[]) => {
+      const taken = due.slice(0, capacity);
+      for (const { key } of taken) fired.push({ atMs: clock.now(), group, offset: key[3] });
+      return taken.length;
+    },
+  });
+}
+
+const settle = async () => {
+  await scheduler.whenIdle();
+  await store.committed();
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ricochet-scheduler-'));
+  store = openLmdbStore({ path: dir });
+  clock = new ManualClock(1_000_000);
+  timers = new ManualTimers(clock);
+  fired = [];
+  capacity = Number.POSITIVE_INFINITY;
+  scheduler = newScheduler();
+  scheduler.start();
+});
+
+afterEach(async () => {
+  scheduler.stop();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('Scheduler', () => {
+  it('fires each entry at its due time, earliest first, with one timer', async () => {
+    scheduler.add('g', 1_000_300, 't', 3, { kind: 'retryDue' });
+    scheduler.add('g', 1_000_100, 't', 1, { kind: 'retryDue' });
+    scheduler.add('h', 1_000_200, 't', 2, { kind: 'retryDue' });
+    await timers.advanceBy(99, settle);
+    expect(fired).toEqual([]);
+    await timers.advanceBy(1_000, settle);
+    expect(fired).toEqual([
+      { atMs: 1_000_100, group: 'g', offset: 1 },
+      { atMs: 1_000_200, group: 'h', offset: 2 },
+      { atMs: 1_000_300, group: 'g', offset: 3 },
+    ]);
+    expect(store.listScheduleGroups()).toEqual([]);
+  });
+
+  it('re-arms for an entry earlier than the armed one', async () => {
+    scheduler.add('g', 1_010_000, 't', 2, { kind: 'retryDue' });
+    scheduler.add('g', 1_000_010, 't', 1, { kind: 'retryDue' });
+    await timers.advanceBy(10, settle);
+    expect(fired.map((f) => f.offset)).toEqual([1]);
+  });
+
+  it('does not fire removed entries', async () => {
+    const key = scheduler.add('g', 1_000_010, 't', 1, { kind: 'leaseExpiry', lease: 1 });
+    scheduler.remove(key);
+    await timers.advanceBy(100, settle);
+    expect(fired).toEqual([]);
+  });
+
+  it('fires entries that fell due while it was stopped, right after start', async () => {
+    scheduler.add('g', 1_000_050, 't', 1, { kind: 'retryDue' });
+    await store.committed();
+    scheduler.stop();
+    clock.advanceBy(60_000);
+    scheduler = newScheduler();
+    scheduler.start();
+    await timers.advanceBy(0, settle);
+    expect(fired).toEqual([{ atMs: 1_060_000, group: 'g', offset: 1 }]);
+  });
+
+  it('leaves entries in the store while a group has no room, until resumed', async () => {
+    capacity = 1;
+    for (const offset of [1, 2, 3]) scheduler.add('g', 1_000_010, 't', offset, { kind: 'retryDue' });
+    await timers.advanceBy(10, settle);
+    expect(fired.map((f) => f.offset)).toEqual([1]);
+    expect(scheduler.pausedGroups).toBe(1);
+    expect(store.countSchedule('g')).toBe(2);
+    capacity = 5;
+    scheduler.resume('g');
+    await timers.advanceBy(0, settle);
+    expect(fired.map((f) => f.offset)).toEqual([1, 2, 3]);
+  });
+
+  it('works through more due entries than one batch', async () => {
+    for (let offset = 0; offset < 600; offset++)
+      scheduler.add('g', 1_000_001, 't', offset, { kind: 'retryDue' });
+    await timers.advanceBy(1, settle);
+    expect(fired).toHaveLength(600);
+    expect(new Set(fired.map((f) => f.offset)).size).toBe(600);
+  });
+});

@@ -1,0 +1,186 @@
+import type { DeliveredMessage } from '@ricochet/protocol';
+import { BrokerError } from '@ricochet/protocol';
+import type { BrokerStore } from '../store/broker-store.js';
+import type { DeliveryLifecycle } from './delivery-lifecycle.js';
+import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import type { ReadySource, Subscriptions } from './ready-source.js';
+import { decodeReceiptHandle } from './receipt-handle.js';
+import { parseSubscriptions } from './subscriptions.js';
+import type { TimerService } from './timer-service.js';
+
+export interface ReceiveRequest {
+  readonly group: string;
+  readonly subscriptions: Readonly<Record<string, string>>;
+  readonly maxMessages: number;
+  readonly invisibleDurationMs: number;
+  /** How long an empty receive waits for a message (long polling); 0 answers at once. */
+  readonly awaitDurationMs: number;
+  readonly consumerId: string;
+  /** Aborts a waiting receive (the session closed); it then answers with no messages. */
+  readonly signal?: AbortSignal;
+}
+
+/** A receive waiting for messages. */
+interface Waiter {
+  /** Try to lease; answers the receive when something was leased. */
+  serve(): void;
+  /** Answer the receive with no messages. */
+  cancel(): void;
+}
+
+/** One failed item of an ack/nack/release batch. */
+export interface SettleFailure {
+  readonly index: number;
+  readonly error: BrokerError;
+}
+
+export interface SimpleConsumptionDeps {
+  readonly store: BrokerStore;
+  readonly groups: GroupRegistry;
+  readonly readySource: ReadySource;
+  readonly lifecycle: DeliveryLifecycle;
+  readonly timers: TimerService;
+}
+
+/** Simple consumers (S1–S5): receive with leases and long polling, ack, change invisibility. */
+export class SimpleConsumption {
+  readonly #deps: SimpleConsumptionDeps;
+  /** Waiting receives per group, served oldest first when the group wakes. */
+  readonly #waiters = new Map<GroupRuntime, Set<Waiter>>();
+  readonly #unsubscribeWake = new Map<GroupRuntime, () => void>();
+
+  constructor(deps: SimpleConsumptionDeps) {
+    this.#deps = deps;
+  }
+
+  /** Lease up to `maxMessages` Ready messages; wait up to `awaitDurationMs` for the first one. */
+  async receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
+    const group = this.#deps.groups.require(request.group);
+    if (group.config.consumeMode === 'broadcasting') {
+      throw BrokerError.of(
+        'BAD_REQUEST',
+        `group "${group.name}" is broadcasting; this broker serves clustering groups only`,
+        {
+          group: group.name,
+        },
+      );
+    }
+    const subscriptions = parseSubscriptions(request.subscriptions);
+    for (const topic of subscriptions.keys()) this.#deps.readySource.ensureCursor(group, topic);
+    const immediate = this.#lease(group, subscriptions, request);
+    if (immediate.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted) return immediate;
+    return this.#longPoll(group, subscriptions, request);
+  }
+
+  #lease(group: GroupRuntime, subscriptions: Subscriptions, request: ReceiveRequest): DeliveredMessage[] {
+    const delivered: DeliveredMessage[] = [];
+    const candidates = this.#deps.readySource.take(group, subscriptions, request.maxMessages);
+    for (const candidate of candidates) {
+      const message = this.#deps.lifecycle.leaseForSimple(
+        group,
+        candidate,
+        request.invisibleDurationMs,
+        request.consumerId,
+      );
+      if (message) delivered.push(message);
+    }
+    return delivered;
+  }
+
+  #longPoll(
+    group: GroupRuntime,
+    subscriptions: Subscriptions,
+    request: ReceiveRequest,
+  ): Promise<DeliveredMessage[]> {
+    return new Promise((resolve) => {
+      let finished = false;
+      const waiters = this.#waitersOf(group);
+      const finish = (messages: DeliveredMessage[]) => {
+        if (finished) return;
+        finished = true;
+        waiters.delete(waiter);
+        timer.cancel();
+        request.signal?.removeEventListener('abort', onAbort);
+        resolve(messages);
+      };
+      const waiter: Waiter = {
+        serve: () => {
+          const messages = this.#lease(group, subscriptions, request);
+          if (messages.length > 0) finish(messages);
+        },
+        cancel: () => finish([]),
+      };
+      const onAbort = () => finish([]);
+      // One last look at the deadline, then answer empty.
+      const timer = this.#deps.timers.setTimer(request.awaitDurationMs, () =>
+        finish(this.#lease(group, subscriptions, request)),
+      );
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      waiters.add(waiter);
+    });
+  }
+
+  #waitersOf(group: GroupRuntime): Set<Waiter> {
+    let waiters = this.#waiters.get(group);
+    if (!waiters) {
+      const created = new Set<Waiter>();
+      waiters = created;
+      this.#waiters.set(group, created);
+      this.#unsubscribeWake.set(
+        group,
+        group.onWake(() => {
+          for (const waiter of [...created]) waiter.serve();
+        }),
+      );
+    }
+    return waiters;
+  }
+
+  /** Commit leased messages (S3); answer after the commit is durable. */
+  async ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+    const failures: SettleFailure[] = [];
+    const touched = new Set<GroupRuntime>();
+    for (const [index, text] of receiptHandles.entries()) {
+      const handle = decodeReceiptHandle(text);
+      if (!handle) {
+        failures.push({
+          index,
+          error: BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued'),
+        });
+        continue;
+      }
+      const outcome = this.#deps.lifecycle.ack(handle);
+      if (!outcome.ok) failures.push({ index, error: outcome.error });
+      else {
+        const group = this.#deps.groups.get(handle.group);
+        if (group) touched.add(group);
+      }
+    }
+    for (const group of touched) this.#deps.groups.saveCounters(group);
+    await this.#deps.store.durable();
+    return failures;
+  }
+
+  /** Move a live lease's deadline (S4); the answer carries the new receipt handle. */
+  async changeInvisibleDuration(
+    receiptHandle: string,
+    invisibleDurationMs: number,
+  ): Promise<{ readonly messageId: string; readonly receiptHandle: string }> {
+    const handle = decodeReceiptHandle(receiptHandle);
+    if (!handle) throw BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued');
+    const outcome = this.#deps.lifecycle.changeInvisibility(handle, invisibleDurationMs);
+    if (!outcome.ok) throw outcome.error;
+    await this.#deps.store.durable();
+    return { messageId: outcome.messageId, receiptHandle: outcome.receiptHandle };
+  }
+
+  /** Answer every waiting receive with what it has (nothing): the broker is closing. */
+  close(): void {
+    for (const [group, waiters] of this.#waiters) {
+      for (const waiter of [...waiters]) waiter.cancel();
+      this.#unsubscribeWake.get(group)?.();
+    }
+    this.#waiters.clear();
+    this.#unsubscribeWake.clear();
+  }
+}

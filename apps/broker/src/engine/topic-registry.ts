@@ -1,0 +1,79 @@
+import { type Clock, DEFAULT_TOPIC_CONFIG, type TopicConfig } from '@ricochet/core';
+import { BrokerError, groupOfDlqTopic } from '@ricochet/protocol';
+import type { BrokerStore } from '../store/broker-store.js';
+import type { TopicRecord } from '../store/records.js';
+
+/** A topic as the engine holds it: its record and the next offset to hand out. */
+export interface TopicRuntime {
+  readonly name: string;
+  record: TopicRecord;
+  /** The offset the next appended message gets; everything below has been handed out. */
+  nextOffset: number;
+}
+
+/** Topics: their config, their offsets, and whether unknown ones may be created on first use. */
+export class TopicRegistry {
+  readonly #topics = new Map<string, TopicRuntime>();
+  readonly #store: BrokerStore;
+  readonly #clock: Clock;
+  readonly #autoCreate: boolean;
+
+  constructor(store: BrokerStore, clock: Clock, autoCreate: boolean) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#autoCreate = autoCreate;
+  }
+
+  /** Load every topic and recover its next offset from the last stored message. */
+  load(): void {
+    for (const record of this.#store.listTopics()) {
+      const last = this.#store.lastOffset(record.name);
+      this.#topics.set(record.name, {
+        name: record.name,
+        record,
+        nextOffset: last === undefined ? 0 : last + 1,
+      });
+    }
+  }
+
+  get(name: string): TopicRuntime | undefined {
+    return this.#topics.get(name);
+  }
+
+  list(): TopicRuntime[] {
+    return [...this.#topics.values()];
+  }
+
+  /**
+   * The topic a send or a subscription names. DLQ topics always exist once named (D1); other
+   * unknown topics are created with the default config when auto-creation is on.
+   * @throws BrokerError NOT_FOUND when the topic does not exist and may not be created.
+   */
+  require(name: string): TopicRuntime {
+    const existing = this.#topics.get(name);
+    if (existing) return existing;
+    if (!this.#autoCreate && groupOfDlqTopic(name) === undefined) {
+      throw BrokerError.of('NOT_FOUND', `topic "${name}" does not exist`, { topic: name });
+    }
+    return this.put(name, DEFAULT_TOPIC_CONFIG);
+  }
+
+  /** Create a topic or replace its config; its messages and offsets stay. */
+  put(name: string, config: TopicConfig): TopicRuntime {
+    const existing = this.#topics.get(name);
+    const record: TopicRecord = { name, config, createdAt: existing?.record.createdAt ?? this.#clock.now() };
+    void this.#store.putTopic(record);
+    if (existing) {
+      existing.record = record;
+      return existing;
+    }
+    const runtime: TopicRuntime = { name, record, nextOffset: 0 };
+    this.#topics.set(name, runtime);
+    return runtime;
+  }
+
+  /** Hand out the next offset of a topic. */
+  allocateOffset(topic: TopicRuntime): number {
+    return topic.nextOffset++;
+  }
+}

@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import {
+  BrokerError,
+  type BrokerFrame,
+  type ClientFrame,
+  decodeClientFrame,
+  ERROR_CODES,
+  encodeFrame,
+  PROTOCOL_VERSION,
+} from '@ricochet/protocol';
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { SettleFailure } from '../engine/simple-consumption.js';
+import { CLOSE_CODES } from './close-codes.js';
+
+export interface SessionOptions {
+  readonly engine: BrokerEngine;
+  readonly log: FastifyBaseLogger;
+  readonly authTokens: readonly string[];
+  readonly helloTimeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly maxFrameBytes: number;
+  /** Whether the broker still takes new work (false while draining). */
+  readonly accepting: () => boolean;
+}
+
+/**
+ * One client connection: the handshake, then one frame in, one answer out, per request. Every
+ * failure is answered on this session only: a malformed frame gets a `400` error frame and the
+ * session goes on; nothing a client sends can disturb another session.
+ */
+export class Session {
+  readonly id = randomUUID();
+  readonly #socket: WebSocket;
+  readonly #options: SessionOptions;
+  #clientId: string;
+  #phase: 'awaitingHello' | 'open' | 'closed' = 'awaitingHello';
+  readonly #helloTimer: NodeJS.Timeout;
+  /** Aborted when the session ends: long polls answer at once, nothing is sent afterwards. */
+  readonly #ended = new AbortController();
+  #inFlight = 0;
+  #idleWaiters: (() => void)[] = [];
+  /** Push subscriptions opened on this session; released when it ends (C2). */
+  readonly #subscriptionIds = new Set<number>();
+
+  constructor(socket: WebSocket, options: SessionOptions) {
+    this.#socket = socket;
+    this.#options = options;
+    this.#clientId = `session-${this.id.slice(0, 8)}`;
+    this.#helloTimer = setTimeout(() => {
+      this.#fail(
+        ERROR_CODES.BAD_REQUEST.code,
+        `no hello within ${options.helloTimeoutMs} ms`,
+        CLOSE_CODES.protocolError,
+      );
+    }, options.helloTimeoutMs);
+    this.#helloTimer.unref();
+    socket.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
+    socket.on('close', () => this.#onClose());
+    socket.on('error', (error) => options.log.debug({ err: error, session: this.id }, 'websocket error'));
+  }
+
+  /** Requests being worked on. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Resolves when no request is being worked on. */
+  whenIdle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Close the connection with `code` (the broker is going away). */
+  close(code: number = CLOSE_CODES.goingAway, reason = 'broker shutting down'): void {
+    if (this.#phase === 'closed') return;
+    this.#socket.close(code, reason);
+    this.#onClose();
+  }
+
+  #onMessage(data: unknown, isBinary: boolean): void {
+    if (this.#phase === 'closed') return;
+    if (!isBinary) {
+      this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'frames are binary WebSocket messages');
+      return;
+    }
+    const bytes = toBytes(data);
+    const decoded = decodeClientFrame(bytes);
+    if (!decoded.ok) {
+      const { id, message } = decoded.error;
+      this.#options.engine.metrics.rejected(decoded.error.code);
+      if (this.#phase === 'awaitingHello') {
+        this.#fail(decoded.error.code, `expected hello: ${message}`, CLOSE_CODES.protocolError);
+      } else {
+        this.#sendError(decoded.error.code, message, id);
+      }
+      return;
+    }
+    const frame = decoded.frame;
+    if (this.#phase === 'awaitingHello') {
+      this.#onHello(frame);
+      return;
+    }
+    this.#dispatch(frame);
+  }
+
+  #onHello(frame: ClientFrame): void {
+    if (frame.type !== 'hello') {
+      this.#fail(
+        ERROR_CODES.BAD_REQUEST.code,
+        `the first frame must be hello, got ${frame.type}`,
+        CLOSE_CODES.protocolError,
+      );
+      return;
+    }
+    clearTimeout(this.#helloTimer);
+    if (frame.protocolVersion !== PROTOCOL_VERSION) {
+      this.#fail(
+        ERROR_CODES.BAD_REQUEST.code,
+        `protocol version ${frame.protocolVersion} is not supported; this broker speaks ${PROTOCOL_VERSION}`,
+        CLOSE_CODES.protocolError,
+      );
+      return;
+    }
+    const tokens = this.#options.authTokens;
+    if (tokens.length > 0 && (frame.token === undefined || !tokens.includes(frame.token))) {
+      this.#fail(
+        ERROR_CODES.UNAUTHORIZED.code,
+        'the token is missing or not accepted',
+        CLOSE_CODES.policyViolation,
+      );
+      return;
+    }
+    if (!this.#options.accepting()) {
+      this.#fail(
+        ERROR_CODES.BROKER_UNAVAILABLE.code,
+        'the broker is shutting down',
+        CLOSE_CODES.tryAgainLater,
+      );
+      return;
+    }
+    if (frame.clientId !== undefined) this.#clientId = frame.clientId;
+    this.#phase = 'open';
+    this.#send({
+      type: 'welcome',
+      protocolVersion: PROTOCOL_VERSION,
+      sessionId: this.id,
+      maxBodyBytes: this.#options.maxBodyBytes,
+      maxFrameBytes: this.#options.maxFrameBytes,
+    });
+  }
+
+  #dispatch(frame: ClientFrame): void {
+    if (frame.type === 'hello') {
+      this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'hello was already received on this session');
+      return;
+    }
+    if (frame.type === 'credit') {
+      // Credit for a subscription of another session is ignored like an unknown one.
+      if (this.#subscriptionIds.has(frame.subscriptionId))
+        this.#options.engine.credit(frame.subscriptionId, frame.credits);
+      return;
+    }
+    const id = frame.id;
+    if (!this.#options.accepting()) {
+      this.#sendError(ERROR_CODES.BROKER_UNAVAILABLE.code, 'the broker is shutting down', id);
+      return;
+    }
+    this.#inFlight++;
+    this.#handle(frame)
+      .then((answer) => this.#send(answer))
+      .catch((error: unknown) => this.#sendFailure(error, id))
+      .finally(() => {
+        this.#inFlight--;
+        if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      });
+  }
+
+  async #handle(frame: Exclude<ClientFrame, { type: 'hello' | 'credit' }>): Promise<BrokerFrame> {
+    const engine = this.#options.engine;
+    switch (frame.type) {
+      case 'send':
+        return { type: 'sendResult', id: frame.id, receipts: await engine.send(frame.messages) };
+      case 'receive':
+        return {
+          type: 'messages',
+          id: frame.id,
+          messages: await engine.receive({
+            group: frame.group,
+            subscriptions: frame.subscriptions,
+            maxMessages: frame.maxMessages,
+            invisibleDurationMs: frame.invisibleDurationMs,
+            awaitDurationMs: frame.awaitDurationMs,
+            consumerId: this.#clientId,
+            signal: this.#ended.signal,
+          }),
+        };
+      case 'ack':
+        return {
+          type: 'settled',
+          id: frame.id,
+          failures: settleFailures(await engine.ack(frame.receiptHandles)),
+        };
+      case 'changeInvisibleDuration': {
+        const changed = await engine.changeInvisibleDuration(frame.receiptHandle, frame.invisibleDurationMs);
+        return { type: 'invisibilityChanged', id: frame.id, ...changed };
+      }
+      case 'subscribe': {
+        const subscriptionId = engine.subscribe({
+          group: frame.group,
+          subscriptions: frame.subscriptions,
+          maxCachedMessages: frame.maxCachedMessages,
+          consumerId: this.#clientId,
+          sink: (id, messages) => this.#send({ type: 'deliver', subscriptionId: id, messages }),
+        });
+        this.#subscriptionIds.add(subscriptionId);
+        return { type: 'subscribed', id: frame.id, subscriptionId };
+      }
+      case 'unsubscribe': {
+        if (
+          !this.#subscriptionIds.delete(frame.subscriptionId) ||
+          !engine.unsubscribe(frame.subscriptionId)
+        ) {
+          throw BrokerError.of('BAD_REQUEST', `no subscription ${frame.subscriptionId} on this session`);
+        }
+        return { type: 'ok', id: frame.id };
+      }
+      case 'nack':
+        return { type: 'settled', id: frame.id, failures: settleFailures(await engine.nack(frame.items)) };
+      case 'release':
+        return {
+          type: 'settled',
+          id: frame.id,
+          failures: settleFailures(await engine.release(frame.receiptHandles)),
+        };
+    }
+  }
+
+  #sendFailure(error: unknown, id: number): void {
+    if (error instanceof BrokerError) {
+      this.#options.engine.metrics.rejected(error.code);
+      this.#sendError(error.code, error.message, id, error.details);
+      return;
+    }
+    this.#options.log.error({ err: error, session: this.id }, 'request failed');
+    this.#options.engine.metrics.rejected(ERROR_CODES.INTERNAL_ERROR.code);
+    this.#sendError(ERROR_CODES.INTERNAL_ERROR.code, 'the broker failed to handle the request', id);
+  }
+
+  #sendError(
+    code: number,
+    message: string,
+    id?: number,
+    details?: Readonly<Record<string, string | number | boolean>>,
+  ): void {
+    this.#send({
+      type: 'error',
+      ...(id === undefined ? {} : { id }),
+      code,
+      message,
+      ...(details === undefined ? {} : { details: { ...details } }),
+    });
+  }
+
+  /** Answer with an error, then close: used when the session cannot go on. */
+  #fail(code: number, message: string, closeCode: number): void {
+    this.#sendError(code, message);
+    this.close(closeCode, message.slice(0, 120));
+  }
+
+  #send(frame: BrokerFrame): void {
+    if (this.#phase === 'closed' || this.#socket.readyState !== this.#socket.OPEN) return;
+    this.#socket.send(encodeFrame(frame));
+  }
+
+  #onClose(): void {
+    if (this.#phase === 'closed') return;
+    this.#phase = 'closed';
+    clearTimeout(this.#helloTimer);
+    this.#ended.abort();
+    // C2: a consumer that disconnects releases its inflight messages.
+    this.#options.engine.endSubscriptions([...this.#subscriptionIds]);
+    this.#subscriptionIds.clear();
+  }
+}
+
+function settleFailures(failures: readonly SettleFailure[]) {
+  return failures.map(({ index, error }) => ({
+    index,
+    code: error.code,
+    message: error.message,
+    ...(error.details === undefined ? {} : { details: { ...error.details } }),
+  }));
+}
+
+function toBytes(data: unknown): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (Array.isArray(data)) return Buffer.concat(data as Buffer[]);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array();
+}

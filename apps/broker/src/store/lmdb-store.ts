@@ -1,0 +1,286 @@
+import { mkdirSync } from 'node:fs';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import type { FlushPolicy } from '../config.js';
+import type { BrokerStore } from './broker-store.js';
+import { PendingOverlay } from './pending-overlay.js';
+import type {
+  CursorRecord,
+  DeliveryAddress,
+  DeliveryRecord,
+  GroupCounters,
+  GroupRecord,
+  HistoryRecord,
+  MessageLocation,
+  ScheduleEntry,
+  ScheduleKey,
+  StoredMessage,
+  TopicRecord,
+} from './records.js';
+
+/** Options of {@link openLmdbStore}. */
+export interface LmdbStoreOptions {
+  /** The data directory; created if missing. */
+  readonly path: string;
+  /** @default 'fsync' */
+  readonly flushPolicy?: FlushPolicy;
+  /** Called once for every write that fails (e.g. disk full), with the error. */
+  readonly onWriteError?: (error: unknown) => void;
+}
+
+/** Bumped when the layout of keys or values changes incompatibly. */
+const LAYOUT_VERSION = 1;
+
+/**
+ * The embedded store: one LMDB environment in the data directory, one named database per kind of
+ * record, keys ordered so that every scan the engine needs is a range read.
+ *
+ * | database   | key                              | value           |
+ * |------------|----------------------------------|-----------------|
+ * | meta       | name                             | any             |
+ * | topics     | topic                            | TopicRecord     |
+ * | groups     | group                            | GroupRecord     |
+ * | cursors    | [group, topic]                   | CursorRecord    |
+ * | counters   | group                            | GroupCounters   |
+ * | messages   | [topic, offset]                  | StoredMessage   |
+ * | messageIds | messageId                        | MessageLocation |
+ * | deliveries | [group, topic, offset]           | DeliveryRecord  |
+ * | schedule   | [group, dueAtMs, topic, offset]  | ScheduleEntry   |
+ * | history    | [messageId, group, lease]        | HistoryRecord   |
+ */
+export function openLmdbStore(options: LmdbStoreOptions): BrokerStore {
+  mkdirSync(options.path, { recursive: true });
+  return new LmdbStore(options);
+}
+
+class LmdbStore implements BrokerStore {
+  readonly #root: RootDatabase;
+  readonly #meta: Database;
+  readonly #topics: Database<TopicRecord, string>;
+  readonly #groups: Database<GroupRecord, string>;
+  readonly #cursors: Database<CursorRecord, [string, string]>;
+  readonly #counters: Database<GroupCounters, string>;
+  readonly #messages: Database<StoredMessage, [string, number]>;
+  readonly #messageIds: Database<MessageLocation, string>;
+  readonly #deliveries: Database<DeliveryRecord, [string, string, number]>;
+  readonly #schedule: Database<ScheduleEntry, [string, number, string, number]>;
+  readonly #history: Database<HistoryRecord, [string, string, number]>;
+  readonly #flushPolicy: FlushPolicy;
+  readonly #onWriteError: (error: unknown) => void;
+  readonly #pendingDeliveries = new PendingOverlay<DeliveryRecord>();
+  #failedWrites = 0;
+
+  constructor(options: LmdbStoreOptions) {
+    this.#flushPolicy = options.flushPolicy ?? 'fsync';
+    this.#onWriteError = options.onWriteError ?? (() => {});
+    // overlappingSync (the default on Linux/macOS) lets the fsync of one commit run while the next
+    // transaction is being built; `flushed` tells when a commit is on disk. Together with
+    // lmdb-js's event-turn batching this is group commit: many sends share one transaction and one
+    // fsync, and each is answered only after its fsync.
+    // noSubdir: false — lmdb-js would otherwise treat a path with a dot in it as a file name.
+    this.#root = open({ path: options.path, noSubdir: false, maxDbs: 16, overlappingSync: true });
+    const db = <TValue, TKey extends import('lmdb').Key>(name: string) =>
+      this.#root.openDB<TValue, TKey>({ name, encoding: 'msgpack' });
+    this.#meta = db('meta');
+    this.#topics = db('topics');
+    this.#groups = db('groups');
+    this.#cursors = db('cursors');
+    this.#counters = db('counters');
+    this.#messages = db('messages');
+    this.#messageIds = db('messageIds');
+    this.#deliveries = db('deliveries');
+    this.#schedule = db('schedule');
+    this.#history = db('history');
+    this.#checkLayout();
+  }
+
+  #checkLayout(): void {
+    const found = this.#meta.get('layoutVersion') as number | undefined;
+    if (found === undefined) {
+      this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
+    } else if (found !== LAYOUT_VERSION) {
+      throw new Error(
+        `data directory has layout version ${found}; this broker reads version ${LAYOUT_VERSION}`,
+      );
+    }
+  }
+
+  #track(write: Promise<boolean>): Promise<void> {
+    const done = write.then(
+      () => undefined,
+      (error: unknown) => {
+        this.#failedWrites++;
+        this.#onWriteError(error);
+        throw error;
+      },
+    );
+    // The caller may ignore the promise; the failure is already counted and reported.
+    done.catch(() => {});
+    return done;
+  }
+
+  listTopics(): TopicRecord[] {
+    return [...this.#topics.getRange({})].map(({ value }) => value);
+  }
+  putTopic(record: TopicRecord): Promise<void> {
+    return this.#track(this.#topics.put(record.name, record));
+  }
+
+  listGroups(): GroupRecord[] {
+    return [...this.#groups.getRange({})].map(({ value }) => value);
+  }
+  putGroup(record: GroupRecord): Promise<void> {
+    return this.#track(this.#groups.put(record.name, record));
+  }
+  listCursors(): CursorRecord[] {
+    return [...this.#cursors.getRange({})].map(({ value }) => value);
+  }
+  putCursor(record: CursorRecord): Promise<void> {
+    return this.#track(this.#cursors.put([record.group, record.topic], record));
+  }
+  listGroupCounters(): GroupCounters[] {
+    return [...this.#counters.getRange({})].map(({ value }) => value);
+  }
+  putGroupCounters(record: GroupCounters): Promise<void> {
+    return this.#track(this.#counters.put(record.group, record));
+  }
+
+  lastOffset(topic: string): number | undefined {
+    for (const key of this.#messages.getKeys({
+      start: [topic, Number.MAX_SAFE_INTEGER],
+      end: [topic, -1],
+      reverse: true,
+      limit: 1,
+    })) {
+      return key[1];
+    }
+    return undefined;
+  }
+  appendMessage(message: StoredMessage): Promise<void> {
+    return this.#track(this.#messages.put([message.topic, message.offset], message));
+  }
+  readMessages(topic: string, fromOffset: number, limit: number): StoredMessage[] {
+    const messages: StoredMessage[] = [];
+    for (const { value } of this.#messages.getRange({
+      start: [topic, fromOffset],
+      end: [topic, Number.MAX_SAFE_INTEGER],
+      limit,
+    })) {
+      messages.push(value);
+    }
+    return messages;
+  }
+  getMessage(topic: string, offset: number): StoredMessage | undefined {
+    return this.#messages.get([topic, offset]);
+  }
+  locateMessage(messageId: string): MessageLocation | undefined {
+    return this.#messageIds.get(messageId);
+  }
+  putMessageLocation(messageId: string, location: MessageLocation): Promise<void> {
+    return this.#track(this.#messageIds.put(messageId, location));
+  }
+
+  getDelivery(address: DeliveryAddress): DeliveryRecord | undefined {
+    const pending = this.#pendingDeliveries.read(deliveryKeyString(address));
+    if (pending.hit) return pending.value;
+    return this.#deliveries.get(deliveryKey(address));
+  }
+  putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void> {
+    const write = this.#track(this.#deliveries.put(deliveryKey(address), record));
+    this.#pendingDeliveries.track(deliveryKeyString(address), record, write);
+    return write;
+  }
+  deleteDelivery(address: DeliveryAddress): Promise<void> {
+    const write = this.#track(this.#deliveries.remove(deliveryKey(address)));
+    this.#pendingDeliveries.track(deliveryKeyString(address), undefined, write);
+    return write;
+  }
+  *scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }> {
+    for (const { key, value } of this.#deliveries.getRange({})) {
+      yield { address: { group: key[0], topic: key[1], offset: key[2] }, record: value };
+    }
+  }
+
+  putSchedule(key: ScheduleKey, entry: ScheduleEntry): Promise<void> {
+    return this.#track(this.#schedule.put([...key], entry));
+  }
+  deleteSchedule(key: ScheduleKey): Promise<void> {
+    return this.#track(this.#schedule.remove([...key]));
+  }
+  listScheduleGroups(): string[] {
+    // Jump from group to group: after reading one group's first key, continue past its last
+    // possible key, so the scan costs one read per group, not one per entry.
+    const groups: string[] = [];
+    let start: [string] | [string, number] = [''];
+    for (let guard = 0; guard < 1_000_000; guard++) {
+      let next: string | undefined;
+      for (const key of this.#schedule.getKeys({ start, limit: 1 })) next = key[0];
+      if (next === undefined) break;
+      groups.push(next);
+      start = [next, Number.POSITIVE_INFINITY];
+    }
+    return groups;
+  }
+  firstSchedule(group: string): ScheduleKey | undefined {
+    for (const key of this.#schedule.getKeys({
+      start: [group, Number.NEGATIVE_INFINITY],
+      end: [group, Number.POSITIVE_INFINITY],
+      limit: 1,
+    })) {
+      return key;
+    }
+    return undefined;
+  }
+  readDueSchedule(group: string, nowMs: number, limit: number): { key: ScheduleKey; entry: ScheduleEntry }[] {
+    const due: { key: ScheduleKey; entry: ScheduleEntry }[] = [];
+    // Keys sort [group, dueAtMs, topic, offset]; every key of a due time `nowMs` sorts below [group, nowMs + 1].
+    for (const { key, value } of this.#schedule.getRange({
+      start: [group, Number.NEGATIVE_INFINITY],
+      end: [group, Math.floor(nowMs) + 1],
+      limit,
+    })) {
+      due.push({ key, entry: value });
+    }
+    return due;
+  }
+  countSchedule(group: string): number {
+    return this.#schedule.getKeysCount({
+      start: [group, Number.NEGATIVE_INFINITY],
+      end: [group, Number.POSITIVE_INFINITY],
+    });
+  }
+
+  appendHistory(messageId: string, record: HistoryRecord & { readonly lease: number }): Promise<void> {
+    const { lease, ...history } = record;
+    return this.#track(this.#history.put([messageId, record.group, lease], history));
+  }
+  readHistory(messageId: string): HistoryRecord[] {
+    const records: HistoryRecord[] = [];
+    for (const { value } of this.#history.getRange({ start: [messageId], end: [messageId, '\uffff'] })) {
+      records.push(value);
+    }
+    return records;
+  }
+
+  async committed(): Promise<void> {
+    await this.#root.committed;
+  }
+
+  async durable(): Promise<void> {
+    const failedBefore = this.#failedWrites;
+    await (this.#flushPolicy === 'fsync' ? this.#root.flushed : this.#root.committed);
+    if (this.#failedWrites !== failedBefore) throw new Error('a write in this commit failed');
+  }
+
+  async close(): Promise<void> {
+    await this.#root.flushed;
+    await this.#root.close();
+  }
+}
+
+function deliveryKey(address: DeliveryAddress): [string, string, number] {
+  return [address.group, address.topic, address.offset];
+}
+
+function deliveryKeyString(address: DeliveryAddress): string {
+  return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
+}

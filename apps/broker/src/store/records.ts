@@ -1,0 +1,126 @@
+import type { GroupConfig, PushState, SimpleState, TopicConfig } from '@ricochet/core';
+
+/** A message as the store keeps it: the sent fields plus its place in the log. */
+export interface StoredMessage {
+  readonly messageId: string;
+  readonly topic: string;
+  readonly offset: number;
+  readonly tag?: string;
+  readonly keys?: readonly string[];
+  readonly messageGroup?: string;
+  readonly properties?: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  readonly bornAt: number;
+  /** When the broker stored it (its clock). */
+  readonly storedAt: number;
+  /** A delay message is invisible to every group until this time (T1). */
+  readonly deliverAt?: number;
+  /** Present on the copies in a `%DLQ%<group>` topic (D1). */
+  readonly deadLetter?: DeadLetterRecord;
+}
+
+/** Where a dead-lettered message came from and why it ended here (D1). */
+export interface DeadLetterRecord {
+  readonly group: string;
+  readonly originTopic: string;
+  readonly originOffset: number;
+  /** Deliveries that counted toward `maxRetries`. */
+  readonly attempts: number;
+  readonly reason: string;
+  readonly deadLetteredAt: number;
+  /** The last lease number the group used, so a redriven message's new leases never repeat one. */
+  readonly lastLease: number;
+  /** Set once the message has been redriven to its origin topic (D2); it then leaves DLQ listings. */
+  readonly redrivenAt?: number;
+}
+
+/** The message-id index: where a message lives, for dedup (R3) and the admin API. */
+export interface MessageLocation {
+  readonly topic: string;
+  readonly offset: number;
+  readonly storedAt: number;
+}
+
+export interface TopicRecord {
+  readonly name: string;
+  readonly config: TopicConfig;
+  readonly createdAt: number;
+}
+
+export interface GroupRecord {
+  readonly name: string;
+  readonly config: GroupConfig;
+  readonly createdAt: number;
+}
+
+/** A group's progress through one topic: every offset below `nextOffset` has been dispatched. */
+export interface CursorRecord {
+  readonly group: string;
+  readonly topic: string;
+  readonly nextOffset: number;
+}
+
+/** Counters of a group that must survive restarts. */
+export interface GroupCounters {
+  readonly group: string;
+  readonly committed: number;
+  readonly deadLettered: number;
+  readonly redriven: number;
+}
+
+/**
+ * The lifecycle state of one message for one group, from its first delivery until it is
+ * committed or dead-lettered. `consumer` says which of core's machines drives it.
+ */
+export type DeliveryRecord =
+  | {
+      readonly consumer: 'push';
+      readonly state: PushState;
+      readonly scheduleKey?: ScheduleKey;
+      readonly consumerId?: string;
+      readonly deliveredAt?: number;
+    }
+  | {
+      readonly consumer: 'simple';
+      readonly state: SimpleState;
+      readonly scheduleKey?: ScheduleKey;
+      readonly consumerId?: string;
+      readonly deliveredAt?: number;
+    };
+
+/** The address of a message for one group. */
+export interface DeliveryAddress {
+  readonly group: string;
+  readonly topic: string;
+  readonly offset: number;
+}
+
+/**
+ * A time-ordered schedule key: entries of one group sort by due time, so "what is due" is a range
+ * scan and the earliest entry is the first key. A message has at most one pending entry per
+ * group, so topic and offset make the key unique.
+ */
+export type ScheduleKey = readonly [group: string, dueAtMs: number, topic: string, offset: number];
+
+/** What falls due at a schedule key. */
+export type ScheduleEntry =
+  /** A WaitingRetry message's delay ends (P1, P3). */
+  | { readonly kind: 'retryDue' }
+  /** A simple consumer's lease ends unacked (S2). */
+  | { readonly kind: 'leaseExpiry'; readonly lease: number }
+  /** A delay message becomes visible to this group (T1). */
+  | { readonly kind: 'delayDue' };
+
+/** The outcome of one delivery, for `GET /v1/messages/:messageId`. */
+export interface HistoryRecord {
+  readonly group: string;
+  readonly topic: string;
+  readonly offset: number;
+  readonly deliveryAttempt: number;
+  readonly consumer: 'push' | 'simple';
+  readonly consumerId?: string;
+  readonly deliveredAt: number;
+  readonly settledAt: number;
+  readonly result: 'committed' | 'failed' | 'timedOut' | 'leaseExpired' | 'released' | 'deadLettered';
+  readonly reason?: string;
+}

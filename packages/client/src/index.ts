@@ -1,0 +1,26 @@
+export { CLIENT_ERROR_CODES, ClientError, type ClientErrorCode } from './client-error.js';
+export {
+  ANSWER_TYPES,
+  type AnswerFrame,
+  type CloseOptions,
+  Connection,
+  type ConnectionOptions,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type OneWayFrame,
+  type RequestFrameInput,
+  type RequestOptions,
+  type SessionInfo,
+  type UnsolicitedFrames,
+  type UnsolicitedFrameType,
+} from './connection.js';
+export type { ConnectionState, ConnectionStatus } from './connection-status.js';
+export { createMessageId } from './message-id.js';
+export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
+export type {
+  WebSocketCloseEvent,
+  WebSocketConstructor,
+  WebSocketErrorEvent,
+  WebSocketLike,
+  WebSocketMessageEvent,
+} from './web-socket.js';

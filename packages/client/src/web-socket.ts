@@ -1,0 +1,71 @@
+/** The event a {@link WebSocketLike} passes to `onmessage`. */
+export interface WebSocketMessageEvent {
+  /** `ArrayBuffer` (standard WebSocket, `binaryType = 'arraybuffer'`) or a Node `Buffer` (ws). */
+  readonly data: unknown;
+}
+
+/** The event a {@link WebSocketLike} passes to `onclose`. */
+export interface WebSocketCloseEvent {
+  readonly code: number;
+  readonly reason: string;
+}
+
+/** The event a {@link WebSocketLike} passes to `onerror`; ws adds the `Error`, browsers give nothing. */
+export interface WebSocketErrorEvent {
+  readonly error?: unknown;
+  readonly message?: string;
+}
+
+/**
+ * The part of the standard WebSocket API the client uses. Browsers, Deno, Bun, Node ≥ 22 and the
+ * `ws` package all provide it. The handlers take `never` so that every implementation's own event
+ * types fit; the client reads only the fields declared above.
+ */
+export interface WebSocketLike {
+  binaryType: string;
+  readonly readyState: number;
+  /** The subprotocol the server selected; `''` when it selected none. */
+  readonly protocol: string;
+  onopen: ((event: never) => void) | null;
+  onmessage: ((event: never) => void) | null;
+  onclose: ((event: never) => void) | null;
+  onerror: ((event: never) => void) | null;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+/** A WebSocket constructor: the standard one, `ws`'s, or a test double. */
+export type WebSocketConstructor = new (url: string, protocols: string | string[]) => WebSocketLike;
+
+/** The `readyState` of a closed socket in every implementation. */
+export const WEB_SOCKET_CLOSED = 3;
+
+/** A WebSocket implementation and the `binaryType` that avoids copies with it. */
+export interface WebSocketImplementation {
+  readonly create: WebSocketConstructor;
+  readonly binaryType: 'arraybuffer' | 'nodebuffer';
+}
+
+/**
+ * The runtime's WebSocket: `globalThis.WebSocket` where there is one (browsers, Deno, Bun,
+ * Node ≥ 22), else the `ws` package. `ws` is imported dynamically so browser bundles never load it.
+ */
+export async function loadWebSocket(): Promise<WebSocketImplementation> {
+  const native = (globalThis as { WebSocket?: unknown }).WebSocket;
+  if (typeof native === 'function') {
+    return { create: native as WebSocketConstructor, binaryType: 'arraybuffer' };
+  }
+  const { default: ws } = await import('ws');
+  // ws hands binary messages over as Buffers that view its receive buffer: no copy per message.
+  return { create: ws, binaryType: 'nodebuffer' };
+}
+
+/**
+ * The bytes of a binary message, without copying: a `Uint8Array` (a Node `Buffer` included) as it
+ * is, an `ArrayBuffer` viewed. `undefined` for anything else, such as a text message.
+ */
+export function messageBytes(data: unknown): Uint8Array | undefined {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return undefined;
+}

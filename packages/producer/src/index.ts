@@ -1,0 +1,11 @@
+export { ClientError, type ClientErrorCode, type ConnectionStatus } from '@ricochet/client';
+export { BrokerError, RicochetError } from '@ricochet/protocol';
+export type { ProducerMessage } from './outgoing-message.js';
+export {
+  DEFAULT_MAX_ATTEMPTS,
+  Producer,
+  type ProducerCloseOptions,
+  type ProducerOptions,
+  type SendOptions,
+  type SendResult,
+} from './producer.js';

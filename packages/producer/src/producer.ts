@@ -1,0 +1,365 @@
+import {
+  ClientError,
+  Connection,
+  type ConnectionStatus,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type WebSocketConstructor,
+} from '@ricochet/client';
+import { ExponentialBackoff, type ExponentialBackoffOptions } from '@ricochet/core';
+import {
+  BrokerError,
+  DEFAULT_MAX_BODY_BYTES,
+  ERROR_CODES,
+  MAX_SEND_BATCH_MESSAGES,
+  RicochetError,
+  type SendResultFrame,
+} from '@ricochet/protocol';
+import { type PreparedMessage, type ProducerMessage, prepareMessage } from './outgoing-message.js';
+import { batchByteLimit, takeBatch } from './send-batch.js';
+
+/** How many times a message is tried unless told otherwise, the first try included (R2). */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Options of {@link Producer}. */
+export interface ProducerOptions {
+  /** The broker's base URL, `ws://host:port` or `wss://host:port`. Required. */
+  readonly endpoint: string;
+  /** The auth token sent in `hello`. @default undefined (no token) */
+  readonly token?: string;
+  /** A name for this producer in the broker's logs. @default undefined */
+  readonly clientId?: string;
+  /**
+   * How many times a message is tried, the first try included (R2). Network failures, timeouts
+   * and retryable broker codes are retried at once; `530 TOO_MANY_REQUESTS` after a backoff.
+   * @default 3
+   */
+  readonly maxAttempts?: number;
+  /**
+   * How long one attempt waits for the broker's receipt, time spent waiting for a reconnect
+   * included; a timed-out attempt is retried like a network failure. @default 30000 (ms)
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * The backoff before retrying a message the broker throttled with `530` (R2), kept per message.
+   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max)
+   */
+  readonly retryBackoff?: ExponentialBackoffOptions;
+  /**
+   * The reconnect backoff of the connection (C1).
+   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
+   */
+  readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
+  readonly webSocket?: WebSocketConstructor;
+  /** See `ConnectionOptions.onProtocolError`. @default console.warn */
+  readonly onProtocolError?: (error: ClientError) => void;
+}
+
+/** What `send` resolves with once the broker has stored the message durably (R1). */
+export interface SendResult {
+  readonly messageId: string;
+  /** The message's position in its topic's log. */
+  readonly offset: number;
+}
+
+/** Options of {@link Producer.send}. */
+export interface SendOptions {
+  /**
+   * Stops waiting: `send` rejects with `ABORTED` and no further attempt is made. An attempt
+   * already on the wire cannot be called back, so the message may still be stored.
+   * @default undefined
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link Producer.close}. */
+export interface ProducerCloseOptions {
+  /**
+   * How long pending sends (queued, waiting out a backoff, or on the wire) may still complete
+   * before they fail with `CLIENT_CLOSED`. @default 5000 (ms)
+   */
+  readonly drainTimeoutMs?: number;
+}
+
+/** Where one message stands. */
+type PendingState = 'queued' | 'onTheWire' | 'backingOff' | 'settled';
+
+interface PendingSend extends PreparedMessage {
+  state: PendingState;
+  attempts: number;
+  /** Created at the first `530`; each message backs off on its own schedule (R2). */
+  backoff: ExponentialBackoff | undefined;
+  retryTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+  readonly resolve: (result: SendResult) => void;
+  readonly reject: (error: RicochetError) => void;
+}
+
+/**
+ * Sends messages to a broker with RocketMQ 5's producer semantics: a send resolves only on the
+ * broker's durable receipt (R1); failures are retried up to `maxAttempts` with the same
+ * `messageId` (R2, R3), throttling (`530`) after an exponential backoff; sends made in the same
+ * tick travel together in one `send` frame, each with its own receipt.
+ *
+ * @example
+ * await using producer = new Producer({ endpoint: 'ws://127.0.0.1:7720' });
+ * await producer.start();
+ * const { messageId, offset } = await producer.send({ topic: 'orders', body: '{"orderId":1042}' });
+ * @see DESIGN.md §3 R1–R4, C1
+ */
+export class Producer {
+  readonly #connection: Connection;
+  readonly #maxAttempts: number;
+  readonly #requestTimeoutMs: number;
+  readonly #retryBackoff: ExponentialBackoffOptions;
+  /** Messages waiting to be put in a frame, in send order. */
+  readonly #queue: PendingSend[] = [];
+  /** Every message not yet settled, wherever it is. */
+  readonly #pending = new Set<PendingSend>();
+  #flushScheduled = false;
+  #started = false;
+  #closing: Promise<void> | undefined;
+  #onIdle: (() => void) | undefined;
+
+  /** @throws RicochetError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
+  constructor(options: ProducerOptions) {
+    this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1)) {
+      throw new RicochetError(
+        ERROR_CODES.BAD_REQUEST.code,
+        `maxAttempts must be an integer >= 1, got ${this.#maxAttempts}`,
+      );
+    }
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.#retryBackoff = options.retryBackoff ?? {};
+    // Fail on bad backoff settings now, not at the first 530.
+    new ExponentialBackoff(this.#retryBackoff);
+    this.#connection = new Connection({
+      endpoint: options.endpoint,
+      requestTimeoutMs: this.#requestTimeoutMs,
+      ...(options.token === undefined ? {} : { token: options.token }),
+      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
+      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
+      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
+    });
+  }
+
+  /** The connection's current status. */
+  get connectionStatus(): ConnectionStatus {
+    return this.#connection.currentStatus;
+  }
+
+  /** The connection's status changes from now on, ending when the producer closes. */
+  status(): AsyncIterable<ConnectionStatus> {
+    return this.#connection.status();
+  }
+
+  /**
+   * Connect to the broker. Failed attempts are retried with the reconnect backoff until one
+   * succeeds or the broker refuses the handshake with a non-retryable code. `send` starts the
+   * producer by itself when needed; calling `start` first surfaces connection problems early.
+   *
+   * @param options.signal - stops waiting (`ABORTED`); call `close()` to stop connecting.
+   * @throws BrokerError with the broker's code, e.g. `401`, when the handshake is refused.
+   * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires.
+   */
+  start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+    if (this.#closing !== undefined) {
+      return Promise.reject(new ClientError('CLIENT_CLOSED', 'the producer is closed'));
+    }
+    this.#started = true;
+    return this.#connection.connect(options);
+  }
+
+  /**
+   * Send one message; resolves once the broker has stored it durably (R1).
+   *
+   * @throws RicochetError `400` for a malformed message and `413` for a body over the broker's
+   *   `maxBodyBytes`, both before any I/O.
+   * @throws BrokerError with the broker's code: at once for non-retryable codes (400, 401, 403,
+   *   404, 409, 413, unknown codes), or the last one after `maxAttempts`.
+   * @throws ClientError `TIMEOUT` or `CONNECTION_CLOSED` after `maxAttempts`; `ABORTED` when
+   *   `signal` fires; `CLIENT_CLOSED` after `close()`.
+   */
+  send(input: ProducerMessage, options: SendOptions = {}): Promise<SendResult> {
+    if (this.#closing !== undefined) {
+      return Promise.reject(new ClientError('CLIENT_CLOSED', 'the producer is closed'));
+    }
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(abortedError(signal));
+    let prepared: PreparedMessage;
+    try {
+      // Until the first welcome the broker's limit is unknown; its default is the best guess,
+      // and the broker itself answers 413 for a body over a smaller limit.
+      const maxBodyBytes = this.#connection.session?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+      prepared = prepareMessage(input, maxBodyBytes, Date.now());
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!this.#started) {
+      // A connection failure reaches this send through its request; nothing to report here.
+      this.start().catch(() => {});
+    }
+    return new Promise((resolve, reject) => {
+      const pending: PendingSend = {
+        ...prepared,
+        state: 'queued',
+        attempts: 0,
+        backoff: undefined,
+        retryTimer: undefined,
+        signal,
+        onAbort: () => {
+          if (signal) this.#settle(pending, abortedError(signal));
+        },
+        resolve,
+        reject,
+      };
+      signal?.addEventListener('abort', pending.onAbort, { once: true });
+      this.#pending.add(pending);
+      this.#enqueue(pending);
+    });
+  }
+
+  /**
+   * Stop taking sends, let pending ones complete for up to `drainTimeoutMs` (retries included),
+   * fail the rest with `CLIENT_CLOSED`, and close the connection. Idempotent.
+   */
+  close(options: ProducerCloseOptions = {}): Promise<void> {
+    this.#closing ??= this.#shutdown(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    return this.#closing;
+  }
+
+  /** Same as {@link close} with its defaults, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #shutdown(drainTimeoutMs: number): Promise<void> {
+    if (this.#pending.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainTimeoutMs);
+        this.#onIdle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#onIdle = undefined;
+    }
+    const closedError = new ClientError(
+      'CLIENT_CLOSED',
+      'the producer was closed before the broker stored the message',
+    );
+    for (const pending of [...this.#pending]) this.#settle(pending, closedError);
+    // Nothing of ours is left on the wire, so the connection needs no drain of its own.
+    await this.#connection.close({ drainTimeoutMs: 0 });
+  }
+
+  #enqueue(pending: PendingSend): void {
+    pending.state = 'queued';
+    this.#queue.push(pending);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    // Sends made in the same tick share a frame: the flush runs after the current job's
+    // synchronous code and the microtasks it queued.
+    queueMicrotask(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const maxBytes = batchByteLimit(this.#connection.session?.maxFrameBytes);
+    while (this.#queue.length > 0) {
+      const batch = takeBatch(this.#queue, MAX_SEND_BATCH_MESSAGES, maxBytes).filter(
+        // Aborted while queued: settled already, but still in the queue.
+        (pending) => pending.state === 'queued',
+      );
+      if (batch.length > 0) this.#sendBatch(batch);
+    }
+  }
+
+  #sendBatch(batch: readonly PendingSend[]): void {
+    for (const pending of batch) {
+      pending.state = 'onTheWire';
+      pending.attempts += 1;
+    }
+    this.#connection
+      .request(
+        { type: 'send', messages: batch.map((pending) => pending.message) },
+        { timeoutMs: this.#requestTimeoutMs },
+      )
+      .then(
+        (result) => this.#onReceipts(batch, result),
+        (error: unknown) => {
+          const failure = toRicochetError(error);
+          for (const pending of batch) this.#onFailure(pending, failure);
+        },
+      );
+  }
+
+  #onReceipts(batch: readonly PendingSend[], result: SendResultFrame): void {
+    batch.forEach((pending, index) => {
+      const receipt = result.receipts[index];
+      if (receipt === undefined || receipt.messageId !== pending.message.messageId) {
+        this.#onFailure(
+          pending,
+          new ClientError(
+            'PROTOCOL_ERROR',
+            `receipt ${index} of the sendResult does not belong to message ${pending.message.messageId}`,
+          ),
+        );
+      } else if (receipt.ok) {
+        this.#settle(pending, { messageId: receipt.messageId, offset: receipt.offset });
+      } else {
+        const { code, message, details } = receipt.error;
+        this.#onFailure(pending, new BrokerError(code, message, details === undefined ? {} : { details }));
+      }
+    });
+  }
+
+  /**
+   * R2: retry a retryable failure while attempts remain, at once, or after the message's own
+   * backoff for `530`; otherwise fail with this (the last) error, its code intact. The message
+   * keeps its id on every attempt (R3), so a retry of a send that was in fact stored is answered
+   * with the original receipt.
+   */
+  #onFailure(pending: PendingSend, error: RicochetError): void {
+    if (pending.state !== 'onTheWire') return;
+    if (!error.retryable || pending.attempts >= this.#maxAttempts) {
+      this.#settle(pending, error);
+      return;
+    }
+    if (error.code === ERROR_CODES.TOO_MANY_REQUESTS.code) {
+      pending.backoff ??= new ExponentialBackoff(this.#retryBackoff);
+      pending.state = 'backingOff';
+      pending.retryTimer = setTimeout(() => {
+        pending.retryTimer = undefined;
+        this.#enqueue(pending);
+      }, pending.backoff.nextDelayMs());
+      return;
+    }
+    this.#enqueue(pending);
+  }
+
+  /** Resolve or reject `pending` once; later outcomes of its attempts are ignored. */
+  #settle(pending: PendingSend, outcome: SendResult | RicochetError): void {
+    if (pending.state === 'settled') return;
+    pending.state = 'settled';
+    clearTimeout(pending.retryTimer);
+    pending.signal?.removeEventListener('abort', pending.onAbort);
+    this.#pending.delete(pending);
+    if (outcome instanceof RicochetError) pending.reject(outcome);
+    else pending.resolve(outcome);
+    if (this.#pending.size === 0) this.#onIdle?.();
+  }
+}
+
+function abortedError(signal: AbortSignal): ClientError {
+  return new ClientError('ABORTED', 'the send was aborted', { cause: signal.reason });
+}
+
+function toRicochetError(error: unknown): RicochetError {
+  if (error instanceof RicochetError) return error;
+  return new ClientError('CONNECTION_CLOSED', 'the send failed', { cause: error });
+}

@@ -1,0 +1,351 @@
+import {
+  ClientError,
+  Connection,
+  type ConnectionStatus,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  ReceivedMessage,
+  receiptHandleOf,
+  replaceReceiptHandle,
+  type WebSocketConstructor,
+} from '@ricochet/client';
+import {
+  type ExponentialBackoffOptions,
+  MAX_INVISIBLE_DURATION_MS,
+  MIN_INVISIBLE_DURATION_MS,
+} from '@ricochet/core';
+import {
+  BrokerError,
+  ERROR_CODES,
+  GROUP_NAME_PATTERN,
+  isSubscribableTopic,
+  MAX_AWAIT_DURATION_MS,
+  MAX_RECEIVE_MESSAGES,
+  parseTagFilter,
+  RicochetError,
+} from '@ricochet/protocol';
+
+/** How long an empty `receive` waits for a message unless told otherwise: 20 s (S2). */
+export const DEFAULT_AWAIT_DURATION_MS = 20_000;
+
+/** The most topics one consumer subscribes to, as the protocol allows. */
+const MAX_SUBSCRIBED_TOPICS = 64;
+
+/** Options of {@link SimpleConsumer}. */
+export interface SimpleConsumerOptions {
+  /** The broker's base URL, `ws://host:port` or `wss://host:port`. Required. */
+  readonly endpoint: string;
+  /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
+  readonly group: string;
+  /**
+   * Topic → tag expression (`*`, or tags joined by `||`), 1 to 64 topics; a `%DLQ%<group>` topic
+   * may be consumed too (D1). Required.
+   */
+  readonly subscriptions: Readonly<Record<string, string>>;
+  /**
+   * How long an empty `receive` waits for a message to arrive (long polling), 0–30 000; 0
+   * answers at once. @default 20000 (ms)
+   */
+  readonly awaitDurationMs?: number;
+  /** The auth token sent in `hello`. @default undefined (no token) */
+  readonly token?: string;
+  /** A name for this consumer in the broker's logs and delivery histories. @default undefined */
+  readonly clientId?: string;
+  /**
+   * How long a request waits for its answer, time spent waiting for a reconnect included. A
+   * `receive` waits `awaitDurationMs` longer, since the broker may hold it that long.
+   * @default 30000 (ms)
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * The reconnect backoff of the connection (C1).
+   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
+   */
+  readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
+  readonly webSocket?: WebSocketConstructor;
+  /** See `ConnectionOptions.onProtocolError`. @default console.warn */
+  readonly onProtocolError?: (error: ClientError) => void;
+}
+
+/** Options of the {@link SimpleConsumer} calls that take a signal. */
+export interface SimpleConsumerCallOptions {
+  /** Stops waiting: the call rejects with `ABORTED`. @default undefined */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link SimpleConsumer.close}. */
+export interface SimpleConsumerCloseOptions {
+  /**
+   * How long in-flight `ack` and `changeInvisibleDuration` calls may still be answered before they
+   * fail with `CLIENT_CLOSED`. @default 5000 (ms)
+   */
+  readonly drainTimeoutMs?: number;
+}
+
+/**
+ * A consumer that pulls messages under a lease, as RocketMQ 5's SimpleConsumer does: `receive`
+ * leases messages for an invisible duration; `ack` commits one while its lease is live;
+ * `changeInvisibleDuration` moves the deadline. A message not acked by its deadline is delivered
+ * again, so the retry interval is the invisible duration minus the processing time.
+ *
+ * Leases are not tied to a connection: a message received before a reconnect can still be acked
+ * after it, until its deadline. Failed calls are not retried here; a `retryable` error
+ * (`CONNECTION_CLOSED`, `TIMEOUT`, `503`) may be retried by the caller.
+ *
+ * @example
+ * await using consumer = new SimpleConsumer({ endpoint, group: 'billing', subscriptions: { orders: '*' } });
+ * await consumer.start();
+ * for (const message of await consumer.receive(10, 30_000)) {
+ *   await handle(message);
+ *   await consumer.ack(message);
+ * }
+ * @see DESIGN.md §3 S1–S5
+ */
+export class SimpleConsumer {
+  readonly #connection: Connection;
+  readonly #group: string;
+  readonly #subscriptions: Readonly<Record<string, string>>;
+  readonly #awaitDurationMs: number;
+  readonly #receiveTimeoutMs: number;
+  /** Aborted by `close()`: pending receives end at once rather than hold the close up. */
+  readonly #lifetime = new AbortController();
+  /** The running `changeInvisibleDuration` of each message, so calls on one message run in order. */
+  readonly #handleChanges = new WeakMap<ReceivedMessage, Promise<void>>();
+  #started = false;
+  #closing: Promise<void> | undefined;
+
+  /** @throws RicochetError `400` when the group, a subscription or an option is invalid. */
+  constructor(options: SimpleConsumerOptions) {
+    this.#group = options.group;
+    if (!GROUP_NAME_PATTERN.test(this.#group)) {
+      throw badRequest(`group '${this.#group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
+    }
+    this.#subscriptions = Object.freeze({ ...options.subscriptions });
+    checkSubscriptions(this.#subscriptions);
+    this.#awaitDurationMs = options.awaitDurationMs ?? DEFAULT_AWAIT_DURATION_MS;
+    checkIntegerInRange(this.#awaitDurationMs, 0, MAX_AWAIT_DURATION_MS, 'awaitDurationMs');
+    const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    // docs/protocol: a receive's timeout MUST be longer than its awaitDurationMs.
+    this.#receiveTimeoutMs = this.#awaitDurationMs + requestTimeoutMs;
+    this.#connection = new Connection({
+      endpoint: options.endpoint,
+      requestTimeoutMs,
+      ...(options.token === undefined ? {} : { token: options.token }),
+      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
+      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
+      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
+    });
+  }
+
+  /** The consumer group. */
+  get group(): string {
+    return this.#group;
+  }
+
+  /** The connection's current status. */
+  get connectionStatus(): ConnectionStatus {
+    return this.#connection.currentStatus;
+  }
+
+  /** The connection's status changes from now on, ending when the consumer closes. */
+  status(): AsyncIterable<ConnectionStatus> {
+    return this.#connection.status();
+  }
+
+  /**
+   * Connect to the broker, retrying with the reconnect backoff until it accepts or refuses the
+   * handshake with a non-retryable code. The other calls start the consumer by themselves.
+   *
+   * @param options.signal - stops waiting (`ABORTED`); call `close()` to stop connecting.
+   * @throws BrokerError with the broker's code, e.g. `401`, when the handshake is refused.
+   * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires.
+   */
+  start(options: SimpleConsumerCallOptions = {}): Promise<void> {
+    if (this.#closing !== undefined) return Promise.reject(closedError());
+    this.#started = true;
+    return this.#connection.connect(options);
+  }
+
+  /**
+   * Lease up to `maxMessages` messages for `invisibleDurationMs` (S2). When none is ready, the
+   * broker holds the call for up to `awaitDurationMs` and may then answer with none.
+   *
+   * @param maxMessages - 1 to 32.
+   * @param invisibleDurationMs - 10 ms to 12 h: how long the messages stay invisible to other
+   *   receivers; unacked, they are delivered again after it.
+   * @throws RicochetError `400` for an argument out of range, before any I/O.
+   * @throws BrokerError with the broker's code, e.g. `404` for an unknown topic or group.
+   * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, or
+   *   `CLIENT_CLOSED` (also when `close()` is called while the receive waits).
+   */
+  async receive(
+    maxMessages: number,
+    invisibleDurationMs: number,
+    options: SimpleConsumerCallOptions = {},
+  ): Promise<ReceivedMessage[]> {
+    checkIntegerInRange(maxMessages, 1, MAX_RECEIVE_MESSAGES, 'maxMessages');
+    checkIntegerInRange(
+      invisibleDurationMs,
+      MIN_INVISIBLE_DURATION_MS,
+      MAX_INVISIBLE_DURATION_MS,
+      'invisibleDurationMs',
+    );
+    this.#ensureStarted();
+    // A receive is not drained on close: its answer would lease messages nobody will process.
+    const signal =
+      options.signal === undefined
+        ? this.#lifetime.signal
+        : AbortSignal.any([options.signal, this.#lifetime.signal]);
+    try {
+      const answer = await this.#connection.request(
+        {
+          type: 'receive',
+          group: this.#group,
+          subscriptions: this.#subscriptions,
+          maxMessages,
+          invisibleDurationMs,
+          awaitDurationMs: this.#awaitDurationMs,
+        },
+        { signal, timeoutMs: this.#receiveTimeoutMs },
+      );
+      return answer.messages.map((delivered) => new ReceivedMessage(delivered));
+    } catch (error) {
+      if (this.#lifetime.signal.aborted && error instanceof ClientError && error.code === 'ABORTED') {
+        throw closedError();
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Commit `message` while its lease is live (S3), using its current receipt handle: after a
+   * `changeInvisibleDuration` on the same message, the new one (a change still running is waited for).
+   *
+   * @throws RicochetError `400` when `message` did not come from `receive`.
+   * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, the handle was
+   *   replaced, or the message was already acked; another code when the broker refused the frame.
+   * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
+   */
+  async ack(message: ReceivedMessage, options: SimpleConsumerCallOptions = {}): Promise<void> {
+    checkReceivedMessage(message);
+    this.#ensureStarted();
+    // Ack with the handle the running change produces, not the one it is about to kill (S4).
+    await this.#handleChanges.get(message)?.catch(() => {});
+    const settled = await this.#connection.request(
+      { type: 'ack', receiptHandles: [receiptHandleOf(message)] },
+      options.signal === undefined ? {} : { signal: options.signal },
+    );
+    const failure = settled.failures[0];
+    if (failure !== undefined) {
+      throw new BrokerError(failure.code, failure.message, { details: { messageId: message.messageId } });
+    }
+  }
+
+  /**
+   * Move the deadline of `message`'s live lease to now + `invisibleDurationMs` (S4). The broker
+   * answers with a new receipt handle, which replaces the old one inside `message` in one step:
+   * a later `ack(message)` uses it. Calls on the same message run one after another.
+   *
+   * @param invisibleDurationMs - 0 to 12 h; 0 makes the message visible again at once.
+   * @throws RicochetError `400` for a duration out of range or a message not from `receive`, before any I/O.
+   * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, was replaced or acked.
+   * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
+   */
+  changeInvisibleDuration(
+    message: ReceivedMessage,
+    invisibleDurationMs: number,
+    options: SimpleConsumerCallOptions = {},
+  ): Promise<void> {
+    try {
+      checkReceivedMessage(message);
+      checkIntegerInRange(invisibleDurationMs, 0, MAX_INVISIBLE_DURATION_MS, 'invisibleDurationMs');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#ensureStarted();
+    const previous = this.#handleChanges.get(message);
+    const change = (async () => {
+      // Each change must present the handle the previous one returned, or the broker refuses it.
+      await previous?.catch(() => {});
+      const answer = await this.#connection.request(
+        { type: 'changeInvisibleDuration', receiptHandle: receiptHandleOf(message), invisibleDurationMs },
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+      if (answer.messageId !== message.messageId) {
+        throw new ClientError(
+          'PROTOCOL_ERROR',
+          `the broker changed the lease of ${answer.messageId}, not of ${message.messageId}`,
+        );
+      }
+      replaceReceiptHandle(message, answer.receiptHandle);
+    })();
+    this.#handleChanges.set(message, change);
+    const forget = (): void => {
+      if (this.#handleChanges.get(message) === change) this.#handleChanges.delete(message);
+    };
+    change.then(forget, forget);
+    return change;
+  }
+
+  /**
+   * Stop: pending receives fail at once with `CLIENT_CLOSED` (the messages they might lease come
+   * back after their invisible duration); in-flight acks and changes may finish for up to
+   * `drainTimeoutMs`; then the connection closes. Idempotent.
+   */
+  close(options: SimpleConsumerCloseOptions = {}): Promise<void> {
+    if (this.#closing === undefined) {
+      this.#lifetime.abort(closedError());
+      this.#closing = this.#connection.close({
+        drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+      });
+    }
+    return this.#closing;
+  }
+
+  /** Same as {@link close} with its defaults, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #ensureStarted(): void {
+    if (this.#started) return;
+    // A connection failure reaches the caller through its request; nothing to report here.
+    this.start().catch(() => {});
+  }
+}
+
+function closedError(): ClientError {
+  return new ClientError('CLIENT_CLOSED', 'the consumer is closed');
+}
+
+function badRequest(message: string): RicochetError {
+  return new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
+}
+
+function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
+  if (!(Number.isInteger(value) && value >= min && value <= max)) {
+    throw badRequest(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+}
+
+function checkReceivedMessage(message: ReceivedMessage): void {
+  if (!(message instanceof ReceivedMessage)) {
+    throw badRequest('expected a message returned by receive()');
+  }
+}
+
+function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
+  const topics = Object.keys(subscriptions);
+  if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
+    throw badRequest(`subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`);
+  }
+  for (const [topic, expression] of Object.entries(subscriptions)) {
+    if (!isSubscribableTopic(topic)) {
+      throw badRequest(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
+    }
+    const parsed = parseTagFilter(expression);
+    if (!parsed.ok) throw badRequest(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
+  }
+}
