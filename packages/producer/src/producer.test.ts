@@ -224,18 +224,18 @@ describe('batching', () => {
     expect(results.map((result) => result.messageId)).toEqual(idsOf(frames)[0]);
   });
 
-  it('splits at MAX_SEND_BATCH_MESSAGES and at about 1 MiB of bodies', async () => {
+  it('splits every 256 messages, so several frames are in flight, and at about 1 MiB of bodies', async () => {
     const fake = await startBroker();
     const producer = createProducer(fake.endpoint);
     await producer.start();
     await Promise.all(Array.from({ length: 1_030 }, () => producer.send({ topic: 'orders', body: 'x' })));
-    expect(fake.framesOf('send').map((frame) => frame.messages.length)).toEqual([1_024, 6]);
+    expect(fake.framesOf('send').map((frame) => frame.messages.length)).toEqual([256, 256, 256, 256, 6]);
     const big = new Uint8Array(400 * 1024);
     await Promise.all([1, 2, 3, 4].map(() => producer.send({ topic: 'orders', body: big })));
     expect(
       fake
         .framesOf('send')
-        .slice(2)
+        .slice(5)
         .map((frame) => frame.messages.length),
     ).toEqual([2, 2]);
   });
