@@ -19,6 +19,7 @@ import type { HistoryRecord, StoredMessage } from '../store/records.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryLifecycle } from './delivery-lifecycle.js';
+import { GroupCommit } from './group-commit.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
 import { type DeliverySink, PushDispatch } from './push-dispatch.js';
 import { PushLeaseTable } from './push-lease-table.js';
@@ -138,7 +139,9 @@ export class BrokerEngine {
       maxBodyBytes: config.maxBodyBytes,
       dedupWindowMs: config.dedupWindowMs,
       maxDelayMs: config.maxDelayMs,
-      onAppended: (topic) => this.#onAppended(topic),
+      groupCommit: new GroupCommit(store, (topics) => {
+        for (const topic of topics) this.#onAppended(topic);
+      }),
       throttle: (topic) => this.#throttle(topic),
     });
     this.#simple = new SimpleConsumption({

@@ -11,6 +11,7 @@ import {
 import type { BrokerStore } from '../store/broker-store.js';
 import type { StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
+import type { GroupCommit } from './group-commit.js';
 import type { TopicRegistry } from './topic-registry.js';
 
 export interface SendPathDeps {
@@ -18,24 +19,36 @@ export interface SendPathDeps {
   readonly clock: Clock;
   readonly topics: TopicRegistry;
   readonly metrics: BrokerMetrics;
+  readonly groupCommit: GroupCommit;
   readonly maxBodyBytes: number;
   readonly dedupWindowMs: number;
   readonly maxDelayMs: number;
-  /** Messages were appended to a topic: wake its consumers once they are visible. */
-  readonly onAppended: (topic: string) => void;
   /** Throttling (R4): the error to answer instead of storing, or `undefined` to accept. */
   readonly throttle: (topic: string) => BrokerError | undefined;
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A message stored but not yet durable: a retry of it waits for the same commit. */
+interface PendingSend {
+  readonly offset: number;
+  readonly durable: Promise<void>;
+}
+
+/** What the send path decided for one message of a batch. */
+type Decision =
+  | { readonly kind: 'answered'; readonly receipt: SendReceipt }
+  | { readonly kind: 'stored'; readonly message: StoredMessage }
+  | { readonly kind: 'duplicateOfPending'; readonly pending: PendingSend };
+
 /**
  * The send path (R1, R3): validate each message, answer duplicates with the original receipt,
- * append the rest, and answer once the commit holding them is durable. Concurrent sends share
- * commits: every message appended in one event turn lands in one transaction and one fsync.
+ * append the rest through group commit, and answer once the commit holding them is durable.
  */
 export class SendPath {
   readonly #deps: SendPathDeps;
-  /** Sends stored but not yet durable, by message id: a retry racing its original waits for it. */
-  readonly #pending = new Map<string, Promise<SendReceipt>>();
+  /** Sends stored but not yet durable, by message id. */
+  readonly #pending = new Map<string, PendingSend>();
 
   constructor(deps: SendPathDeps) {
     this.#deps = deps;
@@ -45,36 +58,82 @@ export class SendPath {
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
     const startedAt = performance.now();
     const nowMs = this.#deps.clock.now();
-    // Stored messages are answered when the commit holding them is durable. The promise exists
-    // before the first append so that a second copy of an id in the same batch finds the first.
-    let settleBatch: (durable: Promise<void>) => void = () => {};
-    const batchDurable = new Promise<void>((resolve, reject) => {
-      settleBatch = (durable) => durable.then(resolve, reject);
+    const decisions: Decision[] = [];
+    const stored: StoredMessage[] = [];
+    // The batch's durable commit exists as a promise before the first message is decided, so a
+    // second copy of an id within this very batch waits for the first one's commit.
+    let commitBatch: (commit: Promise<void>) => void = () => {};
+    const durable = new Promise<void>((resolve, reject) => {
+      commitBatch = (commit) => commit.then(resolve, reject);
     });
-    // Receipts observe the failure; a batch with nothing stored must not leave it unhandled.
-    batchDurable.catch(() => {});
-    const receipts = messages.map((message) => this.#accept(message, nowMs, batchDurable));
-    settleBatch(this.#deps.store.durable());
-    const answered = await Promise.all(receipts);
+    for (const message of messages) {
+      const decision = this.#decide(message, nowMs);
+      decisions.push(decision);
+      if (decision.kind !== 'stored') continue;
+      stored.push(decision.message);
+      this.#pending.set(decision.message.messageId, { offset: decision.message.offset, durable });
+    }
+    commitBatch(this.#deps.groupCommit.append(stored));
+    const stores = await durable.then(
+      () => true,
+      () => false,
+    );
+    for (const message of stored) {
+      if (this.#pending.get(message.messageId)?.durable === durable) this.#pending.delete(message.messageId);
+    }
+    this.#countSent(stored);
+    const receipts = await Promise.all(
+      decisions.map((decision, index) => this.#receiptOf(decision, messages[index]?.messageId ?? '', stores)),
+    );
     this.#deps.metrics.sendLatency((performance.now() - startedAt) / 1_000);
-    for (const receipt of answered) if (!receipt.ok) this.#deps.metrics.rejected(receipt.error.code);
-    return answered;
+    for (const receipt of receipts) if (!receipt.ok) this.#deps.metrics.rejected(receipt.error.code);
+    return receipts;
   }
 
-  #accept(
-    message: OutgoingMessage,
-    nowMs: number,
-    batchDurable: Promise<void>,
-  ): SendReceipt | Promise<SendReceipt> {
-    const reject = (name: ErrorName, text: string, details?: Record<string, string | number>) =>
-      failedReceipt(message.messageId, name, text, details);
+  async #receiptOf(decision: Decision, messageId: string, stored: boolean): Promise<SendReceipt> {
+    switch (decision.kind) {
+      case 'answered':
+        return decision.receipt;
+      case 'stored':
+        return stored
+          ? { ok: true, messageId, offset: decision.message.offset, duplicate: false }
+          : failedReceipt(messageId, 'INTERNAL_ERROR', 'the store failed to commit the message');
+      case 'duplicateOfPending':
+        try {
+          await decision.pending.durable;
+          return { ok: true, messageId, offset: decision.pending.offset, duplicate: true };
+        } catch {
+          return failedReceipt(
+            messageId,
+            'INTERNAL_ERROR',
+            'the store failed to commit the original message',
+          );
+        }
+    }
+  }
+
+  #countSent(stored: readonly StoredMessage[]): void {
+    if (stored.length === 0) return;
+    const byTopic = new Map<string, number>();
+    for (const message of stored) byTopic.set(message.topic, (byTopic.get(message.topic) ?? 0) + 1);
+    for (const [topic, count] of byTopic) this.#deps.metrics.messagesSent(topic, count);
+  }
+
+  #decide(message: OutgoingMessage, nowMs: number): Decision {
+    const reject = (name: ErrorName, text: string, details?: Record<string, string | number>): Decision => ({
+      kind: 'answered',
+      receipt: failedReceipt(message.messageId, name, text, details),
+    });
 
     // R3: a retried send reuses its id; answer it with the original receipt, never store twice.
     const pending = this.#pending.get(message.messageId);
-    if (pending) return pending.then((receipt) => (receipt.ok ? { ...receipt, duplicate: true } : receipt));
+    if (pending) return { kind: 'duplicateOfPending', pending };
     const known = this.#deps.store.locateMessage(message.messageId);
     if (known && nowMs - known.storedAt < this.#deps.dedupWindowMs) {
-      return { ok: true, messageId: message.messageId, offset: known.offset, duplicate: true };
+      return {
+        kind: 'answered',
+        receipt: { ok: true, messageId: message.messageId, offset: known.offset, duplicate: true },
+      };
     }
 
     if (message.body.byteLength > this.#deps.maxBodyBytes) {
@@ -91,7 +150,7 @@ export class SendPath {
         limitBytes: MAX_PROPERTIES_BYTES,
       });
     }
-    const deliverAt = this.#deliverAt(message, nowMs);
+    const deliverAt = deliverAtOf(message, nowMs);
     if (deliverAt !== undefined && deliverAt - nowMs > this.#deps.maxDelayMs) {
       return reject(
         'BAD_REQUEST',
@@ -99,64 +158,45 @@ export class SendPath {
       );
     }
 
-    let topicType: TopicType;
     let topic: ReturnType<TopicRegistry['require']>;
     try {
       topic = this.#deps.topics.require(message.topic);
-      topicType = topic.record.config.type;
     } catch (error) {
-      if (error instanceof BrokerError) return errorReceipt(message.messageId, error);
+      if (error instanceof BrokerError)
+        return { kind: 'answered', receipt: errorReceipt(message.messageId, error) };
       throw error;
     }
-    const mismatch = topicTypeMismatch(topicType, message, deliverAt !== undefined || hasDelayField(message));
+    const topicType = topic.record.config.type;
+    const mismatch = topicTypeMismatch(topicType, message, deliverAt !== undefined);
     if (mismatch) return reject('TOPIC_TYPE_MISMATCH', mismatch, { topic: message.topic, topicType });
     const throttled = this.#deps.throttle(message.topic);
-    if (throttled) return errorReceipt(message.messageId, throttled);
+    if (throttled) return { kind: 'answered', receipt: errorReceipt(message.messageId, throttled) };
 
-    const offset = this.#deps.topics.allocateOffset(topic);
-    const stored: StoredMessage = {
+    // Built field by field: this runs once per message on the hot path, where conditional
+    // spreads would allocate a throwaway object per absent field.
+    const stored: Mutable<StoredMessage> = {
       messageId: message.messageId,
       topic: message.topic,
-      offset,
-      ...(message.tag === undefined ? {} : { tag: message.tag }),
-      ...(message.keys === undefined ? {} : { keys: message.keys }),
-      ...(message.messageGroup === undefined ? {} : { messageGroup: message.messageGroup }),
-      ...(message.properties === undefined ? {} : { properties: message.properties }),
+      offset: this.#deps.topics.allocateOffset(topic),
       body: message.body,
       bornAt: message.bornAt,
       storedAt: nowMs,
-      ...(deliverAt === undefined || deliverAt <= nowMs ? {} : { deliverAt }),
     };
-    void this.#deps.store.appendMessage(stored);
-    void this.#deps.store.putMessageLocation(message.messageId, {
-      topic: message.topic,
-      offset,
-      storedAt: nowMs,
-    });
-    this.#deps.metrics.messagesSent(message.topic, 1);
-    this.#deps.onAppended(message.topic);
-    const receipt = batchDurable.then(
-      (): SendReceipt => ({ ok: true, messageId: message.messageId, offset, duplicate: false }),
-      () => failedReceipt(message.messageId, 'INTERNAL_ERROR', 'the store failed to commit the message'),
-    );
-    this.#pending.set(message.messageId, receipt);
-    void receipt.then(() => {
-      if (this.#pending.get(message.messageId) === receipt) this.#pending.delete(message.messageId);
-    });
-    return receipt;
-  }
-
-  /** T1: the absolute delivery time of a delay message, or `undefined` for a plain one. */
-  #deliverAt(message: OutgoingMessage, nowMs: number): number | undefined {
-    if (message.deliverAt !== undefined) return message.deliverAt;
-    if (message.delayMs !== undefined) return nowMs + message.delayMs;
-    if (message.delayLevel !== undefined) return nowMs + (DELAY_LEVELS_MS[message.delayLevel - 1] ?? 0);
-    return undefined;
+    if (message.tag !== undefined) stored.tag = message.tag;
+    if (message.keys !== undefined) stored.keys = message.keys;
+    if (message.messageGroup !== undefined) stored.messageGroup = message.messageGroup;
+    if (message.properties !== undefined) stored.properties = message.properties;
+    if (deliverAt !== undefined && deliverAt > nowMs) stored.deliverAt = deliverAt;
+    return { kind: 'stored', message: stored };
   }
 }
 
-function hasDelayField(message: OutgoingMessage): boolean {
-  return message.deliverAt !== undefined || message.delayMs !== undefined || message.delayLevel !== undefined;
+/** T1: the absolute delivery time of a delay message, or `undefined` for a plain one. */
+function deliverAtOf(message: OutgoingMessage, nowMs: number): number | undefined {
+  if (message.deliverAt !== undefined) return message.deliverAt;
+  if (message.delayMs !== undefined) return nowMs + message.delayMs;
+  if (message.delayLevel !== undefined) return nowMs + (DELAY_LEVELS_MS[message.delayLevel - 1] ?? 0);
+  return undefined;
 }
 
 /** The topic type is a guard (DESIGN.md §2): say what does not fit, or `undefined`. */

@@ -27,6 +27,9 @@ export interface LmdbStoreOptions {
   readonly onWriteError?: (error: unknown) => void;
 }
 
+/** Where a database with shared structures keeps them. */
+const STRUCTURES_KEY = Symbol.for('ricochet.structures');
+
 /** Bumped when the layout of keys or values changes incompatibly. */
 const LAYOUT_VERSION = 1;
 
@@ -80,14 +83,19 @@ class LmdbStore implements BrokerStore {
     this.#root = open({ path: options.path, noSubdir: false, maxDbs: 16, overlappingSync: true });
     const db = <TValue, TKey extends import('lmdb').Key>(name: string) =>
       this.#root.openDB<TValue, TKey>({ name, encoding: 'msgpack' });
+    // The hot databases keep their records' property names in one shared entry (under a symbol
+    // key, which sorts before every real key and is outside every range the store reads), so
+    // each record is encoded as values only: smaller and faster to write and read.
+    const structured = <TValue, TKey extends import('lmdb').Key>(name: string) =>
+      this.#root.openDB<TValue, TKey>({ name, encoding: 'msgpack', sharedStructuresKey: STRUCTURES_KEY });
     this.#meta = db('meta');
     this.#topics = db('topics');
     this.#groups = db('groups');
     this.#cursors = db('cursors');
     this.#counters = db('counters');
-    this.#messages = db('messages');
-    this.#messageIds = db('messageIds');
-    this.#deliveries = db('deliveries');
+    this.#messages = structured('messages');
+    this.#messageIds = structured('messageIds');
+    this.#deliveries = structured('deliveries');
     this.#schedule = db('schedule');
     this.#history = db('history');
     this.#checkLayout();
@@ -195,7 +203,8 @@ class LmdbStore implements BrokerStore {
     return write;
   }
   *scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }> {
-    for (const { key, value } of this.#deliveries.getRange({})) {
+    // From the lowest group name on: the shared-structures entry (a symbol key) sorts before it.
+    for (const { key, value } of this.#deliveries.getRange({ start: [''] })) {
       yield { address: { group: key[0], topic: key[1], offset: key[2] }, record: value };
     }
   }
