@@ -9,6 +9,7 @@ import {
   encodeFrame,
   type HelloFrame,
   PROTOCOL_VERSION,
+  type SubscribeFrame,
   WEBSOCKET_PATH,
   WEBSOCKET_SUBPROTOCOL,
 } from '@ricochet/protocol';
@@ -23,6 +24,9 @@ import { type WebSocket, WebSocketServer } from 'ws';
  */
 
 const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+/** The most messages the default push dispatch puts in one `deliver`, as the real broker does. */
+const DELIVER_FRAME_MESSAGES = 256;
 
 type FrameOf<TType extends ClientFrame['type']> = Extract<ClientFrame, { type: TType }>;
 
@@ -84,6 +88,25 @@ export class FakeSession {
   }
 }
 
+/**
+ * A push subscription the default `subscribe` handler opened. The default `credit`, `ack`,
+ * `nack`, `release` and `unsubscribe` handlers keep it up to date, and when its session ends its
+ * unsettled messages go back to {@link FakeBroker.pushReady} (C2).
+ */
+export interface FakeSubscription {
+  readonly subscriptionId: number;
+  readonly session: FakeSession;
+  readonly frame: SubscribeFrame;
+  /** How many more messages it may be delivered. */
+  credits: number;
+  /** False after `unsubscribe`, or once its session ended. */
+  active: boolean;
+  /** Receipt handles delivered to it and not settled yet. */
+  readonly unsettled: Set<string>;
+  /** The most unsettled deliveries it ever held at once. */
+  maxUnsettled: number;
+}
+
 interface FrameWaiter {
   readonly predicate: (frame: ClientFrame) => boolean;
   readonly count: number;
@@ -110,8 +133,18 @@ export class FakeBroker {
   readonly leases = new Map<string, string>();
   /** Messages the default `receive` handler hands out (and leases), oldest first. */
   readonly ready: DeliveredMessage[] = [];
+  /** Every subscription the default `subscribe` handler opened, in order. */
+  readonly subscriptions: FakeSubscription[] = [];
+  /**
+   * Messages the default push dispatch delivers to active subscriptions with credit, oldest first;
+   * see {@link push}. Released and C2-released messages come back here, at the front.
+   */
+  readonly pushReady: DeliveredMessage[] = [];
+  /** Push receipt handles not settled yet → their subscription and the message as it was ready. */
+  readonly #pushLeases = new Map<string, { subscription: FakeSubscription; message: DeliveredMessage }>();
   #nextOffset = 0;
   #nextHandle = 0;
+  #nextSubscriptionId = 0;
 
   private constructor(server: WebSocketServer, options: FakeBrokerOptions) {
     this.#server = server;
@@ -166,6 +199,15 @@ export class FakeBroker {
     });
   }
 
+  /**
+   * Make `messages` ready for push subscriptions and deliver them as far as credit allows; the
+   * rest wait in {@link pushReady} until a `credit` or a new subscription makes room.
+   */
+  push(...messages: DeliveredMessage[]): void {
+    this.pushReady.push(...messages);
+    this.#dispatchPush();
+  }
+
   /** Cut every open connection, as a crashed broker would. */
   dropAll(): void {
     for (const client of this.#server.clients) client.terminate();
@@ -213,8 +255,10 @@ export class FakeBroker {
           socket.close(1008);
           return;
         }
-        session = new FakeSession(`session-${this.sessions.length + 1}`, frame, socket);
-        this.sessions.push(session);
+        const opened = new FakeSession(`session-${this.sessions.length + 1}`, frame, socket);
+        session = opened;
+        this.sessions.push(opened);
+        void opened.closed.then(() => this.#endPushSession(opened));
         socket.send(
           encodeFrame({
             type: 'welcome',
@@ -262,8 +306,16 @@ export class FakeBroker {
         });
         return;
       case 'ack':
-      case 'release':
         session.send({ type: 'settled', id: frame.id, failures: this.#settleHandles(frame.receiptHandles) });
+        return;
+      case 'release':
+        session.send({
+          type: 'settled',
+          id: frame.id,
+          failures: this.#settleHandles(frame.receiptHandles, 'release'),
+        });
+        // Released messages are ready again; settling returns no credit, so nothing else moves.
+        this.#dispatchPush();
         return;
       case 'nack':
         session.send({
@@ -288,17 +340,39 @@ export class FakeBroker {
         });
         return;
       }
-      case 'subscribe':
-        session.send({ type: 'subscribed', id: frame.id, subscriptionId: 1 });
+      case 'subscribe': {
+        this.#nextSubscriptionId += 1;
+        const subscription: FakeSubscription = {
+          subscriptionId: this.#nextSubscriptionId,
+          session,
+          frame,
+          credits: frame.maxCachedMessages,
+          active: true,
+          unsettled: new Set(),
+          maxUnsettled: 0,
+        };
+        this.subscriptions.push(subscription);
+        // As the real broker does: the answer first, then deliveries, often in the same TCP segment.
+        session.send({ type: 'subscribed', id: frame.id, subscriptionId: subscription.subscriptionId });
+        this.#dispatchPush();
         return;
-      case 'unsubscribe':
+      }
+      case 'unsubscribe': {
+        const subscription = this.#subscriptionOf(session, frame.subscriptionId);
+        if (subscription !== undefined) subscription.active = false;
         session.send({ type: 'ok', id: frame.id });
         return;
+      }
       case 'hello':
         session.send({ type: 'error', code: 400, message: 'a second hello' });
         return;
-      case 'credit':
+      case 'credit': {
+        const subscription = this.#subscriptionOf(session, frame.subscriptionId);
+        if (subscription === undefined) return;
+        subscription.credits += frame.credits;
+        this.#dispatchPush();
         return;
+      }
       default:
         assertNever(frame, 'client frame');
     }
@@ -312,14 +386,74 @@ export class FakeBroker {
     return { ...message, receiptHandle };
   }
 
-  /** Settle live handles; the others fail with 410, as the broker answers (S3). */
-  #settleHandles(receiptHandles: readonly string[]): { index: number; code: number; message: string }[] {
+  /**
+   * Settle live handles; the others fail with 410, as the broker answers (S3). A released push
+   * delivery is ready again, at the front of {@link pushReady}.
+   */
+  #settleHandles(
+    receiptHandles: readonly string[],
+    outcome: 'settle' | 'release' = 'settle',
+  ): { index: number; code: number; message: string }[] {
     const failures: { index: number; code: number; message: string }[] = [];
+    const released: DeliveredMessage[] = [];
     receiptHandles.forEach((receiptHandle, index) => {
-      if (this.leases.delete(receiptHandle)) return;
+      if (this.leases.delete(receiptHandle)) {
+        const push = this.#pushLeases.get(receiptHandle);
+        if (push === undefined) return;
+        this.#pushLeases.delete(receiptHandle);
+        push.subscription.unsettled.delete(receiptHandle);
+        if (outcome === 'release') released.push(push.message);
+        return;
+      }
       failures.push({ index, code: 410, message: `receipt handle ${receiptHandle} is not live` });
     });
+    this.pushReady.unshift(...released);
     return failures;
+  }
+
+  #subscriptionOf(session: FakeSession, subscriptionId: number): FakeSubscription | undefined {
+    return this.subscriptions.find(
+      (subscription) =>
+        subscription.active &&
+        subscription.session === session &&
+        subscription.subscriptionId === subscriptionId,
+    );
+  }
+
+  /** Deliver ready push messages to active subscriptions, in order, as far as their credit goes. */
+  #dispatchPush(): void {
+    for (const subscription of this.subscriptions) {
+      while (subscription.active && subscription.credits > 0 && this.pushReady.length > 0) {
+        const count = Math.min(subscription.credits, DELIVER_FRAME_MESSAGES);
+        const messages = this.pushReady.splice(0, count).map((message) => {
+          const leased = this.lease(message);
+          this.#pushLeases.set(leased.receiptHandle, { subscription, message });
+          subscription.unsettled.add(leased.receiptHandle);
+          return leased;
+        });
+        subscription.credits -= messages.length;
+        subscription.maxUnsettled = Math.max(subscription.maxUnsettled, subscription.unsettled.size);
+        subscription.session.send({ type: 'deliver', subscriptionId: subscription.subscriptionId, messages });
+      }
+    }
+  }
+
+  /** C2: a session ended; its subscriptions stop and their unsettled messages are ready again. */
+  #endPushSession(session: FakeSession): void {
+    const released: DeliveredMessage[] = [];
+    for (const subscription of this.subscriptions) {
+      if (subscription.session !== session) continue;
+      subscription.active = false;
+      for (const receiptHandle of subscription.unsettled) {
+        const push = this.#pushLeases.get(receiptHandle);
+        this.#pushLeases.delete(receiptHandle);
+        this.leases.delete(receiptHandle);
+        if (push !== undefined) released.push(push.message);
+      }
+      subscription.unsettled.clear();
+    }
+    this.pushReady.unshift(...released);
+    this.#dispatchPush();
   }
 
   /** Store a message id as the default `send` handler does, deduplicating by id (R3). */

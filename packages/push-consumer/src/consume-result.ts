@@ -1,0 +1,134 @@
+import { MAX_RETRY_DELAY_MS } from '@ricochet/core';
+import { ERROR_CODES, RicochetError } from '@ricochet/protocol';
+
+/** The longest delay {@link ConsumeResult.retryAfter} accepts: 24 h, the protocol's `retryAfterMs` bound. */
+export const MAX_RETRY_AFTER_MS = MAX_RETRY_DELAY_MS;
+
+/** The most characters of a failure reason the broker keeps (the `nack` frame's limit). */
+export const MAX_FAILURE_REASON_LENGTH = 1_024;
+
+/**
+ * What a push listener returns for a message; `type` discriminates. Build one with
+ * {@link ConsumeResult}: `SUCCESS` commits the message, `FAILURE` fails this delivery (it is
+ * retried after the group's retry delay, P3, or dead-lettered after `maxRetries`, P4), and
+ * `retryAfter(ms)` fails it with a delay of its own for this one retry.
+ *
+ * @see DESIGN.md §3 P2–P4, §4
+ */
+export type ConsumeResultValue =
+  | { readonly type: 'success' }
+  | { readonly type: 'failure' }
+  | { readonly type: 'retryAfter'; readonly retryAfterMs: number };
+
+/**
+ * The results a push listener may return, as RocketMQ's `ConsumeResult` has them. A listener that
+ * throws (or rejects) counts as `FAILURE`, with the error's message as the failure reason.
+ *
+ * @example
+ * listener: async (message) => {
+ *   if (!(await paymentService.isUp())) return ConsumeResult.retryAfter(5_000);
+ *   await charge(JSON.parse(message.text()));
+ *   return ConsumeResult.SUCCESS;
+ * }
+ */
+export const ConsumeResult = {
+  /** The message was processed: commit it. */
+  SUCCESS: Object.freeze({ type: 'success' } as const),
+  /** Processing failed: retry the message after the group's retry delay (P3), or dead-letter it (P4). */
+  FAILURE: Object.freeze({ type: 'failure' } as const),
+  /**
+   * Processing failed: retry the message after `retryAfterMs` instead of the group's retry delay,
+   * for this retry only. The failure still counts toward the group's `maxRetries` (P4).
+   *
+   * @param retryAfterMs - an integer from 0 to 86 400 000 (24 h), counted from the failure.
+   * @throws RicochetError `400` when `retryAfterMs` is out of range or not an integer; thrown
+   *   inside a listener, that makes the delivery a `FAILURE` with this error as its reason.
+   */
+  retryAfter(retryAfterMs: number): ConsumeResultValue {
+    const problem = retryAfterProblem(retryAfterMs);
+    if (problem !== undefined) throw new RicochetError(ERROR_CODES.BAD_REQUEST.code, problem);
+    return Object.freeze({ type: 'retryAfter', retryAfterMs });
+  },
+} as const;
+
+/** How a delivery is settled on the wire: `ack`, or `nack` with its reason and delay. */
+export type ConsumeOutcome =
+  | { readonly type: 'ack' }
+  | { readonly type: 'nack'; readonly reason: string; readonly retryAfterMs?: number };
+
+/** The outcome of a value a listener returned, and the problem with it when it is not a result. */
+export function outcomeOfResult(value: unknown): {
+  readonly outcome: ConsumeOutcome;
+  readonly problem?: RicochetError;
+} {
+  if (typeof value === 'object' && value !== null && 'type' in value) {
+    const result = value as { readonly type: unknown; readonly retryAfterMs?: unknown };
+    switch (result.type) {
+      case 'success':
+        return { outcome: { type: 'ack' } };
+      case 'failure':
+        return { outcome: { type: 'nack', reason: 'the listener returned FAILURE' } };
+      case 'retryAfter': {
+        const problem = retryAfterProblem(result.retryAfterMs);
+        if (problem === undefined) {
+          const retryAfterMs = result.retryAfterMs as number;
+          return {
+            outcome: {
+              type: 'nack',
+              reason: `the listener asked for a retry after ${retryAfterMs} ms`,
+              retryAfterMs,
+            },
+          };
+        }
+        // A hand-made result with a bad delay: still a failure, with the group's own delay.
+        return invalidResult(`the listener returned retryAfter with an invalid delay: ${problem}`);
+      }
+    }
+  }
+  return invalidResult(`the listener returned ${describe(value)}, not a ConsumeResult`);
+}
+
+/** The outcome of a listener that threw or rejected with `error` (P2). */
+export function outcomeOfThrow(error: unknown): ConsumeOutcome {
+  return { type: 'nack', reason: truncateReason(reasonOf(error)) };
+}
+
+/**
+ * `reason` cut to {@link MAX_FAILURE_REASON_LENGTH} characters, ending in `…` when cut, and never
+ * in half of a surrogate pair.
+ */
+export function truncateReason(reason: string): string {
+  if (reason.length <= MAX_FAILURE_REASON_LENGTH) return reason;
+  let end = MAX_FAILURE_REASON_LENGTH - 1;
+  const last = reason.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${reason.slice(0, end)}…`;
+}
+
+function retryAfterProblem(retryAfterMs: unknown): string | undefined {
+  if (typeof retryAfterMs === 'number' && Number.isInteger(retryAfterMs)) {
+    if (retryAfterMs >= 0 && retryAfterMs <= MAX_RETRY_AFTER_MS) return undefined;
+  }
+  return `retryAfterMs must be an integer from 0 to ${MAX_RETRY_AFTER_MS}, got ${String(retryAfterMs)}`;
+}
+
+function invalidResult(message: string): { outcome: ConsumeOutcome; problem: RicochetError } {
+  const problem = new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
+  return { outcome: { type: 'nack', reason: truncateReason(message) }, problem };
+}
+
+function reasonOf(error: unknown): string {
+  if (error instanceof Error) return error.message === '' ? error.name : error.message;
+  if (typeof error === 'string' && error !== '') return error;
+  return `the listener threw ${describe(error)}`;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (typeof value === 'string') return `the string '${value.slice(0, 64)}'`;
+  if (typeof value === 'object') {
+    const type = (value as { readonly type?: unknown }).type;
+    return typeof type === 'string' ? `an object of type '${type.slice(0, 64)}'` : 'an object';
+  }
+  return `${typeof value} ${String(value)}`;
+}

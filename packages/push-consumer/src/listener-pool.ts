@@ -1,0 +1,343 @@
+import { ClientError, type ReceivedMessage } from '@ricochet/client';
+import { CONSUMPTION_TIMEOUT_REASON } from '@ricochet/core';
+import {
+  type ConsumeOutcome,
+  type ConsumeResultValue,
+  outcomeOfResult,
+  outcomeOfThrow,
+} from './consume-result.js';
+
+/** What a listener gets besides the message. */
+export interface ListenerContext {
+  /**
+   * Aborted when the consumer stops waiting for this listener: its consumption timeout passed
+   * (the delivery has already been reported as failed), or `close()` gave up on it. A listener
+   * doing long I/O can pass it on to stop early; its result is ignored either way.
+   */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Processes one message. Return (or resolve with) a {@link ConsumeResultValue}; a throw or a
+ * rejection counts as `FAILURE`, with the error's message as the reason (P2).
+ */
+export type MessageListener = (
+  message: ReceivedMessage,
+  context: ListenerContext,
+) => ConsumeResultValue | Promise<ConsumeResultValue>;
+
+/** What the pool needs of a cached delivery. */
+export interface PoolItem {
+  readonly message: ReceivedMessage;
+}
+
+/** Options of {@link ListenerPool}. */
+export interface ListenerPoolOptions<TItem extends PoolItem> {
+  readonly listener: MessageListener;
+  /** The most listeners running at once. */
+  readonly concurrency: number;
+  /** How long a listener may run before its delivery is reported as failed, in ms. */
+  readonly consumptionTimeoutMs: number;
+  /** Whether a cached item may still start; a dead one is dropped without an outcome. */
+  readonly isLive: (item: TItem) => boolean;
+  /** Called once per started item: when its listener settles, or at its timeout if that comes first. */
+  readonly onOutcome: (item: TItem, outcome: ConsumeOutcome) => void;
+  /** Called when a listener threw, returned something else than a result, or timed out. */
+  readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
+}
+
+/** A cached item whose listener has started. */
+interface Run<TItem> {
+  readonly item: TItem;
+  /** When the consumption timeout passes, on the `performance.now()` scale. */
+  readonly deadlineMs: number;
+  /** Set once the outcome went out (at the timeout or at the end); later ones are ignored. */
+  reported: boolean;
+  /** Created on the listener's first read of `context.signal`, so an unread signal costs nothing. */
+  controller: AbortController | undefined;
+  abortReason: unknown;
+}
+
+/** The {@link ListenerContext} of one run; the signal is made on first read. */
+class RunContext implements ListenerContext {
+  readonly #run: Run<PoolItem>;
+
+  constructor(run: Run<PoolItem>) {
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    const run = this.#run;
+    run.controller ??= new AbortController();
+    // Read after the abort: hand out a signal that is already aborted, with the same reason.
+    if (run.abortReason !== undefined && !run.controller.signal.aborted) {
+      run.controller.abort(run.abortReason);
+    }
+    return run.controller.signal;
+  }
+}
+
+/** Compact the ready queue once this many consumed slots lead it, and they are most of it. */
+const COMPACT_AFTER_SLOTS = 1_024;
+
+/**
+ * The local cache of a push consumer and the listeners that drain it: at most `concurrency`
+ * listeners run at once, in arrival order, and messages with the same `messageGroup` one at a
+ * time, each after the previous one's listener has finished (P5: a FIFO group's broker holds a
+ * message group's next message back while one is inflight, and the pool keeps that promise on the
+ * client too; it cannot tell a FIFO group from another, so it orders every message group).
+ *
+ * A listener still running at its consumption timeout is reported as failed at once (P2), but it
+ * keeps its slot and its message group until it really ends: JavaScript cannot stop it, and
+ * letting more start would break both limits.
+ */
+export class ListenerPool<TItem extends PoolItem> {
+  readonly #options: ListenerPoolOptions<TItem>;
+  /** Items free to start, in order; `#readyHead` is the next one. */
+  #ready: (TItem | undefined)[] = [];
+  #readyHead = 0;
+  /**
+   * One entry per message group with an item running or in `#ready`: the group's later items,
+   * in order. Only the head of a group is ever in `#ready`.
+   */
+  #groupBacklogs = new Map<string, TItem[]>();
+  /** In start order, which is deadline order too: every run gets the same timeout. */
+  readonly #running = new Set<Run<TItem>>();
+  /** One timer for all consumption timeouts, due no later than the oldest run's deadline. */
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #stopped = false;
+  /** Set while `#pump` loops, so a listener that settles synchronously does not pump recursively. */
+  #pumping = false;
+
+  constructor(options: ListenerPoolOptions<TItem>) {
+    this.#options = options;
+  }
+
+  /** Listeners running now, timed-out ones included. */
+  get runningCount(): number {
+    return this.#running.size;
+  }
+
+  /** Items waiting for a listener. */
+  get cachedCount(): number {
+    let count = this.#ready.length - this.#readyHead;
+    for (const backlog of this.#groupBacklogs.values()) count += backlog.length;
+    return count;
+  }
+
+  /** Cache `items` and start listeners for as many as the limits allow. */
+  add(items: readonly TItem[]): void {
+    for (const item of items) this.#enqueue(item);
+    this.#pump();
+  }
+
+  /** Start no more listeners; running ones go on. */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  /**
+   * Take the cached items `predicate` selects (all by default) out of the cache and return them,
+   * in order. The others keep their order and their message groups' places.
+   */
+  takeCached(predicate: (item: TItem) => boolean = () => true): TItem[] {
+    const cached: TItem[] = [];
+    for (let i = this.#readyHead; i < this.#ready.length; i++) {
+      const item = this.#ready[i];
+      if (item !== undefined) cached.push(item);
+    }
+    // A group's head is in `#ready` and its backlog follows it, so this keeps each group in order.
+    for (const backlog of this.#groupBacklogs.values()) cached.push(...backlog);
+    this.#ready = [];
+    this.#readyHead = 0;
+    this.#groupBacklogs = new Map();
+    for (const run of this.#running) {
+      const group = run.item.message.messageGroup;
+      if (group !== undefined) this.#groupBacklogs.set(group, []);
+    }
+    const taken: TItem[] = [];
+    for (const item of cached) {
+      if (predicate(item)) taken.push(item);
+      else this.#enqueue(item);
+    }
+    this.#pump();
+    return taken;
+  }
+
+  /** Resolves once no listener runs. */
+  whenIdle(): Promise<void> {
+    if (this.#running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stop waiting for the running listeners: their timers are cleared, their signals aborted with
+   * `reason`, and their outcomes will be ignored.
+   */
+  abandonRunning(reason: unknown): void {
+    for (const run of this.#running) {
+      run.reported = true;
+      abortRun(run, reason);
+    }
+    this.#running.clear();
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#wakeIdleWaiters();
+  }
+
+  #enqueue(item: TItem): void {
+    const group = item.message.messageGroup;
+    if (group !== undefined) {
+      const backlog = this.#groupBacklogs.get(group);
+      if (backlog !== undefined) {
+        backlog.push(item);
+        return;
+      }
+      this.#groupBacklogs.set(group, []);
+    }
+    this.#ready.push(item);
+  }
+
+  #dequeue(): TItem | undefined {
+    if (this.#readyHead >= this.#ready.length) return undefined;
+    const item = this.#ready[this.#readyHead];
+    this.#ready[this.#readyHead] = undefined;
+    this.#readyHead += 1;
+    if (this.#readyHead >= COMPACT_AFTER_SLOTS && this.#readyHead * 2 >= this.#ready.length) {
+      // Array#shift would copy the whole queue on every call once it is large.
+      this.#ready = this.#ready.slice(this.#readyHead);
+      this.#readyHead = 0;
+    }
+    return item;
+  }
+
+  /** `item` is done with (finished or dropped): its message group's next item may start. */
+  #releaseGroup(item: TItem): void {
+    const group = item.message.messageGroup;
+    if (group === undefined) return;
+    const next = this.#groupBacklogs.get(group)?.shift();
+    if (next === undefined) this.#groupBacklogs.delete(group);
+    else this.#ready.push(next);
+  }
+
+  #pump(): void {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (!this.#stopped && this.#running.size < this.#options.concurrency) {
+        const item = this.#dequeue();
+        if (item === undefined) break;
+        if (this.#options.isLive(item)) this.#start(item);
+        else this.#releaseGroup(item);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  #start(item: TItem): void {
+    const run: Run<TItem> = {
+      item,
+      deadlineMs: performance.now() + this.#options.consumptionTimeoutMs,
+      reported: false,
+      controller: undefined,
+      abortReason: undefined,
+    };
+    this.#running.add(run);
+    this.#deadlineTimer ??= setTimeout(() => this.#checkDeadlines(), this.#options.consumptionTimeoutMs);
+    let returned: unknown;
+    try {
+      returned = this.#options.listener(item.message, new RunContext(run));
+    } catch (error) {
+      this.#finish(run, { thrown: error });
+      return;
+    }
+    if (isPromiseLike(returned)) {
+      returned.then(
+        (value) => this.#finish(run, { returned: value }),
+        (error: unknown) => this.#finish(run, { thrown: error }),
+      );
+    } else {
+      this.#finish(run, { returned });
+    }
+  }
+
+  #finish(run: Run<TItem>, settlement: { readonly returned: unknown } | { readonly thrown: unknown }): void {
+    // Abandoned by close(): nobody waits for this result any more.
+    if (!this.#running.delete(run)) return;
+    if (!run.reported) {
+      run.reported = true;
+      const message = run.item.message;
+      if ('thrown' in settlement) {
+        this.#reportListenerError(settlement.thrown, message);
+        this.#options.onOutcome(run.item, outcomeOfThrow(settlement.thrown));
+      } else {
+        const { outcome, problem } = outcomeOfResult(settlement.returned);
+        if (problem !== undefined) this.#reportListenerError(problem, message);
+        this.#options.onOutcome(run.item, outcome);
+      }
+    }
+    // After the outcome, so the results of one message group reach the broker in order.
+    this.#releaseGroup(run.item);
+    if (this.#running.size === 0) this.#wakeIdleWaiters();
+    this.#pump();
+  }
+
+  /**
+   * The deadline timer fired: time out every run past its deadline, then wait for the next one.
+   * The timer is left alone when runs end (re-arming it per message would cost more than the rest
+   * of a fast listener's bookkeeping), so it may fire with no deadline due, or nothing running.
+   */
+  #checkDeadlines(): void {
+    this.#deadlineTimer = undefined;
+    const nowMs = performance.now();
+    for (const run of this.#running) {
+      if (run.deadlineMs > nowMs) {
+        this.#deadlineTimer = setTimeout(() => this.#checkDeadlines(), run.deadlineMs - nowMs);
+        return;
+      }
+      if (!run.reported) this.#timeOut(run);
+    }
+  }
+
+  /** P2: the listener ran past the consumption timeout; the delivery fails now. */
+  #timeOut(run: Run<TItem>): void {
+    run.reported = true;
+    const error = new ClientError(
+      'TIMEOUT',
+      `the listener ran longer than consumptionTimeoutMs (${this.#options.consumptionTimeoutMs} ms)`,
+    );
+    abortRun(run, error);
+    this.#reportListenerError(error, run.item.message);
+    this.#options.onOutcome(run.item, { type: 'nack', reason: CONSUMPTION_TIMEOUT_REASON });
+  }
+
+  #reportListenerError(error: unknown, message: ReceivedMessage): void {
+    try {
+      this.#options.onListenerError(error, message);
+    } catch {
+      // A throwing error hook must not take the delivery's outcome down with it.
+    }
+  }
+
+  #wakeIdleWaiters(): void {
+    for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+}
+
+function abortRun(
+  run: { controller: AbortController | undefined; abortReason: unknown },
+  reason: unknown,
+): void {
+  run.abortReason = reason;
+  run.controller?.abort(reason);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}

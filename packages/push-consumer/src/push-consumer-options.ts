@@ -1,0 +1,183 @@
+import type { ClientError, ReceivedMessage, WebSocketConstructor } from '@ricochet/client';
+import {
+  type ExponentialBackoffOptions,
+  DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS,
+} from '@ricochet/core';
+import {
+  ERROR_CODES,
+  GROUP_NAME_PATTERN,
+  isSubscribableTopic,
+  MAX_CONSUMPTION_TIMEOUT_MS,
+  parseTagFilter,
+  RicochetError,
+} from '@ricochet/protocol';
+import type { MessageListener } from './listener-pool.js';
+
+/** How many unsettled deliveries a consumer holds unless told otherwise: 1 024. */
+export const DEFAULT_MAX_CACHED_MESSAGES = 1_024;
+
+/** How many listeners run at once unless told otherwise: 20, as in RocketMQ's clients. */
+export const DEFAULT_CONCURRENCY = 20;
+
+/**
+ * How long a listener may run before its delivery fails, unless told otherwise: 15 min, the same
+ * as a group's own `consumptionTimeoutMs` default (P2).
+ */
+export const DEFAULT_CONSUMPTION_TIMEOUT_MS = GROUP_CONSUMPTION_TIMEOUT_MS;
+
+/** How long `close()` waits for running listeners unless told otherwise: 10 s. */
+export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+
+/** The protocol's bound on `subscribe.maxCachedMessages` (and on one `credit`). */
+const MAX_CACHED_MESSAGES = 65_536;
+
+/** The most topics one subscription names, as the protocol allows. */
+const MAX_SUBSCRIBED_TOPICS = 64;
+
+/** The longest delay a timer can wait (2^31 − 1 ms, about 24.8 days). */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
+
+/** Options of {@link PushConsumer}. */
+export interface PushConsumerOptions {
+  /** The broker's base URL, `ws://host:port` or `wss://host:port`. Required. */
+  readonly endpoint: string;
+  /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
+  readonly group: string;
+  /**
+   * Topic → tag expression (`*`, or tags joined by `||`), 1 to 64 topics; a `%DLQ%<group>` topic
+   * may be consumed too (D1). Every instance of a group should subscribe alike. Required.
+   */
+  readonly subscriptions: Readonly<Record<string, string>>;
+  /**
+   * Processes each delivered message and returns a `ConsumeResult`: `SUCCESS` commits it,
+   * `FAILURE` or a throw fails the delivery (P2), `retryAfter(ms)` fails it with its own delay.
+   * Required.
+   */
+  readonly listener: MessageListener;
+  /**
+   * The most deliveries held at once, waiting or running (the broker's credit for this consumer),
+   * 1–65 536. A delivery leaves the cache once the broker has confirmed its result; then the
+   * consumer grants the broker one more. @default 1024 (messages)
+   */
+  readonly maxCachedMessages?: number;
+  /**
+   * The most listeners running at once, 1–65 536. Messages with the same `messageGroup` (the
+   * FIFO key) run one at a time, in order, whatever this is (P5). @default 20 (listeners)
+   */
+  readonly concurrency?: number;
+  /**
+   * How long a listener may run, 1 ms – 24 h: a listener still running after it has its delivery
+   * failed with the reason `consumption timeout` (P2), though it is not stopped (its
+   * `context.signal` is aborted). The broker enforces the group's own `consumptionTimeoutMs` as
+   * well; keep this one no longer than that. @default 900000 (ms, 15 min)
+   */
+  readonly consumptionTimeoutMs?: number;
+  /**
+   * How long `close()` waits for running listeners, 0 – 2^31 − 1. Listeners still running after
+   * it are left behind: their deliveries are released by the broker when the connection closes
+   * (C2), so their messages are delivered again. @default 10000 (ms)
+   */
+  readonly closeTimeoutMs?: number;
+  /** The auth token sent in `hello`. @default undefined (no token) */
+  readonly token?: string;
+  /** A name for this consumer in the broker's logs and delivery histories. @default undefined */
+  readonly clientId?: string;
+  /**
+   * How long a request (`subscribe`, `unsubscribe`, a result frame) waits for its answer.
+   * @default 30000 (ms)
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * The reconnect backoff of the connection (C1), also used between attempts to subscribe again
+   * after a reconnect when the broker refuses with a retryable code.
+   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
+   */
+  readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
+  readonly webSocket?: WebSocketConstructor;
+  /**
+   * Called when a delivery fails because of its listener: it threw or rejected (`error` as
+   * thrown), returned something that is not a `ConsumeResult` (a `RicochetError` `400`), or ran
+   * past `consumptionTimeoutMs` (a `ClientError` `TIMEOUT`). The delivery is failed either way.
+   * @default console.warn
+   */
+  readonly onListenerError?: (error: unknown, message: ReceivedMessage) => void;
+  /**
+   * Called with problems the consumer deals with by itself and carries on after: a result the
+   * broker refused (a `BrokerError`, usually `410 INVALID_RECEIPT_HANDLE` when the group's
+   * consumption timeout had already failed the delivery; `details.messageId` names it), a result
+   * frame that failed as a whole, a failed subscribe after a reconnect, an `error` frame without `id`.
+   * @default console.warn
+   */
+  readonly onError?: (error: RicochetError) => void;
+  /** See `ConnectionOptions.onProtocolError`. @default console.warn */
+  readonly onProtocolError?: (error: ClientError) => void;
+}
+
+/** The options the consumer runs with, checked and with their defaults filled in. */
+export interface ResolvedPushConsumerOptions {
+  readonly group: string;
+  readonly subscriptions: Readonly<Record<string, string>>;
+  readonly listener: MessageListener;
+  readonly maxCachedMessages: number;
+  readonly concurrency: number;
+  readonly consumptionTimeoutMs: number;
+  readonly closeTimeoutMs: number;
+  readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
+  readonly onError: (error: RicochetError) => void;
+}
+
+/**
+ * Check `options` and fill in the defaults; the connection's own options are checked by it.
+ * @throws RicochetError `400` naming the first invalid option.
+ */
+export function resolvePushConsumerOptions(options: PushConsumerOptions): ResolvedPushConsumerOptions {
+  if (!GROUP_NAME_PATTERN.test(options.group)) {
+    throw badRequest(`group '${options.group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
+  }
+  const subscriptions = Object.freeze({ ...options.subscriptions });
+  checkSubscriptions(subscriptions);
+  if (typeof options.listener !== 'function') throw badRequest('listener must be a function');
+  const resolved: ResolvedPushConsumerOptions = {
+    group: options.group,
+    subscriptions,
+    listener: options.listener,
+    maxCachedMessages: options.maxCachedMessages ?? DEFAULT_MAX_CACHED_MESSAGES,
+    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
+    closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
+    onListenerError:
+      options.onListenerError ??
+      ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),
+    onError: options.onError ?? ((error) => console.warn(error)),
+  };
+  checkIntegerInRange(resolved.maxCachedMessages, 1, MAX_CACHED_MESSAGES, 'maxCachedMessages');
+  checkIntegerInRange(resolved.concurrency, 1, MAX_CACHED_MESSAGES, 'concurrency');
+  checkIntegerInRange(resolved.consumptionTimeoutMs, 1, MAX_CONSUMPTION_TIMEOUT_MS, 'consumptionTimeoutMs');
+  checkIntegerInRange(resolved.closeTimeoutMs, 0, MAX_TIMER_DELAY_MS, 'closeTimeoutMs');
+  return resolved;
+}
+
+function badRequest(message: string): RicochetError {
+  return new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
+}
+
+function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
+  if (!(Number.isInteger(value) && value >= min && value <= max)) {
+    throw badRequest(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+}
+
+function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
+  const topics = Object.keys(subscriptions);
+  if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
+    throw badRequest(`subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`);
+  }
+  for (const [topic, expression] of Object.entries(subscriptions)) {
+    if (!isSubscribableTopic(topic)) {
+      throw badRequest(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
+    }
+    const parsed = parseTagFilter(expression);
+    if (!parsed.ok) throw badRequest(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
+  }
+}

@@ -1,0 +1,141 @@
+import type { RequestFrameInput } from '@ricochet/client';
+import { assertNever } from '@ricochet/core';
+import type { SettledFrame } from '@ricochet/protocol';
+
+/** How a delivery is settled: commit (`ack`), fail (`nack`), or hand back unprocessed (`release`, C2). */
+export type ResultAction = 'ack' | 'nack' | 'release';
+
+/** One delivery's result, waiting to be sent. */
+export interface PendingResult {
+  readonly action: ResultAction;
+  readonly receiptHandle: string;
+  /** `nack` only: why processing failed, at most 1 024 characters. */
+  readonly reason?: string;
+  /** `nack` only: the delay before the next delivery, instead of the group's retry policy. */
+  readonly retryAfterMs?: number;
+}
+
+/** A frame that settles deliveries, as the connection takes it (without `id`). */
+export type ResultFrame = Extract<RequestFrameInput, { readonly type: ResultAction }>;
+
+/** How one sent batch ended: the broker's per-handle failures, or an error for the whole frame. */
+export type BatchOutcome = { readonly failures: SettledFrame['failures'] } | { readonly error: unknown };
+
+/** Options of {@link ResultBatcher}. */
+export interface ResultBatcherOptions<TResult extends PendingResult> {
+  /** How long a result may wait for others to share its frame, in ms. */
+  readonly flushDelayMs: number;
+  /** The most results in one frame; a full batch is sent at once. At most 1 024 (the protocol's limit). */
+  readonly maxBatchSize: number;
+  /** Send one frame and resolve with its `settled` answer. */
+  readonly send: (frame: ResultFrame) => Promise<SettledFrame>;
+  /** Checked as a batch is sent: results that fail it are dropped, never sent. */
+  readonly isSendable: (result: TResult) => boolean;
+  /** Called once per sent batch, with its results in frame order (a failure's `index` points into it). */
+  readonly onSettled: (results: readonly TResult[], outcome: BatchOutcome) => void;
+}
+
+/**
+ * Collects delivery results into `ack`, `nack` and `release` frames, many handles per frame: a
+ * result waits at most `flushDelayMs` for others, and a full batch goes at once. The broker
+ * commits each frame durably in one go, so batching is what keeps the consume rate up.
+ */
+export class ResultBatcher<TResult extends PendingResult> {
+  readonly #options: ResultBatcherOptions<TResult>;
+  readonly #queues: Record<ResultAction, TResult[]> = { ack: [], nack: [], release: [] };
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #inFlight = 0;
+  #idleWaiters: (() => void)[] = [];
+  #closed = false;
+
+  constructor(options: ResultBatcherOptions<TResult>) {
+    this.#options = options;
+  }
+
+  /** Results queued or sent and not yet answered. */
+  get pendingCount(): number {
+    return this.#queues.ack.length + this.#queues.nack.length + this.#queues.release.length + this.#inFlight;
+  }
+
+  /** Queue `result`; ignored after {@link close}. */
+  add(result: TResult): void {
+    if (this.#closed) return;
+    const queue = this.#queues[result.action];
+    queue.push(result);
+    if (queue.length >= this.#options.maxBatchSize) this.#sendBatch(result.action);
+    else this.#timer ??= setTimeout(() => this.flush(), this.#options.flushDelayMs);
+  }
+
+  /** Send everything queued now. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const action of RESULT_ACTIONS) {
+      while (this.#queues[action].length > 0) this.#sendBatch(action);
+    }
+  }
+
+  /** Resolves once every sent frame has been answered (or has failed) and nothing is queued. */
+  idle(): Promise<void> {
+    if (this.pendingCount === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Drop what is queued and take no more results. Frames already sent still report their outcome. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const action of RESULT_ACTIONS) this.#queues[action].length = 0;
+    this.#checkIdle();
+  }
+
+  #sendBatch(action: ResultAction): void {
+    const batch = this.#queues[action]
+      .splice(0, this.#options.maxBatchSize)
+      .filter((result) => this.#options.isSendable(result));
+    if (batch.length === 0) {
+      this.#checkIdle();
+      return;
+    }
+    this.#inFlight += batch.length;
+    const finish = (outcome: BatchOutcome): void => {
+      this.#inFlight -= batch.length;
+      try {
+        this.#options.onSettled(batch, outcome);
+      } finally {
+        this.#checkIdle();
+      }
+    };
+    this.#options.send(frameOf(action, batch)).then(
+      (settled) => finish({ failures: settled.failures }),
+      (error: unknown) => finish({ error }),
+    );
+  }
+
+  #checkIdle(): void {
+    if (this.pendingCount === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+}
+
+const RESULT_ACTIONS: readonly ResultAction[] = ['ack', 'nack', 'release'];
+
+function frameOf(action: ResultAction, batch: readonly PendingResult[]): ResultFrame {
+  switch (action) {
+    case 'ack':
+      return { type: 'ack', receiptHandles: batch.map((result) => result.receiptHandle) };
+    case 'release':
+      return { type: 'release', receiptHandles: batch.map((result) => result.receiptHandle) };
+    case 'nack':
+      return {
+        type: 'nack',
+        items: batch.map(({ receiptHandle, reason, retryAfterMs }) => ({
+          receiptHandle,
+          ...(reason === undefined ? {} : { reason }),
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        })),
+      };
+    default:
+      return assertNever(action, 'result action');
+  }
+}

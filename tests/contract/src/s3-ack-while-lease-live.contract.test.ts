@@ -1,0 +1,45 @@
+import { BrokerError } from '@ricochet/protocol';
+import { describe, expect, it } from 'vitest';
+import { startProducer, startSimpleConsumer } from './support/clients.js';
+import { startBroker } from './support/test-broker.js';
+
+describe('S3: ack commits while the lease is live; after the deadline it fails with INVALID_RECEIPT_HANDLE', () => {
+  it('commits a live lease once; a second ack is refused', async () => {
+    await using broker = await startBroker();
+    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
+    await using producer = await startProducer(broker.endpoint);
+    await producer.send({ topic: 'orders', body: 'x' });
+    await using consumer = await startSimpleConsumer(broker.endpoint, {
+      group: 'billing',
+      subscriptions: { orders: '*' },
+    });
+    const [message] = await consumer.receive(1, 30_000);
+    if (!message) throw new Error('no message');
+    await consumer.ack(message);
+    await expect(consumer.ack(message)).rejects.toMatchObject({ code: 410 });
+    expect((await broker.admin.getGroup('billing')).stats.committed).toBe(1);
+  });
+
+  it('refuses an ack after the deadline, and the message is delivered again, not committed', async () => {
+    await using broker = await startBroker();
+    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
+    await using producer = await startProducer(broker.endpoint);
+    await producer.send({ topic: 'orders', body: 'x' });
+    await using consumer = await startSimpleConsumer(broker.endpoint, {
+      group: 'billing',
+      subscriptions: { orders: '*' },
+    });
+    const [expired] = await consumer.receive(1, 30);
+    if (!expired) throw new Error('no message');
+    // Wait for the event that proves the deadline passed: the message is leased again.
+    const [redelivered] = await consumer.receive(1, 30_000);
+    expect(redelivered?.messageId).toBe(expired.messageId);
+    const error = await consumer.ack(expired).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(BrokerError);
+    expect(error).toMatchObject({ code: 410, errorName: 'INVALID_RECEIPT_HANDLE' });
+    expect((await broker.admin.getGroup('billing')).stats.committed).toBe(0);
+    if (!redelivered) throw new Error('no redelivery');
+    await consumer.ack(redelivered);
+    expect((await broker.admin.getGroup('billing')).stats.committed).toBe(1);
+  });
+});

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Broker, type BrokerConfigInput, buildBroker } from '@ricochet/broker';
+import { AdminApi } from './admin.js';
+
+/** A broker listening on 127.0.0.1:0 over a temporary data directory, for one test. */
+export interface TestBroker extends AsyncDisposable {
+  readonly broker: Broker;
+  /** The endpoint clients take, `ws://127.0.0.1:<port>`. */
+  readonly endpoint: string;
+  readonly admin: AdminApi;
+  readonly dataDir: string;
+  /** Close the broker (drain) and open a new one on the same data directory and port 0. */
+  restart(): Promise<TestBroker>;
+  close(): Promise<void>;
+}
+
+/** Start a broker; `await using` closes it and removes its data directory. */
+export async function startBroker(config: BrokerConfigInput = {}, dataDir?: string): Promise<TestBroker> {
+  const directory = dataDir ?? mkdtempSync(join(tmpdir(), 'ricochet-contract-'));
+  const broker = await buildBroker({
+    ...config,
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: 'silent',
+    dataDir: directory,
+  });
+  const { url, port } = await broker.listen();
+  let removeOnClose = dataDir === undefined;
+  const testBroker: TestBroker = {
+    broker,
+    endpoint: url,
+    admin: new AdminApi(`http://127.0.0.1:${port}`),
+    dataDir: directory,
+    async restart() {
+      removeOnClose = false;
+      await broker.close();
+      const next = await startBroker(config, directory);
+      // The data directory now belongs to the new broker, which removes it when it closes.
+      return Object.assign(next, {
+        close: async () => {
+          await next.broker.close();
+          rmSync(directory, { recursive: true, force: true });
+        },
+      });
+    },
+    async close() {
+      await broker.close();
+      if (removeOnClose) rmSync(directory, { recursive: true, force: true });
+    },
+    [Symbol.asyncDispose]() {
+      return testBroker.close();
+    },
+  };
+  return testBroker;
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { startBroker } from './support/test-broker.js';
+
+describe('T1: delay messages are delivered not before their time, at most 24 h ahead', () => {
+  it('holds a delayMs message back while later plain messages flow, then delivers it', async () => {
+    await using broker = await startBroker();
+    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
+    await using producer = await startProducer(broker.endpoint);
+    const sentAt = Date.now();
+    await producer.send({ topic: 'orders', body: 'later', delayMs: 300 });
+    await producer.send({ topic: 'orders', body: 'now' });
+    await using consumer = await startSimpleConsumer(broker.endpoint, {
+      group: 'billing',
+      subscriptions: { orders: '*' },
+    });
+    const [first] = await consumer.receive(1, 30_000);
+    expect(text(first?.body ?? new Uint8Array())).toBe('now');
+    const [delayed] = await consumer.receive(1, 30_000);
+    expect(text(delayed?.body ?? new Uint8Array())).toBe('later');
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(300);
+    expect(delayed?.deliveryAttempt).toBe(1);
+  });
+
+  it('accepts deliverAt, refuses more than the horizon ahead, and guards delay topics', async () => {
+    await using broker = await startBroker({ maxDelayMs: 60_000 });
+    await broker.admin.putTopic('reminders', { type: 'delay' });
+    await using producer = await startProducer(broker.endpoint);
+    await expect(
+      producer.send({ topic: 'orders', body: 'x', deliverAt: Date.now() + 120_000 }),
+    ).rejects.toMatchObject({ code: 400 });
+    await expect(producer.send({ topic: 'reminders', body: 'no delay' })).rejects.toMatchObject({
+      code: 409,
+    });
+    expect(
+      (await producer.send({ topic: 'reminders', body: 'ok', deliverAt: Date.now() + 1_000 })).offset,
+    ).toBe(0);
+    expect((await producer.send({ topic: 'reminders', body: 'level 1 = 1 s', delayLevel: 1 })).offset).toBe(
+      1,
+    );
+  });
+});
