@@ -4,12 +4,12 @@ import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
 import { checkLease, isDurationMs } from './lease-check.js';
 import {
-  countersOf,
   type DeliveryCounters,
   illegalTransition,
   reject,
   type Transition,
   type TransitionEdge,
+  withCounters,
 } from './transition.js';
 
 /**
@@ -123,20 +123,22 @@ export function pushTransition(
       }
       return {
         ok: true,
-        state: {
-          ...countersOf(current),
-          state: 'inflight',
-          lease: current.lease + 1,
-          leaseDeadlineMs: event.atMs + event.leaseDurationMs,
-          deliveryAttempt: current.failures + 1,
-        },
+        state: withCounters(
+          {
+            state: 'inflight',
+            leaseDeadlineMs: event.atMs + event.leaseDurationMs,
+            deliveryAttempt: current.failures + 1,
+          },
+          current,
+          { lease: current.lease + 1 },
+        ),
       };
     }
     case 'succeeded': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, true);
       if (leaseProblem) return leaseProblem;
-      return { ok: true, state: { ...countersOf(current), state: 'commit' } };
+      return { ok: true, state: withCounters({ state: 'commit' }, current) };
     }
     case 'failed': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
@@ -171,14 +173,17 @@ export function pushTransition(
       const leaseProblem = checkLease(current, event, true);
       if (leaseProblem) return leaseProblem;
       // C2: a release is not a failure; only `releases` moves.
-      return { ok: true, state: { ...countersOf(current), state: 'ready', releases: current.releases + 1 } };
+      return {
+        ok: true,
+        state: withCounters({ state: 'ready' }, current, { releases: current.releases + 1 }),
+      };
     }
     case 'retryDue': {
       if (current.state !== 'waitingRetry') return illegalTransition(current.state, event.type);
       if (event.atMs < current.retryAtMs) {
         return reject('notDue', current.state, event.type, `the retry is due at ${current.retryAtMs}`);
       }
-      return { ok: true, state: { ...countersOf(current), state: 'ready' } };
+      return { ok: true, state: withCounters({ state: 'ready' }, current) };
     }
     default:
       return assertNever(event, 'push event');
@@ -194,19 +199,17 @@ function afterFailure(
   context: PushLifecycleContext,
 ): PushTransition {
   const failures = current.failures + 1;
-  const base = { ...countersOf(current), failures, lastFailureReason: reason };
+  const changes = { failures, lastFailureReason: reason };
   if (failures > context.maxRetries) {
-    return { ok: true, state: { ...base, state: 'dlq', reason } };
+    return { ok: true, state: withCounters({ state: 'dlq', reason }, current, changes) };
   }
   const delayMs = retryAfterMs ?? retryDelayMs(context.retryPolicy, failures, context.random ?? systemRandom);
   return {
     ok: true,
-    state: {
-      ...base,
-      state: 'waitingRetry',
-      retryNumber: failures,
-      retryDelayMs: delayMs,
-      retryAtMs: atMs + delayMs,
-    },
+    state: withCounters(
+      { state: 'waitingRetry', retryNumber: failures, retryDelayMs: delayMs, retryAtMs: atMs + delayMs },
+      current,
+      changes,
+    ),
   };
 }

@@ -1,12 +1,12 @@
 import { assertNever } from '../assert-never.js';
 import { checkLease, isDurationMs } from './lease-check.js';
 import {
-  countersOf,
   type DeliveryCounters,
   illegalTransition,
   reject,
   type Transition,
   type TransitionEdge,
+  withCounters,
 } from './transition.js';
 
 /** The shortest lease a receive may ask for (rule S2; the seeds' own example uses 20–30 ms). */
@@ -108,20 +108,22 @@ export function simpleTransition(
       }
       return {
         ok: true,
-        state: {
-          ...countersOf(current),
-          state: 'inflight',
-          lease: current.lease + 1,
-          leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
-          deliveryAttempt: current.failures + 1,
-        },
+        state: withCounters(
+          {
+            state: 'inflight',
+            leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
+            deliveryAttempt: current.failures + 1,
+          },
+          current,
+          { lease: current.lease + 1 },
+        ),
       };
     }
     case 'succeeded': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, true);
       if (leaseProblem) return leaseProblem;
-      return { ok: true, state: { ...countersOf(current), state: 'commit' } };
+      return { ok: true, state: withCounters({ state: 'commit' }, current) };
     }
     case 'invisibilityChanged': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
@@ -137,11 +139,15 @@ export function simpleTransition(
       }
       return {
         ok: true,
-        state: {
-          ...current,
-          lease: current.lease + 1,
-          leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
-        },
+        state: withCounters(
+          {
+            state: 'inflight',
+            leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
+            deliveryAttempt: current.deliveryAttempt,
+          },
+          current,
+          { lease: current.lease + 1 },
+        ),
       };
     }
     case 'leaseExpired': {
@@ -152,10 +158,14 @@ export function simpleTransition(
         return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
       }
       const failures = current.failures + 1;
-      const base = { ...countersOf(current), failures, lastFailureReason: LEASE_EXPIRED_REASON };
-      if (failures > context.maxRetries)
-        return { ok: true, state: { ...base, state: 'dlq', reason: LEASE_EXPIRED_REASON } };
-      return { ok: true, state: { ...base, state: 'ready' } };
+      const changes = { failures, lastFailureReason: LEASE_EXPIRED_REASON };
+      if (failures > context.maxRetries) {
+        return {
+          ok: true,
+          state: withCounters({ state: 'dlq', reason: LEASE_EXPIRED_REASON }, current, changes),
+        };
+      }
+      return { ok: true, state: withCounters({ state: 'ready' }, current, changes) };
     }
     default:
       return assertNever(event, 'simple event');

@@ -70,10 +70,23 @@ export function illegalTransition<TStateName extends string, TEventType extends 
   return reject('illegalTransition', from, event, `${event} is not allowed in ${from}`);
 }
 
-/** Just the counters of a state, to carry into the next one. */
-export function countersOf(state: DeliveryCounters): DeliveryCounters {
-  const { failures, releases, lease, lastFailureReason } = state;
-  return lastFailureReason === undefined
-    ? { failures, releases, lease }
-    : { failures, releases, lease, lastFailureReason };
+/**
+ * The next state: `fields` with the counters of `current` carried over, and `changes` applied.
+ * Written by assignment into the fresh `fields` object rather than with spreads: a transition
+ * runs for every delivery and every result, and the intermediate copies showed in profiles.
+ */
+export function withCounters<TFields extends { readonly state: string }>(
+  fields: TFields,
+  current: DeliveryCounters,
+  changes: Partial<DeliveryCounters> = NO_CHANGES,
+): TFields & DeliveryCounters {
+  const next = fields as TFields & { -readonly [K in keyof DeliveryCounters]: DeliveryCounters[K] };
+  next.failures = changes.failures ?? current.failures;
+  next.releases = changes.releases ?? current.releases;
+  next.lease = changes.lease ?? current.lease;
+  const lastFailureReason = changes.lastFailureReason ?? current.lastFailureReason;
+  if (lastFailureReason !== undefined) next.lastFailureReason = lastFailureReason;
+  return next;
 }
+
+const NO_CHANGES: Partial<DeliveryCounters> = Object.freeze({});
