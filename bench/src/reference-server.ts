@@ -19,10 +19,13 @@ type Request =
 
 const log: Uint8Array[] = [];
 let nextToDeliver = 0;
+/** Push subscribers, to hand new messages to as they arrive. */
+const pushers = new Set<() => void>();
 
 const server = new WebSocketServer({ host: '127.0.0.1', port: 0, maxPayload: 64 * 1024 * 1024 });
 server.on('connection', (socket) => {
   let credit = 0;
+  socket.on('close', () => pushers.delete(push));
   const push = () => {
     // One delivery per WebSocket message, while the consumer has credit.
     while (credit > 0 && nextToDeliver < log.length) {
@@ -37,6 +40,7 @@ server.on('connection', (socket) => {
       case 'send':
         log.push(request.body);
         socket.send(packr.pack({ t: 'sent', id: request.id, offset: log.length - 1 }));
+        for (const pusher of pushers) pusher();
         break;
       case 'receive': {
         const messages = [];
@@ -52,6 +56,7 @@ server.on('connection', (socket) => {
         break;
       case 'subscribe':
         credit = request.credit;
+        pushers.add(push);
         push();
         break;
       case 'pushAck':
@@ -63,6 +68,8 @@ server.on('connection', (socket) => {
 });
 server.on('listening', () => {
   const address = server.address();
-  console.log(`reference listening on ${typeof address === 'object' && address !== null ? address.port : address}`);
+  console.log(
+    `reference listening on ${typeof address === 'object' && address !== null ? address.port : address}`,
+  );
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,31 +1,60 @@
+import { startBrokerProcess } from './processes.js';
+import { PENDING_RETRIES, runPendingRetries } from './workloads/pending-retries.js';
 import { runW1, W1_MESSAGES } from './workloads/w1-publish.js';
+import { runW2, W2_MESSAGES } from './workloads/w2-push-consume.js';
 import { runW2s, W2S_MESSAGES } from './workloads/w2s-simple-consume.js';
+import { runW3, W3_MESSAGES } from './workloads/w3-latency.js';
+import { runW4, W4_MESSAGES } from './workloads/w4-retry.js';
 
 /**
  * `pnpm bench`: every workload against the broker (a child process, fsync on every commit) and,
  * in the same run, the bare ws + msgpackr reference with the same client pattern.
- * `pnpm bench w1 w2s` runs a subset.
+ * `pnpm bench w1 w2s` runs a subset: w1, w2s, w2, w3, w4, pending.
  */
 const selected = new Set(process.argv.slice(2).map((name) => name.toLowerCase()));
 const wanted = (name: string) => selected.size === 0 || selected.has(name);
+const count = (n: number) => n.toLocaleString('en');
+const ms = (n: number) => `${n.toFixed(2)} ms`;
 
-function line(name: string, ricochet: number, reference: number, target: string): void {
-  const ratio = ricochet / reference;
+function throughput(name: string, ricochet: number, reference: number, target: string): void {
   console.log(
-    `${name.padEnd(34)} ricochet ${Math.round(ricochet).toLocaleString('en').padStart(9)} msg/s   reference ${Math.round(
-      reference,
-    )
-      .toLocaleString('en')
-      .padStart(9)} msg/s   ratio ${ratio.toFixed(2)}   (target ${target})`,
+    `${name.padEnd(36)} ricochet ${count(Math.round(ricochet)).padStart(9)} msg/s   reference ${count(Math.round(reference)).padStart(9)} msg/s   ratio ${(ricochet / reference).toFixed(2)}   (target ${target})`,
   );
 }
 
 console.log(`node ${process.version}, ${new Date().toISOString()}`);
 if (wanted('w1')) {
   const { ricochet, reference } = await runW1();
-  line(`W1 publish (${W1_MESSAGES.toLocaleString('en')} × 256 B)`, ricochet, reference, '≥ 0.85');
+  throughput(`W1 publish (${count(W1_MESSAGES)} × 256 B)`, ricochet, reference, '≥ 0.85');
 }
 if (wanted('w2s')) {
   const { ricochet, reference } = await runW2s();
-  line(`W2s receive+ack (${W2S_MESSAGES.toLocaleString('en')})`, ricochet, reference, '≥ 0.50');
+  throughput(`W2s receive+ack (${count(W2S_MESSAGES)})`, ricochet, reference, '≥ 0.50');
+}
+if (wanted('w2')) {
+  const { ricochet, reference } = await runW2();
+  throughput(`W2 push consume (${count(W2_MESSAGES)})`, ricochet, reference, '≥ 1.00');
+}
+if (wanted('w3')) {
+  const { ricochet, reference } = await runW3();
+  console.log(
+    `W3 latency (${count(W3_MESSAGES)} at 2,000/s)        ricochet p50 ${ms(ricochet.p50Ms)} p99 ${ms(ricochet.p99Ms)} max ${ms(ricochet.maxMs)}   reference p50 ${ms(reference.p50Ms)} p99 ${ms(reference.p99Ms)} max ${ms(reference.maxMs)}   (target p99 ≤ 1.5 ms)`,
+  );
+}
+if (wanted('w4')) {
+  await using broker = await startBrokerProcess();
+  const result = await runW4(broker);
+  console.log(
+    `W4 retry (${count(W4_MESSAGES)} × fail once, 200 ms)   total ${ms(result.totalMs)}   lateness p50 ${ms(result.latenessP50Ms)} p99 ${ms(result.latenessP99Ms)}   (target total ≤ 600 ms, p99 ≤ 10 ms)`,
+  );
+}
+if (wanted('pending')) {
+  const result = await runPendingRetries();
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+  console.log(
+    `RSS with ${count(result.pending)} pending retries (of ${count(PENDING_RETRIES)})   ${mb(result.rssBytesWithPending)} (idle broker ${mb(result.rssBytesBefore)})   (target ≤ 200 MB)`,
+  );
+  console.log(
+    `W4 with them pending                 total ${ms(result.w4WithPending.totalMs)}   lateness p50 ${ms(result.w4WithPending.latenessP50Ms)} p99 ${ms(result.w4WithPending.latenessP99Ms)}`,
+  );
 }

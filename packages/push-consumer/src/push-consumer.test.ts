@@ -341,7 +341,7 @@ describe('flow control', () => {
     expect(maxRunning).toBe(3);
   });
 
-  it('holds at most maxCachedMessages unsettled, granting credit as results are settled', async () => {
+  it('holds at most maxCachedMessages unsettled, granting credit as results are sent', async () => {
     const fake = await startBroker();
     const consumer = createConsumer(fake.endpoint, {
       maxCachedMessages: 5,

@@ -19,8 +19,8 @@ import {
 import { type BatchOutcome, type PendingResult, ResultBatcher } from './result-batcher.js';
 
 /**
- * How long a result waits for others to share its frame, in ms. Short: a result frame gives its
- * credit back only once answered, so every millisecond here is one the broker cannot deliver in.
+ * How long a result waits for others to share its frame, in ms. Short: a result gives its credit
+ * back when its frame is sent, so every millisecond here is one the broker cannot deliver in.
  */
 const RESULT_FLUSH_DELAY_MS = 1;
 
@@ -57,7 +57,7 @@ interface ResultEntry extends PendingResult {
   readonly messageId: string;
   /** The session whose receipt handle this is; on any other the result is dropped (C2). */
   readonly sessionId: string;
-  /** The subscription that gets a credit back once the broker answered; none for stray deliveries. */
+  /** The subscription that gets a credit back once the result is sent; none for stray deliveries. */
   readonly creditTo: Subscription | undefined;
 }
 
@@ -73,7 +73,7 @@ type Phase = 'idle' | 'starting' | 'running' | 'closing' | 'closed';
  * `maxCachedMessages`; deliveries wait in a local cache until one of `concurrency` listeners is
  * free, and messages with the same `messageGroup` (the FIFO key) are processed one at a time, in
  * order (P5).
- * Results travel in batches, and each batch the broker confirms gives its credit back.
+ * Results travel in batches, and each batch sent gives its credit back.
  *
  * After a reconnect the consumer subscribes again (C1). The broker released the deliveries of
  * the lost session (C2) and delivers them again, so the cached messages of that session are
@@ -139,6 +139,7 @@ export class PushConsumer {
       // Checked again at send time: the session may have ended since the result was queued, and a
       // queued request would otherwise be written to the next session.
       isSendable: (result) => result.sessionId === this.#liveSessionId(),
+      onSent: (results) => this.#onSent(results),
       onSettled: (results, outcome) => this.#onSettled(results, outcome),
     });
     this.#connection.onFrame('deliver', (frame) => this.#onDeliver(frame));
@@ -405,20 +406,23 @@ export class PushConsumer {
     );
   }
 
-  /** The broker answered a result frame (or it failed): give the credit back, report refusals. */
-  #onSettled(results: readonly ResultEntry[], outcome: BatchOutcome): void {
+  /**
+   * A result frame is on its way: its messages leave the cache, so their credit goes back right
+   * behind it. The broker reads the results before the credit on the same connection, so it never
+   * counts more unsettled deliveries than the credit it was given, while the credit does not wait
+   * for the results' durable commit. Refused results (410) are no longer the broker's either.
+   */
+  #onSent(results: readonly ResultEntry[]): void {
     const subscription = this.#subscription;
-    if (subscription?.active && subscription.sessionId === this.#liveSessionId()) {
-      // A message leaves the cache once its result is answered, refused ones (410) included: the
-      // broker no longer counts them as ours. After a failed frame too (no answer, 503): those
-      // leases end by the group's consumption timeout, and holding their credit back for good
-      // would shrink the window a little more with each such failure.
-      let credits = 0;
-      for (const result of results) if (result.creditTo === subscription) credits += 1;
-      if (credits > 0) {
-        this.#connection.sendOneWay({ type: 'credit', subscriptionId: subscription.id, credits });
-      }
-    }
+    if (!subscription?.active || subscription.sessionId !== this.#liveSessionId()) return;
+    let credits = 0;
+    for (const result of results) if (result.creditTo === subscription) credits += 1;
+    if (credits > 0)
+      this.#connection.sendOneWay({ type: 'credit', subscriptionId: subscription.id, credits });
+  }
+
+  /** The broker answered a result frame (or it failed): report what it refused. */
+  #onSettled(results: readonly ResultEntry[], outcome: BatchOutcome): void {
     if ('failures' in outcome) {
       for (const failure of outcome.failures) {
         const result = results[failure.index];

@@ -16,6 +16,7 @@ interface Result extends PendingResult {
 function createBatcher(overrides: Partial<ResultBatcherOptions<Result>> = {}) {
   const sent: { frame: ResultFrame; answer: (frame: SettledFrame | Error) => void }[] = [];
   const settled: [string[], BatchOutcome][] = [];
+  const handedOver: string[][] = [];
   let waiter: (() => void) | undefined;
   const batcher = new ResultBatcher<Result>({
     flushDelayMs: 1,
@@ -29,6 +30,7 @@ function createBatcher(overrides: Partial<ResultBatcherOptions<Result>> = {}) {
         waiter?.();
       }),
     isSendable: (result) => result.live !== false,
+    onSent: (results) => handedOver.push(results.map((result) => result.receiptHandle)),
     onSettled: (results, outcome) => settled.push([results.map((result) => result.receiptHandle), outcome]),
     ...overrides,
   });
@@ -37,7 +39,7 @@ function createBatcher(overrides: Partial<ResultBatcherOptions<Result>> = {}) {
     while (sent.length < count) await new Promise<void>((resolve) => (waiter = resolve));
     return sent.map((entry) => entry.frame);
   };
-  return { batcher, sent, settled, framesSent };
+  return { batcher, sent, settled, handedOver, framesSent };
 }
 
 const answer = (failures: SettledFrame['failures'] = []): SettledFrame => ({
@@ -76,6 +78,16 @@ describe('ResultBatcher', () => {
       { type: 'ack', receiptHandles: ['a', 'b', 'c'] },
       { type: 'ack', receiptHandles: ['d'] },
     ]);
+    batcher.close();
+  });
+
+  it('hands each batch to onSent as it is sent, before any answer', () => {
+    const { batcher, sent, settled, handedOver } = createBatcher({ maxBatchSize: 2, flushDelayMs: 60_000 });
+    for (const handle of ['a', 'b', 'c']) batcher.add({ action: 'ack', receiptHandle: handle });
+    batcher.flush();
+    expect(sent).toHaveLength(2);
+    expect(handedOver).toEqual([['a', 'b'], ['c']]);
+    expect(settled).toEqual([]);
     batcher.close();
   });
 

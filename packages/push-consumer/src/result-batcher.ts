@@ -31,6 +31,8 @@ export interface ResultBatcherOptions<TResult extends PendingResult> {
   readonly send: (frame: ResultFrame) => Promise<SettledFrame>;
   /** Checked as a batch is sent: results that fail it are dropped, never sent. */
   readonly isSendable: (result: TResult) => boolean;
+  /** Called as a batch is handed to the connection, before its answer. */
+  readonly onSent: (results: readonly TResult[]) => void;
   /** Called once per sent batch, with its results in frame order (a failure's `index` points into it). */
   readonly onSettled: (results: readonly TResult[], outcome: BatchOutcome) => void;
 }
@@ -111,6 +113,7 @@ export class ResultBatcher<TResult extends PendingResult> {
       (settled) => finish({ failures: settled.failures }),
       (error: unknown) => finish({ error }),
     );
+    this.#options.onSent(batch);
   }
 
   #checkIdle(): void {

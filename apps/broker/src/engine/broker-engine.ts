@@ -117,8 +117,8 @@ export class BrokerEngine {
       groups: this.#groups,
       clock: this.#clock,
       scheduleDelay: (group, message) => this.#scheduleDelay(group, message),
-      parkBehindFifoHead: (group, address, messageGroup) =>
-        this.#lifecycle.parkBehindFifoHead(group, address, messageGroup),
+      parkBehindFifoHead: (group, address, messageId, messageGroup) =>
+        this.#lifecycle.parkBehindFifoHead(group, address, messageId, messageGroup),
     });
     this.#scheduler = new Scheduler({
       store,

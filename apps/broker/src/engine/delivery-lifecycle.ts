@@ -81,6 +81,7 @@ export class DeliveryLifecycle {
     void this.#deps.store.putDelivery(candidate.address, {
       consumer: 'simple',
       state,
+      messageId: candidate.message.messageId,
       scheduleKey,
       consumerId,
       deliveredAt: nowMs,
@@ -110,6 +111,7 @@ export class DeliveryLifecycle {
     void this.#deps.store.putDelivery(candidate.address, {
       consumer: 'push',
       state,
+      messageId: candidate.message.messageId,
       consumerId,
       deliveredAt: nowMs,
     });
@@ -350,8 +352,13 @@ export class DeliveryLifecycle {
   }
 
   /** P5: hold a FIFO message as Ready behind the head of its message group. */
-  parkBehindFifoHead(group: GroupRuntime, address: DeliveryAddress, messageGroup: string): void {
-    void this.#deps.store.putDelivery(address, { consumer: 'push', state: initialPushState() });
+  parkBehindFifoHead(
+    group: GroupRuntime,
+    address: DeliveryAddress,
+    messageId: string,
+    messageGroup: string,
+  ): void {
+    void this.#deps.store.putDelivery(address, { consumer: 'push', state: initialPushState(), messageId });
     group.readyQueue.push({ topic: address.topic, offset: address.offset, messageGroup });
   }
 
@@ -382,7 +389,11 @@ export class DeliveryLifecycle {
     const nowMs = this.#deps.clock.now();
     // Lease numbers continue from before, so history entries of the new deliveries stay unique.
     const fresh: PushState = { state: 'ready', failures: 0, releases: 0, lease: deadLetter.lastLease };
-    void this.#deps.store.putDelivery(address, { consumer: 'push', state: fresh });
+    void this.#deps.store.putDelivery(address, {
+      consumer: 'push',
+      state: fresh,
+      messageId: dlqMessage.messageId,
+    });
     void this.#deps.store.appendMessage({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt: nowMs } });
     group.redriven++;
     this.#deps.groups.saveCounters(group);
@@ -429,7 +440,12 @@ export class DeliveryLifecycle {
     const scheduleKey = this.#deps
       .scheduler()
       .add(group.name, state.retryAtMs, address.topic, address.offset, { kind: 'retryDue' });
-    void this.#deps.store.putDelivery(address, { consumer: 'push', state, scheduleKey });
+    void this.#deps.store.putDelivery(address, {
+      consumer: 'push',
+      state,
+      messageId: record.messageId,
+      scheduleKey,
+    });
     group.waitingRetry++;
     this.#deps.metrics.retried(group.name);
   }
@@ -538,10 +554,8 @@ export class DeliveryLifecycle {
   ): void {
     const state: PushState | SimpleState = record.state;
     if (state.state !== 'inflight') return;
-    const message = this.#deps.store.getMessage(address.topic, address.offset);
-    if (!message) return;
     const nowMs = this.#deps.clock.now();
-    void this.#deps.store.appendHistory(message.messageId, {
+    void this.#deps.store.appendHistory(record.messageId, {
       group: address.group,
       topic: address.topic,
       offset: address.offset,

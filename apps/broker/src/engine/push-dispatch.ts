@@ -12,8 +12,11 @@ export type DeliverySink = (subscriptionId: number, messages: DeliveredMessage[]
 
 /** Messages one subscription takes per turn of the round-robin, so instances share fairly. */
 const TURN_MESSAGES = 32;
-/** Messages one dispatch pass hands out before yielding the event loop. */
-const PASS_MESSAGES = 4_096;
+/**
+ * Messages one dispatch pass hands out before yielding the event loop. Small on purpose: a long
+ * pass delays everything else waiting on the loop — due retries, acks, new sends — by its length.
+ */
+const PASS_MESSAGES = 256;
 /** Messages per `deliver` frame. */
 const FRAME_MESSAGES = 256;
 

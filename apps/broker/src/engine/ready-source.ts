@@ -27,7 +27,12 @@ export interface ReadySourceDeps {
   /** Park a delay message for this group until it is due (T1). */
   readonly scheduleDelay: (group: GroupRuntime, message: StoredMessage) => void;
   /** Park a FIFO message behind its message group's head (P5). */
-  readonly parkBehindFifoHead: (group: GroupRuntime, address: DeliveryAddress, messageGroup: string) => void;
+  readonly parkBehindFifoHead: (
+    group: GroupRuntime,
+    address: DeliveryAddress,
+    messageId: string,
+    messageGroup: string,
+  ) => void;
 }
 
 /**
@@ -113,20 +118,19 @@ export class ReadySource {
       let cursor = cursorBefore;
       const nowMs = this.#deps.clock.now();
       while (into.length < max && scanned < MAX_SCANNED_PER_CALL) {
-        const batch = this.#deps.store.readMessages(
-          topic,
-          cursor,
-          Math.min(256, MAX_SCANNED_PER_CALL - scanned),
-        );
+        // Read only what is still wanted: every message read is decoded, body and all. Messages
+        // a filter skips make the loop read again, up to the scan limit.
+        const wanted = Math.min(max - into.length, MAX_SCANNED_PER_CALL - scanned);
+        const batch = this.#deps.store.readMessages(topic, cursor, wanted);
         if (batch.length === 0) break;
         for (const message of batch) {
           if (into.length >= max) break;
           scanned++;
           cursor = message.offset + 1;
           if (!matchesTagFilter(filter, message.tag)) continue;
+          // No delivery record exists at or past the cursor: records are only created for messages
+          // the cursor has passed, and the cursor is saved in the same transaction as they are.
           const address = { group: group.name, topic, offset: message.offset };
-          // A record already tracks it (e.g. recovered after a crash between writes): not new.
-          if (this.#deps.store.getDelivery(address)) continue;
           if (message.deliverAt !== undefined && message.deliverAt > nowMs) {
             this.#deps.scheduleDelay(group, message);
             continue;
@@ -135,7 +139,7 @@ export class ReadySource {
             if (group.fifoHeads.isBlocked(topic, message.messageGroup, message.offset)) {
               // P5: an older message of its message group is still in flight. Park this one as Ready
               // (recorded, so a restart keeps it) until the head is committed or dead-lettered.
-              this.#deps.parkBehindFifoHead(group, address, message.messageGroup);
+              this.#deps.parkBehindFifoHead(group, address, message.messageId, message.messageGroup);
               continue;
             }
             group.fifoHeads.claim(topic, message.messageGroup, message.offset);

@@ -21,16 +21,32 @@ export interface SchedulerOptions {
   readonly clock: Clock;
   readonly timers: TimerService;
   readonly onDue: DueHandler;
-  /** Entries read per range scan. @default 256 */
+  /** Entries handed to `onDue` at a time. @default 256 */
   readonly batchSize?: number;
-  /** Called when a pass fails; the scheduler retries on its next wake-up. */
+  /** Called when a pass fails; the scheduler tries again on its next wake-up. */
   readonly onError?: (error: unknown) => void;
 }
 
+/** A schedule write this process made that may not be visible to the store's reads yet. */
+interface PendingWrite {
+  readonly key: ScheduleKey;
+  /** The entry put, or `undefined` for a removal. */
+  readonly entry: ScheduleEntry | undefined;
+  readonly version: number;
+}
+
+/** Batches per pass before the pass yields the event loop to everything else. */
+const MAX_ROUNDS_PER_PASS = 16;
+
 /**
  * Retries, lease deadlines and delays live in the store's time-ordered schedule; this class keeps
- * only one number per group in memory (its earliest due time) and one timer for all of them. A
- * million pending retries therefore cost disk, not heap or timers.
+ * one number per group in memory (its earliest due time) and one timer for all of them, so a
+ * million pending retries cost disk, not heap or timers.
+ *
+ * Passes are synchronous: the store's reads see committed data only, so the scheduler keeps its
+ * own writes that have not committed yet (additions and removals, bounded by the store's write
+ * latency) and merges them into every read. A due entry therefore fires on time even when the
+ * store is busy committing, instead of waiting for the commit queue to drain.
  */
 export class Scheduler {
   readonly #store: BrokerStore;
@@ -39,16 +55,16 @@ export class Scheduler {
   readonly #onDue: DueHandler;
   readonly #batchSize: number;
   readonly #onError: (error: unknown) => void;
-  /** Earliest due time per group, including entries whose write has not committed yet. */
+  /** Earliest due time per group, pending writes included. */
   readonly #earliestByGroup = new Map<string, number>();
-  /** Earliest due time per group of entries added while a pass runs (the pass may not see them). */
-  readonly #addedDuringPass = new Map<string, number>();
+  /** Per group, this process's schedule writes not yet known to be committed, by key. */
+  readonly #pending = new Map<string, Map<string, PendingWrite>>();
   /** Groups that took fewer entries than were due; skipped until resumed. */
   readonly #paused = new Set<string>();
+  #version = 0;
   #timer: TimerHandle | undefined;
   #timerDueAtMs = Number.POSITIVE_INFINITY;
-  #passRunning = false;
-  #currentPass: Promise<void> = Promise.resolve();
+  #inPass = false;
   #stopped = false;
 
   constructor(options: SchedulerOptions) {
@@ -62,15 +78,7 @@ export class Scheduler {
 
   /** Read each group's earliest entry from the store and arm the timer. Due entries fire at once. */
   start(): void {
-    for (const group of this.#store.listScheduleGroups()) {
-      const first = this.#store.firstSchedule(group);
-      // Entries added before start (during recovery) may be earlier and not committed yet.
-      if (first)
-        this.#earliestByGroup.set(
-          group,
-          Math.min(first[1], this.#earliestByGroup.get(group) ?? Number.POSITIVE_INFINITY),
-        );
-    }
+    for (const group of this.#store.listScheduleGroups()) this.#refreshEarliest(group);
     this.#arm();
   }
 
@@ -84,27 +92,21 @@ export class Scheduler {
   /** Schedule `entry` for a message of `group` at `dueAtMs`; returns the key to cancel it with. */
   add(group: string, dueAtMs: number, topic: string, offset: number, entry: ScheduleEntry): ScheduleKey {
     const key: ScheduleKey = [group, Math.floor(dueAtMs), topic, offset];
-    void this.#store.putSchedule(key, entry);
+    this.#track(key, entry, this.#store.putSchedule(key, entry));
     this.#earliestByGroup.set(
       group,
       Math.min(this.#earliestByGroup.get(group) ?? Number.POSITIVE_INFINITY, key[1]),
     );
-    if (this.#passRunning) {
-      this.#addedDuringPass.set(
-        group,
-        Math.min(this.#addedDuringPass.get(group) ?? Number.POSITIVE_INFINITY, key[1]),
-      );
-    }
     this.#arm();
     return key;
   }
 
   /**
-   * Cancel an entry. The group's earliest time may now be too early; that only costs one empty
-   * scan, after which it is read again from the store.
+   * Cancel an entry. The group's earliest time may now be too early; that costs one pass that
+   * finds nothing, after which it is computed again.
    */
   remove(key: ScheduleKey): void {
-    void this.#store.deleteSchedule(key);
+    this.#track(key, undefined, this.#store.deleteSchedule(key));
   }
 
   /** A paused group has room again: run its due entries. */
@@ -112,9 +114,9 @@ export class Scheduler {
     if (this.#paused.delete(group)) this.#arm();
   }
 
-  /** Resolves when the pass in progress, if any, has finished (for tests and shutdown). */
+  /** Resolves when no pass is running. Passes are synchronous, so this is for symmetry in tests. */
   whenIdle(): Promise<void> {
-    return this.#currentPass;
+    return Promise.resolve();
   }
 
   /** How many groups are paused for lack of room (for metrics and tests). */
@@ -122,65 +124,109 @@ export class Scheduler {
     return this.#paused.size;
   }
 
+  #track(key: ScheduleKey, entry: ScheduleEntry | undefined, write: Promise<void>): void {
+    const group = key[0];
+    let writes = this.#pending.get(group);
+    if (!writes) {
+      writes = new Map();
+      this.#pending.set(group, writes);
+    }
+    const id = keyString(key);
+    const pending: PendingWrite = { key, entry, version: ++this.#version };
+    writes.set(id, pending);
+    const settle = () => {
+      const current = this.#pending.get(group);
+      if (current?.get(id) !== pending) return;
+      current.delete(id);
+      if (current.size === 0) this.#pending.delete(group);
+    };
+    write.then(settle, settle);
+  }
+
   #arm(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#inPass) return;
     let earliestMs = Number.POSITIVE_INFINITY;
     for (const [group, dueAtMs] of this.#earliestByGroup) {
       if (!this.#paused.has(group) && dueAtMs < earliestMs) earliestMs = dueAtMs;
     }
     if (earliestMs === Number.POSITIVE_INFINITY) return;
-    // A running pass re-arms when it ends.
-    if (this.#passRunning) return;
     if (this.#timer && this.#timerDueAtMs <= earliestMs) return;
     this.#timer?.cancel();
     this.#timerDueAtMs = earliestMs;
     this.#timer = this.#timers.setTimer(earliestMs - this.#clock.now(), () => {
       this.#timer = undefined;
       this.#timerDueAtMs = Number.POSITIVE_INFINITY;
-      this.#currentPass = this.#runPass();
+      this.#runPass();
     });
   }
 
-  async #runPass(): Promise<void> {
-    if (this.#passRunning || this.#stopped) return;
-    this.#passRunning = true;
-    this.#addedDuringPass.clear();
+  #runPass(): void {
+    if (this.#stopped) return;
+    this.#inPass = true;
     try {
-      // Scans read committed data only: wait until every schedule write so far (including the
-      // deletions of the previous pass) is visible, or an entry could be missed or run twice.
-      await this.#store.committed();
-      for (let round = 0; round < 10_000 && !this.#stopped; round++) {
+      for (let round = 0; round < MAX_ROUNDS_PER_PASS; round++) {
         const nowMs = this.#clock.now();
-        const dueGroups = [...this.#earliestByGroup].filter(
-          ([group, dueAtMs]) => dueAtMs <= nowMs && !this.#paused.has(group),
-        );
+        const dueGroups = [...this.#earliestByGroup]
+          .filter(([group, dueAtMs]) => dueAtMs <= nowMs && !this.#paused.has(group))
+          .map(([group]) => group);
         if (dueGroups.length === 0) break;
         let moreDue = false;
-        for (const [group] of dueGroups) {
-          const due = this.#store.readDueSchedule(group, nowMs, this.#batchSize);
+        for (const group of dueGroups) {
+          const due = this.#readDue(group, nowMs);
           const taken = due.length === 0 ? 0 : Math.max(0, Math.min(due.length, this.#onDue(group, due)));
-          for (const { key } of due.slice(0, taken)) void this.#store.deleteSchedule(key);
+          for (const { key } of due.slice(0, taken)) this.remove(key);
           if (taken < due.length) this.#paused.add(group);
           else if (due.length === this.#batchSize) moreDue = true;
+          this.#refreshEarliest(group);
         }
-        await this.#store.committed();
-        for (const [group] of dueGroups) this.#refreshEarliest(group);
         if (!moreDue) break;
       }
     } catch (error) {
       this.#onError(error);
     } finally {
-      this.#passRunning = false;
+      this.#inPass = false;
+      // Anything still due (a long backlog) is taken up in the next turn, after other work ran.
       this.#arm();
     }
   }
 
-  /** Re-read a group's earliest entry after its due ones were taken. */
+  /** A group's entries due at `nowMs`: committed ones, minus this process's pending removals, plus its pending additions. */
+  #readDue(group: string, nowMs: number): DueEntry[] {
+    const pending = this.#pending.get(group);
+    const committed = this.#store.readDueSchedule(group, nowMs, this.#batchSize + (pending?.size ?? 0));
+    if (!pending) return committed.slice(0, this.#batchSize);
+    const due: DueEntry[] = committed.filter(({ key }) => !pending.has(keyString(key)));
+    for (const write of pending.values()) {
+      if (write.entry !== undefined && write.key[1] <= nowMs)
+        due.push({ key: write.key, entry: write.entry });
+    }
+    due.sort((a, b) => compareKeys(a.key, b.key));
+    return due.slice(0, this.#batchSize);
+  }
+
+  /** A group's earliest entry, committed or pending, not counting pending removals. */
   #refreshEarliest(group: string): void {
-    const first = this.#store.firstSchedule(group)?.[1] ?? Number.POSITIVE_INFINITY;
-    const added = this.#addedDuringPass.get(group) ?? Number.POSITIVE_INFINITY;
-    const earliest = Math.min(first, added);
+    const pending = this.#pending.get(group);
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const key of this.#store.scheduleKeys(group, 1 + (pending?.size ?? 0))) {
+      if (pending?.has(keyString(key))) continue;
+      earliest = key[1];
+      break;
+    }
+    for (const write of pending?.values() ?? []) {
+      if (write.entry !== undefined && write.key[1] < earliest) earliest = write.key[1];
+    }
     if (earliest === Number.POSITIVE_INFINITY) this.#earliestByGroup.delete(group);
     else this.#earliestByGroup.set(group, earliest);
   }
+}
+
+function keyString(key: ScheduleKey): string {
+  return `${key[1]}\u0000${key[2]}\u0000${key[3]}`;
+}
+
+function compareKeys(a: ScheduleKey, b: ScheduleKey): number {
+  if (a[1] !== b[1]) return a[1] - b[1];
+  if (a[2] !== b[2]) return a[2] < b[2] ? -1 : 1;
+  return a[3] - b[3];
 }

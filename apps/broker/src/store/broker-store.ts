@@ -54,6 +54,8 @@ export interface BrokerStore {
   listScheduleGroups(): string[];
   /** The earliest committed entry of a group. */
   firstSchedule(group: string): ScheduleKey | undefined;
+  /** The first `limit` committed keys of a group, earliest first. */
+  scheduleKeys(group: string, limit: number): ScheduleKey[];
   /** Committed entries of a group due at or before `nowMs`, earliest first. */
   readDueSchedule(
     group: string,

@@ -46,7 +46,7 @@ describe('LMDB store', () => {
 
   it('sees its own pending delivery writes before they commit', async () => {
     const address = { group: 'g', topic: 't', offset: 5 };
-    void store.putDelivery(address, { consumer: 'push', state: initialPushState() });
+    void store.putDelivery(address, { consumer: 'push', state: initialPushState(), messageId: 'm1' });
     expect(store.getDelivery(address)?.state.state).toBe('ready');
     void store.deleteDelivery(address);
     expect(store.getDelivery(address)).toBeUndefined();

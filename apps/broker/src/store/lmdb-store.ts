@@ -97,7 +97,7 @@ class LmdbStore implements BrokerStore {
     this.#messageIds = structured('messageIds');
     this.#deliveries = structured('deliveries');
     this.#schedule = db('schedule');
-    this.#history = db('history');
+    this.#history = structured('history');
     this.#checkLayout();
   }
 
@@ -238,6 +238,17 @@ class LmdbStore implements BrokerStore {
       return key;
     }
     return undefined;
+  }
+  scheduleKeys(group: string, limit: number): ScheduleKey[] {
+    const keys: ScheduleKey[] = [];
+    for (const key of this.#schedule.getKeys({
+      start: [group, Number.NEGATIVE_INFINITY],
+      end: [group, Number.POSITIVE_INFINITY],
+      limit,
+    })) {
+      keys.push(key);
+    }
+    return keys;
   }
   readDueSchedule(group: string, nowMs: number, limit: number): { key: ScheduleKey; entry: ScheduleEntry }[] {
     const due: { key: ScheduleKey; entry: ScheduleEntry }[] = [];

@@ -73,20 +73,17 @@ export interface GroupCounters {
  * committed or dead-lettered. `consumer` says which of core's machines drives it.
  */
 export type DeliveryRecord =
-  | {
-      readonly consumer: 'push';
-      readonly state: PushState;
-      readonly scheduleKey?: ScheduleKey;
-      readonly consumerId?: string;
-      readonly deliveredAt?: number;
-    }
-  | {
-      readonly consumer: 'simple';
-      readonly state: SimpleState;
-      readonly scheduleKey?: ScheduleKey;
-      readonly consumerId?: string;
-      readonly deliveredAt?: number;
-    };
+  | ({ readonly consumer: 'push'; readonly state: PushState } & DeliveryFacts)
+  | ({ readonly consumer: 'simple'; readonly state: SimpleState } & DeliveryFacts);
+
+/** What a delivery record carries besides its state. */
+interface DeliveryFacts {
+  /** The id of the message, so settling it records history without reading the message. */
+  readonly messageId: string;
+  readonly scheduleKey?: ScheduleKey;
+  readonly consumerId?: string;
+  readonly deliveredAt?: number;
+}
 
 /** The address of a message for one group. */
 export interface DeliveryAddress {
