@@ -41,8 +41,13 @@ export class Session {
   readonly #ended = new AbortController();
   #inFlight = 0;
   #idleWaiters: (() => void)[] = [];
-  /** Push subscriptions opened on this session; released when it ends (C2). */
+  /** Push subscriptions taking deliveries on this session (credit and unsubscribe apply to these). */
   readonly #subscriptionIds = new Set<number>();
+  /**
+   * Every push subscription this session opened, unsubscribed ones included: their leases are
+   * released when the session ends (C2), since a consumer unsubscribes before it disconnects.
+   */
+  readonly #openedSubscriptionIds = new Set<number>();
 
   constructor(socket: WebSocket, options: SessionOptions) {
     this.#socket = socket;
@@ -215,6 +220,7 @@ export class Session {
           sink: (id, messages) => this.#send({ type: 'deliver', subscriptionId: id, messages }),
         });
         this.#subscriptionIds.add(subscriptionId);
+        this.#openedSubscriptionIds.add(subscriptionId);
         return { type: 'subscribed', id: frame.id, subscriptionId };
       }
       case 'unsubscribe': {
@@ -280,8 +286,9 @@ export class Session {
     clearTimeout(this.#helloTimer);
     this.#ended.abort();
     // C2: a consumer that disconnects releases its inflight messages.
-    this.#options.engine.endSubscriptions([...this.#subscriptionIds]);
+    this.#options.engine.endSubscriptions([...this.#openedSubscriptionIds]);
     this.#subscriptionIds.clear();
+    this.#openedSubscriptionIds.clear();
   }
 }
 
