@@ -168,6 +168,25 @@ describe('ack (S3)', () => {
     });
   });
 
+  it('sends acks made together in one frame, each with its own outcome', async () => {
+    const fake = await startBroker();
+    readyMessages(fake, 3);
+    const consumer = createConsumer(fake.endpoint);
+    const messages = await consumer.receive(3, 1_000);
+    expect(messages).toHaveLength(3);
+    const [first] = messages;
+    if (first === undefined) throw new Error('no message');
+    await consumer.ack(first);
+    // The first is acked already: in the shared frame only its outcome is a 410.
+    const outcomes = await Promise.allSettled(messages.map((message) => consumer.ack(message)));
+    expect(fake.framesOf('ack').map((frame) => frame.receiptHandles)).toEqual([
+      ['lease-1'],
+      ['lease-1', 'lease-2', 'lease-3'],
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(outcomes[0]).toMatchObject({ reason: { code: 410 } });
+  });
+
   it('propagates a whole-frame error with its code', async () => {
     const fake = await startBroker();
     readyMessages(fake, 1);

@@ -15,7 +15,6 @@ import {
   MIN_INVISIBLE_DURATION_MS,
 } from '@ricochet/core';
 import {
-  BrokerError,
   ERROR_CODES,
   GROUP_NAME_PATTERN,
   isSubscribableTopic,
@@ -24,6 +23,7 @@ import {
   parseTagFilter,
   RicochetError,
 } from '@ricochet/protocol';
+import { AckBatcher } from './ack-batcher.js';
 
 /** How long an empty `receive` waits for a message unless told otherwise: 20 s (S2). */
 export const DEFAULT_AWAIT_DURATION_MS = 20_000;
@@ -112,6 +112,9 @@ export class SimpleConsumer {
   readonly #lifetime = new AbortController();
   /** The running `changeInvisibleDuration` of each message, so calls on one message run in order. */
   readonly #handleChanges = new WeakMap<ReceivedMessage, Promise<void>>();
+  readonly #acks = new AckBatcher((receiptHandles) =>
+    this.#connection.request({ type: 'ack', receiptHandles }),
+  );
   #started = false;
   #closing: Promise<void> | undefined;
 
@@ -232,15 +235,9 @@ export class SimpleConsumer {
     checkReceivedMessage(message);
     this.#ensureStarted();
     // Ack with the handle the running change produces, not the one it is about to kill (S4).
-    await this.#handleChanges.get(message)?.catch(() => {});
-    const settled = await this.#connection.request(
-      { type: 'ack', receiptHandles: [receiptHandleOf(message)] },
-      options.signal === undefined ? {} : { signal: options.signal },
-    );
-    const failure = settled.failures[0];
-    if (failure !== undefined) {
-      throw new BrokerError(failure.code, failure.message, { details: { messageId: message.messageId } });
-    }
+    const change = this.#handleChanges.get(message);
+    if (change) await change.catch(() => {});
+    await this.#acks.ack(receiptHandleOf(message), message.messageId, options.signal);
   }
 
   /**

@@ -139,9 +139,8 @@ export class BrokerEngine {
       maxBodyBytes: config.maxBodyBytes,
       dedupWindowMs: config.dedupWindowMs,
       maxDelayMs: config.maxDelayMs,
-      groupCommit: new GroupCommit(store, (topics) => {
-        for (const topic of topics) this.#onAppended(topic);
-      }),
+      groupCommit: new GroupCommit(store),
+      onAppended: (topic) => this.#onAppended(topic),
       throttle: (topic) => this.#throttle(topic),
     });
     this.#simple = new SimpleConsumption({
@@ -343,20 +342,14 @@ export class BrokerEngine {
     const first = this.#appendedTopics.size === 0;
     this.#appendedTopics.add(topic);
     if (!first) return;
-    // Consumers read committed data only: wake them once this turn's appends are visible.
-    this.#store.committed().then(
-      () => {
-        const topics = [...this.#appendedTopics];
-        this.#appendedTopics.clear();
-        for (const group of this.#groups.list()) {
-          if (topics.some((name) => group.cursors.has(name))) group.wake();
-        }
-      },
-      (error: unknown) => {
-        this.#appendedTopics.clear();
-        this.#onError(error, 'commit failed');
-      },
-    );
+    // New messages are served from memory at once (see RecentMessages); one wake-up per batch.
+    queueMicrotask(() => {
+      const topics = [...this.#appendedTopics];
+      this.#appendedTopics.clear();
+      for (const group of this.#groups.list()) {
+        if (topics.some((name) => group.cursors.has(name))) group.wake();
+      }
+    });
   }
 
   #scheduleDelay(group: GroupRuntime, message: StoredMessage): void {

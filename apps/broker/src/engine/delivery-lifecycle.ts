@@ -475,7 +475,7 @@ export class DeliveryLifecycle {
       deliverAt: _deliverAt,
       ...content
     } = message;
-    void this.#deps.store.appendMessage({
+    const copy: StoredMessage = {
       ...content,
       topic: dlq.name,
       offset: this.#deps.topics.allocateOffset(dlq),
@@ -489,7 +489,9 @@ export class DeliveryLifecycle {
         deadLetteredAt: nowMs,
         lastLease,
       },
-    });
+    };
+    void this.#deps.store.appendMessage(copy);
+    this.#deps.topics.appended(dlq, copy);
     this.#deps.onAppended(dlq.name);
   }
 

@@ -15,15 +15,12 @@ interface Waiter {
  */
 export class GroupCommit {
   readonly #store: BrokerStore;
-  /** Called with the topics of each group once its writes are queued in the store. */
-  readonly #onWritten: (topics: ReadonlySet<string>) => void;
   #queued: StoredMessage[] = [];
   #waiters: Waiter[] = [];
   #flushing = false;
 
-  constructor(store: BrokerStore, onWritten: (topics: ReadonlySet<string>) => void) {
+  constructor(store: BrokerStore) {
     this.#store = store;
-    this.#onWritten = onWritten;
   }
 
   /** Store the messages; resolves once they are durable, rejects if their commit failed. */
@@ -43,7 +40,6 @@ export class GroupCommit {
       const waiters = this.#waiters;
       this.#queued = [];
       this.#waiters = [];
-      const topics = new Set<string>();
       // Written in one synchronous run, so the store commits them in one transaction.
       for (const message of messages) {
         void this.#store.appendMessage(message);
@@ -52,9 +48,7 @@ export class GroupCommit {
           offset: message.offset,
           storedAt: message.storedAt,
         });
-        topics.add(message.topic);
       }
-      this.#onWritten(topics);
       // The batch is answered when its flush is done; the next batch only waits for this one's
       // commit, so one transaction is being committed while the previous one is being flushed.
       const committed = this.#store.committed();

@@ -121,7 +121,8 @@ export class ReadySource {
         // Read only what is still wanted: every message read is decoded, body and all. Messages
         // a filter skips make the loop read again, up to the scan limit.
         const wanted = Math.min(max - into.length, MAX_SCANNED_PER_CALL - scanned);
-        const batch = this.#deps.store.readMessages(topic, cursor, wanted);
+        const batch =
+          runtime.recent.read(cursor, wanted) ?? this.#deps.store.readMessages(topic, cursor, wanted);
         if (batch.length === 0) break;
         for (const message of batch) {
           if (into.length >= max) break;

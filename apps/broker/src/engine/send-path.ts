@@ -20,6 +20,8 @@ export interface SendPathDeps {
   readonly topics: TopicRegistry;
   readonly metrics: BrokerMetrics;
   readonly groupCommit: GroupCommit;
+  /** Messages were appended to a topic: consumers at its head can take them now. */
+  readonly onAppended: (topic: string) => void;
   readonly maxBodyBytes: number;
   readonly dedupWindowMs: number;
   readonly maxDelayMs: number;
@@ -74,6 +76,7 @@ export class SendPath {
       this.#pending.set(decision.message.messageId, { offset: decision.message.offset, durable });
     }
     commitBatch(this.#deps.groupCommit.append(stored));
+    for (const topic of new Set(stored.map((message) => message.topic))) this.#deps.onAppended(topic);
     const stores = await durable.then(
       () => true,
       () => false,
@@ -187,6 +190,7 @@ export class SendPath {
     if (message.messageGroup !== undefined) stored.messageGroup = message.messageGroup;
     if (message.properties !== undefined) stored.properties = message.properties;
     if (deliverAt !== undefined && deliverAt > nowMs) stored.deliverAt = deliverAt;
+    this.#deps.topics.appended(topic, stored);
     return { kind: 'stored', message: stored };
   }
 }

@@ -1,14 +1,16 @@
 import { type Clock, DEFAULT_TOPIC_CONFIG, type TopicConfig } from '@ricochet/core';
 import { BrokerError, groupOfDlqTopic } from '@ricochet/protocol';
 import type { BrokerStore } from '../store/broker-store.js';
-import type { TopicRecord } from '../store/records.js';
+import type { StoredMessage, TopicRecord } from '../store/records.js';
+import { RecentMessages } from './recent-messages.js';
 
-/** A topic as the engine holds it: its record and the next offset to hand out. */
+/** A topic as the engine holds it: its record, the next offset to hand out, its newest messages. */
 export interface TopicRuntime {
   readonly name: string;
   record: TopicRecord;
   /** The offset the next appended message gets; everything below has been handed out. */
   nextOffset: number;
+  readonly recent: RecentMessages;
 }
 
 /** Topics: their config, their offsets, and whether unknown ones may be created on first use. */
@@ -32,6 +34,7 @@ export class TopicRegistry {
         name: record.name,
         record,
         nextOffset: last === undefined ? 0 : last + 1,
+        recent: new RecentMessages(),
       });
     }
   }
@@ -67,7 +70,7 @@ export class TopicRegistry {
       existing.record = record;
       return existing;
     }
-    const runtime: TopicRuntime = { name, record, nextOffset: 0 };
+    const runtime: TopicRuntime = { name, record, nextOffset: 0, recent: new RecentMessages() };
     this.#topics.set(name, runtime);
     return runtime;
   }
@@ -75,5 +78,13 @@ export class TopicRegistry {
   /** Hand out the next offset of a topic. */
   allocateOffset(topic: TopicRuntime): number {
     return topic.nextOffset++;
+  }
+
+  /**
+   * Note a message just appended (its write queued): consumers at the head of the topic are
+   * served from memory from now on, ahead of the commit.
+   */
+  appended(topic: TopicRuntime, message: StoredMessage): void {
+    topic.recent.append(message);
   }
 }
