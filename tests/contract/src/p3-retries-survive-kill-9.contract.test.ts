@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AdminApi } from './support/admin.js';
 import { startChildBroker } from './support/child-broker.js';
 import { startProducer } from './support/clients.js';
-import { eventually, startRecordingConsumer } from './support/push.js';
+import { startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
 
 /** Fail `count` messages once on a broker process, then SIGKILL it; returns when each failed. */
@@ -33,13 +33,11 @@ async function failThenKill(
   const producer = await startProducer(child.endpoint);
   for (let i = 0; i < count; i++) await producer.send({ topic: 'orders', body: `m${i}` });
   await consumer.delivered(count);
-  // Every failure is settled (and durable) once the group counts them all as WaitingRetry.
-  await eventually(
-    () => admin.getGroup('billing'),
-    (group) => group.stats.waitingRetry === count,
-  );
+  // close() waits until the broker answered every nack, i.e. until each failure is durable.
+  await consumer.close();
+  expect((await admin.getGroup('billing')).stats.waitingRetry).toBe(count);
   await child.kill9();
-  await Promise.all([producer.close({ drainTimeoutMs: 0 }), consumer.close()]);
+  await producer.close({ drainTimeoutMs: 0 });
   return failedAt;
 }
 

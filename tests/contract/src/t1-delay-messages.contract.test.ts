@@ -1,5 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AdminApi } from './support/admin.js';
+import { startChildBroker } from './support/child-broker.js';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { eventually } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
 
 describe('T1: delay messages are delivered not before their time, at most 24 h ahead', () => {
@@ -38,5 +44,43 @@ describe('T1: delay messages are delivered not before their time, at most 24 h a
     expect((await producer.send({ topic: 'reminders', body: 'level 1 = 1 s', delayLevel: 1 })).offset).toBe(
       1,
     );
+  });
+
+  it('keeps a delay message across a kill -9, before and after its time came', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-delay-crash-'));
+    try {
+      {
+        await using child = await startChildBroker(dataDir);
+        const admin = new AdminApi(child.endpoint.replace(/^ws/, 'http'));
+        await admin.putGroup('billing', { startFrom: 'earliest' });
+        const producer = await startProducer(child.endpoint);
+        await producer.send({ topic: 'orders', body: 'soon', delayMs: 100 });
+        await producer.send({ topic: 'orders', body: 'later', delayMs: 60_000 });
+        // A receive makes the group pass both messages: each is parked until its time.
+        const consumer = await startSimpleConsumer(child.endpoint, {
+          group: 'billing',
+          subscriptions: { orders: '*' },
+          awaitDurationMs: 0,
+        });
+        expect(await consumer.receive(10, 30_000)).toEqual([]);
+        // The first comes due and waits, Ready, for a consumer; the second is still parked.
+        await eventually(
+          () => admin.getGroup('billing'),
+          (group) => group.stats.ready === 1,
+        );
+        await child.kill9();
+        await Promise.all([producer.close({ drainTimeoutMs: 0 }), consumer.close({ drainTimeoutMs: 0 })]);
+      }
+      await using broker = await startBroker({}, dataDir);
+      await using consumer = await startSimpleConsumer(broker.endpoint, {
+        group: 'billing',
+        subscriptions: { orders: '*' },
+        awaitDurationMs: 2_000,
+      });
+      const received = await consumer.receive(10, 30_000);
+      expect(received.map((message) => text(message.body))).toEqual(['soon']);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -157,7 +157,7 @@ export class BrokerEngine {
       pushLeases: this.#pushLeases,
     });
     this.#deadLetters = new DeadLetterAdmin({
-      store,
+      topics: this.#topics,
       groups: this.#groups,
       lifecycle: this.#lifecycle,
       timers,
@@ -265,7 +265,7 @@ export class BrokerEngine {
   /** A message by id and where it stands in every group that consumes its topic. */
   describeMessage(messageId: string): { message: StoredMessage; groups: MessageGroupView[] } | undefined {
     const location = this.#store.locateMessage(messageId);
-    const message = location && this.#store.getMessage(location.topic, location.offset);
+    const message = location && this.#topics.getMessage(location.topic, location.offset);
     if (!message) return undefined;
     const history = this.#store.readHistory(messageId);
     const groups: MessageGroupView[] = [];
@@ -305,7 +305,6 @@ export class BrokerEngine {
     this.#push.close();
   }
 
-  /** Stop the scheduler and close the store after its last flush. Call after sessions are idle. */
   /** D2: a page of the group's DLQ. @throws BrokerError NOT_FOUND for an unknown group. */
   listDeadLetters(group: string, fromOffset: number, limit: number): DeadLetterPage {
     return this.#deadLetters.list(group, fromOffset, limit);
@@ -320,6 +319,7 @@ export class BrokerEngine {
     return this.#deadLetters.redrive(group, options);
   }
 
+  /** Stop the scheduler and close the store after its last flush. Call after sessions are idle. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

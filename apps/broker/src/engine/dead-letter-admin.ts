@@ -1,9 +1,9 @@
 import { BrokerError, dlqTopicOf } from '@ricochet/protocol';
-import type { BrokerStore } from '../store/broker-store.js';
 import type { StoredMessage } from '../store/records.js';
 import type { DeliveryLifecycle } from './delivery-lifecycle.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { TimerHandle, TimerService } from './timer-service.js';
+import type { TopicRegistry } from './topic-registry.js';
 
 /** The default cap on redrive speed (D2). */
 export const DEFAULT_REDRIVE_RATE_PER_SECOND = 500;
@@ -16,7 +16,7 @@ export interface DeadLetterPage {
 }
 
 export interface DeadLetterAdminDeps {
-  readonly store: BrokerStore;
+  readonly topics: TopicRegistry;
   readonly groups: GroupRegistry;
   readonly lifecycle: DeliveryLifecycle;
   readonly timers: TimerService;
@@ -40,7 +40,7 @@ export class DeadLetterAdmin {
     const messages: StoredMessage[] = [];
     let cursor = fromOffset;
     for (let guard = 0; guard < 10_000 && messages.length < limit; guard++) {
-      const batch = this.#deps.store.readMessages(dlqTopicOf(groupName), cursor, Math.max(limit, 64));
+      const batch = this.#deps.topics.readLog(dlqTopicOf(groupName), cursor, Math.max(limit, 64));
       if (batch.length === 0) return { messages, cursor: null };
       for (const message of batch) {
         cursor = message.offset + 1;
@@ -48,7 +48,7 @@ export class DeadLetterAdmin {
         if (messages.length >= limit) break;
       }
     }
-    const more = this.#deps.store.readMessages(dlqTopicOf(groupName), cursor, 1).length > 0;
+    const more = this.#deps.topics.readLog(dlqTopicOf(groupName), cursor, 1).length > 0;
     return { messages, cursor: more ? cursor : null };
   }
 
@@ -66,7 +66,7 @@ export class DeadLetterAdmin {
     const wanted = options.messageIds === undefined ? undefined : new Set(options.messageIds);
     const queue: StoredMessage[] = [];
     for (let cursor = 0, guard = 0; guard < 1_000_000; guard++) {
-      const batch = this.#deps.store.readMessages(dlqTopicOf(groupName), cursor, 512);
+      const batch = this.#deps.topics.readLog(dlqTopicOf(groupName), cursor, 512);
       if (batch.length === 0) break;
       for (const message of batch) {
         cursor = message.offset + 1;

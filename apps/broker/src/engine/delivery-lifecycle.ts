@@ -252,7 +252,7 @@ export class DeliveryLifecycle {
       lease: state.lease,
     });
     void this.#deps.store.putDelivery(handle, { ...record, state, scheduleKey });
-    const message = this.#deps.store.getMessage(handle.topic, handle.offset);
+    const message = this.#deps.topics.getMessage(handle.topic, handle.offset);
     return {
       ok: true,
       receiptHandle: encodeReceiptHandle({ ...handle, lease: state.lease }),
@@ -280,8 +280,7 @@ export class DeliveryLifecycle {
           madeReady = this.#retryDue(group, address, key) || madeReady;
           break;
         case 'delayDue':
-          group.readyQueue.push(this.readyRefOf(group, address));
-          madeReady = true;
+          madeReady = this.#delayDue(group, address) || madeReady;
           break;
       }
       taken++;
@@ -335,6 +334,23 @@ export class DeliveryLifecycle {
     return true;
   }
 
+  /**
+   * T1: a delay message's time has come for this group. It becomes Ready with a record of its own:
+   * the group's cursor passed it long ago and its schedule entry is now taken, so without the
+   * record a restart would forget it.
+   */
+  #delayDue(group: GroupRuntime, address: DeliveryAddress): boolean {
+    const message = this.#deps.topics.getMessage(address.topic, address.offset);
+    if (!message || this.#deps.store.getDelivery(address)) return false;
+    void this.#deps.store.putDelivery(address, {
+      consumer: 'push',
+      state: initialPushState(),
+      messageId: message.messageId,
+    });
+    group.readyQueue.push(this.readyRefOf(group, address));
+    return true;
+  }
+
   // ─── Recovery and DLQ operations ──────────────────────────────────────────────────────────
 
   /**
@@ -365,7 +381,7 @@ export class DeliveryLifecycle {
   /** The ready-queue entry of a message; FIFO groups carry its message group along (P5). */
   readyRefOf(group: GroupRuntime, address: DeliveryAddress): ReadyRef {
     if (!group.config.fifo) return { topic: address.topic, offset: address.offset };
-    const messageGroup = this.#deps.store.getMessage(address.topic, address.offset)?.messageGroup;
+    const messageGroup = this.#deps.topics.getMessage(address.topic, address.offset)?.messageGroup;
     return {
       topic: address.topic,
       offset: address.offset,
@@ -394,7 +410,9 @@ export class DeliveryLifecycle {
       state: fresh,
       messageId: dlqMessage.messageId,
     });
-    void this.#deps.store.appendMessage({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt: nowMs } });
+    const marked: StoredMessage = { ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt: nowMs } };
+    void this.#deps.store.appendMessage(marked);
+    this.#deps.topics.rewritten(marked);
     group.redriven++;
     this.#deps.groups.saveCounters(group);
     group.readyQueue.push(this.readyRefOf(group, address));
@@ -458,7 +476,7 @@ export class DeliveryLifecycle {
     reason: string,
     lastLease: number,
   ): void {
-    const message = this.#deps.store.getMessage(address.topic, address.offset);
+    const message = this.#deps.topics.getMessage(address.topic, address.offset);
     void this.#deps.store.deleteDelivery(address);
     group.deadLettered++;
     this.#deps.groups.saveCounters(group);
@@ -498,7 +516,7 @@ export class DeliveryLifecycle {
   /** A message reached Commit or DLQ: in a FIFO group its message group moves on (P5). */
   #finished(group: GroupRuntime, address: DeliveryAddress): void {
     if (!group.config.fifo) return;
-    const messageGroup = this.#deps.store.getMessage(address.topic, address.offset)?.messageGroup;
+    const messageGroup = this.#deps.topics.getMessage(address.topic, address.offset)?.messageGroup;
     if (messageGroup === undefined) return;
     group.fifoHeads.release(address.topic, messageGroup, address.offset);
     group.wake();

@@ -10,20 +10,26 @@ export interface PushLease {
   readonly subscriptionId: number;
 }
 
+/** A lease in the heap, with its position so it can be removed from the middle. */
+interface HeapEntry {
+  readonly lease: PushLease;
+  readonly key: string;
+  index: number;
+}
+
 /**
  * The deadlines of push leases (P2's consumption timeout), in memory with one timer. Unlike
  * simple-consumer leases these need not survive a restart: a push consumer's session ends with
  * the broker, and its deliveries are released (C2) or, past their deadline, timed out on start.
- * Their number is bounded by the subscriptions' credit.
+ * Their number is bounded by the subscriptions' credit; a settled lease leaves the heap at once
+ * (an indexed heap), so memory follows what is in flight, not what was delivered lately.
  */
 export class PushLeaseTable {
   readonly #clock: Clock;
   readonly #timers: TimerService;
   readonly #onExpired: (lease: PushLease) => void;
-  /** Leases by delivery key; the current lease of a delivery replaces any older one. */
-  readonly #leases = new Map<string, PushLease>();
-  /** Min-heap of leases by deadline; entries whose lease was settled are skipped when popped. */
-  readonly #heap: PushLease[] = [];
+  readonly #byKey = new Map<string, HeapEntry>();
+  readonly #heap: HeapEntry[] = [];
   #timer: TimerHandle | undefined;
   #timerDueAtMs = Number.POSITIVE_INFINITY;
 
@@ -34,26 +40,30 @@ export class PushLeaseTable {
   }
 
   get size(): number {
-    return this.#leases.size;
+    return this.#byKey.size;
   }
 
+  /** Track a lease; it replaces any older lease of the same delivery. */
   add(lease: PushLease): void {
-    this.#leases.set(keyOf(lease.address), lease);
-    heapPush(this.#heap, lease);
+    const key = keyOf(lease.address);
+    this.#removeKey(key);
+    const entry: HeapEntry = { lease, key, index: this.#heap.length };
+    this.#heap.push(entry);
+    this.#byKey.set(key, entry);
+    this.#siftUp(entry.index);
     this.#arm();
   }
 
-  /** Forget a lease (settled or released). */
+  /** Forget a delivery's lease (settled or released). */
   remove(address: DeliveryAddress): PushLease | undefined {
-    const key = keyOf(address);
-    const lease = this.#leases.get(key);
-    this.#leases.delete(key);
-    return lease;
+    return this.#removeKey(keyOf(address));
   }
 
   /** Every lease held through one subscription. */
   heldBy(subscriptionId: number): PushLease[] {
-    return [...this.#leases.values()].filter((lease) => lease.subscriptionId === subscriptionId);
+    return this.#heap
+      .filter((entry) => entry.lease.subscriptionId === subscriptionId)
+      .map((entry) => entry.lease);
   }
 
   stop(): void {
@@ -61,64 +71,85 @@ export class PushLeaseTable {
     this.#timer = undefined;
   }
 
+  #removeKey(key: string): PushLease | undefined {
+    const entry = this.#byKey.get(key);
+    if (!entry) return undefined;
+    this.#byKey.delete(key);
+    const last = this.#heap.pop();
+    if (last && last !== entry) {
+      this.#heap[entry.index] = last;
+      last.index = entry.index;
+      this.#siftDown(last.index);
+      this.#siftUp(last.index);
+    }
+    return entry.lease;
+  }
+
   #arm(): void {
     const next = this.#heap[0];
-    if (!next || next.deadlineMs >= this.#timerDueAtMs) return;
+    if (!next || next.lease.deadlineMs >= this.#timerDueAtMs) return;
     this.#timer?.cancel();
-    this.#timerDueAtMs = next.deadlineMs;
-    this.#timer = this.#timers.setTimer(next.deadlineMs - this.#clock.now(), () => this.#fire());
+    this.#timerDueAtMs = next.lease.deadlineMs;
+    this.#timer = this.#timers.setTimer(next.lease.deadlineMs - this.#clock.now(), () => this.#fire());
   }
 
   #fire(): void {
     this.#timer = undefined;
     this.#timerDueAtMs = Number.POSITIVE_INFINITY;
     const nowMs = this.#clock.now();
-    for (let guard = 0; guard < 1_000_000; guard++) {
-      const next = this.#heap[0];
-      if (!next || next.deadlineMs > nowMs) break;
-      heapPop(this.#heap);
-      const key = keyOf(next.address);
-      // Only the lease still current for its delivery expires; settled ones were removed.
-      if (this.#leases.get(key) !== next) continue;
-      this.#leases.delete(key);
-      this.#onExpired(next);
+    const expired: PushLease[] = [];
+    for (let next = this.#heap[0]; next && next.lease.deadlineMs <= nowMs; next = this.#heap[0]) {
+      this.#removeKey(next.key);
+      expired.push(next.lease);
     }
+    for (const lease of expired) this.#onExpired(lease);
     this.#arm();
+  }
+
+  #siftUp(start: number): void {
+    let i = start;
+    const entry = this.#heap[i];
+    if (!entry) return;
+    while (i > 0) {
+      const parentIndex = (i - 1) >> 1;
+      const parent = this.#heap[parentIndex];
+      if (!parent || parent.lease.deadlineMs <= entry.lease.deadlineMs) break;
+      this.#heap[i] = parent;
+      parent.index = i;
+      i = parentIndex;
+    }
+    this.#heap[i] = entry;
+    entry.index = i;
+  }
+
+  #siftDown(start: number): void {
+    let i = start;
+    const entry = this.#heap[i];
+    if (!entry) return;
+    const size = this.#heap.length;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let smallest = i;
+      let smallestDeadline = entry.lease.deadlineMs;
+      const leftEntry = left < size ? this.#heap[left] : undefined;
+      if (leftEntry && leftEntry.lease.deadlineMs < smallestDeadline) {
+        smallest = left;
+        smallestDeadline = leftEntry.lease.deadlineMs;
+      }
+      const rightEntry = right < size ? this.#heap[right] : undefined;
+      if (rightEntry && rightEntry.lease.deadlineMs < smallestDeadline) smallest = right;
+      if (smallest === i) break;
+      const child = this.#heap[smallest] as HeapEntry;
+      this.#heap[i] = child;
+      child.index = i;
+      i = smallest;
+    }
+    this.#heap[i] = entry;
+    entry.index = i;
   }
 }
 
 function keyOf(address: DeliveryAddress): string {
   return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
-}
-
-function heapPush(heap: PushLease[], lease: PushLease): void {
-  heap.push(lease);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if ((heap[parent]?.deadlineMs ?? 0) <= lease.deadlineMs) break;
-    heap[i] = heap[parent] as PushLease;
-    i = parent;
-  }
-  heap[i] = lease;
-}
-
-function heapPop(heap: PushLease[]): PushLease | undefined {
-  const top = heap[0];
-  const last = heap.pop();
-  if (heap.length === 0 || !last) return top;
-  let i = 0;
-  for (;;) {
-    const left = 2 * i + 1;
-    const right = left + 1;
-    let smallest = i;
-    const smallestDeadline = () => (smallest === i ? last.deadlineMs : (heap[smallest]?.deadlineMs ?? 0));
-    if (left < heap.length && (heap[left]?.deadlineMs ?? 0) < smallestDeadline()) smallest = left;
-    if (right < heap.length && (heap[right]?.deadlineMs ?? 0) < smallestDeadline()) smallest = right;
-    if (smallest === i) break;
-    heap[i] = heap[smallest] as PushLease;
-    i = smallest;
-  }
-  heap[i] = last;
-  return top;
 }

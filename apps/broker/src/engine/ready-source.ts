@@ -89,7 +89,7 @@ export class ReadySource {
     });
     for (const ref of refs) {
       const address = { group: group.name, topic: ref.topic, offset: ref.offset };
-      const message = this.#deps.store.getMessage(ref.topic, ref.offset);
+      const message = this.#deps.topics.getMessage(ref.topic, ref.offset);
       const record = this.#deps.store.getDelivery(address);
       // A stale reference (the record moved on meanwhile) is dropped; the record is the truth.
       if (!message || (record && record.state.state !== 'ready')) continue;
@@ -121,8 +121,7 @@ export class ReadySource {
         // Read only what is still wanted: every message read is decoded, body and all. Messages
         // a filter skips make the loop read again, up to the scan limit.
         const wanted = Math.min(max - into.length, MAX_SCANNED_PER_CALL - scanned);
-        const batch =
-          runtime.recent.read(cursor, wanted) ?? this.#deps.store.readMessages(topic, cursor, wanted);
+        const batch = this.#deps.topics.readLog(topic, cursor, wanted);
         if (batch.length === 0) break;
         for (const message of batch) {
           if (into.length >= max) break;

@@ -32,6 +32,14 @@ describe('RecentMessages', () => {
     expect(big.read(3, 5)?.map((m) => m.offset)).toEqual([3, 4]);
   });
 
+  it('replaces a kept message by its newer version', () => {
+    const recent = new RecentMessages();
+    for (let offset = 0; offset < 3; offset++) recent.append(message(offset));
+    recent.replace({ ...message(1), messageId: 'rewritten' });
+    recent.replace({ ...message(7), messageId: 'not kept' });
+    expect(recent.read(0, 5)?.map((m) => m.messageId)).toEqual(['m0', 'rewritten', 'm2']);
+  });
+
   it('knows nothing before its first message', () => {
     expect(new RecentMessages().read(0, 10)).toBeUndefined();
   });

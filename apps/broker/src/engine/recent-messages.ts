@@ -48,6 +48,18 @@ export class RecentMessages {
     }
   }
 
+  /** The message at `offset`, if it is still kept. */
+  get(offset: number): StoredMessage | undefined {
+    if (offset < this.#startOffset) return undefined;
+    return this.#messages[this.#head + (offset - this.#startOffset)];
+  }
+
+  /** Replace a remembered message by a newer version of it (same offset), if it is still kept. */
+  replace(message: StoredMessage): void {
+    const index = this.#head + (message.offset - this.#startOffset);
+    if (message.offset >= this.#startOffset && index < this.#messages.length) this.#messages[index] = message;
+  }
+
   /**
    * Up to `limit` messages from `fromOffset` on, or `undefined` when `fromOffset` is older than
    * what is kept (the caller reads the store instead).

@@ -81,6 +81,27 @@ export class TopicRegistry {
   }
 
   /**
+   * Up to `limit` messages of a topic from `fromOffset` on: the newest from memory (visible before
+   * their commit), older ones from the store.
+   */
+  readLog(topic: string, fromOffset: number, limit: number): StoredMessage[] {
+    return (
+      this.#topics.get(topic)?.recent.read(fromOffset, limit) ??
+      this.#store.readMessages(topic, fromOffset, limit)
+    );
+  }
+
+  /** One message of a topic, from memory when it is among the newest, else from the store. */
+  getMessage(topic: string, offset: number): StoredMessage | undefined {
+    return this.#topics.get(topic)?.recent.get(offset) ?? this.#store.getMessage(topic, offset);
+  }
+
+  /** Note that a stored message was rewritten in place (a DLQ copy marked redriven). */
+  rewritten(message: StoredMessage): void {
+    this.#topics.get(message.topic)?.recent.replace(message);
+  }
+
+  /**
    * Note a message just appended (its write queued): consumers at the head of the topic are
    * served from memory from now on, ahead of the commit.
    */

@@ -1,5 +1,6 @@
 /**
- * WebSocket close codes the broker uses (RFC 6455 §7.4.1), each after an `error` frame that says why.
+ * WebSocket close codes the broker uses (RFC 6455 §7.4.1). Every close but the shutdown's
+ * `goingAway` follows an `error` frame that says why.
  * @see docs/protocol/README.md
  */
 export const CLOSE_CODES = {

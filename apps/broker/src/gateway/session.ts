@@ -87,7 +87,11 @@ export class Session {
   #onMessage(data: unknown, isBinary: boolean): void {
     if (this.#phase === 'closed') return;
     if (!isBinary) {
-      this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'frames are binary WebSocket messages');
+      const message = 'frames are binary WebSocket messages';
+      // Like any other bad first frame, a text message instead of hello ends the session.
+      if (this.#phase === 'awaitingHello')
+        this.#fail(ERROR_CODES.BAD_REQUEST.code, message, CLOSE_CODES.protocolError);
+      else this.#sendError(ERROR_CODES.BAD_REQUEST.code, message);
       return;
     }
     const bytes = toBytes(data);
