@@ -55,7 +55,7 @@ export const ERROR_CODES = {
   BROKER_UNAVAILABLE: {
     code: 503,
     retryable: true,
-    description: 'The broker is starting or shutting down and takes no new work.',
+    description: 'The broker is shutting down and takes no new work.',
   },
   TOO_MANY_REQUESTS: {
     code: 530,

@@ -56,8 +56,9 @@ export interface PushConsumerOptions {
   readonly listener: MessageListener;
   /**
    * The most deliveries held at once, waiting or running (the broker's credit for this consumer),
-   * 1–65 536. A delivery leaves the cache once the broker has confirmed its result; then the
-   * consumer grants the broker one more. @default 1024 (messages)
+   * 1–65 536. A delivery leaves the cache once its result is sent (the broker reads the result
+   * before the credit that follows it); then the consumer grants the broker one more.
+   * @default 1024 (messages)
    */
   readonly maxCachedMessages?: number;
   /**

@@ -156,13 +156,7 @@ export const deliverFrameSchema = z.object({
 export const settledFrameSchema = z.object({
   type: z.literal('settled'),
   id: requestIdSchema,
-  failures: z.array(
-    z.object({
-      index: z.number().int().min(0),
-      code: z.number().int().min(0).max(9999),
-      message: z.string(),
-    }),
-  ),
+  failures: z.array(z.object({ index: z.number().int().min(0), ...errorPayloadSchema.shape })),
 });
 
 /** The answer to `receive`: the leased messages, possibly none. */
