@@ -5,18 +5,31 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** Resident memory of a process, in bytes: all of it, and its anonymous and file-backed parts. */
+export interface ResidentMemory {
+  readonly rssBytes: number;
+  /** Heap and other private memory: what the process itself holds. */
+  readonly anonBytes: number;
+  /** Mapped file pages (for the broker, LMDB's memory map): page cache the kernel may reclaim. */
+  readonly fileBytes: number;
+}
+
 /** A process the bench started; stopped by its own handle. */
 export interface BenchProcess extends AsyncDisposable {
   readonly child: ChildProcess;
   /** What the process printed to announce itself (the URL or port line). */
   readonly banner: string;
-  /** Resident set size now, in bytes (Linux /proc). */
-  rssBytes(): number;
+  /** Its resident memory now (Linux /proc). */
+  memory(): ResidentMemory;
   stop(): Promise<void>;
 }
 
 const require = createRequire(import.meta.url);
-const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json')), 'src', 'main.ts');
+/**
+ * The broker as it ships: its built `dist/main.js` (`pnpm bench` builds it first), so a
+ * TypeScript loader's CPU and memory are not counted in the broker's figures.
+ */
+const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json')), 'dist', 'main.js');
 const REFERENCE_MAIN = join(dirname(fileURLToPath(import.meta.url)), 'reference-server.ts');
 
 async function start(
@@ -25,15 +38,13 @@ async function start(
   ready: RegExp,
   cleanup: () => void = () => {},
 ): Promise<BenchProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@ricochet/source', '--import', 'tsx', script, ...args],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      cwd: dirname(script),
-      env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
-    },
-  );
+  // TypeScript sources (the reference server) run through tsx; the built broker runs as plain JS.
+  const loader = script.endsWith('.ts') ? ['--conditions=@ricochet/source', '--import', 'tsx'] : [];
+  const child = spawn(process.execPath, [...loader, script, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: dirname(script),
+    env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const banner = await new Promise<string>((resolve, reject) => {
     let output = '';
@@ -52,17 +63,18 @@ async function start(
   return {
     child,
     banner,
-    rssBytes() {
+    memory() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-      return kb * 1024;
+      const kb = (field: string) =>
+        Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+      return { rssBytes: kb('VmRSS'), anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') };
     },
     stop,
     [Symbol.asyncDispose]: stop,
   };
 }
 
-/** The Ricochet broker from source, on a fresh data directory, with the default `fsync` flush policy. */
+/** The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy. */
 export async function startBrokerProcess(
   extraArgs: string[] = [],
 ): Promise<BenchProcess & { readonly endpoint: string }> {

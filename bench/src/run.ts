@@ -51,8 +51,9 @@ if (wanted('w4')) {
 if (wanted('pending')) {
   const result = await runPendingRetries();
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+  const { before, withPending } = result;
   console.log(
-    `RSS with ${count(result.pending)} pending retries (of ${count(PENDING_RETRIES)})   ${mb(result.rssBytesWithPending)} (idle broker ${mb(result.rssBytesBefore)})   (target ≤ 200 MB)`,
+    `RSS with ${count(result.pending)} pending retries (of ${count(PENDING_RETRIES)})   ${mb(withPending.rssBytes)} = ${mb(withPending.anonBytes)} anon + ${mb(withPending.fileBytes)} mapped store pages (idle broker ${mb(before.rssBytes)} = ${mb(before.anonBytes)} + ${mb(before.fileBytes)})   (target ≤ 200 MB)`,
   );
   console.log(
     `W4 with them pending                 total ${ms(result.w4WithPending.totalMs)}   lateness p50 ${ms(result.w4WithPending.latenessP50Ms)} p99 ${ms(result.w4WithPending.latenessP99Ms)}`,

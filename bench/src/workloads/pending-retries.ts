@@ -3,7 +3,7 @@ import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { groupStats, putGroup } from '../admin.js';
 import { runPool } from '../pool.js';
-import { startBrokerProcess } from '../processes.js';
+import { type ResidentMemory, startBrokerProcess } from '../processes.js';
 import { type RetrySummary, runW4 } from './w4-retry.js';
 
 export const PENDING_RETRIES = 1_000_000;
@@ -11,8 +11,8 @@ const BODY = randomBytes(64);
 
 export interface PendingRetriesSummary {
   readonly pending: number;
-  readonly rssBytesBefore: number;
-  readonly rssBytesWithPending: number;
+  readonly before: ResidentMemory;
+  readonly withPending: ResidentMemory;
   readonly w4WithPending: RetrySummary;
 }
 
@@ -22,7 +22,7 @@ export interface PendingRetriesSummary {
  */
 export async function runPendingRetries(): Promise<PendingRetriesSummary> {
   await using broker = await startBrokerProcess();
-  const rssBytesBefore = broker.rssBytes();
+  const before = broker.memory();
   await putGroup(broker.endpoint, 'parked', {
     startFrom: 'earliest',
     retryPolicy: { type: 'fixed', delayMs: 60 * 60 * 1_000 },
@@ -52,8 +52,7 @@ export async function runPendingRetries(): Promise<PendingRetriesSummary> {
   await done;
   await consumer.close();
   const stats = await groupStats(broker.endpoint, 'parked');
-  // Let the engine settle (GC) before reading RSS: what stays is what the pending retries cost.
-  const rssBytesWithPending = broker.rssBytes();
+  const withPending = broker.memory();
   const w4WithPending = await runW4(broker, 'w4-with-pending');
-  return { pending: stats.waitingRetry ?? 0, rssBytesBefore, rssBytesWithPending, w4WithPending };
+  return { pending: stats.waitingRetry ?? 0, before, withPending, w4WithPending };
 }
