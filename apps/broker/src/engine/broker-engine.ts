@@ -19,6 +19,7 @@ import type { HistoryRecord, StoredMessage } from '../store/records.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryLifecycle } from './delivery-lifecycle.js';
+import { DeliveryRecords } from './delivery-records.js';
 import { GroupCommit } from './group-commit.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
 import { type DeliverySink, PushDispatch } from './push-dispatch.js';
@@ -75,6 +76,7 @@ export class BrokerEngine {
   readonly #groups: GroupRegistry;
   readonly #readySource: ReadySource;
   readonly #lifecycle: DeliveryLifecycle;
+  readonly #records: DeliveryRecords;
   readonly #scheduler: Scheduler;
   readonly #sendPath: SendPath;
   readonly #simple: SimpleConsumption;
@@ -96,8 +98,10 @@ export class BrokerEngine {
     this.#topics = new TopicRegistry(store, this.#clock, config.autoCreateTopics);
     this.#groups = new GroupRegistry(store, this.#clock, config.autoCreateGroups);
     this.metrics = new BrokerMetrics({ groupGauges: () => this.#groupGauges() });
+    this.#records = new DeliveryRecords(store, this.#groups, timers);
     this.#lifecycle = new DeliveryLifecycle({
       store,
+      records: this.#records,
       clock: this.#clock,
       random,
       topics: this.#topics,
@@ -112,7 +116,7 @@ export class BrokerEngine {
       this.#lifecycle.onPushLeaseExpired(lease),
     );
     this.#readySource = new ReadySource({
-      store,
+      records: this.#records,
       topics: this.#topics,
       groups: this.#groups,
       clock: this.#clock,
@@ -273,7 +277,7 @@ export class BrokerEngine {
       const cursor = group.cursors.get(message.topic);
       if (cursor === undefined) continue;
       const own = history.filter((entry) => entry.group === group.name && entry.topic === message.topic);
-      const record = this.#store.getDelivery({
+      const record = this.#records.get({
         group: group.name,
         topic: message.topic,
         offset: message.offset,
@@ -329,6 +333,8 @@ export class BrokerEngine {
     this.#pushLeases.stop();
     this.#scheduler.stop();
     await this.#scheduler.whenIdle();
+    // Whatever still waits in memory is written before the store closes.
+    this.#records.flush();
     await this.#store.close();
   }
 

@@ -14,6 +14,7 @@ import type { BrokerStore } from '../store/broker-store.js';
 import type { DeliveryAddress, DeliveryRecord, HistoryRecord, StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import { toDeliveredMessage } from './delivered-message.js';
+import type { DeliveryRecords } from './delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { PushLease, PushLeaseTable } from './push-lease-table.js';
 import type { ReadyRef } from './ready-queue.js';
@@ -24,6 +25,8 @@ import type { TopicRegistry } from './topic-registry.js';
 
 export interface DeliveryLifecycleDeps {
   readonly store: BrokerStore;
+  /** Delivery records, with write-behind for the states a crash may lose. */
+  readonly records: DeliveryRecords;
   readonly clock: Clock;
   readonly random: Random;
   readonly topics: TopicRegistry;
@@ -78,14 +81,19 @@ export class DeliveryLifecycle {
     const scheduleKey = this.#deps
       .scheduler()
       .add(group.name, state.leaseDeadlineMs, topic, offset, { kind: 'leaseExpiry', lease: state.lease });
-    void this.#deps.store.putDelivery(candidate.address, {
-      consumer: 'simple',
-      state,
-      messageId: candidate.message.messageId,
-      scheduleKey,
-      consumerId,
-      deliveredAt: nowMs,
-    });
+    // A simple lease is durable at once: a client may still ack it after a broker restart.
+    this.#deps.records.put(
+      candidate.address,
+      {
+        consumer: 'simple',
+        state,
+        messageId: candidate.message.messageId,
+        scheduleKey,
+        consumerId,
+        deliveredAt: nowMs,
+      },
+      'now',
+    );
     group.inflight++;
     this.#deps.metrics.delivered(group.name);
     const handle = encodeReceiptHandle({ ...candidate.address, lease: state.lease });
@@ -108,13 +116,12 @@ export class DeliveryLifecycle {
     );
     if (!result.ok || result.state.state !== 'inflight') return undefined;
     const state = result.state;
-    void this.#deps.store.putDelivery(candidate.address, {
-      consumer: 'push',
-      state,
-      messageId: candidate.message.messageId,
-      consumerId,
-      deliveredAt: nowMs,
-    });
+    // A push lease is released when the session ends, the broker's included: it may wait in memory.
+    this.#deps.records.put(
+      candidate.address,
+      { consumer: 'push', state, messageId: candidate.message.messageId, consumerId, deliveredAt: nowMs },
+      'deferred',
+    );
     this.#deps.pushLeases().add({
       address: candidate.address,
       lease: state.lease,
@@ -142,7 +149,7 @@ export class DeliveryLifecycle {
     if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
     if (record.scheduleKey) this.#deps.scheduler().remove(record.scheduleKey);
     if (record.consumer === 'push') this.#deps.pushLeases().remove(handle);
-    void this.#deps.store.deleteDelivery(handle);
+    this.#deps.records.delete(handle);
     this.#recordHistory(handle, record, 'committed');
     group.inflight--;
     group.committed++;
@@ -197,7 +204,7 @@ export class DeliveryLifecycle {
     this.#deps.pushLeases().remove(handle);
     this.#recordHistory(handle, record, 'released');
     const { scheduleKey: _none, ...rest } = record;
-    void this.#deps.store.putDelivery(handle, { ...rest, state: result.state });
+    this.#deps.records.put(handle, { ...rest, state: result.state }, 'deferred');
     group.inflight--;
     group.readyQueue.push(this.readyRefOf(group, handle));
     this.#deps.metrics.released(group.name);
@@ -208,7 +215,7 @@ export class DeliveryLifecycle {
   /** The broker-side consumption timeout of a push lease fired (P2). */
   onPushLeaseExpired(lease: PushLease): void {
     const group = this.#deps.groups.get(lease.address.group);
-    const record = group ? this.#deps.store.getDelivery(lease.address) : undefined;
+    const record = group ? this.#deps.records.get(lease.address) : undefined;
     if (!group || !record || record.consumer !== 'push' || record.state.lease !== lease.lease) return;
     this.#timeOut(group, { ...lease.address, lease: lease.lease }, record);
   }
@@ -251,7 +258,7 @@ export class DeliveryLifecycle {
       kind: 'leaseExpiry',
       lease: state.lease,
     });
-    void this.#deps.store.putDelivery(handle, { ...record, state, scheduleKey });
+    this.#deps.records.put(handle, { ...record, state, scheduleKey }, 'now');
     const message = this.#deps.topics.getMessage(handle.topic, handle.offset);
     return {
       ok: true,
@@ -295,7 +302,7 @@ export class DeliveryLifecycle {
     lease: number,
     key: DueEntry['key'],
   ): boolean {
-    const record = this.#deps.store.getDelivery(address);
+    const record = this.#deps.records.get(address);
     // The entry is stale when the lease was settled or replaced meanwhile.
     if (record?.consumer !== 'simple' || !sameKey(record.scheduleKey, key)) return false;
     const result = simpleTransition(
@@ -312,14 +319,15 @@ export class DeliveryLifecycle {
     }
     this.#recordHistory(address, record, 'leaseExpired', result.state.lastFailureReason);
     const { scheduleKey: _expired, ...rest } = record;
-    void this.#deps.store.putDelivery(address, { ...rest, state: result.state });
+    // The schedule entry that made it due is gone: the Ready state must be on disk with that.
+    this.#deps.records.put(address, { ...rest, state: result.state }, 'now');
     group.readyQueue.push(this.readyRefOf(group, address));
     this.#deps.metrics.retried(group.name);
     return true;
   }
 
   #retryDue(group: GroupRuntime, address: DeliveryAddress, key: DueEntry['key']): boolean {
-    const record = this.#deps.store.getDelivery(address);
+    const record = this.#deps.records.get(address);
     if (record?.consumer !== 'push' || !sameKey(record.scheduleKey, key)) return false;
     const result = pushTransition(
       record.state,
@@ -329,7 +337,8 @@ export class DeliveryLifecycle {
     if (!result.ok) return false;
     group.waitingRetry--;
     const { scheduleKey: _due, ...rest } = record;
-    void this.#deps.store.putDelivery(address, { ...rest, state: result.state });
+    // May wait: a WaitingRetry record whose schedule entry is gone is recovered as Ready.
+    this.#deps.records.put(address, { ...rest, state: result.state }, 'deferred');
     group.readyQueue.push(this.readyRefOf(group, address));
     return true;
   }
@@ -341,12 +350,16 @@ export class DeliveryLifecycle {
    */
   #delayDue(group: GroupRuntime, address: DeliveryAddress): boolean {
     const message = this.#deps.topics.getMessage(address.topic, address.offset);
-    if (!message || this.#deps.store.getDelivery(address)) return false;
-    void this.#deps.store.putDelivery(address, {
-      consumer: 'push',
-      state: initialPushState(),
-      messageId: message.messageId,
-    });
+    if (!message || this.#deps.records.get(address)) return false;
+    this.#deps.records.put(
+      address,
+      {
+        consumer: 'push',
+        state: initialPushState(),
+        messageId: message.messageId,
+      },
+      'now',
+    );
     group.readyQueue.push(this.readyRefOf(group, address));
     return true;
   }
@@ -374,7 +387,7 @@ export class DeliveryLifecycle {
     messageId: string,
     messageGroup: string,
   ): void {
-    void this.#deps.store.putDelivery(address, { consumer: 'push', state: initialPushState(), messageId });
+    this.#deps.records.put(address, { consumer: 'push', state: initialPushState(), messageId }, 'deferred');
     group.readyQueue.push({ topic: address.topic, offset: address.offset, messageGroup });
   }
 
@@ -389,6 +402,20 @@ export class DeliveryLifecycle {
     };
   }
 
+  /** After a restart: a WaitingRetry whose retry had fallen due before the crash is Ready now. */
+  recoverDueRetry(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord): void {
+    if (record.consumer !== 'push' || record.state.state !== 'waitingRetry') return;
+    const result = pushTransition(
+      record.state,
+      { type: 'retryDue', atMs: record.state.retryAtMs },
+      this.#pushContext(group),
+    );
+    if (!result.ok) return;
+    const { scheduleKey: _taken, ...rest } = record;
+    this.#deps.records.put(address, { ...rest, state: result.state }, 'deferred');
+    group.readyQueue.push(this.readyRefOf(group, address));
+  }
+
   /**
    * D2: make a dead-lettered message Ready again for its group only, with a fresh attempt count.
    * Returns false when the DLQ entry was redriven already.
@@ -401,15 +428,19 @@ export class DeliveryLifecycle {
       topic: deadLetter.originTopic,
       offset: deadLetter.originOffset,
     };
-    if (this.#deps.store.getDelivery(address)) return false;
+    if (this.#deps.records.get(address)) return false;
     const nowMs = this.#deps.clock.now();
     // Lease numbers continue from before, so history entries of the new deliveries stay unique.
     const fresh: PushState = { state: 'ready', failures: 0, releases: 0, lease: deadLetter.lastLease };
-    void this.#deps.store.putDelivery(address, {
-      consumer: 'push',
-      state: fresh,
-      messageId: dlqMessage.messageId,
-    });
+    this.#deps.records.put(
+      address,
+      {
+        consumer: 'push',
+        state: fresh,
+        messageId: dlqMessage.messageId,
+      },
+      'now',
+    );
     const marked: StoredMessage = { ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt: nowMs } };
     void this.#deps.store.appendMessage(marked);
     this.#deps.topics.rewritten(marked);
@@ -458,12 +489,17 @@ export class DeliveryLifecycle {
     const scheduleKey = this.#deps
       .scheduler()
       .add(group.name, state.retryAtMs, address.topic, address.offset, { kind: 'retryDue' });
-    void this.#deps.store.putDelivery(address, {
-      consumer: 'push',
-      state,
-      messageId: record.messageId,
-      scheduleKey,
-    });
+    // A failure is durable at once, with its schedule entry: a retry must survive a crash.
+    this.#deps.records.put(
+      address,
+      {
+        consumer: 'push',
+        state,
+        messageId: record.messageId,
+        scheduleKey,
+      },
+      'now',
+    );
     group.waitingRetry++;
     this.#deps.metrics.retried(group.name);
   }
@@ -477,7 +513,7 @@ export class DeliveryLifecycle {
     lastLease: number,
   ): void {
     const message = this.#deps.topics.getMessage(address.topic, address.offset);
-    void this.#deps.store.deleteDelivery(address);
+    this.#deps.records.delete(address);
     group.deadLettered++;
     this.#deps.groups.saveCounters(group);
     this.#deps.metrics.deadLettered(group.name);
@@ -524,7 +560,7 @@ export class DeliveryLifecycle {
 
   #find(handle: ReceiptHandle): Found | { readonly ok: false; readonly error: BrokerError } {
     const group = this.#deps.groups.get(handle.group);
-    const record = group ? this.#deps.store.getDelivery(handle) : undefined;
+    const record = group ? this.#deps.records.get(handle) : undefined;
     if (!group || !record) {
       return {
         ok: false,

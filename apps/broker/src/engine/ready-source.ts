@@ -1,7 +1,7 @@
 import type { Clock } from '@ricochet/core';
 import { matchesTagFilter, type TagFilter } from '@ricochet/protocol';
-import type { BrokerStore } from '../store/broker-store.js';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
+import type { DeliveryRecords } from './delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { ReadyRef } from './ready-queue.js';
 import type { TopicRegistry } from './topic-registry.js';
@@ -20,7 +20,7 @@ export type Subscriptions = ReadonlyMap<string, TagFilter>;
 const MAX_SCANNED_PER_CALL = 4_096;
 
 export interface ReadySourceDeps {
-  readonly store: BrokerStore;
+  readonly records: DeliveryRecords;
   readonly topics: TopicRegistry;
   readonly groups: GroupRegistry;
   readonly clock: Clock;
@@ -90,7 +90,7 @@ export class ReadySource {
     for (const ref of refs) {
       const address = { group: group.name, topic: ref.topic, offset: ref.offset };
       const message = this.#deps.topics.getMessage(ref.topic, ref.offset);
-      const record = this.#deps.store.getDelivery(address);
+      const record = this.#deps.records.get(address);
       // A stale reference (the record moved on meanwhile) is dropped; the record is the truth.
       if (!message || (record && record.state.state !== 'ready')) continue;
       candidates.push({ address, message, record });
@@ -128,8 +128,9 @@ export class ReadySource {
           scanned++;
           cursor = message.offset + 1;
           if (!matchesTagFilter(filter, message.tag)) continue;
-          // No delivery record exists at or past the cursor: records are only created for messages
-          // the cursor has passed, and the cursor is saved in the same transaction as they are.
+          // After a crash the stored cursor lags behind the last write-behind window: skip what
+          // that window had already settled or durably tracks; the rest starts over.
+          if (this.#deps.records.takenBeforeRestart(group.name, message)) continue;
           const address = { group: group.name, topic, offset: message.offset };
           if (message.deliverAt !== undefined && message.deliverAt > nowMs) {
             this.#deps.scheduleDelay(group, message);
@@ -149,7 +150,8 @@ export class ReadySource {
       }
       if (cursor !== cursorBefore) {
         group.cursors.set(topic, cursor);
-        this.#deps.groups.saveCursor(group, topic);
+        // Written with the write-behind flush, together with the states of the deliveries it passed.
+        this.#deps.records.cursorMoved(group, topic);
       }
     }
   }

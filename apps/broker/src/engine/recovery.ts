@@ -12,8 +12,10 @@ export interface RecoveryDeps {
  * Rebuild the engine's in-memory view of deliveries after a start. Simple-consumer leases survive
  * (their deadlines are in the schedule, so a client may still ack them); push deliveries are
  * released, since their sessions died with the broker (C2), or timed out when their deadline
- * passed meanwhile (P2); WaitingRetry messages stay on disk until the scheduler fires them; Ready
- * ones are queued again. FIFO groups get back the head of every busy message group (P5).
+ * passed meanwhile (P2); WaitingRetry messages stay on disk until the scheduler fires them (or are
+ * Ready when it already had); Ready ones are queued again. FIFO groups get back the head of every
+ * busy message group (P5). Deliveries whose state was still in write-behind memory are not here:
+ * the stored cursors lag behind them, so they are taken from the logs again.
  */
 export function recoverDeliveries(deps: RecoveryDeps): void {
   for (const { address, record } of deps.store.scanDeliveries()) {
@@ -33,7 +35,10 @@ export function recoverDeliveries(deps: RecoveryDeps): void {
         else group.inflight++;
         break;
       case 'waitingRetry':
-        group.waitingRetry++;
+        // The scheduler took its entry, but the Ready state it moved to was still in memory.
+        if (record.scheduleKey && !deps.store.getSchedule(record.scheduleKey))
+          deps.lifecycle.recoverDueRetry(group, address, record);
+        else group.waitingRetry++;
         break;
       case 'commit':
       case 'dlq':

@@ -49,6 +49,8 @@ export interface BrokerStore {
   scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }>;
 
   putSchedule(key: ScheduleKey, entry: ScheduleEntry): Promise<void>;
+  /** One committed schedule entry, if it exists. */
+  getSchedule(key: ScheduleKey): ScheduleEntry | undefined;
   deleteSchedule(key: ScheduleKey): Promise<void>;
   /** The groups that have schedule entries. */
   listScheduleGroups(): string[];

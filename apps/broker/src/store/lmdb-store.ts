@@ -212,6 +212,9 @@ class LmdbStore implements BrokerStore {
   putSchedule(key: ScheduleKey, entry: ScheduleEntry): Promise<void> {
     return this.#track(this.#schedule.put([...key], entry));
   }
+  getSchedule(key: ScheduleKey): ScheduleEntry | undefined {
+    return this.#schedule.get([...key]);
+  }
   deleteSchedule(key: ScheduleKey): Promise<void> {
     return this.#track(this.#schedule.remove([...key]));
   }

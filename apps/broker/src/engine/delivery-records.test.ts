@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initialPushState, ManualClock } from '@ricochet/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BrokerStore } from '../store/broker-store.js';
+import { openLmdbStore } from '../store/lmdb-store.js';
+import type { DeliveryRecord } from '../store/records.js';
+import { DeliveryRecords, WRITE_BEHIND_MS } from './delivery-records.js';
+import { GroupRegistry } from './group-registry.js';
+import { ManualTimers } from './manual-timers.test-support.js';
+
+let dir: string;
+let store: BrokerStore;
+let clock: ManualClock;
+let timers: ManualTimers;
+let groups: GroupRegistry;
+let records: DeliveryRecords;
+
+const address = { group: 'g', topic: 't', offset: 7 };
+const ready: DeliveryRecord = { consumer: 'push', state: initialPushState(), messageId: 'm7' };
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ricochet-records-'));
+  store = openLmdbStore({ path: dir });
+  clock = new ManualClock(0);
+  timers = new ManualTimers(clock);
+  groups = new GroupRegistry(store, clock, true);
+  records = new DeliveryRecords(store, groups, timers);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('DeliveryRecords', () => {
+  it('keeps a deferred state in memory until the write-behind flush', async () => {
+    records.put(address, ready, 'deferred');
+    expect(records.get(address)).toEqual(ready);
+    expect(store.getDelivery(address)).toBeUndefined();
+    await timers.advanceBy(WRITE_BEHIND_MS, async () => {});
+    expect(store.getDelivery(address)).toEqual(ready);
+  });
+
+  it('writes nothing for a state settled within the window', async () => {
+    records.put(address, ready, 'deferred');
+    records.delete(address);
+    await timers.advanceBy(WRITE_BEHIND_MS, () => store.committed());
+    expect(records.get(address)).toBeUndefined();
+    expect([...store.scanDeliveries()]).toEqual([]);
+  });
+
+  it('deletes the stored record under a buffered one', async () => {
+    records.put(address, ready, 'now');
+    records.put(address, { ...ready, messageId: 'newer' }, 'deferred');
+    records.delete(address);
+    await store.committed();
+    expect(store.getDelivery(address)).toBeUndefined();
+  });
+
+  it('writes a durable state at once, replacing a buffered one', () => {
+    records.put(address, ready, 'deferred');
+    records.put(address, { ...ready, messageId: 'durable' }, 'now');
+    expect(store.getDelivery(address)?.messageId).toBe('durable');
+  });
+
+  it('writes a moved cursor with the flush, not before', async () => {
+    const group = groups.put('g', {});
+    group.cursors.set('t', 42);
+    records.cursorMoved(group, 't');
+    await store.committed();
+    expect(store.listCursors()).toEqual([]);
+    records.flush();
+    await store.committed();
+    expect(store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: 42 }]);
+  });
+});
