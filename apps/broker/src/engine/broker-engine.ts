@@ -121,6 +121,7 @@ export class BrokerEngine {
       groups: this.#groups,
       clock: this.#clock,
       scheduleDelay: (group, message) => this.#scheduleDelay(group, message),
+      readyQueueDrained: (group) => this.#scheduler.resume(group.name),
       parkBehindFifoHead: (group, address, messageId, messageGroup) =>
         this.#lifecycle.parkBehindFifoHead(group, address, messageId, messageGroup),
     });

@@ -26,6 +26,8 @@ export interface ReadySourceDeps {
   readonly clock: Clock;
   /** Park a delay message for this group until it is due (T1). */
   readonly scheduleDelay: (group: GroupRuntime, message: StoredMessage) => void;
+  /** Messages left the group's ready queue: due entries held back for lack of room may come now. */
+  readonly readyQueueDrained: (group: GroupRuntime) => void;
   /** Park a FIFO message behind its message group's head (P5). */
   readonly parkBehindFifoHead: (
     group: GroupRuntime,
@@ -87,6 +89,7 @@ export class ReadySource {
       group.fifoHeads.claim(ref.topic, ref.messageGroup, ref.offset);
       return true;
     });
+    if (refs.length > 0) this.#deps.readyQueueDrained(group);
     for (const ref of refs) {
       const address = { group: group.name, topic: ref.topic, offset: ref.offset };
       const message = this.#deps.topics.getMessage(ref.topic, ref.offset);
