@@ -117,11 +117,15 @@ export class DeliveryLifecycle {
     if (!result.ok || result.state.state !== 'inflight') return undefined;
     const state = result.state;
     // A push lease is released when the session ends, the broker's included: it may wait in memory.
-    this.#deps.records.put(
-      candidate.address,
-      { consumer: 'push', state, messageId: candidate.message.messageId, consumerId, deliveredAt: nowMs },
-      'deferred',
-    );
+    const record: DeliveryRecord = {
+      consumer: 'push',
+      state,
+      messageId: candidate.message.messageId,
+      consumerId,
+      deliveredAt: nowMs,
+    };
+    if (candidate.record === undefined) this.#deps.records.putNew(candidate.address, record);
+    else this.#deps.records.put(candidate.address, record, 'deferred');
     this.#deps.pushLeases().add({
       address: candidate.address,
       lease: state.lease,

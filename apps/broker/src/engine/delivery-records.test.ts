@@ -59,6 +59,21 @@ describe('DeliveryRecords', () => {
     expect(store.getDelivery(address)).toBeUndefined();
   });
 
+  it('buffers a first state without reading the store, and writes it with the flush', async () => {
+    const getDelivery = store.getDelivery.bind(store);
+    let reads = 0;
+    store.getDelivery = (at) => {
+      reads++;
+      return getDelivery(at);
+    };
+    records.putNew(address, ready);
+    records.putNew({ ...address, offset: 8 }, { ...ready, messageId: 'm8' });
+    records.delete({ ...address, offset: 8 });
+    expect(reads).toBe(0);
+    await timers.advanceBy(WRITE_BEHIND_MS, () => store.committed());
+    expect([...store.scanDeliveries()].map(({ record }) => record.messageId)).toEqual(['m7']);
+  });
+
   it('writes a durable state at once, replacing a buffered one', () => {
     records.put(address, ready, 'deferred');
     records.put(address, { ...ready, messageId: 'durable' }, 'now');

@@ -95,6 +95,15 @@ export class DeliveryRecords {
     this.#arm();
   }
 
+  /**
+   * The first state of a delivery that has no record yet (the caller found none): deferred, and
+   * without the store read {@link put} makes to learn whether a stored record must be deleted later.
+   */
+  putNew(address: DeliveryAddress, record: DeliveryRecord): void {
+    this.#buffered.set(keyOf(address), { address, record, storeHadRecord: false });
+    this.#arm();
+  }
+
   /** The message reached Commit or DLQ: its record goes, from memory or from the store. */
   delete(address: DeliveryAddress): void {
     const key = keyOf(address);

@@ -112,4 +112,34 @@ describe('Scheduler', () => {
     expect(fired).toHaveLength(600);
     expect(new Set(fired.map((f) => f.offset)).size).toBe(600);
   });
+
+  it('fires an entry added behind the ones already taken, committed or not', async () => {
+    scheduler.add('g', 1_000_100, 't', 1, { kind: 'retryDue' });
+    scheduler.add('g', 1_000_200, 't', 3, { kind: 'retryDue' });
+    await timers.advanceBy(200, settle);
+    expect(fired.map((f) => f.offset)).toEqual([1, 3]);
+    // Due in the past, and earlier than the last key taken: the store must be read from before it.
+    scheduler.add('g', 1_000_150, 't', 2, { kind: 'retryDue' });
+    await store.committed();
+    await timers.advanceBy(0, settle);
+    expect(fired.map((f) => f.offset)).toEqual([1, 3, 2]);
+    expect(store.countSchedule('g')).toBe(0);
+  });
+
+  it('does not read again the entries it took while their removal commits', async () => {
+    for (let offset = 0; offset < 50; offset++)
+      scheduler.add('g', 1_000_001 + offset, 't', offset, { kind: 'retryDue' });
+    await store.committed();
+    const read: number[] = [];
+    const readDueSchedule = store.readDueSchedule.bind(store);
+    store.readDueSchedule = (...args) => {
+      const due = readDueSchedule(...args);
+      read.push(...due.map(({ key }) => key[3]));
+      return due;
+    };
+    // One pass per millisecond; no commit in between, so every removal is still pending.
+    for (let ms = 0; ms < 50; ms++) await timers.advanceBy(1, async () => {});
+    expect(fired).toHaveLength(50);
+    expect(read).toHaveLength(50);
+  });
 });

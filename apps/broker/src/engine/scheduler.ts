@@ -61,6 +61,12 @@ export class Scheduler {
   readonly #pending = new Map<string, Map<string, PendingWrite>>();
   /** Groups that took fewer entries than were due; skipped until resumed. */
   readonly #paused = new Set<string>();
+  /**
+   * Per group, the last key taken, when every entry up to it has been taken. Reads of the store
+   * start after it, so the entries taken but whose removal has not committed yet are not read
+   * again on every pass. An addition at or before it drops the bound.
+   */
+  readonly #takenThrough = new Map<string, ScheduleKey>();
   #version = 0;
   #timer: TimerHandle | undefined;
   #timerDueAtMs = Number.POSITIVE_INFINITY;
@@ -92,6 +98,8 @@ export class Scheduler {
   /** Schedule `entry` for a message of `group` at `dueAtMs`; returns the key to cancel it with. */
   add(group: string, dueAtMs: number, topic: string, offset: number, entry: ScheduleEntry): ScheduleKey {
     const key: ScheduleKey = [group, Math.floor(dueAtMs), topic, offset];
+    const takenThrough = this.#takenThrough.get(group);
+    if (takenThrough && compareKeys(key, takenThrough) <= 0) this.#takenThrough.delete(group);
     this.#track(key, entry, this.#store.putSchedule(key, entry));
     this.#earliestByGroup.set(
       group,
@@ -175,6 +183,8 @@ export class Scheduler {
           const due = this.#readDue(group, nowMs);
           const taken = due.length === 0 ? 0 : Math.max(0, Math.min(due.length, this.#onDue(group, due)));
           for (const { key } of due.slice(0, taken)) this.remove(key);
+          const lastTaken = due[taken - 1];
+          if (lastTaken) this.#takenThrough.set(group, lastTaken.key);
           if (taken < due.length) this.#paused.add(group);
           else if (due.length === this.#batchSize) moreDue = true;
           this.#refreshEarliest(group);
@@ -193,7 +203,12 @@ export class Scheduler {
   /** A group's entries due at `nowMs`: committed ones, minus this process's pending removals, plus its pending additions. */
   #readDue(group: string, nowMs: number): DueEntry[] {
     const pending = this.#pending.get(group);
-    const committed = this.#store.readDueSchedule(group, nowMs, this.#batchSize + (pending?.size ?? 0));
+    const committed = this.#store.readDueSchedule(
+      group,
+      nowMs,
+      this.#batchSize + (pending?.size ?? 0),
+      this.#takenThrough.get(group),
+    );
     if (!pending) return committed.slice(0, this.#batchSize);
     const due: DueEntry[] = committed.filter(({ key }) => !pending.has(keyString(key)));
     for (const write of pending.values()) {
@@ -208,7 +223,11 @@ export class Scheduler {
   #refreshEarliest(group: string): void {
     const pending = this.#pending.get(group);
     let earliest = Number.POSITIVE_INFINITY;
-    for (const key of this.#store.scheduleKeys(group, 1 + (pending?.size ?? 0))) {
+    for (const key of this.#store.scheduleKeys(
+      group,
+      1 + (pending?.size ?? 0),
+      this.#takenThrough.get(group),
+    )) {
       if (pending?.has(keyString(key))) continue;
       earliest = key[1];
       break;

@@ -56,13 +56,14 @@ export interface BrokerStore {
   listScheduleGroups(): string[];
   /** The earliest committed entry of a group. */
   firstSchedule(group: string): ScheduleKey | undefined;
-  /** The first `limit` committed keys of a group, earliest first. */
-  scheduleKeys(group: string, limit: number): ScheduleKey[];
-  /** Committed entries of a group due at or before `nowMs`, earliest first. */
+  /** The first `limit` committed keys of a group, earliest first; only those after `after` if given. */
+  scheduleKeys(group: string, limit: number, after?: ScheduleKey): ScheduleKey[];
+  /** Committed entries of a group due at or before `nowMs`, earliest first; only those after `after` if given. */
   readDueSchedule(
     group: string,
     nowMs: number,
     limit: number,
+    after?: ScheduleKey,
   ): { readonly key: ScheduleKey; readonly entry: ScheduleEntry }[];
   /** How many entries a group has scheduled (a range count; for stats, not hot paths). */
   countSchedule(group: string): number;

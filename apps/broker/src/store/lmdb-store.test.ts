@@ -68,6 +68,13 @@ describe('LMDB store', () => {
       ['g1', 100, 't', 3],
     ]);
     expect(store.readDueSchedule('g1', 300, 10).map((due) => due.key[1])).toEqual([100, 100, 300]);
+    // `after` is exclusive, down to the offset.
+    expect(store.readDueSchedule('g1', 300, 10, ['g1', 100, 's', 9]).map((due) => due.key)).toEqual([
+      ['g1', 100, 't', 3],
+      ['g1', 300, 't', 2],
+    ]);
+    expect(store.readDueSchedule('g1', 300, 10, ['g1', 100, 't', 2])).toHaveLength(2);
+    expect(store.scheduleKeys('g1', 10, ['g1', 100, 't', 3])).toEqual([['g1', 300, 't', 2]]);
     expect(store.readDueSchedule('g1', 300, 10)[1]?.entry).toEqual({ kind: 'leaseExpiry', lease: 1 });
     expect(store.countSchedule('g1')).toBe(3);
     void store.deleteSchedule(['g1', 100, 's', 9]);

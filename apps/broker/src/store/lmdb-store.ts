@@ -242,10 +242,10 @@ class LmdbStore implements BrokerStore {
     }
     return undefined;
   }
-  scheduleKeys(group: string, limit: number): ScheduleKey[] {
+  scheduleKeys(group: string, limit: number, after?: ScheduleKey): ScheduleKey[] {
     const keys: ScheduleKey[] = [];
     for (const key of this.#schedule.getKeys({
-      start: [group, Number.NEGATIVE_INFINITY],
+      start: scheduleStart(group, after),
       end: [group, Number.POSITIVE_INFINITY],
       limit,
     })) {
@@ -253,11 +253,16 @@ class LmdbStore implements BrokerStore {
     }
     return keys;
   }
-  readDueSchedule(group: string, nowMs: number, limit: number): { key: ScheduleKey; entry: ScheduleEntry }[] {
+  readDueSchedule(
+    group: string,
+    nowMs: number,
+    limit: number,
+    after?: ScheduleKey,
+  ): { key: ScheduleKey; entry: ScheduleEntry }[] {
     const due: { key: ScheduleKey; entry: ScheduleEntry }[] = [];
     // Keys sort [group, dueAtMs, topic, offset]; every key of a due time `nowMs` sorts below [group, nowMs + 1].
     for (const { key, value } of this.#schedule.getRange({
-      start: [group, Number.NEGATIVE_INFINITY],
+      start: scheduleStart(group, after),
       end: [group, Math.floor(nowMs) + 1],
       limit,
     })) {
@@ -306,4 +311,17 @@ function deliveryKey(address: DeliveryAddress): [string, string, number] {
 
 function deliveryKeyString(address: DeliveryAddress): string {
   return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
+}
+
+/**
+ * Where a range over a group's schedule starts: at its beginning, or just after `after`. Offsets
+ * are integers and keys encode numbers as doubles, so `offset + 0.5` sorts between `after` and
+ * the next possible key.
+ */
+function scheduleStart(
+  group: string,
+  after: ScheduleKey | undefined,
+): [string, number] | [string, number, string, number] {
+  if (after === undefined) return [group, Number.NEGATIVE_INFINITY];
+  return [group, after[1], after[2], after[3] + 0.5];
 }
