@@ -32,7 +32,6 @@ interface PendingWrite {
   readonly key: ScheduleKey;
   /** The entry put, or `undefined` for a removal. */
   readonly entry: ScheduleEntry | undefined;
-  readonly version: number;
 }
 
 /** Batches per pass before the pass yields the event loop to everything else. */
@@ -59,6 +58,8 @@ export class Scheduler {
   readonly #earliestByGroup = new Map<string, number>();
   /** Per group, this process's schedule writes not yet known to be committed, by key. */
   readonly #pending = new Map<string, Map<string, PendingWrite>>();
+  /** The pending writes waiting on each commit. */
+  readonly #byCommit = new Map<Promise<void>, PendingWrite[]>();
   /** Groups that took fewer entries than were due; skipped until resumed. */
   readonly #paused = new Set<string>();
   /**
@@ -67,7 +68,6 @@ export class Scheduler {
    * again on every pass. An addition at or before it drops the bound.
    */
   readonly #takenThrough = new Map<string, ScheduleKey>();
-  #version = 0;
   #timer: TimerHandle | undefined;
   #timerDueAtMs = Number.POSITIVE_INFINITY;
   #inPass = false;
@@ -139,16 +139,31 @@ export class Scheduler {
       writes = new Map();
       this.#pending.set(group, writes);
     }
-    const id = keyString(key);
-    const pending: PendingWrite = { key, entry, version: ++this.#version };
-    writes.set(id, pending);
-    const settle = () => {
-      const current = this.#pending.get(group);
-      if (current?.get(id) !== pending) return;
-      current.delete(id);
-      if (current.size === 0) this.#pending.delete(group);
-    };
-    write.then(settle, settle);
+    const pending: PendingWrite = { key, entry };
+    writes.set(keyString(key), pending);
+    // The store hands every write of one transaction the same promise: one callback per commit.
+    let committing = this.#byCommit.get(write);
+    if (!committing) {
+      const waiting: PendingWrite[] = [];
+      const settle = () => {
+        this.#byCommit.delete(write);
+        for (const done of waiting) this.#forget(done);
+      };
+      write.then(settle, settle);
+      this.#byCommit.set(write, waiting);
+      committing = waiting;
+    }
+    committing.push(pending);
+  }
+
+  /** A write committed: drop it from the overlay unless a later write to its key replaced it. */
+  #forget(write: PendingWrite): void {
+    const group = write.key[0];
+    const writes = this.#pending.get(group);
+    const id = keyString(write.key);
+    if (writes?.get(id) !== write) return;
+    writes.delete(id);
+    if (writes.size === 0) this.#pending.delete(group);
   }
 
   #arm(): void {

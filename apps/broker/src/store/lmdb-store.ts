@@ -71,6 +71,8 @@ class LmdbStore implements BrokerStore {
   readonly #onWriteError: (error: unknown) => void;
   readonly #pendingDeliveries = new PendingOverlay<DeliveryRecord>();
   #failedWrites = 0;
+  #lastWrite: Promise<boolean> | undefined;
+  #lastTracked: Promise<void> | undefined;
 
   constructor(options: LmdbStoreOptions) {
     this.#flushPolicy = options.flushPolicy ?? 'fsync';
@@ -112,7 +114,12 @@ class LmdbStore implements BrokerStore {
     }
   }
 
+  /**
+   * lmdb-js hands every write of one transaction the same promise: the wrapped promise is reused
+   * for all of them, so a transaction of thousands of writes costs two promises, not thousands.
+   */
   #track(write: Promise<boolean>): Promise<void> {
+    if (write === this.#lastWrite && this.#lastTracked) return this.#lastTracked;
     const done = write.then(
       () => undefined,
       (error: unknown) => {
@@ -123,6 +130,8 @@ class LmdbStore implements BrokerStore {
     );
     // The caller may ignore the promise; the failure is already counted and reported.
     done.catch(() => {});
+    this.#lastWrite = write;
+    this.#lastTracked = done;
     return done;
   }
 

@@ -8,16 +8,28 @@ const DELETED = Symbol('deleted');
  */
 export class PendingOverlay<TValue> {
   readonly #entries = new Map<string, { value: TValue | typeof DELETED; version: number }>();
+  /** The writes waiting on each commit: one callback per transaction, not one per write. */
+  readonly #byCommit = new Map<Promise<unknown>, { key: string; version: number }[]>();
   #version = 0;
 
   /** Record a pending put (`value`) or delete (`undefined`) and forget it once `committed` settles. */
   track(key: string, value: TValue | undefined, committed: Promise<unknown>): void {
     const version = ++this.#version;
     this.#entries.set(key, { value: value === undefined ? DELETED : value, version });
-    const forget = () => {
-      if (this.#entries.get(key)?.version === version) this.#entries.delete(key);
-    };
-    committed.then(forget, forget);
+    let writes = this.#byCommit.get(committed);
+    if (!writes) {
+      const waiting: { key: string; version: number }[] = [];
+      const forget = () => {
+        this.#byCommit.delete(committed);
+        for (const write of waiting) {
+          if (this.#entries.get(write.key)?.version === write.version) this.#entries.delete(write.key);
+        }
+      };
+      committed.then(forget, forget);
+      this.#byCommit.set(committed, waiting);
+      writes = waiting;
+    }
+    writes.push({ key, version });
   }
 
   /** `{ hit: false }` when nothing is pending for the key; otherwise the pending value. */
