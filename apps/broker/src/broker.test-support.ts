@@ -22,3 +22,18 @@ export async function startTestBroker(
   };
   return Object.assign(broker, { url, dataDir, close, [Symbol.asyncDispose]: close });
 }
+
+/** Create or update a group over the admin API; fails unless the broker answers 200. */
+export async function putGroup(
+  broker: Pick<Broker, 'address'>,
+  group: string,
+  config: Record<string, unknown>,
+): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${broker.address?.port}/v1/groups/${group}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(config),
+  });
+  if (response.status !== 200)
+    throw new Error(`PUT group ${group}: ${response.status} ${await response.text()}`);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { startTestBroker } from './broker.test-support.js';
+import { putGroup, startTestBroker } from './broker.test-support.js';
 import { RawClient } from './gateway/raw-client.test-support.js';
 
 const MESSAGES = 5;
@@ -7,37 +7,21 @@ const messageId = (n: number) => `2000000000000000000000000000${String(n).padSta
 
 async function subscribe(url: string): Promise<RawClient> {
   const consumer = await RawClient.connect(url);
-  const subscribed = await consumer.request({
-    type: 'subscribe',
-    group: 'billing',
-    subscriptions: { orders: '*' },
-    maxCachedMessages: MESSAGES,
-  });
-  expect(subscribed.type).toBe('subscribed');
+  await consumer.subscribe('billing', { orders: '*' }, MESSAGES);
   return consumer;
 }
 
 /** Deliveries until `count` messages arrived, in arrival order. */
 async function receive(consumer: RawClient, count: number) {
   const messages = [];
-  while (messages.length < count) {
-    const frame = await consumer.next((candidate) => candidate.type === 'deliver');
-    if (frame.type !== 'deliver') throw new Error('expected deliver');
-    messages.push(...frame.messages);
-  }
+  while (messages.length < count) messages.push(...(await consumer.nextDelivery()).messages);
   return messages;
 }
 
 describe('the ready queue limit', () => {
   it('holds due retries back while the queue is full and releases them once it drains', async () => {
     await using broker = await startTestBroker({ maxReadyQueuePerGroup: 2 });
-    const admin = `http://127.0.0.1:${broker.address?.port}/v1/groups/billing`;
-    const putGroup = await fetch(admin, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ maxRetries: 3, retryPolicy: { type: 'fixed', delayMs: 10 } }),
-    });
-    expect(putGroup.status).toBe(200);
+    await putGroup(broker, 'billing', { maxRetries: 3, retryPolicy: { type: 'fixed', delayMs: 10 } });
 
     const first = await subscribe(broker.url);
     const producer = await RawClient.connect(broker.url);
@@ -59,9 +43,10 @@ describe('the ready queue limit', () => {
     await first.close();
 
     // No consumer: two retries fill the ready queue, the other three must wait for room.
+    const groupUrl = `http://127.0.0.1:${broker.address?.port}/v1/groups/billing`;
     await vi.waitFor(
       async () => {
-        const { stats } = (await (await fetch(admin)).json()) as { stats: Record<string, number> };
+        const { stats } = (await (await fetch(groupUrl)).json()) as { stats: Record<string, number> };
         expect(stats).toMatchObject({ ready: 2, waitingRetry: 3 });
       },
       { timeout: 5_000, interval: 10 },

@@ -11,6 +11,7 @@ import {
 import WebSocket from 'ws';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type DeliverFrame = Extract<BrokerFrame, { type: 'deliver' }>;
 
 /**
  * A bare protocol client for the broker's own tests: frames in, frames out, nothing else. The
@@ -79,6 +80,24 @@ export class RawClient {
     const index = this.#frames.findIndex(match);
     if (index >= 0) return Promise.resolve(this.#frames.splice(index, 1)[0] as BrokerFrame);
     return new Promise((resolve) => this.#waiters.push({ match, resolve }));
+  }
+
+  /** Subscribe for push deliveries; fails unless the broker answers `subscribed`. */
+  async subscribe(
+    group: string,
+    subscriptions: Readonly<Record<string, string>>,
+    maxCachedMessages: number,
+  ): Promise<number> {
+    const answer = await this.request({ type: 'subscribe', group, subscriptions, maxCachedMessages });
+    if (answer.type !== 'subscribed') throw new Error(`expected subscribed, got ${JSON.stringify(answer)}`);
+    return answer.subscriptionId;
+  }
+
+  /** The next `deliver` frame, already received or still to come. */
+  async nextDelivery(): Promise<DeliverFrame> {
+    const frame = await this.next((candidate) => candidate.type === 'deliver');
+    if (frame.type !== 'deliver') throw new Error('expected deliver');
+    return frame;
   }
 
   /** Resolves with the close code when the broker closes the connection. */
