@@ -2,7 +2,7 @@ import { assertNever } from '../assert-never.js';
 import { type Random, systemRandom } from '../random.js';
 import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
-import { checkLease, isDurationMs } from './lease-check.js';
+import { checkLease, commitLease, isDurationMs, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -111,35 +111,11 @@ export function pushTransition(
   context: PushLifecycleContext,
 ): PushTransition {
   switch (event.type) {
-    case 'delivered': {
-      if (current.state !== 'ready') return illegalTransition(current.state, event.type);
-      if (!isDurationMs(event.leaseDurationMs) || event.leaseDurationMs === 0) {
-        return reject(
-          'invalidEvent',
-          current.state,
-          event.type,
-          'leaseDurationMs must be a whole number > 0',
-        );
-      }
-      return {
-        ok: true,
-        state: withCounters(
-          {
-            state: 'inflight',
-            leaseDeadlineMs: event.atMs + event.leaseDurationMs,
-            deliveryAttempt: current.failures + 1,
-          },
-          current,
-          { lease: current.lease + 1 },
-        ),
-      };
-    }
-    case 'succeeded': {
+    case 'delivered':
+      return startLease(current, event, event.leaseDurationMs, 'leaseDurationMs');
+    case 'succeeded':
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
-      const leaseProblem = checkLease(current, event, true);
-      if (leaseProblem) return leaseProblem;
-      return { ok: true, state: withCounters({ state: 'commit' }, current) };
-    }
+      return commitLease(current, event);
     case 'failed': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, false);

@@ -1,5 +1,5 @@
 import { assertNever } from '../assert-never.js';
-import { checkLease, isDurationMs } from './lease-check.js';
+import { checkLease, commitLease, isDurationMs, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -96,35 +96,11 @@ export function simpleTransition(
   context: SimpleLifecycleContext,
 ): SimpleTransition {
   switch (event.type) {
-    case 'delivered': {
-      if (current.state !== 'ready') return illegalTransition(current.state, event.type);
-      if (!isDurationMs(event.invisibleDurationMs) || event.invisibleDurationMs === 0) {
-        return reject(
-          'invalidEvent',
-          current.state,
-          event.type,
-          'invisibleDurationMs must be a whole number > 0',
-        );
-      }
-      return {
-        ok: true,
-        state: withCounters(
-          {
-            state: 'inflight',
-            leaseDeadlineMs: event.atMs + event.invisibleDurationMs,
-            deliveryAttempt: current.failures + 1,
-          },
-          current,
-          { lease: current.lease + 1 },
-        ),
-      };
-    }
-    case 'succeeded': {
+    case 'delivered':
+      return startLease(current, event, event.invisibleDurationMs, 'invisibleDurationMs');
+    case 'succeeded':
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
-      const leaseProblem = checkLease(current, event, true);
-      if (leaseProblem) return leaseProblem;
-      return { ok: true, state: withCounters({ state: 'commit' }, current) };
-    }
+      return commitLease(current, event);
     case 'invisibilityChanged': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, true);
