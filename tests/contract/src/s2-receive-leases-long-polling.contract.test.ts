@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { oneMessageForSimpleConsumer } from './support/scenarios.js';
 import { startBroker } from './support/test-broker.js';
 
 describe('S2: receive leases up to maxMessages until now + invisibleDuration; long polling', () => {
@@ -21,14 +22,8 @@ describe('S2: receive leases up to maxMessages until now + invisibleDuration; lo
   });
 
   it('makes an unacked message Ready again at its deadline: retry interval = invisible duration − processing time', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-    });
+    await using scenario = await oneMessageForSimpleConsumer();
+    const { consumer } = scenario;
     const leasedAt = Date.now();
     const [first] = await consumer.receive(1, 200);
     const [second] = await consumer.receive(1, 30_000);

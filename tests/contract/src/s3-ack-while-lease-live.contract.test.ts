@@ -1,18 +1,11 @@
 import { BrokerError } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
-import { startProducer, startSimpleConsumer } from './support/clients.js';
-import { startBroker } from './support/test-broker.js';
+import { oneMessageForSimpleConsumer } from './support/scenarios.js';
 
 describe('S3: ack commits while the lease is live; after the deadline it fails with INVALID_RECEIPT_HANDLE', () => {
   it('commits a live lease once; a second ack is refused', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-    });
+    await using scenario = await oneMessageForSimpleConsumer();
+    const { broker, consumer } = scenario;
     const [message] = await consumer.receive(1, 30_000);
     if (!message) throw new Error('no message');
     await consumer.ack(message);
@@ -21,14 +14,8 @@ describe('S3: ack commits while the lease is live; after the deadline it fails w
   });
 
   it('refuses an ack after the deadline, and the message is delivered again, not committed', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-    });
+    await using scenario = await oneMessageForSimpleConsumer();
+    const { broker, consumer } = scenario;
     const [expired] = await consumer.receive(1, 30);
     if (!expired) throw new Error('no message');
     // Wait for the event that proves the deadline passed: the message is leased again.

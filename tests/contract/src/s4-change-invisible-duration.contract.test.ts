@@ -1,19 +1,12 @@
 import { receiptHandleOf, replaceReceiptHandle } from '@ricochet/client';
 import { describe, expect, it } from 'vitest';
-import { startProducer, startSimpleConsumer } from './support/clients.js';
-import { startBroker } from './support/test-broker.js';
+import { startSimpleConsumer } from './support/clients.js';
+import { oneMessageForSimpleConsumer } from './support/scenarios.js';
 
 describe('S4: changeInvisibleDuration on a live lease sets the deadline to now + ms under a new handle', () => {
   it('extends the lease, swaps the handle in the message, and kills the old handle', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      awaitDurationMs: 0,
-    });
+    await using scenario = await oneMessageForSimpleConsumer({ awaitDurationMs: 0 });
+    const { broker, consumer } = scenario;
     const [message] = await consumer.receive(1, 100);
     if (!message) throw new Error('no message');
     const oldHandle = receiptHandleOf(message);
@@ -34,14 +27,8 @@ describe('S4: changeInvisibleDuration on a live lease sets the deadline to now +
   });
 
   it('refuses the old handle after a change', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-    });
+    await using scenario = await oneMessageForSimpleConsumer();
+    const { consumer } = scenario;
     const [message] = await consumer.receive(1, 30_000);
     if (!message) throw new Error('no message');
     const oldHandle = receiptHandleOf(message);
@@ -54,14 +41,8 @@ describe('S4: changeInvisibleDuration on a live lease sets the deadline to now +
   });
 
   it('works only while the lease is live: after the deadline the change is refused', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-    });
+    await using scenario = await oneMessageForSimpleConsumer();
+    const { consumer } = scenario;
     const [expired] = await consumer.receive(1, 20);
     if (!expired) throw new Error('no message');
     await consumer.receive(1, 30_000);
@@ -69,14 +50,8 @@ describe('S4: changeInvisibleDuration on a live lease sets the deadline to now +
   });
 
   it('with 0 ms makes the message visible again at once', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
-    await producer.send({ topic: 'orders', body: 'x' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-    });
+    await using scenario = await oneMessageForSimpleConsumer();
+    const { consumer } = scenario;
     const [message] = await consumer.receive(1, 60_000);
     if (!message) throw new Error('no message');
     await consumer.changeInvisibleDuration(message, 0);
