@@ -36,6 +36,39 @@ export class ClientError extends RicochetError {
   }
 }
 
+/**
+ * Any thrown value as a {@link RicochetError}: Ricochet's own errors pass through; anything else
+ * means the exchange broke off (`CONNECTION_CLOSED`, retryable), e.g. `what` = `'the send'`.
+ */
+export function toRicochetError(thrown: unknown, what: string): RicochetError {
+  if (thrown instanceof RicochetError) return thrown;
+  return new ClientError('CONNECTION_CLOSED', `${what} failed`, { cause: thrown });
+}
+
+/** `promise`, or a rejection with `ABORTED` (naming `what`) as soon as `signal` fires. */
+export function untilAborted<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | undefined,
+  what: string,
+): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(abortedError(signal, what));
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(abortedError(signal, what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** The {@link ClientError} for a fired `AbortSignal`, keeping the signal's reason as the cause. */
 export function abortedError(signal: AbortSignal, what: string): ClientError {
   return new ClientError('ABORTED', `${what} was aborted`, { cause: signal.reason });

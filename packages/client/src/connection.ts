@@ -17,7 +17,7 @@ import {
   type WelcomeFrame,
 } from '@ricochet/protocol';
 import { cancellableDelay } from './cancellable-delay.js';
-import { abortedError, ClientError } from './client-error.js';
+import { abortedError, ClientError, toRicochetError, untilAborted } from './client-error.js';
 import { type ConnectionStatus, StatusFeed } from './connection-status.js';
 import {
   loadWebSocket,
@@ -448,7 +448,7 @@ export class Connection {
         return;
       } catch (thrown) {
         if (signal.aborted) throw signal.reason;
-        const error = toRicochetError(thrown);
+        const error = toRicochetError(thrown, 'the connect attempt');
         if (!error.retryable) {
           this.#closeWith(error);
           throw error;
@@ -520,7 +520,7 @@ export class Connection {
         const frame = decoded.frame;
         if (frame.type === 'error') {
           // A refused handshake (400, 401, 503, …): retried or not by the code's catalogue flag.
-          fail(brokerErrorOf(frame));
+          fail(BrokerError.fromFrame(frame));
           return;
         }
         if (frame.type !== 'welcome' || frame.protocolVersion !== PROTOCOL_VERSION) {
@@ -642,7 +642,7 @@ export class Connection {
     // No entry: the request timed out or was aborted before its answer came. Nothing to do.
     if (pending === undefined) return;
     if (frame.type === 'error') {
-      this.#fail(pending, brokerErrorOf(frame));
+      this.#fail(pending, BrokerError.fromFrame(frame));
     } else if (frame.type !== pending.answerType) {
       const error = new ClientError(
         'PROTOCOL_ERROR',
@@ -754,20 +754,6 @@ function assertPositive(value: number, name: string): void {
   }
 }
 
-function brokerErrorOf(frame: ErrorFrame): BrokerError {
-  return new BrokerError(
-    frame.code,
-    frame.message,
-    frame.details === undefined ? {} : { details: frame.details },
-  );
-}
-
-/** Any thrown value as a RicochetError; an unknown throw is a dropped connection (retryable). */
-function toRicochetError(thrown: unknown): RicochetError {
-  if (thrown instanceof RicochetError) return thrown;
-  return new ClientError('CONNECTION_CLOSED', 'the connect attempt failed', { cause: thrown });
-}
-
 function describeReason(reason: string, error: unknown): string {
   if (reason !== '') return `: ${reason}`;
   if (error instanceof Error) return `: ${error.message}`;
@@ -799,25 +785,5 @@ function closeSocket(socket: WebSocketLike, code: number, reason: string): Promi
       resolve();
     };
     socket.close(code, reason);
-  });
-}
-
-/** `promise`, or a rejection with `ABORTED` as soon as `signal` fires. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(abortedError(signal, what));
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(abortedError(signal, what));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
   });
 }

@@ -1,4 +1,11 @@
-export { CLIENT_ERROR_CODES, ClientError, type ClientErrorCode } from './client-error.js';
+export {
+  abortedError,
+  CLIENT_ERROR_CODES,
+  ClientError,
+  type ClientErrorCode,
+  toRicochetError,
+  untilAborted,
+} from './client-error.js';
 export {
   ANSWER_TYPES,
   type AnswerFrame,

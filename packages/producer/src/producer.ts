@@ -1,9 +1,11 @@
 import {
+  abortedError,
   ClientError,
   Connection,
   type ConnectionStatus,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  toRicochetError,
   type WebSocketConstructor,
 } from '@ricochet/client';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '@ricochet/core';
@@ -196,7 +198,7 @@ export class Producer {
       return Promise.reject(new ClientError('CLIENT_CLOSED', 'the producer is closed'));
     }
     const { signal } = options;
-    if (signal?.aborted) return Promise.reject(abortedError(signal));
+    if (signal?.aborted) return Promise.reject(abortedError(signal, 'the send'));
     let prepared: PreparedMessage;
     try {
       // Until the first welcome the broker's limit is unknown; its default is the best guess,
@@ -221,7 +223,8 @@ export class Producer {
         backoff: undefined,
         retryTimer: undefined,
         signal,
-        onAbort: signal === undefined ? ignoreAbort : () => this.#settle(pending, abortedError(signal)),
+        onAbort:
+          signal === undefined ? ignoreAbort : () => this.#settle(pending, abortedError(signal, 'the send')),
         resolve,
         reject,
       };
@@ -304,7 +307,7 @@ export class Producer {
       .then(
         (result) => this.#onReceipts(batch, result),
         (error: unknown) => {
-          const failure = toRicochetError(error);
+          const failure = toRicochetError(error, 'the send');
           for (const pending of batch) this.#onFailure(pending, failure);
         },
       );
@@ -324,8 +327,7 @@ export class Producer {
       } else if (receipt.ok) {
         this.#settle(pending, { messageId: receipt.messageId, offset: receipt.offset });
       } else {
-        const { code, message, details } = receipt.error;
-        this.#onFailure(pending, new BrokerError(code, message, details === undefined ? {} : { details }));
+        this.#onFailure(pending, BrokerError.fromFrame(receipt.error));
       }
     });
   }
@@ -369,12 +371,3 @@ export class Producer {
 
 /** The abort handler of a send made without a signal: there is nothing to abort. */
 function ignoreAbort(): void {}
-
-function abortedError(signal: AbortSignal): ClientError {
-  return new ClientError('ABORTED', 'the send was aborted', { cause: signal.reason });
-}
-
-function toRicochetError(error: unknown): RicochetError {
-  if (error instanceof RicochetError) return error;
-  return new ClientError('CONNECTION_CLOSED', 'the send failed', { cause: error });
-}

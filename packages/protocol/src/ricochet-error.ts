@@ -38,6 +38,19 @@ export class BrokerError extends RicochetError {
     this.errorName = errorNameOf(code);
   }
 
+  /** The error an `error` frame (or a settled failure) reports, as clients raise it. */
+  static fromFrame(frame: {
+    readonly code: number;
+    readonly message: string;
+    readonly details?: ErrorDetails | undefined;
+  }): BrokerError {
+    return new BrokerError(
+      frame.code,
+      frame.message,
+      frame.details === undefined ? {} : { details: frame.details },
+    );
+  }
+
   /** Build the error of a catalogue name, e.g. `BrokerError.of('NOT_FOUND', 'no topic orders')`. */
   static of(name: ErrorName, message: string, details?: ErrorDetails): BrokerError {
     return new BrokerError(ERROR_CODES[name].code, message, details === undefined ? {} : { details });

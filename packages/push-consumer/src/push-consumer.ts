@@ -6,9 +6,11 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   ReceivedMessage,
   receiptHandleOf,
+  toRicochetError,
+  untilAborted,
 } from '@ricochet/client';
 import { ExponentialBackoff } from '@ricochet/core';
-import { BrokerError, type DeliverFrame, type ErrorFrame, RicochetError } from '@ricochet/protocol';
+import { BrokerError, type DeliverFrame, type RicochetError } from '@ricochet/protocol';
 import type { ConsumeOutcome } from './consume-result.js';
 import { ListenerPool } from './listener-pool.js';
 import {
@@ -143,7 +145,7 @@ export class PushConsumer {
       onSettled: (results, outcome) => this.#onSettled(results, outcome),
     });
     this.#connection.onFrame('deliver', (frame) => this.#onDeliver(frame));
-    this.#connection.onFrame('error', (frame) => this.#report(brokerErrorOf(frame)));
+    this.#connection.onFrame('error', (frame) => this.#report(BrokerError.fromFrame(frame)));
     this.#connection.onReconnected(() => this.#onReconnected());
   }
 
@@ -177,7 +179,7 @@ export class PushConsumer {
   start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
     if (this.#closing !== undefined) return Promise.reject(closedError());
     this.#starting ??= this.#begin();
-    return untilAborted(this.#starting, options.signal);
+    return untilAborted(this.#starting, options.signal, 'waiting for start()');
   }
 
   /**
@@ -276,7 +278,7 @@ export class PushConsumer {
       })
       .then(
         (answer) => this.#onSubscribed(pending, answer.subscriptionId),
-        (error: unknown) => this.#onSubscribeFailed(pending, toRicochetError(error)),
+        (error: unknown) => this.#onSubscribeFailed(pending, toRicochetError(error, 'the request')),
       );
   }
 
@@ -437,7 +439,7 @@ export class PushConsumer {
       }
       return;
     }
-    const error = toRicochetError(outcome.error);
+    const error = toRicochetError(outcome.error, 'the request');
     // A dropped connection loses nothing: the broker released those deliveries (C2).
     if (error.code === 'CONNECTION_CLOSED' || error.code === 'CLIENT_CLOSED') return;
     this.#report(error);
@@ -451,7 +453,7 @@ export class PushConsumer {
     try {
       await this.#connection.request({ type: 'unsubscribe', subscriptionId: subscription.id });
     } catch (thrown) {
-      const error = toRicochetError(thrown);
+      const error = toRicochetError(thrown, 'the request');
       if (error.code !== 'CONNECTION_CLOSED' && error.code !== 'CLIENT_CLOSED') this.#report(error);
     }
   }
@@ -490,40 +492,4 @@ function cancellableTimer(delayMs: number): { readonly elapsed: Promise<void>; c
 
 function closedError(): ClientError {
   return new ClientError('CLIENT_CLOSED', 'the consumer is closed');
-}
-
-function brokerErrorOf(frame: ErrorFrame): BrokerError {
-  return new BrokerError(
-    frame.code,
-    frame.message,
-    frame.details === undefined ? {} : { details: frame.details },
-  );
-}
-
-/** Any thrown value as a RicochetError; something unexpected counts as a dropped connection. */
-function toRicochetError(thrown: unknown): RicochetError {
-  if (thrown instanceof RicochetError) return thrown;
-  return new ClientError('CONNECTION_CLOSED', 'the request failed', { cause: thrown });
-}
-
-/** `promise`, or a rejection with `ABORTED` as soon as `signal` fires. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  const aborted = (): ClientError =>
-    new ClientError('ABORTED', 'waiting for start() was aborted', { cause: signal.reason });
-  if (signal.aborted) return Promise.reject(aborted());
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

@@ -1,4 +1,4 @@
-import { ClientError } from '@ricochet/client';
+import { abortedError } from '@ricochet/client';
 import { BrokerError, type SettledFrame } from '@ricochet/protocol';
 
 /** The most handles per `ack` frame, as the protocol allows. */
@@ -30,7 +30,7 @@ export class AckBatcher {
    * Ack one handle. `signal` stops the wait (`ABORTED`); an ack already sent may still commit.
    */
   ack(receiptHandle: string, messageId: string, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(abortedError(signal));
+    if (signal?.aborted) return Promise.reject(abortedError(signal, 'the ack'));
     return new Promise<void>((resolve, reject) => {
       const queued: QueuedAck = { receiptHandle, messageId, resolve, reject, settled: false };
       signal?.addEventListener(
@@ -38,7 +38,7 @@ export class AckBatcher {
         () => {
           if (queued.settled) return;
           queued.settled = true;
-          reject(abortedError(signal));
+          reject(abortedError(signal, 'the ack'));
         },
         { once: true },
       );
@@ -80,8 +80,4 @@ export class AckBatcher {
       );
     }
   }
-}
-
-function abortedError(signal: AbortSignal): ClientError {
-  return new ClientError('ABORTED', 'the ack was aborted', { cause: signal.reason });
 }
