@@ -8,5 +8,6 @@ export {
   parseCommandLine,
   resolveBrokerConfig,
 } from './config.js';
-export type { GroupStats, MessageGroupView } from './engine/broker-engine.js';
+export type { GroupStats } from './engine/broker-engine.js';
+export type { MessageGroupView, MessageView } from './engine/message-view.js';
 export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';

@@ -15,13 +15,14 @@ import {
 } from '@ricochet/protocol';
 import type { BrokerConfig } from '../config.js';
 import type { BrokerStore } from '../store/broker-store.js';
-import type { HistoryRecord, StoredMessage } from '../store/records.js';
+import type { StoredMessage } from '../store/records.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryLifecycle } from './delivery-lifecycle.js';
 import { DeliveryRecords } from './delivery-records.js';
 import { GroupCommit } from './group-commit.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
+import { describeMessage, type MessageView } from './message-view.js';
 import { type DeliverySink, PushDispatch } from './push-dispatch.js';
 import { PushLeaseTable } from './push-lease-table.js';
 import { ReadySource } from './ready-source.js';
@@ -53,14 +54,6 @@ export interface GroupStats {
   readonly waitingRetry: number;
   readonly dlq: number;
   readonly committed: number;
-}
-
-/** Where a message stands for one group, for `GET /v1/messages/:messageId`. */
-export interface MessageGroupView {
-  readonly group: string;
-  readonly state: 'pending' | 'ready' | 'inflight' | 'waitingRetry' | 'committed' | 'dlq' | 'skipped';
-  readonly deliveryAttempt?: number;
-  readonly history: readonly HistoryRecord[];
 }
 
 /**
@@ -268,40 +261,14 @@ export class BrokerEngine {
   }
 
   /** A message by id and where it stands in every group that consumes its topic. */
-  describeMessage(messageId: string): { message: StoredMessage; groups: MessageGroupView[] } | undefined {
-    const location = this.#store.locateMessage(messageId);
-    const message = location && this.#topics.getMessage(location.topic, location.offset);
-    if (!message) return undefined;
-    const history = this.#store.readHistory(messageId);
-    const groups: MessageGroupView[] = [];
-    for (const group of this.#groups.list()) {
-      const cursor = group.cursors.get(message.topic);
-      if (cursor === undefined) continue;
-      const own = history.filter((entry) => entry.group === group.name && entry.topic === message.topic);
-      const record = this.#records.get({
-        group: group.name,
-        topic: message.topic,
-        offset: message.offset,
-      });
-      const last = own.at(-1);
-      let state: MessageGroupView['state'];
-      if (record) state = record.state.state === 'commit' ? 'committed' : record.state.state;
-      else if (message.offset >= cursor) state = 'pending';
-      else if (last?.result === 'committed') state = 'committed';
-      else if (last?.result === 'deadLettered') state = 'dlq';
-      // Past the cursor with no record: a delay message waiting for its time, or filtered out by tag.
-      else
-        state =
-          message.deliverAt !== undefined && message.deliverAt > this.#clock.now() ? 'pending' : 'skipped';
-      const deliveryAttempt = record?.state.state === 'inflight' ? record.state.deliveryAttempt : undefined;
-      groups.push({
-        group: group.name,
-        state,
-        ...(deliveryAttempt === undefined ? {} : { deliveryAttempt }),
-        history: own,
-      });
-    }
-    return { message, groups };
+  describeMessage(messageId: string): MessageView | undefined {
+    return describeMessage(messageId, {
+      store: this.#store,
+      topics: this.#topics,
+      groups: this.#groups,
+      records: this.#records,
+      clock: this.#clock,
+    });
   }
 
   /** Start shutting down: waiting receives answer now (with nothing), so requests can finish. */
@@ -386,13 +353,10 @@ export class BrokerEngine {
     return undefined;
   }
 
+  /** R4's backlog: everything not yet committed or dead-lettered. */
   #backlogOf(group: GroupRuntime): number {
-    return (
-      group.undispatched((name) => this.#topics.get(name)) +
-      group.readyQueue.size +
-      group.inflight +
-      group.waitingRetry
-    );
+    const { ready, inflight, waitingRetry } = this.#statsOf(group);
+    return ready + inflight + waitingRetry;
   }
 
   #statsOf(group: GroupRuntime): GroupStats {

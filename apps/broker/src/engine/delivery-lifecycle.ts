@@ -332,16 +332,26 @@ export class DeliveryLifecycle {
 
   #retryDue(group: GroupRuntime, address: DeliveryAddress, key: DueEntry['key']): boolean {
     const record = this.#deps.records.get(address);
-    if (record?.consumer !== 'push' || !sameKey(record.scheduleKey, key)) return false;
-    const result = pushTransition(
-      record.state,
-      { type: 'retryDue', atMs: Math.max(this.#deps.clock.now(), key[1]) },
-      this.#pushContext(group),
-    );
-    if (!result.ok) return false;
+    if (!record || !sameKey(record.scheduleKey, key)) return false;
+    if (!this.#makeRetryReady(group, address, record, Math.max(this.#deps.clock.now(), key[1]))) return false;
     group.waitingRetry--;
+    return true;
+  }
+
+  /**
+   * WaitingRetry → Ready at `atMs` (P3), queued for delivery. The Ready state may wait in memory:
+   * a WaitingRetry record whose schedule entry is gone is recovered as Ready after a crash.
+   */
+  #makeRetryReady(
+    group: GroupRuntime,
+    address: DeliveryAddress,
+    record: DeliveryRecord,
+    atMs: number,
+  ): boolean {
+    if (record.consumer !== 'push') return false;
+    const result = pushTransition(record.state, { type: 'retryDue', atMs }, this.#pushContext(group));
+    if (!result.ok) return false;
     const { scheduleKey: _due, ...rest } = record;
-    // May wait: a WaitingRetry record whose schedule entry is gone is recovered as Ready.
     this.#deps.records.put(address, { ...rest, state: result.state }, 'deferred');
     group.readyQueue.push(this.readyRefOf(group, address));
     return true;
@@ -408,16 +418,8 @@ export class DeliveryLifecycle {
 
   /** After a restart: a WaitingRetry whose retry had fallen due before the crash is Ready now. */
   recoverDueRetry(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord): void {
-    if (record.consumer !== 'push' || record.state.state !== 'waitingRetry') return;
-    const result = pushTransition(
-      record.state,
-      { type: 'retryDue', atMs: record.state.retryAtMs },
-      this.#pushContext(group),
-    );
-    if (!result.ok) return;
-    const { scheduleKey: _taken, ...rest } = record;
-    this.#deps.records.put(address, { ...rest, state: result.state }, 'deferred');
-    group.readyQueue.push(this.readyRefOf(group, address));
+    if (record.state.state !== 'waitingRetry') return;
+    this.#makeRetryReady(group, address, record, record.state.retryAtMs);
   }
 
   /**
@@ -435,7 +437,7 @@ export class DeliveryLifecycle {
     if (this.#deps.records.get(address)) return false;
     const nowMs = this.#deps.clock.now();
     // Lease numbers continue from before, so history entries of the new deliveries stay unique.
-    const fresh: PushState = { state: 'ready', failures: 0, releases: 0, lease: deadLetter.lastLease };
+    const fresh: PushState = { ...initialPushState(), lease: deadLetter.lastLease };
     this.#deps.records.put(
       address,
       {
