@@ -9,12 +9,10 @@ import {
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { ClientError } from './client-error.js';
+import { FAST_BACKOFF, nextStatus, rejectionOf } from './client-test-helpers.fixture.js';
 import { Connection, type ConnectionOptions } from './connection.js';
 import type { ConnectionStatus } from './connection-status.js';
 import { FakeBroker } from './fake-broker.fixture.js';
-
-/** Reconnect quickly and deterministically: 5, 10, 20, 40, 40 … ms, no jitter. */
-const FAST_BACKOFF = { initialMs: 5, multiplier: 2, jitter: 0, maxMs: 40, minConnectTimeoutMs: 2_000 };
 
 let broker: FakeBroker | undefined;
 const connections: Connection[] = [];
@@ -42,24 +40,6 @@ function connect(endpoint: string, options: Partial<ConnectionOptions> = {}): Co
   return connection;
 }
 
-/** Resolves with the first status from now on that matches; registers before returning. */
-function nextStatus(
-  connection: Connection,
-  predicate: (status: ConnectionStatus) => boolean,
-): Promise<ConnectionStatus> {
-  const iterator = connection.status()[Symbol.asyncIterator]();
-  return (async () => {
-    for (;;) {
-      const result = await iterator.next();
-      if (result.done) throw new Error('the status feed ended first');
-      if (predicate(result.value)) {
-        await iterator.return?.();
-        return result.value;
-      }
-    }
-  })();
-}
-
 /** Every status from now on, until the feed ends. */
 function recordStatuses(connection: Connection): { statuses: ConnectionStatus[]; ended: Promise<void> } {
   const statuses: ConnectionStatus[] = [];
@@ -68,15 +48,6 @@ function recordStatuses(connection: Connection): { statuses: ConnectionStatus[];
     for await (const status of iterable) statuses.push(status);
   })();
   return { statuses, ended };
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<RicochetError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(RicochetError);
-  return error as RicochetError;
 }
 
 function send(messageId: string): Omit<SendFrame, 'id'> {

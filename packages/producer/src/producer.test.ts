@@ -1,12 +1,9 @@
-import type { ConnectionStatus } from '@ricochet/client';
 import { ExponentialBackoff } from '@ricochet/core';
 import { BrokerError, RicochetError, type SendFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FAST_BACKOFF, nextStatus, rejectionOf } from '../../client/src/client-test-helpers.fixture.js';
 import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { Producer, type ProducerOptions } from './producer.js';
-
-/** Reconnect and back off quickly and deterministically. */
-const FAST_BACKOFF = { initialMs: 5, multiplier: 2, jitter: 0, maxMs: 40, minConnectTimeoutMs: 2_000 };
 
 let broker: FakeBroker | undefined;
 const producers: Producer[] = [];
@@ -33,29 +30,6 @@ function createProducer(endpoint: string, options: Partial<ProducerOptions> = {}
   });
   producers.push(producer);
   return producer;
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<RicochetError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(RicochetError);
-  return error as RicochetError;
-}
-
-function nextStatus(producer: Producer, state: ConnectionStatus['state']): Promise<ConnectionStatus> {
-  const iterator = producer.status()[Symbol.asyncIterator]();
-  return (async () => {
-    for (;;) {
-      const result = await iterator.next();
-      if (result.done) throw new Error('the status feed ended first');
-      if (result.value.state === state) {
-        await iterator.return?.();
-        return result.value;
-      }
-    }
-  })();
 }
 
 /** Answer each message of a send frame with the receipt `decide` picks (undefined: store it). */

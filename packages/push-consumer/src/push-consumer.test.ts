@@ -1,13 +1,12 @@
-import type { ConnectionStatus, ReceivedMessage } from '@ricochet/client';
+import type { ReceivedMessage } from '@ricochet/client';
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FAST_BACKOFF, nextStatus } from '../../client/src/client-test-helpers.fixture.js';
 import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { ConsumeResult, type ConsumeResultValue } from './consume-result.js';
 import type { MessageListener } from './listener-pool.js';
 import { PushConsumer } from './push-consumer.js';
 import type { PushConsumerOptions } from './push-consumer-options.js';
-
-const FAST_BACKOFF = { initialMs: 5, multiplier: 2, jitter: 0, maxMs: 40, minConnectTimeoutMs: 2_000 };
 
 let broker: FakeBroker | undefined;
 const consumers: PushConsumer[] = [];
@@ -89,20 +88,6 @@ function gate<T = void>() {
     open = resolve;
   });
   return { promise, open };
-}
-
-function nextStatus(consumer: PushConsumer, state: ConnectionStatus['state']): Promise<ConnectionStatus> {
-  const iterator = consumer.status()[Symbol.asyncIterator]();
-  return (async () => {
-    for (;;) {
-      const result = await iterator.next();
-      if (result.done) throw new Error('the status feed ended first');
-      if (result.value.state === state) {
-        await iterator.return?.();
-        return result.value;
-      }
-    }
-  })();
 }
 
 describe('start', () => {

@@ -1,10 +1,10 @@
-import { Connection, type ConnectionStatus, ReceivedMessage } from '@ricochet/client';
-import { BrokerError, RicochetError } from '@ricochet/protocol';
+import { Connection, ReceivedMessage } from '@ricochet/client';
+import { BrokerError } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FAST_BACKOFF, nextStatus, rejectionOf } from '../../client/src/client-test-helpers.fixture.js';
 import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { SimpleConsumer, type SimpleConsumerOptions } from './simple-consumer.js';
 
-const FAST_BACKOFF = { initialMs: 5, multiplier: 2, jitter: 0, maxMs: 40, minConnectTimeoutMs: 2_000 };
 const TWELVE_HOURS_MS = 12 * 60 * 60 * 1_000;
 
 let broker: FakeBroker | undefined;
@@ -34,29 +34,6 @@ function createConsumer(endpoint: string, options: Partial<SimpleConsumerOptions
   });
   consumers.push(consumer);
   return consumer;
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<RicochetError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(RicochetError);
-  return error as RicochetError;
-}
-
-function nextStatus(consumer: SimpleConsumer, state: ConnectionStatus['state']): Promise<ConnectionStatus> {
-  const iterator = consumer.status()[Symbol.asyncIterator]();
-  return (async () => {
-    for (;;) {
-      const result = await iterator.next();
-      if (result.done) throw new Error('the status feed ended first');
-      if (result.value.state === state) {
-        await iterator.return?.();
-        return result.value;
-      }
-    }
-  })();
 }
 
 function readyMessages(fake: FakeBroker, count: number): void {
