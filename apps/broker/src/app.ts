@@ -9,6 +9,7 @@ import { type BrokerConfig, type BrokerConfigInput, resolveBrokerConfig } from '
 import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
 import { registerGateway } from './gateway/websocket-gateway.js';
+import type { BrokerStore } from './store/broker-store.js';
 import { openLmdbStore } from './store/lmdb-store.js';
 
 const MIB = 1024 * 1024;
@@ -29,6 +30,11 @@ export interface BuildBrokerOptions {
   readonly timers?: TimerService;
   /** @default Math.random */
   readonly random?: Random;
+  /**
+   * Wraps the store the broker opens, e.g. to inject faults (a commit held in flight, a crash at a
+   * chosen write) in crash tests. @default undefined (the store as opened)
+   */
+  readonly wrapStore?: (store: BrokerStore) => BrokerStore;
 }
 
 /** A broker built by {@link buildBroker}: not listening until {@link Broker.listen}. */
@@ -63,11 +69,12 @@ export async function buildBroker(
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: 1 * MIB,
   });
-  const store = openLmdbStore({
+  const opened = openLmdbStore({
     path: config.dataDir,
     flushPolicy: config.flushPolicy,
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
   });
+  const store = options.wrapStore ? options.wrapStore(opened) : opened;
   const engine = new BrokerEngine({
     store,
     config,

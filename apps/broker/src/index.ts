@@ -11,3 +11,5 @@ export {
 export type { GroupStats } from './engine/broker-engine.js';
 export type { MessageGroupView, MessageView } from './engine/message-view.js';
 export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';
+export type { BrokerStore } from './store/broker-store.js';
+export type { StoredMessage } from './store/records.js';

@@ -20,7 +20,6 @@ import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryLifecycle } from './delivery-lifecycle.js';
 import { DeliveryRecords } from './delivery-records.js';
-import { GroupCommit } from './group-commit.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
 import { describeMessage, type MessageView } from './message-view.js';
 import { type DeliverySink, PushDispatch } from './push-dispatch.js';
@@ -137,7 +136,6 @@ export class BrokerEngine {
       maxBodyBytes: config.maxBodyBytes,
       dedupWindowMs: config.dedupWindowMs,
       maxDelayMs: config.maxDelayMs,
-      groupCommit: new GroupCommit(store),
       onAppended: (topic) => this.#onAppended(topic),
       throttle: (topic) => this.#throttle(topic),
     });

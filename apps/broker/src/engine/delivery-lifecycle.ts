@@ -448,8 +448,7 @@ export class DeliveryLifecycle {
       'now',
     );
     const marked: StoredMessage = { ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt: nowMs } };
-    void this.#deps.store.appendMessage(marked);
-    this.#deps.topics.rewritten(marked);
+    this.#deps.topics.rewrite(marked);
     group.redriven++;
     this.#deps.groups.saveCounters(group);
     group.readyQueue.push(this.readyRefOf(group, address));
@@ -535,10 +534,10 @@ export class DeliveryLifecycle {
       deliverAt: _deliverAt,
       ...content
     } = message;
-    const copy: StoredMessage = {
+    this.#deps.topics.append(dlq, (offset) => ({
       ...content,
       topic: dlq.name,
-      offset: this.#deps.topics.allocateOffset(dlq),
+      offset,
       storedAt: nowMs,
       deadLetter: {
         group: group.name,
@@ -549,9 +548,7 @@ export class DeliveryLifecycle {
         deadLetteredAt: nowMs,
         lastLease,
       },
-    };
-    void this.#deps.store.appendMessage(copy);
-    this.#deps.topics.appended(dlq, copy);
+    }));
     this.#deps.onAppended(dlq.name);
   }
 

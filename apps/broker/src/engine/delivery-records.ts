@@ -28,7 +28,8 @@ interface Buffered {
  * committed meanwhile never touches the disk but for its history entry. The group cursors that
  * pass such messages are written by the same flush, in the same transaction, so the store never
  * holds a cursor past a delivery it knows nothing of: after a crash, the log scan starts over from
- * the stored cursor. There {@link takenBeforeRestart} tells the messages already tracked (a durable
+ * the stored cursor. Nor can a flush name a message the store lacks: every message's write was
+ * queued before any consumer could see it (TopicRegistry.append), so it commits first. There {@link takenBeforeRestart} tells the messages already tracked (a durable
  * WaitingRetry, a simple lease) or already settled (committed, dead-lettered) from those whose
  * delivery was lost with the window and starts over (at-least-once).
  */

@@ -11,7 +11,6 @@ import {
 import type { BrokerStore } from '../store/broker-store.js';
 import type { StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
-import type { GroupCommit } from './group-commit.js';
 import type { TopicRegistry } from './topic-registry.js';
 
 export interface SendPathDeps {
@@ -19,7 +18,6 @@ export interface SendPathDeps {
   readonly clock: Clock;
   readonly topics: TopicRegistry;
   readonly metrics: BrokerMetrics;
-  readonly groupCommit: GroupCommit;
   /** Messages were appended to a topic: consumers at its head can take them now. */
   readonly onAppended: (topic: string) => void;
   readonly maxBodyBytes: number;
@@ -45,7 +43,13 @@ type Decision =
 
 /**
  * The send path (R1, R3): validate each message, answer duplicates with the original receipt,
- * append the rest through group commit, and answer once the commit holding them is durable.
+ * append the rest to their topics' logs, and answer once the commit holding them is durable.
+ *
+ * Group commit comes from the store: every write queued in one event turn goes into one
+ * transaction, and a transaction committed while the previous one is being flushed shares its
+ * fsync. The messages are queued the moment they get their offsets (TopicRegistry.append), never
+ * held back in memory: anything a consumer does with them is then queued after them, so the store
+ * can never commit it first.
  */
 export class SendPath {
   readonly #deps: SendPathDeps;
@@ -75,7 +79,8 @@ export class SendPath {
       stored.push(decision.message);
       this.#pending.set(decision.message.messageId, { offset: decision.message.offset, durable });
     }
-    commitBatch(this.#deps.groupCommit.append(stored));
+    // Asked after the writes were queued, so it covers the transaction that holds them.
+    commitBatch(stored.length > 0 ? this.#deps.store.durable() : Promise.resolve());
     for (const topic of new Set(stored.map((message) => message.topic))) this.#deps.onAppended(topic);
     const stores = await durable.then(
       () => true,
@@ -177,20 +182,27 @@ export class SendPath {
 
     // Built field by field: this runs once per message on the hot path, where conditional
     // spreads would allocate a throwaway object per absent field.
-    const stored: Mutable<StoredMessage> = {
-      messageId: message.messageId,
-      topic: message.topic,
-      offset: this.#deps.topics.allocateOffset(topic),
-      body: message.body,
-      bornAt: message.bornAt,
-      storedAt: nowMs,
-    };
-    if (message.tag !== undefined) stored.tag = message.tag;
-    if (message.keys !== undefined) stored.keys = message.keys;
-    if (message.messageGroup !== undefined) stored.messageGroup = message.messageGroup;
-    if (message.properties !== undefined) stored.properties = message.properties;
-    if (deliverAt !== undefined && deliverAt > nowMs) stored.deliverAt = deliverAt;
-    this.#deps.topics.appended(topic, stored);
+    const stored = this.#deps.topics.append(topic, (offset) => {
+      const built: Mutable<StoredMessage> = {
+        messageId: message.messageId,
+        topic: message.topic,
+        offset,
+        body: message.body,
+        bornAt: message.bornAt,
+        storedAt: nowMs,
+      };
+      if (message.tag !== undefined) built.tag = message.tag;
+      if (message.keys !== undefined) built.keys = message.keys;
+      if (message.messageGroup !== undefined) built.messageGroup = message.messageGroup;
+      if (message.properties !== undefined) built.properties = message.properties;
+      if (deliverAt !== undefined && deliverAt > nowMs) built.deliverAt = deliverAt;
+      return built;
+    });
+    void this.#deps.store.putMessageLocation(stored.messageId, {
+      topic: stored.topic,
+      offset: stored.offset,
+      storedAt: stored.storedAt,
+    });
     return { kind: 'stored', message: stored };
   }
 }

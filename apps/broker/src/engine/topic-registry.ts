@@ -8,7 +8,7 @@ import { RecentMessages } from './recent-messages.js';
 export interface TopicRuntime {
   readonly name: string;
   record: TopicRecord;
-  /** The offset the next appended message gets; everything below has been handed out. */
+  /** The offset the next appended message gets; every message below has its store write queued. */
   nextOffset: number;
   readonly recent: RecentMessages;
 }
@@ -75,9 +75,23 @@ export class TopicRegistry {
     return runtime;
   }
 
-  /** Hand out the next offset of a topic. */
-  allocateOffset(topic: TopicRuntime): number {
-    return topic.nextOffset++;
+  /**
+   * Append a message to a topic's log: the one place where a message gets its offset, where its
+   * store write is queued, and where it becomes visible to consumers — in one synchronous step.
+   *
+   * That step is what keeps the store consistent across a crash (docs/semantics.md, "Nothing
+   * stored refers past the stored log"): whatever refers to the message — a cursor that passed it,
+   * a delivery state, a history entry, a counter — is written later than the message itself, and
+   * the store commits writes in the order they are queued, so it commits with the message or after.
+   *
+   * @param build makes the message for the offset it is given.
+   */
+  append(topic: TopicRuntime, build: (offset: number) => StoredMessage): StoredMessage {
+    const message = build(topic.nextOffset);
+    topic.nextOffset++;
+    void this.#store.appendMessage(message);
+    topic.recent.append(message);
+    return message;
   }
 
   /**
@@ -96,16 +110,9 @@ export class TopicRegistry {
     return this.#topics.get(topic)?.recent.get(offset) ?? this.#store.getMessage(topic, offset);
   }
 
-  /** Note that a stored message was rewritten in place (a DLQ copy marked redriven). */
-  rewritten(message: StoredMessage): void {
+  /** Rewrite a stored message in place (a DLQ copy marked redriven), in the store and in memory. */
+  rewrite(message: StoredMessage): void {
+    void this.#store.appendMessage(message);
     this.#topics.get(message.topic)?.recent.replace(message);
-  }
-
-  /**
-   * Note a message just appended (its write queued): consumers at the head of the topic are
-   * served from memory from now on, ahead of the commit.
-   */
-  appended(topic: TopicRuntime, message: StoredMessage): void {
-    topic.recent.append(message);
   }
 }
