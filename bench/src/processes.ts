@@ -88,6 +88,36 @@ export async function startBrokerProcess(
   return Object.assign(process_, { endpoint: process_.banner });
 }
 
+/** A broker the soak kills with SIGKILL and starts again on the same port and data directory. */
+export interface KillableBroker {
+  readonly endpoint: string;
+  readonly port: number;
+  /** SIGKILL: no drain, no flush; resolves once the process is gone. */
+  kill9(): Promise<void>;
+}
+
+/** The built broker on `dataDir`, on `port` (0 picks one); the caller owns the directory. */
+export async function startKillableBroker(dataDir: string, port = 0): Promise<KillableBroker> {
+  const process_ = await start(
+    BROKER_MAIN,
+    ['--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
+    /ws:\/\/127\.0\.0\.1:\d+/,
+  );
+  const { child } = process_;
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  return {
+    endpoint: process_.banner,
+    port: Number(/\d+$/.exec(process_.banner)?.[0]),
+    async kill9() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 /** The bare ws + msgpackr reference server. */
 export async function startReferenceProcess(): Promise<BenchProcess & { readonly url: string }> {
   const process_ = await start(REFERENCE_MAIN, [], /listening on (\d+)/);
