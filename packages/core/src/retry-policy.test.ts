@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_FIFO_RETRY_POLICY,
@@ -97,6 +98,41 @@ describe('exponential policies', () => {
 
   it('saturates instead of overflowing for huge retry numbers', () => {
     expect(retryDelayMs(policy, 1_000_000, middle)).toBe(1_000);
+  });
+
+  // Retry numbers this large used to cost one loop step each: 2³¹ − 1 (an ordered consumer's
+  // default maximum in RocketMQ) took seconds, Number.MAX_SAFE_INTEGER would never end.
+  it.each([2 ** 31 - 1, Number.MAX_SAFE_INTEGER])(
+    'answers at once for retry %i, whatever the multiplier',
+    (n) => {
+      const flat = { ...policy, multiplier: 1 };
+      const slow = { ...policy, multiplier: 1.000_001, maxMs: 1e15 };
+      expect(retryDelayMs(flat, n, middle)).toBe(100);
+      expect(retryDelayMs(policy, n, middle)).toBe(1_000);
+      expect(retryDelayMs(slow, n, middle)).toBe(1e15);
+    },
+  );
+
+  it('equals growing the delay step by step, for every policy and retry number', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.double({ min: 1, max: 100, noNaN: true }),
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.integer({ min: 1, max: 300 }),
+        (initialMs, multiplier, extraMs, retryNumber) => {
+          const exponential = { ...policy, initialMs, multiplier, maxMs: initialMs + extraMs, jitter: 0 };
+          let stepMs = initialMs;
+          for (let retry = 1; retry < retryNumber && stepMs < exponential.maxMs; retry++)
+            stepMs *= multiplier;
+          const expectedMs = Math.round(Math.min(stepMs, exponential.maxMs));
+          // Repeated multiplication and a power may differ in the last bits: allow one part in 10¹².
+          expect(Math.abs(retryDelayMs(exponential, retryNumber) - expectedMs)).toBeLessThanOrEqual(
+            Math.max(1, expectedMs * 1e-12),
+          );
+        },
+      ),
+    );
   });
 });
 

@@ -91,17 +91,22 @@ export function retryDelayMs(
     }
     case 'fixed':
       return policy.delayMs;
-    case 'exponential': {
-      // Grow in a loop rather than with Math.pow so that a huge retryNumber saturates at maxMs
-      // instead of overflowing to Infinity first.
-      let baseMs = policy.initialMs;
-      for (let retry = 1; retry < retryNumber && baseMs < policy.maxMs; retry++) {
-        baseMs *= policy.multiplier;
-      }
-      baseMs = Math.min(baseMs, policy.maxMs);
-      return Math.round(applyJitter(baseMs, policy.jitter, random));
-    }
+    case 'exponential':
+      return Math.round(applyJitter(exponentialBaseMs(policy, retryNumber), policy.jitter, random));
   }
+}
+
+/**
+ * `initialMs × multiplier^(retryNumber − 1)`, capped at `maxMs`, in constant time for any retry
+ * number up to `Number.MAX_SAFE_INTEGER` (an ordered consumer's default allows 2³¹ − 1 retries).
+ * The exponent is capped first, one growth past the point where the delay reaches `maxMs` (one past,
+ * so a logarithm rounded down cannot stop it short), so the power never overflows to `Infinity`.
+ */
+function exponentialBaseMs(policy: ExponentialRetryPolicy, retryNumber: number): number {
+  const { initialMs, multiplier, maxMs } = policy;
+  if (multiplier === 1 || initialMs >= maxMs) return Math.min(initialMs, maxMs);
+  const growthsToMax = Math.ceil(Math.log(maxMs / initialMs) / Math.log(multiplier)) + 1;
+  return Math.min(initialMs * multiplier ** Math.min(retryNumber - 1, growthsToMax), maxMs);
 }
 
 /** Spread `baseMs` uniformly within ±`jitter` × `baseMs`. */
