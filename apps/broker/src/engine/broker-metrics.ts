@@ -1,5 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The prefix of every metric the broker exports, its own and Node's process metrics alike. */
+const METRIC_PREFIX = 'ricochet_';
+
 /** Per-group numbers the gauges read at scrape time. */
 export interface GroupGaugeSource {
   groupGauges(): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }>;
@@ -21,7 +24,9 @@ export class BrokerMetrics {
   readonly #sendLatency: Histogram;
 
   constructor(source: GroupGaugeSource) {
-    collectDefaultMetrics({ register: this.registry, prefix: 'ricochet_process_' });
+    // prom-client's own names already say `process_` or `nodejs_`: the one prefix every Ricochet
+    // metric shares goes in front of them (`ricochet_process_cpu_seconds_total`).
+    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     const registers = [this.registry];
     this.#sent = new Counter({
       name: 'ricochet_messages_sent_total',
