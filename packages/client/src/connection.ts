@@ -49,6 +49,7 @@ const NORMAL_CLOSURE = 1000;
 /** The answer frame type of every request frame type. */
 export const ANSWER_TYPES = {
   send: 'sendResult',
+  register: 'ok',
   subscribe: 'subscribed',
   unsubscribe: 'ok',
   ack: 'settled',

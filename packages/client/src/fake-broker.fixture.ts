@@ -357,6 +357,9 @@ export class FakeBroker {
         this.#dispatchPush();
         return;
       }
+      case 'register':
+        session.send({ type: 'ok', id: frame.id });
+        return;
       case 'unsubscribe': {
         const subscription = this.#subscriptionOf(session, frame.subscriptionId);
         if (subscription !== undefined) subscription.active = false;

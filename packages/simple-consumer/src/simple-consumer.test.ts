@@ -49,6 +49,33 @@ function readyMessages(fake: FakeBroker, count: number): void {
   }
 }
 
+describe('start', () => {
+  it('registers the group and its subscriptions, so the position of the group is taken now', async () => {
+    const fake = await startBroker();
+    const consumer = createConsumer(fake.endpoint, { subscriptions: { orders: 'paid', refunds: '*' } });
+    await consumer.start();
+    expect(fake.framesOf('register')).toEqual([
+      expect.objectContaining({ group: 'billing', subscriptions: { orders: 'paid', refunds: '*' } }),
+    ]);
+    await consumer.start();
+    expect(fake.framesOf('register')).toHaveLength(1);
+  });
+
+  it('rejects with the code of the broker when it refuses the registration, and may be tried again', async () => {
+    const fake = await startBroker();
+    let refusals = 1;
+    fake.on('register', (frame, session) => {
+      if (refusals-- > 0) {
+        session.send({ type: 'error', id: frame.id, code: 404, message: 'group "billing" does not exist' });
+      } else session.send({ type: 'ok', id: frame.id });
+    });
+    const consumer = createConsumer(fake.endpoint);
+    expect(await rejectionOf(consumer.start())).toMatchObject({ code: 404 });
+    await consumer.start();
+    expect(fake.framesOf('register')).toHaveLength(2);
+  });
+});
+
 describe('receive (S2)', () => {
   it('leases messages with the group, subscriptions and durations it was given', async () => {
     const fake = await startBroker();

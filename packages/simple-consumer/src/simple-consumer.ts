@@ -7,6 +7,7 @@ import {
   ReceivedMessage,
   receiptHandleOf,
   replaceReceiptHandle,
+  untilAborted,
   type WebSocketConstructor,
 } from '@ricochet/client';
 import {
@@ -116,6 +117,8 @@ export class SimpleConsumer {
     this.#connection.request({ type: 'ack', receiptHandles }),
   );
   #started = false;
+  /** The running or finished `start()`: connect, then register the subscriptions. */
+  #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
   /** @throws RicochetError `400` when the group, a subscription or an option is invalid. */
@@ -159,16 +162,42 @@ export class SimpleConsumer {
 
   /**
    * Connect to the broker, retrying with the reconnect backoff until it accepts or refuses the
-   * handshake with a non-retryable code. The other calls start the consumer by themselves.
+   * handshake with a non-retryable code, then register the subscriptions: a new group's position in
+   * each topic is taken now (its `startFrom`), so a message sent after `start()` resolved is
+   * received by the next `receive`. The other calls start the consumer by themselves. Idempotent
+   * while starting or started; after a failure it may be called again.
    *
    * @param options.signal - stops waiting (`ABORTED`); call `close()` to stop connecting.
-   * @throws BrokerError with the broker's code, e.g. `401`, when the handshake is refused.
-   * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires.
+   * @throws BrokerError with the broker's code, e.g. `401` when the handshake is refused, `404`
+   *   for an unknown group or topic when the broker does not create them, `400` for a
+   *   broadcasting group.
+   * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires, `TIMEOUT`.
    */
   start(options: SimpleConsumerCallOptions = {}): Promise<void> {
     if (this.#closing !== undefined) return Promise.reject(closedError());
     this.#started = true;
-    return this.#connection.connect(options);
+    if (this.#starting === undefined) {
+      const starting = this.#connectAndRegister();
+      this.#starting = starting;
+      // A failed start may be tried again.
+      starting.catch(() => {
+        if (this.#starting === starting) this.#starting = undefined;
+      });
+    }
+    return untilAborted(this.#starting, options.signal, 'waiting for start()');
+  }
+
+  async #connectAndRegister(): Promise<void> {
+    await this.#connection.connect();
+    try {
+      await this.#connection.request(
+        { type: 'register', group: this.#group, subscriptions: this.#subscriptions },
+        { signal: this.#lifetime.signal },
+      );
+    } catch (error) {
+      if (this.#lifetime.signal.aborted) throw closedError();
+      throw error;
+    }
   }
 
   /**

@@ -1,3 +1,4 @@
+import { SimpleConsumer } from '@ricochet/simple-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
 import { RawSocket } from './support/raw-socket.js';
@@ -81,11 +82,14 @@ describe('bad input gets a catalogue error, stores nothing, and never disturbs o
       details: { topic: 'nowhere' },
     });
     await broker.admin.putTopic('orders', { type: 'normal' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
+    // Starting registers the subscriptions, so an unknown group fails the start, not a later receive.
+    await using consumer = new SimpleConsumer({
+      endpoint: broker.endpoint,
       group: 'ghost',
       subscriptions: { orders: '*' },
       awaitDurationMs: 0,
     });
+    await expect(consumer.start()).rejects.toMatchObject({ code: 404, details: { group: 'ghost' } });
     await expect(consumer.receive(1, 30_000)).rejects.toMatchObject({
       code: 404,
       details: { group: 'ghost' },

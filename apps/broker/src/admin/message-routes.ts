@@ -5,7 +5,7 @@ import { replyError } from './http-error.js';
 /** `GET /v1/messages/:messageId`: the message and, per group, where it stands and its delivery history. */
 export function registerMessageRoutes(app: FastifyInstance, engine: BrokerEngine): void {
   app.get<{ Params: { messageId: string } }>('/v1/messages/:messageId', async (request, reply) => {
-    const found = engine.describeMessage(request.params.messageId);
+    const found = await engine.describeMessage(request.params.messageId);
     if (!found) {
       return replyError(reply, 'NOT_FOUND', `message "${request.params.messageId}" does not exist`, {
         details: { messageId: request.params.messageId },

@@ -175,6 +175,12 @@ export class BrokerEngine {
     return this.#sendPath.send(messages);
   }
 
+  /** Register a simple consumer's subscriptions: the group's position is taken now. */
+  register(group: string, subscriptions: Readonly<Record<string, string>>): void {
+    this.#assertOpen();
+    this.#simple.register(group, subscriptions);
+  }
+
   receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
     this.#assertOpen();
     return this.#simple.receive(request);
@@ -258,8 +264,13 @@ export class BrokerEngine {
     return group && { name: group.name, config: group.config, stats: this.#statsOf(group) };
   }
 
-  /** A message by id and where it stands in every group that consumes its topic. */
-  describeMessage(messageId: string): MessageView | undefined {
+  /**
+   * A message by id and where it stands in every group that consumes its topic. Read once every
+   * write queued before the call has committed: the history a consumer's last ack or the DLQ copy
+   * it was just delivered wrote is in the answer.
+   */
+  async describeMessage(messageId: string): Promise<MessageView | undefined> {
+    await this.#store.committed();
     return describeMessage(messageId, {
       store: this.#store,
       topics: this.#topics,

@@ -53,23 +53,38 @@ export class SimpleConsumption {
     this.#deps = deps;
   }
 
+  /**
+   * Register a simple consumer's subscriptions before its first receive: the group and topics are
+   * created if allowed, and the group's position in each topic is taken now (`startFrom`).
+   */
+  register(group: string, subscriptions: Readonly<Record<string, string>>): void {
+    this.#prepare(group, subscriptions);
+  }
+
   /** Lease up to `maxMessages` Ready messages; wait up to `awaitDurationMs` for the first one. */
   async receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
-    const group = this.#deps.groups.require(request.group);
-    if (group.config.consumeMode === 'broadcasting') {
-      throw BrokerError.of(
-        'BAD_REQUEST',
-        `group "${group.name}" is broadcasting; this broker serves clustering groups only`,
-        {
-          group: group.name,
-        },
-      );
-    }
-    const subscriptions = parseSubscriptions(request.subscriptions);
-    for (const topic of subscriptions.keys()) this.#deps.readySource.ensureCursor(group, topic);
+    const { group, subscriptions } = this.#prepare(request.group, request.subscriptions);
     const immediate = this.#lease(group, subscriptions, request);
     if (immediate.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted) return immediate;
     return this.#longPoll(group, subscriptions, request);
+  }
+
+  /** The group and parsed subscriptions of a simple consumer, with a cursor on every topic. */
+  #prepare(
+    groupName: string,
+    requested: Readonly<Record<string, string>>,
+  ): { group: GroupRuntime; subscriptions: Subscriptions } {
+    const group = this.#deps.groups.require(groupName);
+    if (group.config.consumeMode === 'broadcasting') {
+      throw BrokerError.of(
+        'BAD_REQUEST',
+        `group "${group.name}" is broadcasting; simple consumers consume clustering groups only`,
+        { group: group.name },
+      );
+    }
+    const subscriptions = parseSubscriptions(requested);
+    for (const topic of subscriptions.keys()) this.#deps.readySource.ensureCursor(group, topic);
+    return { group, subscriptions };
   }
 
   #lease(group: GroupRuntime, subscriptions: Subscriptions, request: ReceiveRequest): DeliveredMessage[] {

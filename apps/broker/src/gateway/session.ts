@@ -215,6 +215,9 @@ export class Session {
         const changed = await engine.changeInvisibleDuration(frame.receiptHandle, frame.invisibleDurationMs);
         return { type: 'invisibilityChanged', id: frame.id, ...changed };
       }
+      case 'register':
+        engine.register(frame.group, frame.subscriptions);
+        return { type: 'ok', id: frame.id };
       case 'subscribe': {
         const subscriptionId = engine.subscribe({
           group: frame.group,

@@ -32,6 +32,17 @@ export const sendFrameSchema = z.object({
   messages: z.array(outgoingMessageSchema).min(1).max(MAX_SEND_BATCH_MESSAGES),
 });
 
+/**
+ * Register a simple consumer's subscriptions for a group: a new group's position in each topic is
+ * taken now (`startFrom`), so a message sent after the answer is received. Answered by `ok`.
+ */
+export const registerFrameSchema = z.object({
+  type: z.literal('register'),
+  id: requestIdSchema,
+  group: groupNameSchema,
+  subscriptions: subscriptionsSchema,
+});
+
 /** Start a push subscription for a group. Answered by `subscribed`. */
 export const subscribeFrameSchema = z.object({
   type: z.literal('subscribe'),
@@ -174,7 +185,7 @@ export const invisibilityChangedFrameSchema = z.object({
   receiptHandle: receiptHandleSchema,
 });
 
-/** The answer to a request that returns nothing else. */
+/** The answer to a request that returns nothing else (`register`, `unsubscribe`). */
 export const okFrameSchema = z.object({ type: z.literal('ok'), id: requestIdSchema });
 
 /**
@@ -191,6 +202,7 @@ export const errorFrameSchema = z.object({
 export const clientFrameSchema = z.discriminatedUnion('type', [
   helloFrameSchema,
   sendFrameSchema,
+  registerFrameSchema,
   subscribeFrameSchema,
   unsubscribeFrameSchema,
   creditFrameSchema,
@@ -222,6 +234,7 @@ export const frameSchema = z.discriminatedUnion('type', [
 
 export type HelloFrame = z.infer<typeof helloFrameSchema>;
 export type SendFrame = z.infer<typeof sendFrameSchema>;
+export type RegisterFrame = z.infer<typeof registerFrameSchema>;
 export type SubscribeFrame = z.infer<typeof subscribeFrameSchema>;
 export type UnsubscribeFrame = z.infer<typeof unsubscribeFrameSchema>;
 export type CreditFrame = z.infer<typeof creditFrameSchema>;
