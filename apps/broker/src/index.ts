@@ -8,8 +8,10 @@ export {
   parseCommandLine,
   resolveBrokerConfig,
 } from './config.js';
-export type { GroupStats } from './engine/broker-engine.js';
+export type { GroupStats, GroupView } from './engine/group-view.js';
 export type { MessageGroupView, MessageView } from './engine/message-view.js';
+export type { NamePage } from './engine/name-page.js';
 export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';
+export type { TopicStats, TopicView } from './engine/topic-view.js';
 export type { BrokerStore } from './store/broker-store.js';
 export type { StoredMessage } from './store/records.js';

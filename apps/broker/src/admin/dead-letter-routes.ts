@@ -4,10 +4,11 @@ import { z } from 'zod';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import type { StoredMessage } from '../store/records.js';
 import { replyInvalidBody, replyThrown } from './http-error.js';
+import { pageLimitSchema } from './page-query.js';
 
 const listQuerySchema = z.object({
   cursor: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(1_000).default(100),
+  limit: pageLimitSchema,
 });
 
 const redriveBodySchema = z

@@ -2,12 +2,21 @@ import { GROUP_NAME_PATTERN, groupConfigInputSchema } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import { replyError, replyInvalidBody } from './http-error.js';
+import { namePageQuerySchema, nextNameCursor } from './page-query.js';
 
 /**
  * `PUT /v1/groups/:group` creates or reconfigures a group (omitted fields keep their defaults);
- * `GET` describes it with its stats.
+ * `GET` describes it with its stats; `GET /v1/groups?cursor=&limit=` lists groups by name, each
+ * described as its `GET` does.
  */
 export function registerGroupRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+  app.get('/v1/groups', async (request, reply) => {
+    const query = namePageQuerySchema.safeParse(request.query);
+    if (!query.success) return replyInvalidBody(reply, query.error);
+    const page = engine.listGroups(query.data.cursor, query.data.limit);
+    return { groups: page.items, cursor: nextNameCursor(page.lastName) };
+  });
+
   app.put<{ Params: { group: string } }>('/v1/groups/:group', async (request, reply) => {
     const { group } = request.params;
     if (!GROUP_NAME_PATTERN.test(group)) {

@@ -2,9 +2,20 @@ import { TOPIC_NAME_PATTERN, topicConfigSchema } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import { replyError, replyInvalidBody } from './http-error.js';
+import { namePageQuerySchema, nextNameCursor } from './page-query.js';
 
-/** `PUT /v1/topics/:topic` creates or reconfigures a topic; `GET` describes it. */
+/**
+ * `PUT /v1/topics/:topic` creates or reconfigures a topic; `GET` describes it; `GET
+ * /v1/topics?cursor=&limit=` lists topics (DLQ topics too) by name, each described as its `GET` does.
+ */
 export function registerTopicRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+  app.get('/v1/topics', async (request, reply) => {
+    const query = namePageQuerySchema.safeParse(request.query);
+    if (!query.success) return replyInvalidBody(reply, query.error);
+    const page = engine.listTopics(query.data.cursor, query.data.limit);
+    return { topics: page.items, cursor: nextNameCursor(page.lastName) };
+  });
+
   app.put<{ Params: { topic: string } }>('/v1/topics/:topic', async (request, reply) => {
     const { topic } = request.params;
     if (!TOPIC_NAME_PATTERN.test(topic)) {
@@ -21,6 +32,6 @@ export function registerTopicRoutes(app: FastifyInstance, engine: BrokerEngine):
       return replyError(reply, 'NOT_FOUND', `topic "${request.params.topic}" does not exist`, {
         details: { topic: request.params.topic },
       });
-    return { name: topic.name, config: topic.config, stats: { messages: topic.nextOffset } };
+    return topic;
   });
 }

@@ -1,6 +1,5 @@
 import {
   type Clock,
-  type GroupConfig,
   type GroupConfigInput,
   type Random,
   systemClock,
@@ -21,7 +20,9 @@ import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryLifecycle } from './delivery-lifecycle.js';
 import { DeliveryRecords } from './delivery-records.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
+import { describeGroup, type GroupView, groupStatsOf } from './group-view.js';
 import { describeMessage, type MessageView } from './message-view.js';
+import { type NamePage, pageByName } from './name-page.js';
 import { type DeliverySink, PushDispatch } from './push-dispatch.js';
 import { PushLeaseTable } from './push-lease-table.js';
 import { ReadySource } from './ready-source.js';
@@ -31,6 +32,7 @@ import { SendPath } from './send-path.js';
 import { type ReceiveRequest, type SettleFailure, SimpleConsumption } from './simple-consumption.js';
 import { systemTimers, type TimerService } from './timer-service.js';
 import { TopicRegistry } from './topic-registry.js';
+import { describeTopic, type TopicView } from './topic-view.js';
 
 export interface BrokerEngineOptions {
   readonly store: BrokerStore;
@@ -43,16 +45,6 @@ export interface BrokerEngineOptions {
   readonly random?: Random;
   /** Where failures of background work are reported. @default console.error */
   readonly onError?: (error: unknown, context: string) => void;
-}
-
-/** A group's numbers for `GET /v1/groups/:group` (DESIGN.md §4). */
-export interface GroupStats {
-  /** Never dispatched yet, plus Ready again (released, retry or lease expired, delay due). */
-  readonly ready: number;
-  readonly inflight: number;
-  readonly waitingRetry: number;
-  readonly dlq: number;
-  readonly committed: number;
 }
 
 /**
@@ -249,19 +241,32 @@ export class BrokerEngine {
     return { name: topic.name, config: topic.record.config };
   }
 
-  describeTopic(name: string): { name: string; config: TopicConfig; nextOffset: number } | undefined {
+  /** A topic as `GET /v1/topics/:topic` shows it, or `undefined` when it does not exist. */
+  describeTopic(name: string): TopicView | undefined {
     const topic = this.#topics.get(name);
-    return topic && { name: topic.name, config: topic.record.config, nextOffset: topic.nextOffset };
+    return topic && describeTopic(topic);
   }
 
-  putGroup(name: string, input: GroupConfigInput): { name: string; config: GroupConfig; stats: GroupStats } {
-    const group = this.#groups.put(name, input);
-    return { name: group.name, config: group.config, stats: this.#statsOf(group) };
+  /** Up to `limit` topics (DLQ topics too) named after `afterName`, by name, from memory. */
+  listTopics(afterName: string | undefined, limit: number): NamePage<TopicView> {
+    const page = pageByName(this.#topics.list(), afterName, limit);
+    return { items: page.items.map(describeTopic), lastName: page.lastName };
   }
 
-  describeGroup(name: string): { name: string; config: GroupConfig; stats: GroupStats } | undefined {
+  putGroup(name: string, input: GroupConfigInput): GroupView {
+    return describeGroup(this.#groups.put(name, input), this.#topics);
+  }
+
+  /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */
+  describeGroup(name: string): GroupView | undefined {
     const group = this.#groups.get(name);
-    return group && { name: group.name, config: group.config, stats: this.#statsOf(group) };
+    return group && describeGroup(group, this.#topics);
+  }
+
+  /** Up to `limit` groups named after `afterName`, by name, from memory. */
+  listGroups(afterName: string | undefined, limit: number): NamePage<GroupView> {
+    const page = pageByName(this.#groups.list(), afterName, limit);
+    return { items: page.items.map((group) => describeGroup(group, this.#topics)), lastName: page.lastName };
   }
 
   /**
@@ -364,19 +369,8 @@ export class BrokerEngine {
 
   /** R4's backlog: everything not yet committed or dead-lettered. */
   #backlogOf(group: GroupRuntime): number {
-    const { ready, inflight, waitingRetry } = this.#statsOf(group);
+    const { ready, inflight, waitingRetry } = groupStatsOf(group, this.#topics);
     return ready + inflight + waitingRetry;
-  }
-
-  #statsOf(group: GroupRuntime): GroupStats {
-    const dlq = group.deadLettered - group.redriven;
-    return {
-      ready: group.undispatched((name) => this.#topics.get(name)) + group.readyQueue.size,
-      inflight: group.inflight,
-      waitingRetry: group.waitingRetry,
-      dlq,
-      committed: group.committed,
-    };
   }
 
   *#groupGauges() {

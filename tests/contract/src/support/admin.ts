@@ -20,6 +20,20 @@ export class AdminApi {
     return this.#json('PUT', `/v1/topics/${topic}`, config);
   }
 
+  getTopic(topic: string): Promise<TopicView> {
+    return this.#json('GET', `/v1/topics/${encodeURIComponent(topic)}`);
+  }
+
+  /** One page of `GET /v1/topics`; `query` as in `listDlq`, e.g. `?limit=2&cursor=…`. */
+  listTopics(query = ''): Promise<{ topics: TopicView[]; cursor: string | null }> {
+    return this.#json('GET', `/v1/topics${query}`);
+  }
+
+  /** One page of `GET /v1/groups`; `query` as in `listDlq`. */
+  listGroups(query = ''): Promise<{ groups: GroupView[]; cursor: string | null }> {
+    return this.#json('GET', `/v1/groups${query}`);
+  }
+
   getMessage(messageId: string): Promise<MessageView> {
     return this.#json('GET', `/v1/messages/${messageId}`);
   }
@@ -57,6 +71,12 @@ export interface GroupView {
   readonly name: string;
   readonly config: Record<string, unknown>;
   readonly stats: { ready: number; inflight: number; waitingRetry: number; dlq: number; committed: number };
+}
+
+export interface TopicView {
+  readonly name: string;
+  readonly config: Record<string, unknown>;
+  readonly stats: { firstOffset: number; nextOffset: number; messages: number };
 }
 
 export interface MessageView {
