@@ -13,6 +13,7 @@ export {
   type TopicConfig,
   type TopicType,
 } from './group-config.js';
+export { DEAD_LETTERED_BY_CONSUMER_REASON } from './lifecycle/lease-steps.js';
 export {
   CONSUMPTION_TIMEOUT_REASON,
   initialPushState,

@@ -32,6 +32,23 @@ describe('ConsumeResult', () => {
   );
 });
 
+describe('ConsumeResult.deadLetter (D3)', () => {
+  it('dead-letters with or without a reason, the reason cut to the protocol limit', () => {
+    expect(outcomeOfResult(ConsumeResult.deadLetter())).toEqual({ outcome: { type: 'deadLetter' } });
+    expect(outcomeOfResult(ConsumeResult.deadLetter('unparseable order'))).toEqual({
+      outcome: { type: 'deadLetter', reason: 'unparseable order' },
+    });
+    const long = outcomeOfResult(ConsumeResult.deadLetter('x'.repeat(5_000))).outcome;
+    expect(long.type === 'deadLetter' && long.reason?.length).toBe(MAX_FAILURE_REASON_LENGTH);
+  });
+
+  it('turns a hand-made deadLetter with a reason that is not a string into a plain failure', () => {
+    const { outcome, problem } = outcomeOfResult({ type: 'deadLetter', reason: 42 });
+    expect(outcome.type).toBe('nack');
+    expect(problem?.code).toBe(400);
+  });
+});
+
 describe('outcomeOfResult', () => {
   it('maps SUCCESS to ack, FAILURE and retryAfter to nack with a reason', () => {
     expect(outcomeOfResult(ConsumeResult.SUCCESS)).toEqual({ outcome: { type: 'ack' } });

@@ -11,14 +11,16 @@ export const MAX_FAILURE_REASON_LENGTH = 1_024;
  * What a push listener returns for a message; `type` discriminates. Build one with
  * {@link ConsumeResult}: `SUCCESS` commits the message, `FAILURE` fails this delivery (it is
  * retried after the group's retry delay, P3, or dead-lettered after `maxRetries`, P4), and
- * `retryAfter(ms)` fails it with a delay of its own for this one retry.
+ * `retryAfter(ms)` fails it with a delay of its own for this one retry, and `deadLetter(reason?)`
+ * moves it to the group's DLQ at once, whatever attempts remain (D3).
  *
- * @see DESIGN.md §3 P2–P4, §4
+ * @see DESIGN.md §3 P2–P4, D3, §4
  */
 export type ConsumeResultValue =
   | { readonly type: 'success' }
   | { readonly type: 'failure' }
-  | { readonly type: 'retryAfter'; readonly retryAfterMs: number };
+  | { readonly type: 'retryAfter'; readonly retryAfterMs: number }
+  | { readonly type: 'deadLetter'; readonly reason?: string };
 
 /**
  * The results a push listener may return, as RocketMQ's `ConsumeResult` has them. A listener that
@@ -49,12 +51,23 @@ export const ConsumeResult = {
     if (problem !== undefined) throw new RicochetError(ERROR_CODES.BAD_REQUEST.code, problem);
     return Object.freeze({ type: 'retryAfter', retryAfterMs });
   },
+  /**
+   * The message can never be processed (a poison message): move it to the group's DLQ
+   * (`%DLQ%<group>`) now, whatever attempts remain, with `reason` in its history and DLQ record
+   * (D3, RocketMQ's delay level −1). The delivery counts as a failed attempt.
+   *
+   * @param reason - why, at most 1 024 characters (longer ones are cut). @default 'dead-lettered by the consumer'
+   */
+  deadLetter(reason?: string): ConsumeResultValue {
+    return Object.freeze(reason === undefined ? { type: 'deadLetter' } : { type: 'deadLetter', reason });
+  },
 } as const;
 
-/** How a delivery is settled on the wire: `ack`, or `nack` with its reason and delay. */
+/** How a delivery is settled on the wire: `ack`, `nack` with its reason and delay, or dead-lettered now. */
 export type ConsumeOutcome =
   | { readonly type: 'ack' }
-  | { readonly type: 'nack'; readonly reason: string; readonly retryAfterMs?: number };
+  | { readonly type: 'nack'; readonly reason: string; readonly retryAfterMs?: number }
+  | { readonly type: 'deadLetter'; readonly reason?: string };
 
 /** The outcome of a value a listener returned, and the problem with it when it is not a result. */
 export function outcomeOfResult(value: unknown): {
@@ -82,6 +95,13 @@ export function outcomeOfResult(value: unknown): {
         }
         // A hand-made result with a bad delay: still a failure, with the group's own delay.
         return invalidResult(`the listener returned retryAfter with an invalid delay: ${problem}`);
+      }
+      case 'deadLetter': {
+        const { reason } = value as { readonly reason?: unknown };
+        if (reason === undefined) return { outcome: { type: 'deadLetter' } };
+        if (typeof reason === 'string')
+          return { outcome: { type: 'deadLetter', reason: truncateReason(reason) } };
+        return invalidResult(`the listener returned deadLetter with a reason that is ${describe(reason)}`);
       }
     }
   }

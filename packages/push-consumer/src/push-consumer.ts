@@ -392,6 +392,19 @@ export class PushConsumer {
       this.#batcher.add({ action: 'ack', receiptHandle, messageId, sessionId, creditTo: subscription });
       return;
     }
+    if (outcome.type === 'deadLetter') {
+      const { reason } = outcome;
+      const base = {
+        action: 'nack',
+        receiptHandle,
+        deadLetter: true,
+        messageId,
+        sessionId,
+        creditTo: subscription,
+      } as const;
+      this.#batcher.add(reason === undefined ? base : { ...base, reason });
+      return;
+    }
     const { reason, retryAfterMs } = outcome;
     this.#batcher.add(
       retryAfterMs === undefined

@@ -13,6 +13,8 @@ export interface PendingResult {
   readonly reason?: string;
   /** `nack` only: the delay before the next delivery, instead of the group's retry policy. */
   readonly retryAfterMs?: number;
+  /** `nack` only: to the group's DLQ now, whatever attempts remain (D3). */
+  readonly deadLetter?: true;
 }
 
 /** A frame that settles deliveries, as the connection takes it (without `id`). */
@@ -132,10 +134,11 @@ function frameOf(action: ResultAction, batch: readonly PendingResult[]): ResultF
     case 'nack':
       return {
         type: 'nack',
-        items: batch.map(({ receiptHandle, reason, retryAfterMs }) => ({
+        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter }) => ({
           receiptHandle,
           ...(reason === undefined ? {} : { reason }),
           ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          ...(deadLetter === undefined ? {} : { deadLetter }),
         })),
       };
     default:

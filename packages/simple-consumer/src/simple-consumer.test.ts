@@ -204,6 +204,36 @@ describe('ack (S3)', () => {
   });
 });
 
+describe('deadLetter (D3)', () => {
+  it('sends the lease to the DLQ with its reason, and fails with 410 once it is settled', async () => {
+    const fake = await startBroker();
+    readyMessages(fake, 2);
+    const consumer = createConsumer(fake.endpoint);
+    const [first, second] = await consumer.receive(2, 1_000);
+    if (first === undefined || second === undefined) throw new Error('no message');
+    await consumer.deadLetter(first, 'bad schema');
+    await consumer.deadLetter(second);
+    expect(fake.framesOf('nack').map((frame) => frame.items)).toEqual([
+      [{ receiptHandle: 'lease-1', deadLetter: true, reason: 'bad schema' }],
+      [{ receiptHandle: 'lease-2', deadLetter: true }],
+    ]);
+    expect(await rejectionOf(consumer.deadLetter(first))).toMatchObject({
+      code: 410,
+      details: { messageId: first.messageId },
+    });
+  });
+
+  it('refuses a reason over 1 024 characters before any I/O', async () => {
+    const fake = await startBroker();
+    readyMessages(fake, 1);
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    expect(await rejectionOf(consumer.deadLetter(message, 'x'.repeat(1_025)))).toMatchObject({ code: 400 });
+    expect(fake.framesOf('nack')).toEqual([]);
+  });
+});
+
 describe('changeInvisibleDuration (S4)', () => {
   it('swaps the new receipt handle into the message, so a later ack uses it', async () => {
     const fake = await startBroker();

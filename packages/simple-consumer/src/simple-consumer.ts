@@ -16,6 +16,7 @@ import {
   MIN_INVISIBLE_DURATION_MS,
 } from '@ricochet/core';
 import {
+  BrokerError,
   ERROR_CODES,
   GROUP_NAME_PATTERN,
   isSubscribableTopic,
@@ -28,6 +29,9 @@ import { AckBatcher } from './ack-batcher.js';
 
 /** How long an empty `receive` waits for a message unless told otherwise: 20 s (S2). */
 export const DEFAULT_AWAIT_DURATION_MS = 20_000;
+
+/** The longest reason a dead-letter may carry, as the protocol allows. */
+const MAX_REASON_LENGTH = 1_024;
 
 /** The most topics one consumer subscribes to, as the protocol allows. */
 const MAX_SUBSCRIBED_TOPICS = 64;
@@ -267,6 +271,40 @@ export class SimpleConsumer {
     const change = this.#handleChanges.get(message);
     if (change) await change.catch(() => {});
     await this.#acks.ack(receiptHandleOf(message), message.messageId, options.signal);
+  }
+
+  /**
+   * Move `message` to the group's DLQ (`%DLQ%<group>`) now, whatever attempts remain, while its
+   * lease is live (D3, RocketMQ's delay level −1): for a message that can never be processed. The
+   * delivery counts as a failed attempt; `reason` is kept in its history and DLQ record.
+   *
+   * @param reason - why, at most 1 024 characters. @default 'dead-lettered by the consumer'
+   * @throws RicochetError `400` when `message` did not come from `receive` or `reason` is too long.
+   * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, was replaced or settled.
+   * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
+   */
+  async deadLetter(
+    message: ReceivedMessage,
+    reason?: string,
+    options: SimpleConsumerCallOptions = {},
+  ): Promise<void> {
+    checkReceivedMessage(message);
+    if (reason !== undefined && !(typeof reason === 'string' && reason.length <= MAX_REASON_LENGTH)) {
+      throw badRequest(`reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
+    }
+    this.#ensureStarted();
+    // Use the handle a running change produces, as ack does (S4).
+    const change = this.#handleChanges.get(message);
+    if (change) await change.catch(() => {});
+    const item = { receiptHandle: receiptHandleOf(message), deadLetter: true } as const;
+    const answer = await this.#connection.request(
+      { type: 'nack', items: [reason === undefined ? item : { ...item, reason }] },
+      options.signal === undefined ? {} : { signal: options.signal },
+    );
+    const [failure] = answer.failures;
+    if (failure !== undefined) {
+      throw new BrokerError(failure.code, failure.message, { details: { messageId: message.messageId } });
+    }
   }
 
   /**

@@ -208,9 +208,12 @@ export class BrokerEngine {
     this.#push.credit(subscriptionId, credits);
   }
 
-  /** Report failed push deliveries (P2–P4); answer after the commit is durable. */
+  /**
+   * Report failed push deliveries (P2–P4), or dead-letter deliveries now (D3, push or simple);
+   * answer after the commit is durable.
+   */
   async nack(
-    items: readonly { receiptHandle: string; reason?: string; retryAfterMs?: number }[],
+    items: readonly { receiptHandle: string; reason?: string; retryAfterMs?: number; deadLetter?: true }[],
   ): Promise<SettleFailure[]> {
     this.#assertOpen();
     const failures = this.#push.settle(items, 'nack');

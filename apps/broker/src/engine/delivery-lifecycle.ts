@@ -188,6 +188,35 @@ export class DeliveryLifecycle {
   }
 
   /**
+   * The consumer moves a message to the DLQ at once, whatever attempts remain (D3, RocketMQ's
+   * delay level −1): a push delivery, or a simple consumer's live lease.
+   */
+  deadLetterNow(handle: ReceiptHandle, reason: string): SettleOutcome {
+    const found = this.#find(handle);
+    if (!found.ok) return found;
+    const { group, record } = found;
+    const event = {
+      type: 'deadLettered',
+      atMs: this.#deps.clock.now(),
+      lease: handle.lease,
+      reason,
+    } as const;
+    const result =
+      record.consumer === 'simple'
+        ? simpleTransition(record.state, event, group.config)
+        : pushTransition(record.state, event, this.#pushContext(group));
+    if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
+    if (result.state.state !== 'dlq')
+      throw new Error(`core moved a dead-lettered message to ${result.state.state}`);
+    if (record.scheduleKey) this.#deps.scheduler().remove(record.scheduleKey);
+    if (record.consumer === 'push') this.#deps.pushLeases().remove(handle);
+    group.inflight--;
+    this.#recordHistory(handle, record, 'deadLettered', result.state.reason);
+    this.#deadLetter(group, handle, result.state.failures, result.state.reason, result.state.lease);
+    return { ok: true };
+  }
+
+  /**
    * A push consumer hands a delivery back unprocessed (C2): Ready again, no failure counted. A
    * release after the lease deadline is a timeout instead (core refuses the release).
    */

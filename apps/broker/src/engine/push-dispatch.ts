@@ -127,12 +127,16 @@ export class PushDispatch {
     }
   }
 
-  /** Settle push deliveries: ack, nack (fail) or release, one outcome per handle. */
+  /**
+   * Settle deliveries: ack, nack (fail, or dead-letter now — push or simple, D3) or release, one
+   * outcome per handle.
+   */
   settle(
     items: readonly {
       readonly receiptHandle: string;
       readonly reason?: string;
       readonly retryAfterMs?: number;
+      readonly deadLetter?: true;
     }[],
     outcome: 'ack' | 'nack' | 'release',
   ): SettleFailure[] {
@@ -146,6 +150,8 @@ export class PushDispatch {
           error: BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued'),
         };
       else if (outcome === 'ack') result = this.#deps.lifecycle.ack(handle);
+      else if (outcome === 'nack' && item.deadLetter)
+        result = this.#deps.lifecycle.deadLetterNow(handle, item.reason ?? '');
       else if (outcome === 'nack')
         result = this.#deps.lifecycle.fail(handle, item.reason ?? 'FAILURE', item.retryAfterMs);
       else result = this.#deps.lifecycle.release(handle);

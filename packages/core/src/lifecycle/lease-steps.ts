@@ -99,3 +99,38 @@ export function commitLease<TEventType extends string>(
   | Refusal<'inflight', TEventType> {
   return checkLease(current, event, true) ?? { ok: true, state: withCounters({ state: 'commit' }, current) };
 }
+
+/** The reason recorded when a consumer dead-letters a message without giving one (D3). */
+export const DEAD_LETTERED_BY_CONSUMER_REASON = 'dead-lettered by the consumer';
+
+/**
+ * Inflight → DLQ at once, whatever attempts remain (D3, RocketMQ's delay level −1). The delivery
+ * counts as a failed attempt, so the DLQ copy's `attempts` includes it. `requireLive` as for the
+ * machine's other verdicts: a simple consumer's must come before its lease's deadline (S3).
+ */
+export function deadLetterLease<TEventType extends string>(
+  current: LeasedInflight & { readonly lease: number },
+  event: {
+    readonly type: TEventType;
+    readonly lease: number;
+    readonly atMs: number;
+    readonly reason: string;
+  },
+  requireLive: boolean,
+):
+  | {
+      readonly ok: true;
+      readonly state: { readonly state: 'dlq'; readonly reason: string } & DeliveryCounters;
+    }
+  | Refusal<'inflight', TEventType> {
+  const leaseProblem = checkLease(current, event, requireLive);
+  if (leaseProblem) return leaseProblem;
+  const reason = event.reason === '' ? DEAD_LETTERED_BY_CONSUMER_REASON : event.reason;
+  return {
+    ok: true,
+    state: withCounters({ state: 'dlq', reason }, current, {
+      failures: current.failures + 1,
+      lastFailureReason: reason,
+    }),
+  };
+}

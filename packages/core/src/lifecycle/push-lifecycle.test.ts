@@ -134,6 +134,41 @@ describe('maxRetries (P4)', () => {
   });
 });
 
+describe('dead-letter now (D3)', () => {
+  it('moves an inflight message to the DLQ at once, whatever attempts remain, counting the attempt', () => {
+    let state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: LEASE_MS });
+    state = apply(state, { type: 'deadLettered', atMs: 5, lease: 1, reason: 'unparseable order' });
+    expect(state).toEqual({
+      state: 'dlq',
+      reason: 'unparseable order',
+      failures: 1,
+      lastFailureReason: 'unparseable order',
+      releases: 0,
+      lease: 1,
+    });
+  });
+
+  it('names the consumer as the reason when none is given', () => {
+    const state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: LEASE_MS });
+    expect(apply(state, { type: 'deadLettered', atMs: 5, lease: 1, reason: '' })).toMatchObject({
+      state: 'dlq',
+      reason: 'dead-lettered by the consumer',
+    });
+  });
+
+  it('refuses a stale lease and any state but Inflight', () => {
+    const inflight = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: LEASE_MS });
+    const stale = pushTransition(inflight, { type: 'deadLettered', atMs: 5, lease: 0, reason: 'x' }, context);
+    expect(stale.ok ? 'moved' : stale.rejection.reason).toBe('staleLease');
+    const ready = pushTransition(
+      initialPushState(),
+      { type: 'deadLettered', atMs: 5, lease: 0, reason: 'x' },
+      context,
+    );
+    expect(ready.ok ? 'moved' : ready.rejection.reason).toBe('illegalTransition');
+  });
+});
+
 describe('release (C2)', () => {
   it('returns the message to Ready without counting a failure', () => {
     let state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: LEASE_MS });

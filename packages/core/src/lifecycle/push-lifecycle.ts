@@ -2,7 +2,7 @@ import { assertNever } from '../assert-never.js';
 import { type Random, systemRandom } from '../random.js';
 import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
-import { checkLease, commitLease, isDurationMs, startLease } from './lease-steps.js';
+import { checkLease, commitLease, deadLetterLease, isDurationMs, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -53,6 +53,8 @@ export type PushEvent =
       readonly reason: string;
       readonly retryAfterMs?: number;
     }
+  /** The listener asked to dead-letter the message now, whatever attempts remain (D3). */
+  | { readonly type: 'deadLettered'; readonly atMs: number; readonly lease: number; readonly reason: string }
   /** The lease passed its deadline without a result (P2). */
   | { readonly type: 'timedOut'; readonly atMs: number; readonly lease: number }
   /** The consumer handed the message back unprocessed, e.g. on disconnect (C2). */
@@ -86,6 +88,7 @@ export const PUSH_TRANSITIONS: readonly TransitionEdge<PushStateName, PushEventT
   { from: 'inflight', event: 'succeeded', to: 'commit' },
   { from: 'inflight', event: 'failed', to: 'waitingRetry' },
   { from: 'inflight', event: 'failed', to: 'dlq' },
+  { from: 'inflight', event: 'deadLettered', to: 'dlq' },
   { from: 'inflight', event: 'timedOut', to: 'waitingRetry' },
   { from: 'inflight', event: 'timedOut', to: 'dlq' },
   { from: 'inflight', event: 'released', to: 'ready' },
@@ -133,6 +136,10 @@ export function pushTransition(
       }
       return afterFailure(current, event.atMs, event.reason, event.retryAfterMs, context);
     }
+    case 'deadLettered':
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      // Like a failure, a late verdict counts as long as the lease was not replaced.
+      return deadLetterLease(current, event, false);
     case 'timedOut': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, false);

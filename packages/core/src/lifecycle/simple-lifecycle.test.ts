@@ -95,3 +95,23 @@ describe('DLQ (S5)', () => {
     });
   });
 });
+
+describe('dead-letter now (D3)', () => {
+  it('moves a live lease to the DLQ at once with its reason, counting the attempt', () => {
+    const state = apply(initialSimpleState(), { type: 'delivered', atMs: 1_000, invisibleDurationMs: 30 });
+    expect(apply(state, { type: 'deadLettered', atMs: 1_010, lease: 1, reason: 'bad schema' })).toMatchObject(
+      {
+        state: 'dlq',
+        reason: 'bad schema',
+        failures: 1,
+      },
+    );
+  });
+
+  it('refuses it after the lease deadline, as an ack is refused (S3)', () => {
+    const state = apply(initialSimpleState(), { type: 'delivered', atMs: 1_000, invisibleDurationMs: 30 });
+    expect(outcome(state, { type: 'deadLettered', atMs: 1_030, lease: 1, reason: 'late' })).toBe(
+      'leaseExpired',
+    );
+  });
+});

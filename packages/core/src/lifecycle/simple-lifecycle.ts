@@ -1,5 +1,5 @@
 import { assertNever } from '../assert-never.js';
-import { checkLease, commitLease, isDurationMs, startLease } from './lease-steps.js';
+import { checkLease, commitLease, deadLetterLease, isDurationMs, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -47,6 +47,8 @@ export type SimpleEvent =
       readonly lease: number;
       readonly invisibleDurationMs: number;
     }
+  /** `deadLetter` while the lease is live: to the DLQ now, whatever attempts remain (D3). */
+  | { readonly type: 'deadLettered'; readonly atMs: number; readonly lease: number; readonly reason: string }
   /** The lease reached its deadline unacked. */
   | { readonly type: 'leaseExpired'; readonly atMs: number; readonly lease: number };
 
@@ -72,6 +74,7 @@ export const SIMPLE_TRANSITIONS: readonly TransitionEdge<SimpleStateName, Simple
   { from: 'ready', event: 'delivered', to: 'inflight' },
   { from: 'inflight', event: 'succeeded', to: 'commit' },
   { from: 'inflight', event: 'invisibilityChanged', to: 'inflight' },
+  { from: 'inflight', event: 'deadLettered', to: 'dlq' },
   { from: 'inflight', event: 'leaseExpired', to: 'ready' },
   { from: 'inflight', event: 'leaseExpired', to: 'dlq' },
 ];
@@ -126,6 +129,9 @@ export function simpleTransition(
         ),
       };
     }
+    case 'deadLettered':
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      return deadLetterLease(current, event, true);
     case 'leaseExpired': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, false);

@@ -74,20 +74,28 @@ export const ackFrameSchema = z.object({
   receiptHandles: receiptHandlesSchema,
 });
 
-/** Report failed push deliveries; `retryAfterMs` overrides the group's retry delay once. Answered by `settled`. */
+/** One delivery a `nack` fails: retried after the group's delay or `retryAfterMs`, or dead-lettered now. */
+const nackItemSchema = z
+  .object({
+    receiptHandle: receiptHandleSchema,
+    reason: z.string().max(1_024).exactOptional(),
+    retryAfterMs: durationMsSchema(0, MAX_RETRY_DELAY_MS).exactOptional(),
+    /** To the group's DLQ at once, whatever attempts remain (D3); push and simple deliveries alike. */
+    deadLetter: z.literal(true).exactOptional(),
+  })
+  .refine((item) => !(item.deadLetter && item.retryAfterMs !== undefined), {
+    message: 'a dead-lettered item takes no retryAfterMs',
+    path: ['retryAfterMs'],
+  });
+
+/**
+ * Report failed deliveries: push ones are retried (`retryAfterMs` overrides the group's delay once);
+ * an item with `deadLetter` goes to the DLQ at once, push or simple. Answered by `settled`.
+ */
 export const nackFrameSchema = z.object({
   type: z.literal('nack'),
   id: requestIdSchema,
-  items: z
-    .array(
-      z.object({
-        receiptHandle: receiptHandleSchema,
-        reason: z.string().max(1_024).exactOptional(),
-        retryAfterMs: durationMsSchema(0, MAX_RETRY_DELAY_MS).exactOptional(),
-      }),
-    )
-    .min(1)
-    .max(1_024),
+  items: z.array(nackItemSchema).min(1).max(1_024),
 });
 
 /** Hand push deliveries back unprocessed; not a failure (C2). Answered by `settled`. */
