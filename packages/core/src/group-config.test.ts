@@ -11,6 +11,7 @@ describe('resolveGroupConfig', () => {
       consumeMode: 'clustering',
       consumptionTimeoutMs: 900_000,
       startFrom: 'latest',
+      broadcastInstanceTtlMs: 24 * 60 * 60 * 1_000,
     });
   });
 

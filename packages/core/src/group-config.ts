@@ -43,6 +43,12 @@ export interface GroupConfig {
   readonly consumptionTimeoutMs: number;
   /** @default 'latest' */
   readonly startFrom: StartFrom;
+  /**
+   * `broadcasting` groups: an instance (a consumer's `clientId`) not seen for this long is
+   * forgotten with its positions; seen again, it starts over from `startFrom` (B1).
+   * @default 86400000 (24 h)
+   */
+  readonly broadcastInstanceTtlMs: number;
 }
 
 /** A group config as a user writes it: every field optional, omitted ones keep their default. */
@@ -50,6 +56,9 @@ export type GroupConfigInput = Partial<GroupConfig>;
 
 /** 15 minutes, RocketMQ's default consumption timeout. */
 export const DEFAULT_CONSUMPTION_TIMEOUT_MS = 15 * 60 * 1_000;
+
+/** 24 hours: how long a broadcasting group remembers an instance it no longer sees (B1). */
+export const DEFAULT_BROADCAST_INSTANCE_TTL_MS = 24 * 60 * 60 * 1_000;
 
 /** The config of a topic created without one. */
 export const DEFAULT_TOPIC_CONFIG: TopicConfig = Object.freeze({ type: 'normal' });
@@ -67,5 +76,6 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     consumeMode: input.consumeMode ?? 'clustering',
     consumptionTimeoutMs: input.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     startFrom: input.startFrom ?? 'latest',
+    broadcastInstanceTtlMs: input.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
   };
 }

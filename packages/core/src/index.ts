@@ -4,6 +4,7 @@ export { DELAY_LEVELS_MS, delayLevelToMs } from './delay-levels.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './exponential-backoff.js';
 export {
   type ConsumeMode,
+  DEFAULT_BROADCAST_INSTANCE_TTL_MS,
   DEFAULT_CONSUMPTION_TIMEOUT_MS,
   DEFAULT_TOPIC_CONFIG,
   type GroupConfig,
@@ -13,6 +14,20 @@ export {
   type TopicConfig,
   type TopicType,
 } from './group-config.js';
+export {
+  BROADCAST_STATES,
+  BROADCAST_TERMINAL_STATES,
+  BROADCAST_TIMEOUT_REASON,
+  BROADCAST_TRANSITIONS,
+  type BroadcastEvent,
+  type BroadcastEventType,
+  type BroadcastOutcome,
+  type BroadcastState,
+  type BroadcastStateName,
+  type BroadcastTransition,
+  broadcastTransition,
+  initialBroadcastState,
+} from './lifecycle/broadcast-lifecycle.js';
 export { DEAD_LETTERED_BY_CONSUMER_REASON } from './lifecycle/lease-steps.js';
 export {
   CONSUMPTION_TIMEOUT_REASON,

@@ -40,6 +40,7 @@ export { BrokerError, type ErrorDetails, RicochetError } from './ricochet-error.
 export {
   groupConfigInputSchema,
   groupConfigSchema,
+  MAX_BROADCAST_INSTANCE_TTL_MS,
   MAX_CONSUMPTION_TIMEOUT_MS,
   MAX_MAX_RETRIES,
   retryPolicySchema,

@@ -81,7 +81,11 @@ export interface PushConsumerOptions {
   readonly closeTimeoutMs?: number;
   /** The auth token sent in `hello`. @default undefined (no token) */
   readonly token?: string;
-  /** A name for this consumer in the broker's logs and delivery histories. @default undefined */
+  /**
+   * A name for this consumer in the broker's logs and delivery histories. Required to consume a
+   * `broadcasting` group (B1), where it names the instance: keep it stable across reconnects and
+   * restarts, and the instance resumes where it stopped. @default undefined
+   */
   readonly clientId?: string;
   /**
    * How long a request (`subscribe`, `unsubscribe`, a result frame) waits for its answer.

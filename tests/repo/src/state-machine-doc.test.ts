@@ -1,4 +1,8 @@
 import {
+  BROADCAST_STATES,
+  BROADCAST_TERMINAL_STATES,
+  BROADCAST_TRANSITIONS,
+  initialBroadcastState,
   initialPushState,
   initialSimpleState,
   PUSH_STATES,
@@ -80,6 +84,13 @@ describe.each([
     states: SIMPLE_STATES,
     initial: initialSimpleState().state,
     terminal: SIMPLE_TERMINAL_STATES,
+  },
+  {
+    heading: 'Broadcast',
+    transitions: BROADCAST_TRANSITIONS,
+    states: BROADCAST_STATES,
+    initial: initialBroadcastState().state,
+    terminal: BROADCAST_TERMINAL_STATES,
   },
 ])('the $heading diagram of docs/protocol/state-machines.md', (lifecycle) => {
   const diagram = diagramUnder(lifecycle.heading);

@@ -15,20 +15,23 @@ import {
 import type { BrokerConfig } from '../config.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { StoredMessage } from '../store/records.js';
+import { BroadcastDispatch } from './broadcast-dispatch.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryLifecycle } from './delivery-lifecycle.js';
 import { DeliveryRecords } from './delivery-records.js';
+import { GroupBacklog } from './group-backlog.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
-import { describeGroup, type GroupView, groupStatsOf } from './group-view.js';
+import { describeGroup, type GroupView } from './group-view.js';
 import { describeMessage, type MessageView } from './message-view.js';
 import { type NamePage, pageByName } from './name-page.js';
-import { type DeliverySink, PushDispatch } from './push-dispatch.js';
+import { PushDispatch, type SettleItem, type SubscribeRequest } from './push-dispatch.js';
 import { PushLeaseTable } from './push-lease-table.js';
 import { ReadySource } from './ready-source.js';
 import { recoverDeliveries } from './recovery.js';
 import { Scheduler } from './scheduler.js';
 import { SendPath } from './send-path.js';
+import { settleSplit } from './settle-split.js';
 import { type ReceiveRequest, type SettleFailure, SimpleConsumption } from './simple-consumption.js';
 import { systemTimers, type TimerService } from './timer-service.js';
 import { TopicRegistry } from './topic-registry.js';
@@ -66,6 +69,8 @@ export class BrokerEngine {
   readonly #simple: SimpleConsumption;
   readonly #pushLeases: PushLeaseTable;
   readonly #push: PushDispatch;
+  readonly #broadcast: BroadcastDispatch;
+  readonly #backlog: GroupBacklog;
   readonly #deadLetters: DeadLetterAdmin;
   /** Topics appended to since the last wake-up; woken together once their writes are visible. */
   readonly #appendedTopics = new Set<string>();
@@ -81,7 +86,12 @@ export class BrokerEngine {
       options.onError ?? ((error, context) => console.error(`ricochet engine: ${context}`, error));
     this.#topics = new TopicRegistry(store, this.#clock, config.autoCreateTopics);
     this.#groups = new GroupRegistry(store, this.#clock, config.autoCreateGroups);
-    this.metrics = new BrokerMetrics({ groupGauges: () => this.#groupGauges() });
+    this.#backlog = new GroupBacklog({
+      topics: this.#topics,
+      groups: this.#groups,
+      broadcastInstances: (group) => this.#broadcast.instancesOf(group),
+    });
+    this.metrics = new BrokerMetrics({ groupGauges: () => this.#backlog.gauges() });
     this.#records = new DeliveryRecords(store, this.#groups, timers);
     this.#lifecycle = new DeliveryLifecycle({
       store,
@@ -129,7 +139,7 @@ export class BrokerEngine {
       dedupWindowMs: config.dedupWindowMs,
       maxDelayMs: config.maxDelayMs,
       onAppended: (topic) => this.#onAppended(topic),
-      throttle: (topic) => this.#throttle(topic),
+      throttle: (topic) => this.#backlog.throttle(topic),
     });
     this.#simple = new SimpleConsumption({
       store,
@@ -138,11 +148,23 @@ export class BrokerEngine {
       lifecycle: this.#lifecycle,
       timers,
     });
+    let lastSubscriptionId = 0;
+    const nextSubscriptionId = () => ++lastSubscriptionId;
     this.#push = new PushDispatch({
       groups: this.#groups,
       readySource: this.#readySource,
       lifecycle: this.#lifecycle,
       pushLeases: this.#pushLeases,
+      nextSubscriptionId,
+    });
+    this.#broadcast = new BroadcastDispatch({
+      store,
+      clock: this.#clock,
+      timers,
+      topics: this.#topics,
+      groups: this.#groups,
+      metrics: this.metrics,
+      nextSubscriptionId,
     });
     this.#deadLetters = new DeadLetterAdmin({
       topics: this.#topics,
@@ -157,6 +179,7 @@ export class BrokerEngine {
     this.#topics.load();
     this.#groups.load();
     recoverDeliveries({ store: this.#store, groups: this.#groups, lifecycle: this.#lifecycle });
+    this.#broadcast.load();
     this.#scheduler.start();
   }
 
@@ -178,9 +201,16 @@ export class BrokerEngine {
     return this.#simple.receive(request);
   }
 
-  ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+  /** Commit deliveries (S3), of any group; answer after the commit is durable. */
+  async ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
     this.#assertOpen();
-    return this.#simple.ack(receiptHandles);
+    const failures = await settleSplit(
+      receiptHandles.map((receiptHandle) => ({ receiptHandle })),
+      (items) => this.#broadcast.settle(items, 'ack'),
+      (items) => this.#simple.ack(items.map(({ receiptHandle }) => receiptHandle)),
+    );
+    await this.#store.durable();
+    return failures;
   }
 
   changeInvisibleDuration(receiptHandle: string, invisibleDurationMs: number) {
@@ -188,53 +218,56 @@ export class BrokerEngine {
     return this.#simple.changeInvisibleDuration(receiptHandle, invisibleDurationMs);
   }
 
-  /** Start a push subscription (P1); returns its id. */
-  subscribe(request: {
-    group: string;
-    subscriptions: Readonly<Record<string, string>>;
-    maxCachedMessages: number;
-    consumerId: string;
-    sink: DeliverySink;
-  }): number {
+  /** Start a push subscription (P1; B1 for a broadcasting group); returns its id. */
+  subscribe(
+    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
+  ): number {
     this.#assertOpen();
-    return this.#push.subscribe(request);
+    const group = this.#groups.require(request.group);
+    if (group.config.consumeMode === 'broadcasting') return this.#broadcast.subscribe(group, request);
+    return this.#push.subscribe(group, request);
   }
 
   unsubscribe(subscriptionId: number): boolean {
-    return this.#push.unsubscribe(subscriptionId);
+    return this.#push.unsubscribe(subscriptionId) || this.#broadcast.unsubscribe(subscriptionId);
   }
 
   credit(subscriptionId: number, credits: number): void {
-    this.#push.credit(subscriptionId, credits);
+    if (!this.#broadcast.credit(subscriptionId, credits)) this.#push.credit(subscriptionId, credits);
   }
 
   /**
-   * Report failed push deliveries (P2–P4), or dead-letter deliveries now (D3, push or simple);
-   * answer after the commit is durable.
+   * Report failed push deliveries (P2–P4; B1: recorded, not retried), or dead-letter deliveries
+   * now (D3, push or simple); answer after the commit is durable.
    */
-  async nack(
-    items: readonly { receiptHandle: string; reason?: string; retryAfterMs?: number; deadLetter?: true }[],
-  ): Promise<SettleFailure[]> {
-    this.#assertOpen();
-    const failures = this.#push.settle(items, 'nack');
-    await this.#store.durable();
-    return failures;
+  async nack(items: readonly SettleItem[]): Promise<SettleFailure[]> {
+    return this.#settleDurably(items, 'nack');
   }
 
   /** Hand push deliveries back unprocessed (C2). */
   async release(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
-    this.#assertOpen();
-    const failures = this.#push.settle(
+    return this.#settleDurably(
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
       'release',
     );
-    await this.#store.durable();
-    return failures;
   }
 
   /** A session ended: its push subscriptions stop and their deliveries are released (C2). */
   endSubscriptions(subscriptionIds: readonly number[]): void {
-    if (!this.#closed) this.#push.endSubscriptions(subscriptionIds);
+    if (this.#closed) return;
+    this.#push.endSubscriptions(subscriptionIds);
+    this.#broadcast.endSubscriptions(subscriptionIds);
+  }
+
+  async #settleDurably(items: readonly SettleItem[], outcome: 'nack' | 'release'): Promise<SettleFailure[]> {
+    this.#assertOpen();
+    const failures = await settleSplit(
+      items,
+      (broadcast) => this.#broadcast.settle(broadcast, outcome),
+      async (clustering) => this.#push.settle(clustering, outcome),
+    );
+    await this.#store.durable();
+    return failures;
   }
 
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
@@ -257,19 +290,19 @@ export class BrokerEngine {
   }
 
   putGroup(name: string, input: GroupConfigInput): GroupView {
-    return describeGroup(this.#groups.put(name, input), this.#topics);
+    return this.#describe(this.#groups.put(name, input));
   }
 
   /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */
   describeGroup(name: string): GroupView | undefined {
     const group = this.#groups.get(name);
-    return group && describeGroup(group, this.#topics);
+    return group && this.#describe(group);
   }
 
   /** Up to `limit` groups named after `afterName`, by name, from memory. */
   listGroups(afterName: string | undefined, limit: number): NamePage<GroupView> {
     const page = pageByName(this.#groups.list(), afterName, limit);
-    return { items: page.items.map((group) => describeGroup(group, this.#topics)), lastName: page.lastName };
+    return { items: page.items.map((group) => this.#describe(group)), lastName: page.lastName };
   }
 
   /**
@@ -285,6 +318,7 @@ export class BrokerEngine {
       groups: this.#groups,
       records: this.#records,
       clock: this.#clock,
+      broadcastInstances: (group) => this.#broadcast.instancesOf(group),
     });
   }
 
@@ -292,6 +326,7 @@ export class BrokerEngine {
   drain(): void {
     this.#simple.close();
     this.#push.close();
+    this.#broadcast.close();
   }
 
   /** D2: a page of the group's DLQ. @throws BrokerError NOT_FOUND for an unknown group. */
@@ -315,6 +350,7 @@ export class BrokerEngine {
     this.#deadLetters.close();
     this.#simple.close();
     this.#push.close();
+    this.#broadcast.close();
     this.#pushLeases.stop();
     this.#scheduler.stop();
     await this.#scheduler.whenIdle();
@@ -338,7 +374,7 @@ export class BrokerEngine {
       const topics = [...this.#appendedTopics];
       this.#appendedTopics.clear();
       for (const group of this.#groups.list()) {
-        if (topics.some((name) => group.cursors.has(name))) group.wake();
+        if (topics.some((name) => this.#backlog.reads(group, name))) group.wake();
       }
     });
   }
@@ -348,37 +384,7 @@ export class BrokerEngine {
     this.#scheduler.add(group.name, message.deliverAt, message.topic, message.offset, { kind: 'delayDue' });
   }
 
-  /** R4: refuse sends to a topic whose largest group backlog has reached its limit. */
-  #throttle(topic: string): BrokerError | undefined {
-    const limit = this.#topics.get(topic)?.record.config.maxBacklogMessages;
-    if (limit === undefined) return undefined;
-    for (const group of this.#groups.list()) {
-      if (!group.cursors.has(topic)) continue;
-      const backlog = this.#backlogOf(group);
-      if (backlog >= limit) {
-        return BrokerError.of(
-          'TOO_MANY_REQUESTS',
-          `group "${group.name}" has ${backlog} unconsumed messages; the limit of "${topic}" is ${limit}`,
-          {
-            topic,
-            group: group.name,
-            limit,
-          },
-        );
-      }
-    }
-    return undefined;
-  }
-
-  /** R4's backlog: everything not yet committed or dead-lettered. */
-  #backlogOf(group: GroupRuntime): number {
-    const { ready, inflight, waitingRetry } = groupStatsOf(group, this.#topics);
-    return ready + inflight + waitingRetry;
-  }
-
-  *#groupGauges() {
-    for (const group of this.#groups.list()) {
-      yield { group: group.name, inflight: group.inflight, backlog: this.#backlogOf(group) };
-    }
+  #describe(group: GroupRuntime): GroupView {
+    return describeGroup(group, this.#topics, this.#broadcast.instancesOf(group.name));
   }
 }

@@ -20,6 +20,7 @@ export class BrokerMetrics {
   readonly #retried: Counter<'group'>;
   readonly #deadLettered: Counter<'group'>;
   readonly #released: Counter<'group'>;
+  readonly #broadcastFailures: Counter<'group'>;
   readonly #rejected: Counter<'code'>;
   readonly #sendLatency: Histogram;
 
@@ -61,6 +62,12 @@ export class BrokerMetrics {
     this.#released = new Counter({
       name: 'ricochet_messages_released_total',
       help: 'Deliveries handed back unprocessed (not failures, C2)',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#broadcastFailures = new Counter({
+      name: 'ricochet_broadcast_failures_total',
+      help: 'Broadcast deliveries that failed or timed out: recorded, never retried (B1)',
       labelNames: ['group'],
       registers,
     });
@@ -115,6 +122,9 @@ export class BrokerMetrics {
   }
   released(group: string, count = 1): void {
     this.#released.inc({ group }, count);
+  }
+  broadcastFailed(group: string): void {
+    this.#broadcastFailures.inc({ group });
   }
   rejected(code: number): void {
     this.#rejected.inc({ code: String(code) });

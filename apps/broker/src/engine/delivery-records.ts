@@ -1,6 +1,7 @@
 import type { BrokerStore } from '../store/broker-store.js';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import { RestartHorizon } from './restart-horizon.js';
 import type { TimerHandle, TimerService } from './timer-service.js';
 
 /** How long a delivery state may live in memory only before it is written. */
@@ -39,18 +40,14 @@ export class DeliveryRecords {
   readonly #timers: TimerService;
   readonly #buffered = new Map<string, Buffered>();
   readonly #dirtyCursors = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
-  /** Per topic, its last offset when this process started: the stored cursors may lag up to it. */
-  readonly #restartHorizon = new Map<string, number>();
+  readonly #restartHorizon: RestartHorizon;
   #timer: TimerHandle | undefined;
 
   constructor(store: BrokerStore, groups: GroupRegistry, timers: TimerService) {
     this.#store = store;
     this.#groups = groups;
     this.#timers = timers;
-    for (const { name } of store.listTopics()) {
-      const lastOffset = store.lastOffset(name);
-      if (lastOffset !== undefined) this.#restartHorizon.set(name, lastOffset);
-    }
+    this.#restartHorizon = new RestartHorizon(store);
   }
 
   /**
@@ -59,8 +56,7 @@ export class DeliveryRecords {
    * so the scan's hot path pays nothing; older ones cost a record read and a history read, once.
    */
   takenBeforeRestart(group: string, message: StoredMessage): boolean {
-    const horizon = this.#restartHorizon.get(message.topic);
-    if (horizon === undefined || message.offset > horizon) return false;
+    if (!this.#restartHorizon.covers(message)) return false;
     const { topic, offset } = message;
     if (this.get({ group, topic, offset })) return true;
     return this.#store
@@ -68,6 +64,7 @@ export class DeliveryRecords {
       .some(
         (entry) =>
           entry.group === group &&
+          entry.instance === undefined &&
           entry.topic === topic &&
           entry.offset === offset &&
           (entry.result === 'committed' || entry.result === 'deadLettered'),

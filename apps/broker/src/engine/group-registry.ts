@@ -68,7 +68,11 @@ export class GroupRegistry {
 
   /** Load groups, their cursors and their durable counters. */
   load(): void {
-    for (const record of this.#store.listGroups()) this.#groups.set(record.name, new GroupRuntime(record));
+    for (const record of this.#store.listGroups()) {
+      // Configs stored by an older broker lack newer fields: they take their defaults.
+      const config = resolveGroupConfig(record.config);
+      this.#groups.set(record.name, new GroupRuntime({ ...record, config }));
+    }
     for (const cursor of this.#store.listCursors())
       this.#groups.get(cursor.group)?.cursors.set(cursor.topic, cursor.nextOffset);
     for (const counters of this.#store.listGroupCounters()) {

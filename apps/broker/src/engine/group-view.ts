@@ -1,4 +1,5 @@
 import type { GroupConfig } from '@ricochet/core';
+import type { BroadcastInstance } from './broadcast-instance.js';
 import type { GroupRuntime } from './group-registry.js';
 import type { TopicRegistry } from './topic-registry.js';
 
@@ -20,10 +21,20 @@ export interface GroupView {
   readonly stats: GroupStats;
 }
 
-/** A group's stats, derived from its runtime counters and its topics' offsets. */
-export function groupStatsOf(group: GroupRuntime, topics: TopicRegistry): GroupStats {
+/**
+ * A group's stats, derived from its runtime counters and its topics' offsets. A broadcasting
+ * group's `ready` adds up what each of its instances has still to be delivered (B1).
+ */
+export function groupStatsOf(
+  group: GroupRuntime,
+  topics: TopicRegistry,
+  instances: readonly BroadcastInstance[] = [],
+): GroupStats {
+  let instancesReady = 0;
+  for (const instance of instances)
+    instancesReady += instance.backlog((name) => topics.get(name)?.nextOffset);
   return {
-    ready: group.undispatched((name) => topics.get(name)) + group.readyQueue.size,
+    ready: group.undispatched((name) => topics.get(name)) + group.readyQueue.size + instancesReady,
     inflight: group.inflight,
     waitingRetry: group.waitingRetry,
     dlq: group.deadLettered - group.redriven,
@@ -35,6 +46,10 @@ export function groupStatsOf(group: GroupRuntime, topics: TopicRegistry): GroupS
  * Describe a group: the one builder behind the PUT and GET of a group and the listing, so they
  * cannot drift apart.
  */
-export function describeGroup(group: GroupRuntime, topics: TopicRegistry): GroupView {
-  return { name: group.name, config: group.config, stats: groupStatsOf(group, topics) };
+export function describeGroup(
+  group: GroupRuntime,
+  topics: TopicRegistry,
+  instances: readonly BroadcastInstance[] = [],
+): GroupView {
+  return { name: group.name, config: group.config, stats: groupStatsOf(group, topics, instances) };
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { HistoryRecord, StoredMessage } from '../store/records.js';
+import { type BroadcastInstance, heldKey } from './broadcast-instance.js';
 import type { DeliveryRecords } from './delivery-records.js';
 import type { GroupRegistry } from './group-registry.js';
 import type { TopicRegistry } from './topic-registry.js';
@@ -8,7 +9,18 @@ import type { TopicRegistry } from './topic-registry.js';
 /** Where a message stands for one group, for `GET /v1/messages/:messageId`. */
 export interface MessageGroupView {
   readonly group: string;
-  readonly state: 'pending' | 'ready' | 'inflight' | 'waitingRetry' | 'committed' | 'dlq' | 'skipped';
+  /** Broadcasting groups (B1): the instance this entry is for; such a group has one entry per instance. */
+  readonly instance?: string;
+  readonly state:
+    | 'pending'
+    | 'ready'
+    | 'inflight'
+    | 'waitingRetry'
+    | 'committed'
+    | 'dlq'
+    | 'skipped'
+    /** A broadcast instance's delivery failed or timed out; it is not retried (B1). */
+    | 'failed';
   readonly deliveryAttempt?: number;
   readonly history: readonly HistoryRecord[];
 }
@@ -25,6 +37,8 @@ export interface MessageViewDeps {
   readonly groups: GroupRegistry;
   readonly records: DeliveryRecords;
   readonly clock: Clock;
+  /** The instances of a broadcasting group. */
+  readonly broadcastInstances: (group: string) => readonly BroadcastInstance[];
 }
 
 /**
@@ -38,9 +52,18 @@ export function describeMessage(messageId: string, deps: MessageViewDeps): Messa
   const history = deps.store.readHistory(messageId);
   const groups: MessageGroupView[] = [];
   for (const group of deps.groups.list()) {
+    if (group.config.consumeMode === 'broadcasting') {
+      for (const instance of deps.broadcastInstances(group.name)) {
+        const view = instanceView(instance, message, history, deps.clock.now());
+        if (view) groups.push(view);
+      }
+      continue;
+    }
     const cursor = group.cursors.get(message.topic);
     if (cursor === undefined) continue;
-    const own = history.filter((entry) => entry.group === group.name && entry.topic === message.topic);
+    const own = history.filter(
+      (entry) => entry.group === group.name && entry.instance === undefined && entry.topic === message.topic,
+    );
     const record = deps.records.get({
       group: group.name,
       topic: message.topic,
@@ -64,4 +87,32 @@ export function describeMessage(messageId: string, deps: MessageViewDeps): Messa
     });
   }
   return { message, groups };
+}
+
+/** Where a message stands for one instance of a broadcasting group (B1), if it reads the topic. */
+function instanceView(
+  instance: BroadcastInstance,
+  message: StoredMessage,
+  history: readonly HistoryRecord[],
+  nowMs: number,
+): MessageGroupView | undefined {
+  const cursor = instance.cursors.get(message.topic);
+  if (cursor === undefined) return undefined;
+  const own = history.filter(
+    (entry) =>
+      entry.group === instance.group.name &&
+      entry.instance === instance.clientId &&
+      entry.topic === message.topic,
+  );
+  const held = instance.held.get(heldKey(message.topic, message.offset));
+  const last = own.at(-1)?.result;
+  let state: MessageGroupView['state'];
+  if (held) state = held.state.state === 'inflight' ? 'inflight' : 'ready';
+  else if (message.offset >= cursor) state = 'pending';
+  else if (instance.delayed.some(({ topic, offset }) => topic === message.topic && offset === message.offset))
+    state = 'pending';
+  else if (last === 'committed') state = 'committed';
+  else if (last === 'failed' || last === 'timedOut') state = 'failed';
+  else state = message.deliverAt !== undefined && message.deliverAt > nowMs ? 'pending' : 'skipped';
+  return { group: instance.group.name, instance: instance.clientId, state, history: own };
 }

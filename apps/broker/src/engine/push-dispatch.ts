@@ -7,6 +7,17 @@ import { decodeReceiptHandle } from './receipt-handle.js';
 import type { SettleFailure } from './simple-consumption.js';
 import { parseSubscriptions } from './subscriptions.js';
 
+/** One delivery to settle, as `ack`, `nack` and `release` name it. */
+export interface SettleItem {
+  readonly receiptHandle: string;
+  /** `nack`: why processing failed. */
+  readonly reason?: string;
+  /** `nack`: the delay before the next delivery, instead of the group's policy. */
+  readonly retryAfterMs?: number;
+  /** `nack`: to the group's DLQ now, whatever attempts remain (D3). */
+  readonly deadLetter?: true;
+}
+
 /** Where a subscription's deliveries go: the session that subscribed. */
 export type DeliverySink = (subscriptionId: number, messages: DeliveredMessage[]) => void;
 
@@ -31,7 +42,6 @@ interface PushSubscription {
 }
 
 export interface SubscribeRequest {
-  readonly group: string;
   readonly subscriptions: Readonly<Record<string, string>>;
   readonly maxCachedMessages: number;
   readonly consumerId: string;
@@ -43,6 +53,8 @@ export interface PushDispatchDeps {
   readonly readySource: ReadySource;
   readonly lifecycle: DeliveryLifecycle;
   readonly pushLeases: PushLeaseTable;
+  /** Subscription ids are shared with broadcast subscriptions, so a session's ids never clash. */
+  readonly nextSubscriptionId: () => number;
 }
 
 /**
@@ -58,29 +70,18 @@ export class PushDispatch {
   readonly #queued = new Set<GroupRuntime>();
   /** Per group, which member the next pass starts with, so no instance is always served first. */
   readonly #rotation = new WeakMap<GroupRuntime, number>();
-  #nextId = 1;
   #closed = false;
 
   constructor(deps: PushDispatchDeps) {
     this.#deps = deps;
   }
 
-  /** Start a push subscription; deliveries begin at once, up to `maxCachedMessages`. */
-  subscribe(request: SubscribeRequest): number {
-    const group = this.#deps.groups.require(request.group);
-    if (group.config.consumeMode === 'broadcasting') {
-      throw BrokerError.of(
-        'BAD_REQUEST',
-        `group "${group.name}" is broadcasting; this broker serves clustering groups only`,
-        {
-          group: group.name,
-        },
-      );
-    }
+  /** Start a push subscription of a clustering group; deliveries begin at once, up to `maxCachedMessages`. */
+  subscribe(group: GroupRuntime, request: SubscribeRequest): number {
     const subscriptions = parseSubscriptions(request.subscriptions);
     for (const topic of subscriptions.keys()) this.#deps.readySource.ensureCursor(group, topic);
     const subscription: PushSubscription = {
-      id: this.#nextId++,
+      id: this.#deps.nextSubscriptionId(),
       group,
       subscriptions,
       consumerId: request.consumerId,
@@ -131,15 +132,7 @@ export class PushDispatch {
    * Settle deliveries: ack, nack (fail, or dead-letter now — push or simple, D3) or release, one
    * outcome per handle.
    */
-  settle(
-    items: readonly {
-      readonly receiptHandle: string;
-      readonly reason?: string;
-      readonly retryAfterMs?: number;
-      readonly deadLetter?: true;
-    }[],
-    outcome: 'ack' | 'nack' | 'release',
-  ): SettleFailure[] {
+  settle(items: readonly SettleItem[], outcome: 'ack' | 'nack' | 'release'): SettleFailure[] {
     const failures: SettleFailure[] = [];
     for (const [index, item] of items.entries()) {
       const handle = decodeReceiptHandle(item.receiptHandle);

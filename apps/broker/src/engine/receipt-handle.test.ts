@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeReceiptHandle, encodeReceiptHandle } from './receipt-handle.js';
+import {
+  decodeBroadcastReceiptHandle,
+  decodeReceiptHandle,
+  encodeBroadcastReceiptHandle,
+  encodeReceiptHandle,
+  isBroadcastReceiptHandle,
+} from './receipt-handle.js';
 
 describe('receipt handles', () => {
   it('round-trip, DLQ topics included', () => {
@@ -24,5 +30,26 @@ describe('receipt handles', () => {
     '1~g~t~0~1.5',
   ])('rejects %j', (text) => {
     expect(decodeReceiptHandle(text)).toBeUndefined();
+  });
+});
+
+describe('broadcast receipt handles (B1)', () => {
+  it('round-trip any clientId, separators and non-ASCII text included, and never pass as a plain handle', () => {
+    for (const clientId of ['worker-1', 'host~7/pid 42', 'zürich-αβ']) {
+      const handle = { group: 'audit', clientId, topic: 'orders', offset: 7, lease: 3 };
+      const text = encodeBroadcastReceiptHandle(handle);
+      expect(isBroadcastReceiptHandle(text)).toBe(true);
+      expect(decodeBroadcastReceiptHandle(text)).toEqual(handle);
+      expect(decodeReceiptHandle(text)).toBeUndefined();
+    }
+  });
+
+  it.each([
+    'B~audit~~orders~7~3',
+    'B~audit~d29ya2VyLTE~orders~7',
+    'B~audit~!!~orders~7~3',
+    '1~audit~orders~7~3',
+  ])('refuses %s', (text) => {
+    expect(decodeBroadcastReceiptHandle(text)).toBeUndefined();
   });
 });

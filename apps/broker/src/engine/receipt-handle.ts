@@ -36,3 +36,38 @@ function parseWholeNumber(text: string): number | undefined {
   const value = Number(text);
   return Number.isSafeInteger(value) ? value : undefined;
 }
+
+/** What a broadcast receipt handle names: one lease of one message for one instance of a group (B1). */
+export interface BroadcastReceiptHandle extends ReceiptHandle {
+  readonly clientId: string;
+}
+
+const BROADCAST_VERSION = 'B';
+
+/**
+ * A broadcast lease as clients hold it. The instance's `clientId` is free text, so it travels
+ * base64url-encoded: it cannot contain the separator then.
+ */
+export function encodeBroadcastReceiptHandle(handle: BroadcastReceiptHandle): string {
+  const clientId = Buffer.from(handle.clientId, 'utf8').toString('base64url');
+  return [BROADCAST_VERSION, handle.group, clientId, handle.topic, handle.offset, handle.lease].join(
+    SEPARATOR,
+  );
+}
+
+/** Whether `text` claims to be a broadcast receipt handle (decode it to know whether it is one). */
+export function isBroadcastReceiptHandle(text: string): boolean {
+  return text.startsWith(`${BROADCAST_VERSION}${SEPARATOR}`);
+}
+
+/** Decode a broadcast receipt handle, or `undefined` when it is not one this broker issued. */
+export function decodeBroadcastReceiptHandle(text: string): BroadcastReceiptHandle | undefined {
+  const parts = text.split(SEPARATOR);
+  if (parts.length !== 6 || parts[0] !== BROADCAST_VERSION) return undefined;
+  const [, group = '', encodedClientId = '', topic = '', offsetText = '', leaseText = ''] = parts;
+  const clientId = Buffer.from(encodedClientId, 'base64url').toString('utf8');
+  if (clientId === '' || Buffer.from(clientId, 'utf8').toString('base64url') !== encodedClientId)
+    return undefined;
+  const rest = decodeReceiptHandle([VERSION, group, topic, offsetText, leaseText].join(SEPARATOR));
+  return rest && { ...rest, clientId };
+}

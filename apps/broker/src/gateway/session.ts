@@ -35,6 +35,8 @@ export class Session {
   readonly #socket: WebSocket;
   readonly #options: SessionOptions;
   #clientId: string;
+  /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
+  #ownClientId: string | undefined;
   #phase: 'awaitingHello' | 'open' | 'closed' = 'awaitingHello';
   readonly #helloTimer: NodeJS.Timeout;
   /** Aborted when the session ends: long polls answer at once, nothing is sent afterwards. */
@@ -150,6 +152,7 @@ export class Session {
       return;
     }
     if (frame.clientId !== undefined) this.#clientId = frame.clientId;
+    this.#ownClientId = frame.clientId;
     this.#phase = 'open';
     this.#send({
       type: 'welcome',
@@ -224,6 +227,7 @@ export class Session {
           subscriptions: frame.subscriptions,
           maxCachedMessages: frame.maxCachedMessages,
           consumerId: this.#clientId,
+          clientId: this.#ownClientId,
           sink: (id, messages) => this.#send({ type: 'deliver', subscriptionId: id, messages }),
         });
         this.#subscriptionIds.add(subscriptionId);

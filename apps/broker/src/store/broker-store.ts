@@ -1,4 +1,5 @@
 import type {
+  BroadcastInstanceRecord,
   CursorRecord,
   DeliveryAddress,
   DeliveryRecord,
@@ -32,6 +33,9 @@ export interface BrokerStore {
   putCursor(record: CursorRecord): Promise<void>;
   listGroupCounters(): GroupCounters[];
   putGroupCounters(record: GroupCounters): Promise<void>;
+  listBroadcastInstances(): BroadcastInstanceRecord[];
+  putBroadcastInstance(record: BroadcastInstanceRecord): Promise<void>;
+  deleteBroadcastInstance(group: string, clientId: string): Promise<void>;
 
   /** The highest offset stored in a topic, or `undefined` for an empty topic. */
   lastOffset(topic: string): number | undefined;
@@ -68,7 +72,10 @@ export interface BrokerStore {
   /** How many entries a group has scheduled (a range count; for stats, not hot paths). */
   countSchedule(group: string): number;
 
-  /** Record how one delivery ended. A delivery is identified by its lease number, unique per group. */
+  /**
+   * Record how one delivery ended. A delivery is identified by its lease number, unique per group
+   * (per instance, in a broadcasting group).
+   */
   appendHistory(messageId: string, record: HistoryRecord & { readonly lease: number }): Promise<void>;
   /** Every recorded delivery of a message, grouped by group, in delivery order. */
   readHistory(messageId: string): HistoryRecord[];

@@ -4,6 +4,7 @@ import type { FlushPolicy } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
 import { PendingOverlay } from './pending-overlay.js';
 import type {
+  BroadcastInstanceRecord,
   CursorRecord,
   DeliveryAddress,
   DeliveryRecord,
@@ -44,11 +45,15 @@ const LAYOUT_VERSION = 1;
  * | groups     | group                            | GroupRecord     |
  * | cursors    | [group, topic]                   | CursorRecord    |
  * | counters   | group                            | GroupCounters   |
+ * | broadcastInstances | [group, clientId]        | BroadcastInstanceRecord |
  * | messages   | [topic, offset]                  | StoredMessage   |
  * | messageIds | messageId                        | MessageLocation |
  * | deliveries | [group, topic, offset]           | DeliveryRecord  |
  * | schedule   | [group, dueAtMs, topic, offset]  | ScheduleEntry   |
  * | history    | [messageId, group, lease]        | HistoryRecord   |
+ *
+ * A broadcasting group's history entries are keyed per instance: `group` in the key is then
+ * `<group>\u0000<clientId>`, which no group name can be.
  */
 export function openLmdbStore(options: LmdbStoreOptions): BrokerStore {
   mkdirSync(options.path, { recursive: true });
@@ -62,6 +67,7 @@ class LmdbStore implements BrokerStore {
   readonly #groups: Database<GroupRecord, string>;
   readonly #cursors: Database<CursorRecord, [string, string]>;
   readonly #counters: Database<GroupCounters, string>;
+  readonly #broadcastInstances: Database<BroadcastInstanceRecord, [string, string]>;
   readonly #messages: Database<StoredMessage, [string, number]>;
   readonly #messageIds: Database<MessageLocation, string>;
   readonly #deliveries: Database<DeliveryRecord, [string, string, number]>;
@@ -95,6 +101,7 @@ class LmdbStore implements BrokerStore {
     this.#groups = db('groups');
     this.#cursors = db('cursors');
     this.#counters = db('counters');
+    this.#broadcastInstances = db('broadcastInstances');
     this.#messages = structured('messages');
     this.#messageIds = structured('messageIds');
     this.#deliveries = structured('deliveries');
@@ -159,6 +166,16 @@ class LmdbStore implements BrokerStore {
   }
   putGroupCounters(record: GroupCounters): Promise<void> {
     return this.#track(this.#counters.put(record.group, record));
+  }
+
+  listBroadcastInstances(): BroadcastInstanceRecord[] {
+    return [...this.#broadcastInstances.getRange({})].map(({ value }) => value);
+  }
+  putBroadcastInstance(record: BroadcastInstanceRecord): Promise<void> {
+    return this.#track(this.#broadcastInstances.put([record.group, record.clientId], record));
+  }
+  deleteBroadcastInstance(group: string, clientId: string): Promise<void> {
+    return this.#track(this.#broadcastInstances.remove([group, clientId]));
   }
 
   lastOffset(topic: string): number | undefined {
@@ -288,7 +305,8 @@ class LmdbStore implements BrokerStore {
 
   appendHistory(messageId: string, record: HistoryRecord & { readonly lease: number }): Promise<void> {
     const { lease, ...history } = record;
-    return this.#track(this.#history.put([messageId, record.group, lease], history));
+    const scope = record.instance === undefined ? record.group : `${record.group}\u0000${record.instance}`;
+    return this.#track(this.#history.put([messageId, scope, lease], history));
   }
   readHistory(messageId: string): HistoryRecord[] {
     const records: HistoryRecord[] = [];

@@ -60,6 +60,19 @@ export interface CursorRecord {
   readonly nextOffset: number;
 }
 
+/**
+ * An instance of a broadcasting group (B1), named by its consumer's `clientId`: where it stands in
+ * each topic, and when it was last seen, so that one unseen for `broadcastInstanceTtlMs` is forgotten.
+ */
+export interface BroadcastInstanceRecord {
+  readonly group: string;
+  readonly clientId: string;
+  /** Per topic, the offset below which this instance has consumed (or passed over) every message. */
+  readonly positions: Readonly<Record<string, number>>;
+  /** When a subscription of the instance last started or ended, by the broker's clock. */
+  readonly lastSeenAt: number;
+}
+
 /** Counters of a group that must survive restarts. */
 export interface GroupCounters {
   readonly group: string;
@@ -111,6 +124,8 @@ export type ScheduleEntry =
 /** The outcome of one delivery, for `GET /v1/messages/:messageId`. */
 export interface HistoryRecord {
   readonly group: string;
+  /** Broadcasting groups (B1): the instance (`clientId`) this delivery was for. */
+  readonly instance?: string;
   readonly topic: string;
   readonly offset: number;
   readonly deliveryAttempt: number;

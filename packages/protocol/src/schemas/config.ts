@@ -7,6 +7,9 @@ export const MAX_MAX_RETRIES = 1_000;
 /** The longest consumption timeout a group may have: 24 h. */
 export const MAX_CONSUMPTION_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
 
+/** The longest a broadcasting group may remember an instance it no longer sees: 365 days. */
+export const MAX_BROADCAST_INSTANCE_TTL_MS = 365 * 24 * 60 * 60 * 1_000;
+
 /**
  * A retry policy (DESIGN.md §2). zod checks the shape; `@ricochet/core`'s validator checks the
  * values, so the bounds and their messages exist once. Its type equals core's `RetryPolicy`.
@@ -39,6 +42,7 @@ const groupConfigShape = {
   consumeMode: z.enum(['clustering', 'broadcasting']),
   consumptionTimeoutMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
   startFrom: z.enum(['latest', 'earliest']),
+  broadcastInstanceTtlMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS),
 };
 
 /** A complete group config, as the broker reports it. */
@@ -53,6 +57,7 @@ export const groupConfigInputSchema = z
     consumeMode: groupConfigShape.consumeMode.exactOptional(),
     consumptionTimeoutMs: groupConfigShape.consumptionTimeoutMs.exactOptional(),
     startFrom: groupConfigShape.startFrom.exactOptional(),
+    broadcastInstanceTtlMs: groupConfigShape.broadcastInstanceTtlMs.exactOptional(),
   })
   .strict()
   .readonly();

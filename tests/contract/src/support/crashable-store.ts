@@ -6,6 +6,8 @@ const WRITE_METHODS: ReadonlySet<string> = new Set([
   'putGroup',
   'putCursor',
   'putGroupCounters',
+  'putBroadcastInstance',
+  'deleteBroadcastInstance',
   'appendMessage',
   'putMessageLocation',
   'putDelivery',

@@ -1,0 +1,67 @@
+import { BrokerError } from '@ricochet/protocol';
+import type { BroadcastInstance } from './broadcast-instance.js';
+import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import { groupStatsOf } from './group-view.js';
+import type { TopicRegistry } from './topic-registry.js';
+
+export interface GroupBacklogDeps {
+  readonly topics: TopicRegistry;
+  readonly groups: GroupRegistry;
+  /** The instances of a broadcasting group (B1). */
+  readonly broadcastInstances: (group: string) => readonly BroadcastInstance[];
+}
+
+/** What each group has left to consume, for throttling (R4), wake-ups and the backlog gauge. */
+export class GroupBacklog {
+  readonly #deps: GroupBacklogDeps;
+
+  constructor(deps: GroupBacklogDeps) {
+    this.#deps = deps;
+  }
+
+  /** R4: the error to refuse a send to `topic` with, when a group reading it is at its limit. */
+  throttle(topic: string): BrokerError | undefined {
+    const limit = this.#deps.topics.get(topic)?.record.config.maxBacklogMessages;
+    if (limit === undefined) return undefined;
+    for (const group of this.#deps.groups.list()) {
+      if (!this.reads(group, topic)) continue;
+      const backlog = this.of(group);
+      if (backlog >= limit) {
+        return BrokerError.of(
+          'TOO_MANY_REQUESTS',
+          `group "${group.name}" has ${backlog} unconsumed messages; the limit of "${topic}" is ${limit}`,
+          { topic, group: group.name, limit },
+        );
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * R4's backlog: everything not yet committed or dead-lettered. A broadcasting group's is that of
+   * its furthest-behind instance: each instance consumes every message (B1).
+   */
+  of(group: GroupRuntime): number {
+    if (group.config.consumeMode === 'broadcasting') {
+      const nextOffsetOf = (topic: string) => this.#deps.topics.get(topic)?.nextOffset;
+      const instances = this.#deps.broadcastInstances(group.name);
+      return Math.max(0, ...instances.map((instance) => instance.backlog(nextOffsetOf) + instance.inflight));
+    }
+    const { ready, inflight, waitingRetry } = groupStatsOf(group, this.#deps.topics);
+    return ready + inflight + waitingRetry;
+  }
+
+  /** Whether a group reads a topic: it has a cursor there, or one of its broadcast instances has. */
+  reads(group: GroupRuntime, topic: string): boolean {
+    if (group.cursors.has(topic)) return true;
+    if (group.config.consumeMode !== 'broadcasting') return false;
+    return this.#deps.broadcastInstances(group.name).some((instance) => instance.cursors.has(topic));
+  }
+
+  /** Per group, its inflight count and backlog, for the gauges. */
+  *gauges() {
+    for (const group of this.#deps.groups.list()) {
+      yield { group: group.name, inflight: group.inflight, backlog: this.of(group) };
+    }
+  }
+}
