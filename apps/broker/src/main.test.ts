@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SOURCE_DIR = dirname(fileURLToPath(import.meta.url));
+/**
+ * Each test starts Node with a TypeScript loader: about a second on an idle machine, several on a
+ * busy CI one. Its own budget, far above either, so only a hang fails it.
+ */
+const CLI_BUDGET_MS = 30_000;
 const MAIN = join(SOURCE_DIR, 'main.ts');
 
 /** Run the CLI from source (tsx), as `ricochet-broker` would run from dist. */
@@ -33,31 +38,39 @@ function collect(stream: NodeJS.ReadableStream): { text: () => string; line: Pro
 }
 
 describe('ricochet-broker CLI', () => {
-  it('prints one line with its URL, serves, and drains to exit 0 on SIGTERM', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-cli-'));
-    const child = startCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir]);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    try {
-      const stdout = collect(child.stdout);
-      const line = await stdout.line;
-      const url = /listening on (ws:\/\/127\.0\.0\.1:(\d+))/.exec(line);
-      expect(url, line).not.toBeNull();
-      const health = await fetch(`http://127.0.0.1:${url?.[2]}/healthz`);
-      expect(await health.json()).toEqual({ status: 'ok' });
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      expect(stdout.text().trim().split('\n')).toHaveLength(1);
-    } finally {
-      child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'prints one line with its URL, serves, and drains to exit 0 on SIGTERM',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-cli-'));
+      const child = startCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir]);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      try {
+        const stdout = collect(child.stdout);
+        const line = await stdout.line;
+        const url = /listening on (ws:\/\/127\.0\.0\.1:(\d+))/.exec(line);
+        expect(url, line).not.toBeNull();
+        const health = await fetch(`http://127.0.0.1:${url?.[2]}/healthz`);
+        expect(await health.json()).toEqual({ status: 'ok' });
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        expect(stdout.text().trim().split('\n')).toHaveLength(1);
+      } finally {
+        child.kill('SIGKILL');
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    CLI_BUDGET_MS,
+  );
 
-  it('exits non-zero naming a bad flag', async () => {
-    const child = startCli(['--port', 'eighty']);
-    const stderr = collect(child.stderr);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(2);
-    expect(stderr.text()).toContain('--port');
-  });
+  it(
+    'exits non-zero naming a bad flag',
+    async () => {
+      const child = startCli(['--port', 'eighty']);
+      const stderr = collect(child.stderr);
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(2);
+      expect(stderr.text()).toContain('--port');
+    },
+    CLI_BUDGET_MS,
+  );
 });
