@@ -41,16 +41,17 @@ const producer = new Producer({ endpoint });
 try {
   // Subscribe before sending: a new group starts at the topic's end (startFrom: 'latest').
   await consumer.start({ signal: deadline });
-  // One message at a time, each after the last one is stored: the order sent is the order stored.
-  for (const [messageGroup, body] of [
+  // Sent in one go: sends made together travel in one frame and are stored in the order made.
+  const entries = [
     ['acct-A', 'A1'],
     ['acct-A', 'A2'],
     ['acct-B', 'B1'],
     ['acct-A', 'A3'],
     ['acct-B', 'B2'],
-  ]) {
-    await producer.send({ topic: 'ledger', messageGroup, body });
-  }
+  ];
+  await Promise.all(
+    entries.map(([messageGroup, body]) => producer.send({ topic: 'ledger', messageGroup, body })),
+  );
   await done;
   console.log(`processed in this order: ${processed.join(' ')}`);
 } finally {

@@ -31,6 +31,15 @@ const ID = '([0-9a-f]{32})';
  * line captured. A new example needs its entry here.
  */
 const EXPECTED_OUTPUT: Readonly<Record<string, readonly string[]>> = {
+  'broadcast.mjs': [
+    // The two instances are served independently: their lines interleave in any order.
+    String.raw`cache-(?:eu|us) got SKU-[12] = \d+\.\d+ \(delivery 1\)`,
+    String.raw`cache-(?:eu|us) got SKU-[12] = \d+\.\d+ \(delivery 1\)`,
+    String.raw`cache-(?:eu|us) got SKU-[12] = \d+\.\d+ \(delivery 1\)`,
+    String.raw`cache-(?:eu|us) got SKU-[12] = \d+\.\d+ \(delivery 1\)`,
+    'cache-eu: SKU-1 = 9.99, SKU-2 = 24.50',
+    'cache-us: SKU-1 = 9.99, SKU-2 = 24.50',
+  ],
   'dead-letter-queue.mjs': [
     'delivery 1: the warehouse is down, FAILURE',
     'delivery 2: the warehouse is down, FAILURE',
