@@ -203,14 +203,10 @@ export class BrokerEngine {
 
   /** Commit deliveries (S3), of any group; answer after the commit is durable. */
   async ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
-    this.#assertOpen();
-    const failures = await settleSplit(
+    return this.#settleDurably(
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
-      (items) => this.#broadcast.settle(items, 'ack'),
-      (items) => this.#simple.ack(items.map(({ receiptHandle }) => receiptHandle)),
+      'ack',
     );
-    await this.#store.durable();
-    return failures;
   }
 
   changeInvisibleDuration(receiptHandle: string, invisibleDurationMs: number) {
@@ -259,12 +255,19 @@ export class BrokerEngine {
     this.#broadcast.endSubscriptions(subscriptionIds);
   }
 
-  async #settleDurably(items: readonly SettleItem[], outcome: 'nack' | 'release'): Promise<SettleFailure[]> {
+  /** Settle a batch — broadcast deliveries and clustering ones alike — and answer once durable. */
+  async #settleDurably(
+    items: readonly SettleItem[],
+    outcome: 'ack' | 'nack' | 'release',
+  ): Promise<SettleFailure[]> {
     this.#assertOpen();
-    const failures = await settleSplit(
+    const failures = settleSplit(
       items,
       (broadcast) => this.#broadcast.settle(broadcast, outcome),
-      async (clustering) => this.#push.settle(clustering, outcome),
+      (clustering) =>
+        outcome === 'ack'
+          ? this.#simple.ack(clustering.map(({ receiptHandle }) => receiptHandle))
+          : this.#push.settle(clustering, outcome),
     );
     await this.#store.durable();
     return failures;

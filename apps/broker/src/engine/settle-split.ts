@@ -5,11 +5,11 @@ import type { SettleFailure } from './simple-consumption.js';
  * Settle a batch whose handles may belong to broadcast instances (B1) and to clustering groups:
  * each part goes to its own settler, and the failures come back indexed into the whole batch.
  */
-export async function settleSplit<TItem extends { readonly receiptHandle: string }>(
+export function settleSplit<TItem extends { readonly receiptHandle: string }>(
   items: readonly TItem[],
   settleBroadcast: (items: readonly TItem[]) => SettleFailure[],
-  settleClustering: (items: readonly TItem[]) => Promise<SettleFailure[]>,
-): Promise<SettleFailure[]> {
+  settleClustering: (items: readonly TItem[]) => SettleFailure[],
+): SettleFailure[] {
   const broadcast: number[] = [];
   const clustering: number[] = [];
   for (const [index, item] of items.entries()) {
@@ -24,6 +24,6 @@ export async function settleSplit<TItem extends { readonly receiptHandle: string
     error: failure.error,
   });
   const failures = settleBroadcast(pick(broadcast)).map(reindex(broadcast));
-  failures.push(...(await settleClustering(pick(clustering))).map(reindex(clustering)));
+  failures.push(...settleClustering(pick(clustering)).map(reindex(clustering)));
   return failures.sort((a, b) => a.index - b.index);
 }

@@ -151,8 +151,8 @@ export class SimpleConsumption {
     return waiters;
   }
 
-  /** Commit leased messages (S3); answer after the commit is durable. */
-  async ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+  /** Commit leased messages (S3) and their groups' counters; the caller awaits durability. */
+  ack(receiptHandles: readonly string[]): SettleFailure[] {
     const failures: SettleFailure[] = [];
     const touched = new Set<GroupRuntime>();
     for (const [index, text] of receiptHandles.entries()) {
@@ -172,7 +172,6 @@ export class SimpleConsumption {
       }
     }
     for (const group of touched) this.#deps.groups.saveCounters(group);
-    await this.#deps.store.durable();
     return failures;
   }
 
