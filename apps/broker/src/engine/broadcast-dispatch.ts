@@ -24,7 +24,11 @@ import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { DeliverySink, SettleItem } from './push-dispatch.js';
 import { type PushLease, PushLeaseTable } from './push-lease-table.js';
 import type { Subscriptions } from './ready-source.js';
-import { decodeBroadcastReceiptHandle, encodeBroadcastReceiptHandle } from './receipt-handle.js';
+import {
+  decodeBroadcastReceiptHandle,
+  encodeBroadcastReceiptHandle,
+  MAX_BROADCAST_CLIENT_ID_BYTES,
+} from './receipt-handle.js';
 import type { SettleFailure } from './simple-consumption.js';
 import { parseSubscriptions } from './subscriptions.js';
 import type { TimerService } from './timer-service.js';
@@ -111,6 +115,13 @@ export class BroadcastDispatch {
       throw BrokerError.of(
         'BAD_REQUEST',
         `group "${group.name}" is broadcasting: the consumer must name itself with a clientId, stable across reconnects`,
+        { group: group.name },
+      );
+    }
+    if (Buffer.byteLength(request.clientId, 'utf8') > MAX_BROADCAST_CLIENT_ID_BYTES) {
+      throw BrokerError.of(
+        'BAD_REQUEST',
+        `a broadcasting consumer's clientId must be at most ${MAX_BROADCAST_CLIENT_ID_BYTES} bytes of UTF-8`,
         { group: group.name },
       );
     }

@@ -44,7 +44,11 @@ export class BroadcastLedger {
   load(): void {
     for (const record of this.#deps.store.listBroadcastInstances()) {
       const group = this.#deps.groups.get(record.group);
-      if (!group) continue;
+      if (!group) {
+        // Its group is gone: nothing can ever read these positions again.
+        void this.#deps.store.deleteBroadcastInstance(record.group, record.clientId);
+        continue;
+      }
       const instance = new BroadcastInstance(group, record.clientId, record.lastSeenAt);
       for (const [topic, position] of Object.entries(record.positions)) instance.cursors.set(topic, position);
       this.#instances.set(instance.key, instance);

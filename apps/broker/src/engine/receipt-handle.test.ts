@@ -5,6 +5,7 @@ import {
   encodeBroadcastReceiptHandle,
   encodeReceiptHandle,
   isBroadcastReceiptHandle,
+  MAX_BROADCAST_CLIENT_ID_BYTES,
 } from './receipt-handle.js';
 
 describe('receipt handles', () => {
@@ -42,6 +43,17 @@ describe('broadcast receipt handles (B1)', () => {
       expect(decodeBroadcastReceiptHandle(text)).toEqual(handle);
       expect(decodeReceiptHandle(text)).toBeUndefined();
     }
+  });
+
+  it('stays within the protocol limit of 512 characters for the longest names an instance may have', () => {
+    const handle = {
+      group: 'g'.repeat(120),
+      clientId: 'é'.repeat(MAX_BROADCAST_CLIENT_ID_BYTES / 2),
+      topic: `%DLQ%${'t'.repeat(120)}`,
+      offset: Number.MAX_SAFE_INTEGER,
+      lease: Number.MAX_SAFE_INTEGER,
+    };
+    expect(encodeBroadcastReceiptHandle(handle).length).toBeLessThanOrEqual(512);
   });
 
   it.each([
