@@ -3,7 +3,8 @@ import { BrokerError } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FAST_BACKOFF, nextStatus, rejectionOf } from '../../client/src/client-test-helpers.fixture.js';
 import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
-import { SimpleConsumer, type SimpleConsumerOptions } from './simple-consumer.js';
+import { SimpleConsumer } from './simple-consumer.js';
+import type { SimpleConsumerOptions } from './simple-consumer-options.js';
 
 const TWELVE_HOURS_MS = 12 * 60 * 60 * 1_000;
 
