@@ -17,7 +17,6 @@ export {
 export {
   BROADCAST_STATES,
   BROADCAST_TERMINAL_STATES,
-  BROADCAST_TIMEOUT_REASON,
   BROADCAST_TRANSITIONS,
   type BroadcastEvent,
   type BroadcastEventType,

@@ -1,5 +1,5 @@
 import { assertNever } from '../assert-never.js';
-import { checkLease, commitLease, startLease } from './lease-steps.js';
+import { CONSUMPTION_TIMEOUT_REASON, checkLease, commitLease, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -77,9 +77,6 @@ export function initialBroadcastState(): BroadcastState {
   return { state: 'ready', failures: 0, releases: 0, lease: 0 };
 }
 
-/** The reason recorded when the broker's consumption timeout ends a broadcast delivery. */
-export const BROADCAST_TIMEOUT_REASON = 'consumption timeout';
-
 /**
  * Apply one event to a message for one broadcast instance. A release at or after the lease's
  * deadline is the timeout it has already become (P2), so a consumer that hangs and then
@@ -108,14 +105,14 @@ export function broadcastTransition(current: BroadcastState, event: BroadcastEve
       if (event.atMs < current.leaseDeadlineMs) {
         return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
       }
-      return { ok: true, state: consumedByFailure(current, 'timedOut', BROADCAST_TIMEOUT_REASON) };
+      return { ok: true, state: consumedByFailure(current, 'timedOut', CONSUMPTION_TIMEOUT_REASON) };
     }
     case 'released': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, false);
       if (leaseProblem) return leaseProblem;
       if (event.atMs >= current.leaseDeadlineMs) {
-        return { ok: true, state: consumedByFailure(current, 'timedOut', BROADCAST_TIMEOUT_REASON) };
+        return { ok: true, state: consumedByFailure(current, 'timedOut', CONSUMPTION_TIMEOUT_REASON) };
       }
       return {
         ok: true,

@@ -100,6 +100,9 @@ export function commitLease<TEventType extends string>(
   return checkLease(current, event, true) ?? { ok: true, state: withCounters({ state: 'commit' }, current) };
 }
 
+/** The reason recorded when the broker's consumption timeout fails a push or broadcast delivery (P2). */
+export const CONSUMPTION_TIMEOUT_REASON = 'consumption timeout';
+
 /** The reason recorded when a consumer dead-letters a message without giving one (D3). */
 export const DEAD_LETTERED_BY_CONSUMER_REASON = 'dead-lettered by the consumer';
 

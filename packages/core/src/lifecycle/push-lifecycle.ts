@@ -2,7 +2,14 @@ import { assertNever } from '../assert-never.js';
 import { type Random, systemRandom } from '../random.js';
 import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
-import { checkLease, commitLease, deadLetterLease, isDurationMs, startLease } from './lease-steps.js';
+import {
+  CONSUMPTION_TIMEOUT_REASON,
+  checkLease,
+  commitLease,
+  deadLetterLease,
+  isDurationMs,
+  startLease,
+} from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -100,8 +107,7 @@ export function initialPushState(): PushState {
   return { state: 'ready', failures: 0, releases: 0, lease: 0 };
 }
 
-/** The reason recorded when the broker's consumption timeout fails a delivery. */
-export const CONSUMPTION_TIMEOUT_REASON = 'consumption timeout';
+export { CONSUMPTION_TIMEOUT_REASON };
 
 /**
  * Apply one event to a push-consumed message. Decides, from the group's policy and
