@@ -2,10 +2,12 @@ import {
   type Clock,
   initialPushState,
   initialSimpleState,
+  type PushEvent,
   type PushState,
   pushTransition,
   type Random,
   type Rejection,
+  type SimpleEvent,
   type SimpleState,
   simpleTransition,
 } from '@ricochet/core';
@@ -146,13 +148,8 @@ export class DeliveryLifecycle {
     if (!found.ok) return found;
     const { group, record } = found;
     const event = { type: 'succeeded', atMs: this.#deps.clock.now(), lease: handle.lease } as const;
-    const result =
-      record.consumer === 'simple'
-        ? simpleTransition(record.state, event, group.config)
-        : pushTransition(record.state, event, this.#pushContext(group));
+    const result = this.#settleLease(group, record, handle, event);
     if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
-    if (record.scheduleKey) this.#deps.scheduler().remove(record.scheduleKey);
-    if (record.consumer === 'push') this.#deps.pushLeases().remove(handle);
     this.#deps.records.delete(handle);
     this.#recordHistory(handle, record, 'committed');
     group.inflight--;
@@ -201,15 +198,10 @@ export class DeliveryLifecycle {
       lease: handle.lease,
       reason,
     } as const;
-    const result =
-      record.consumer === 'simple'
-        ? simpleTransition(record.state, event, group.config)
-        : pushTransition(record.state, event, this.#pushContext(group));
+    const result = this.#settleLease(group, record, handle, event);
     if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
     if (result.state.state !== 'dlq')
       throw new Error(`core moved a dead-lettered message to ${result.state.state}`);
-    if (record.scheduleKey) this.#deps.scheduler().remove(record.scheduleKey);
-    if (record.consumer === 'push') this.#deps.pushLeases().remove(handle);
     group.inflight--;
     this.#recordHistory(handle, record, 'deadLettered', result.state.reason);
     this.#deadLetter(group, handle, result.state.failures, result.state.reason, result.state.lease);
@@ -588,6 +580,27 @@ export class DeliveryLifecycle {
     if (messageGroup === undefined) return;
     group.fifoHeads.release(address.topic, messageGroup, address.offset);
     group.wake();
+  }
+
+  /**
+   * A verdict both machines know (`succeeded`, `deadLettered`) for whichever machine drives the
+   * record; when core accepts it, the lease ends: its deadline leaves the schedule or the push
+   * lease table.
+   */
+  #settleLease(
+    group: GroupRuntime,
+    record: DeliveryRecord,
+    handle: ReceiptHandle,
+    event: Extract<PushEvent | SimpleEvent, { readonly type: 'succeeded' | 'deadLettered' }>,
+  ) {
+    const result =
+      record.consumer === 'simple'
+        ? simpleTransition(record.state, event, group.config)
+        : pushTransition(record.state, event, this.#pushContext(group));
+    if (!result.ok) return result;
+    if (record.scheduleKey) this.#deps.scheduler().remove(record.scheduleKey);
+    if (record.consumer === 'push') this.#deps.pushLeases().remove(handle);
+    return result;
   }
 
   #find(handle: ReceiptHandle): Found | { readonly ok: false; readonly error: BrokerError } {
