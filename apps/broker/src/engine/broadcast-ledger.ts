@@ -30,6 +30,8 @@ export interface BroadcastLedgerDeps {
 export class BroadcastLedger {
   readonly #deps: BroadcastLedgerDeps;
   readonly #instances = new Map<string, BroadcastInstance>();
+  /** The same instances by group: stats, wake-ups and R4 look a group's up on every append. */
+  readonly #byGroup = new Map<string, Set<BroadcastInstance>>();
   readonly #dirty = new Set<BroadcastInstance>();
   readonly #restartHorizon: RestartHorizon;
   #flushTimer: TimerHandle | undefined;
@@ -51,7 +53,7 @@ export class BroadcastLedger {
       }
       const instance = new BroadcastInstance(group, record.clientId, record.lastSeenAt);
       for (const [topic, position] of Object.entries(record.positions)) instance.cursors.set(topic, position);
-      this.#instances.set(instance.key, instance);
+      this.#add(instance);
     }
     this.#sweep();
   }
@@ -65,7 +67,8 @@ export class BroadcastLedger {
   }
 
   instancesOf(group: string): BroadcastInstance[] {
-    return [...this.#instances.values()].filter((instance) => instance.group.name === group);
+    const instances = this.#byGroup.get(group);
+    return instances ? [...instances] : [];
   }
 
   /**
@@ -77,8 +80,7 @@ export class BroadcastLedger {
     this.#forgetExpired(group);
     const nowMs = this.#deps.clock.now();
     const key = instanceKey(group.name, clientId);
-    const instance = this.#instances.get(key) ?? new BroadcastInstance(group, clientId, nowMs);
-    this.#instances.set(key, instance);
+    const instance = this.#instances.get(key) ?? this.#add(new BroadcastInstance(group, clientId, nowMs));
     instance.lastSeenAt = nowMs;
     for (const topic of topics) {
       if (instance.cursors.has(topic)) continue;
@@ -166,6 +168,17 @@ export class BroadcastLedger {
     this.flush();
   }
 
+  #add(instance: BroadcastInstance): BroadcastInstance {
+    this.#instances.set(instance.key, instance);
+    let instances = this.#byGroup.get(instance.group.name);
+    if (!instances) {
+      instances = new Set();
+      this.#byGroup.set(instance.group.name, instances);
+    }
+    instances.add(instance);
+    return instance;
+  }
+
   #sweep(): void {
     for (const group of this.#deps.groups.list()) this.#forgetExpired(group);
     this.#sweepTimer = this.#deps.timers.setTimer(SWEEP_INTERVAL_MS, () => this.#sweep());
@@ -178,6 +191,7 @@ export class BroadcastLedger {
       if (instance.subscriptionIds.size > 0) continue;
       if (nowMs - instance.lastSeenAt < group.config.broadcastInstanceTtlMs) continue;
       this.#instances.delete(instance.key);
+      this.#byGroup.get(group.name)?.delete(instance);
       this.#dirty.delete(instance);
       void this.#deps.store.deleteBroadcastInstance(group.name, instance.clientId);
     }
