@@ -2,6 +2,7 @@ export { assertNever } from './assert-never.js';
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export { DELAY_LEVELS_MS, delayLevelToMs } from './delay-levels.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './exponential-backoff.js';
+export { FifoGate } from './fifo-gate.js';
 export {
   type ConsumeMode,
   DEFAULT_BROADCAST_INSTANCE_TTL_MS,
@@ -27,6 +28,12 @@ export {
   broadcastTransition,
   initialBroadcastState,
 } from './lifecycle/broadcast-lifecycle.js';
+export type {
+  DeliveryEffect,
+  DeliveryEffectType,
+  DeliveryOutcome,
+  GroupCounter,
+} from './lifecycle/effects.js';
 export { DEAD_LETTERED_BY_CONSUMER_REASON } from './lifecycle/lease-steps.js';
 export {
   CONSUMPTION_TIMEOUT_REASON,
@@ -58,12 +65,15 @@ export {
   type SimpleTransition,
   simpleTransition,
 } from './lifecycle/simple-lifecycle.js';
-export type {
-  DeliveryCounters,
-  Rejection,
-  RejectionReason,
-  Transition,
-  TransitionEdge,
+export {
+  type DeliveryCounters,
+  initialReadyState,
+  type ReadyState,
+  type Rejection,
+  type RejectionReason,
+  redrivenState,
+  type Transition,
+  type TransitionEdge,
 } from './lifecycle/transition.js';
 export { type Random, systemRandom } from './random.js';
 export {

@@ -19,9 +19,9 @@ import { BroadcastLedger } from './broadcast-ledger.js';
 import { BroadcastSource } from './broadcast-source.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import { toDeliveredMessage } from './delivered-message.js';
-import { rejectionError } from './delivery-lifecycle.js';
+import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
-import type { DeliverySink, SettleItem } from './push-dispatch.js';
+import type { DeliverySink } from './push-dispatch.js';
 import { type PushLease, PushLeaseTable } from './push-lease-table.js';
 import type { Subscriptions } from './ready-source.js';
 import {
@@ -29,7 +29,13 @@ import {
   encodeBroadcastReceiptHandle,
   MAX_BROADCAST_CLIENT_ID_BYTES,
 } from './receipt-handle.js';
-import type { SettleFailure } from './simple-consumption.js';
+import {
+  rejectionError,
+  type SettleFailure,
+  type SettleItem,
+  type SettleVerb,
+  unknownReceiptHandle,
+} from './settle-item.js';
 import { parseSubscriptions } from './subscriptions.js';
 import type { TimerService } from './timer-service.js';
 import type { TopicRegistry } from './topic-registry.js';
@@ -61,6 +67,8 @@ export interface BroadcastDispatchDeps {
   readonly topics: TopicRegistry;
   readonly groups: GroupRegistry;
   readonly metrics: BrokerMetrics;
+  /** Group counters move only through the applier, by core's effects. */
+  readonly applier: Pick<EffectApplier, 'applyCounters'>;
   /** Subscription ids are shared with clustering subscriptions, so a session's ids never clash. */
   readonly nextSubscriptionId: () => number;
 }
@@ -85,7 +93,8 @@ export class BroadcastDispatch {
   constructor(deps: BroadcastDispatchDeps) {
     this.#deps = deps;
     this.#ledger = new BroadcastLedger(deps);
-    this.#leases = new PushLeaseTable(deps.clock, deps.timers, (lease) => this.#onLeaseExpired(lease));
+    this.#leases = new PushLeaseTable(deps.clock, deps.timers);
+    this.#leases.start((lease) => this.#onLeaseExpired(lease));
     this.#source = new BroadcastSource({
       clock: deps.clock,
       timers: deps.timers,
@@ -176,15 +185,14 @@ export class BroadcastDispatch {
   }
 
   /** Settle broadcast deliveries (ack, nack, release); one failure per refused handle. */
-  settle(items: readonly SettleItem[], outcome: 'ack' | 'nack' | 'release'): SettleFailure[] {
+  settle(items: readonly SettleItem[], outcome: SettleVerb): SettleFailure[] {
     const failures: SettleFailure[] = [];
-    const touched = new Set<GroupRuntime>();
     for (const [index, item] of items.entries()) {
       const handle = decodeBroadcastReceiptHandle(item.receiptHandle);
       const instance = handle && this.#ledger.get(instanceKey(handle.group, handle.clientId));
       const delivery = handle && instance?.held.get(heldKey(handle.topic, handle.offset));
       if (!handle || !instance || !delivery) {
-        failures.push({ index, error: unknownHandle() });
+        failures.push({ index, error: unknownReceiptHandle() });
         continue;
       }
       const atMs = this.#deps.clock.now();
@@ -202,9 +210,7 @@ export class BroadcastDispatch {
               };
       const applied = this.#apply(instance, delivery, event);
       if (applied) failures.push({ index, error: applied });
-      else touched.add(instance.group);
     }
-    for (const group of touched) this.#deps.groups.saveCounters(group);
     return failures;
   }
 
@@ -281,7 +287,7 @@ export class BroadcastDispatch {
       deadlineMs: state.leaseDeadlineMs,
       subscriptionId: subscription.id,
     });
-    instance.group.inflight++;
+    this.#deps.applier.applyCounters(instance.group, result.effects);
     this.#deps.metrics.delivered(instance.group.name);
     const handle = encodeBroadcastReceiptHandle({
       group: instance.group.name,
@@ -317,7 +323,7 @@ export class BroadcastDispatch {
     const result = broadcastTransition(inflight, event);
     if (!result.ok) return rejectionError(result.rejection);
     this.#leases.remove(instance.addressOf(delivery.topic, delivery.offset));
-    instance.group.inflight--;
+    this.#deps.applier.applyCounters(instance.group, result.effects);
     this.#ledger.recordHistory(instance, delivery, inflight, result.state);
     this.#ledger.changed(instance);
     delivery.state = result.state;
@@ -335,17 +341,9 @@ export class BroadcastDispatch {
   #countConsumed(group: GroupRuntime, state: BroadcastState): void {
     if (state.state !== 'consumed') return;
     if (state.outcome === 'succeeded') {
-      group.committed++;
       this.#deps.metrics.acked(group.name);
     } else {
       this.#deps.metrics.broadcastFailed(group.name);
     }
   }
-}
-
-function unknownHandle(): BrokerError {
-  return BrokerError.of(
-    'INVALID_RECEIPT_HANDLE',
-    'the receipt handle is unknown or its message is already settled',
-  );
 }

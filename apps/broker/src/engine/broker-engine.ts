@@ -14,25 +14,29 @@ import {
 } from '@ricochet/protocol';
 import type { BrokerConfig } from '../config.js';
 import type { BrokerStore } from '../store/broker-store.js';
-import type { StoredMessage } from '../store/records.js';
+import { AppendWaker } from './append-waker.js';
 import { BroadcastDispatch } from './broadcast-dispatch.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
-import { DeliveryLifecycle } from './delivery-lifecycle.js';
 import { DeliveryRecords } from './delivery-records.js';
+import { DueEvents } from './due-events.js';
+import { EffectApplier } from './effect-applier.js';
 import { GroupBacklog } from './group-backlog.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
 import { describeGroup, type GroupView } from './group-view.js';
+import { LeaseGrant } from './lease-grant.js';
 import { describeMessage, type MessageView } from './message-view.js';
 import { type NamePage, pageByName } from './name-page.js';
-import { PushDispatch, type SettleItem, type SubscribeRequest } from './push-dispatch.js';
+import { PushDispatch, type SubscribeRequest } from './push-dispatch.js';
 import { PushLeaseTable } from './push-lease-table.js';
 import { ReadySource } from './ready-source.js';
 import { recoverDeliveries } from './recovery.js';
 import { Scheduler } from './scheduler.js';
 import { SendPath } from './send-path.js';
+import type { SettleFailure, SettleItem, SettleVerb } from './settle-item.js';
 import { settleSplit } from './settle-split.js';
-import { type ReceiveRequest, type SettleFailure, SimpleConsumption } from './simple-consumption.js';
+import { Settlement } from './settlement.js';
+import { type ReceiveRequest, SimpleConsumption } from './simple-consumption.js';
 import { systemTimers, type TimerService } from './timer-service.js';
 import { TopicRegistry } from './topic-registry.js';
 import { describeTopic, type TopicView } from './topic-view.js';
@@ -62,7 +66,9 @@ export class BrokerEngine {
   readonly #topics: TopicRegistry;
   readonly #groups: GroupRegistry;
   readonly #readySource: ReadySource;
-  readonly #lifecycle: DeliveryLifecycle;
+  readonly #applier: EffectApplier;
+  readonly #settlement: Settlement;
+  readonly #dueEvents: DueEvents;
   readonly #records: DeliveryRecords;
   readonly #scheduler: Scheduler;
   readonly #sendPath: SendPath;
@@ -72,8 +78,6 @@ export class BrokerEngine {
   readonly #broadcast: BroadcastDispatch;
   readonly #backlog: GroupBacklog;
   readonly #deadLetters: DeadLetterAdmin;
-  /** Topics appended to since the last wake-up; woken together once their writes are visible. */
-  readonly #appendedTopics = new Set<string>();
   #closed = false;
 
   constructor(options: BrokerEngineOptions) {
@@ -93,42 +97,42 @@ export class BrokerEngine {
     });
     this.metrics = new BrokerMetrics({ groupGauges: () => this.#backlog.gauges() });
     this.#records = new DeliveryRecords(store, this.#groups, timers);
-    this.#lifecycle = new DeliveryLifecycle({
+    const appendWaker = new AppendWaker(this.#groups, (group, topic) => this.#backlog.reads(group, topic));
+    // Timers first: the applier writes them; they report what falls due once started (see start()).
+    this.#scheduler = new Scheduler({
+      store,
+      clock: this.#clock,
+      timers,
+      onError: (error) => this.#onError(error, 'scheduler pass failed'),
+    });
+    this.#pushLeases = new PushLeaseTable(this.#clock, timers);
+    this.#applier = new EffectApplier({
       store,
       records: this.#records,
       clock: this.#clock,
-      random,
       topics: this.#topics,
       groups: this.#groups,
       metrics: this.metrics,
-      scheduler: () => this.#scheduler,
-      pushLeases: () => this.#pushLeases,
-      onAppended: (topic) => this.#onAppended(topic),
+      scheduler: this.#scheduler,
+      pushLeases: this.#pushLeases,
+      appendWaker,
+    });
+    const decided = { clock: this.#clock, random, groups: this.#groups, records: this.#records };
+    this.#settlement = new Settlement({ ...decided, applier: this.#applier });
+    this.#dueEvents = new DueEvents({
+      ...decided,
+      applier: this.#applier,
       maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
     });
-    this.#pushLeases = new PushLeaseTable(this.#clock, timers, (lease) =>
-      this.#lifecycle.onPushLeaseExpired(lease),
-    );
+    this.#pushLeases.start((lease) => this.#dueEvents.onPushLeaseExpired(lease));
+    const leaseGrant = new LeaseGrant({ clock: this.#clock, random, applier: this.#applier });
     this.#readySource = new ReadySource({
       records: this.#records,
       topics: this.#topics,
       groups: this.#groups,
       clock: this.#clock,
-      scheduleDelay: (group, message) => this.#scheduleDelay(group, message),
-      readyQueueDrained: (group) => this.#scheduler.resume(group.name),
-      parkBehindFifoHead: (group, address, messageId, messageGroup) =>
-        this.#lifecycle.parkBehindFifoHead(group, address, messageId, messageGroup),
-    });
-    this.#scheduler = new Scheduler({
-      store,
-      clock: this.#clock,
-      timers,
-      onDue: (groupName, due) => {
-        const group = this.#groups.get(groupName);
-        // Entries of a group that no longer exists are dropped.
-        return group ? this.#lifecycle.onDue(group, due) : due.length;
-      },
-      onError: (error) => this.#onError(error, 'scheduler pass failed'),
+      applier: this.#applier,
+      scheduler: this.#scheduler,
     });
     this.#sendPath = new SendPath({
       store,
@@ -138,14 +142,13 @@ export class BrokerEngine {
       maxBodyBytes: config.maxBodyBytes,
       dedupWindowMs: config.dedupWindowMs,
       maxDelayMs: config.maxDelayMs,
-      onAppended: (topic) => this.#onAppended(topic),
+      onAppended: (topic) => appendWaker.appended(topic),
       throttle: (topic) => this.#backlog.throttle(topic),
     });
     this.#simple = new SimpleConsumption({
-      store,
       groups: this.#groups,
       readySource: this.#readySource,
-      lifecycle: this.#lifecycle,
+      leaseGrant,
       timers,
     });
     let lastSubscriptionId = 0;
@@ -153,7 +156,8 @@ export class BrokerEngine {
     this.#push = new PushDispatch({
       groups: this.#groups,
       readySource: this.#readySource,
-      lifecycle: this.#lifecycle,
+      leaseGrant,
+      settlement: this.#settlement,
       pushLeases: this.#pushLeases,
       nextSubscriptionId,
     });
@@ -164,12 +168,13 @@ export class BrokerEngine {
       topics: this.#topics,
       groups: this.#groups,
       metrics: this.metrics,
+      applier: this.#applier,
       nextSubscriptionId,
     });
     this.#deadLetters = new DeadLetterAdmin({
       topics: this.#topics,
       groups: this.#groups,
-      lifecycle: this.#lifecycle,
+      applier: this.#applier,
       timers,
     });
   }
@@ -178,9 +183,15 @@ export class BrokerEngine {
   start(): void {
     this.#topics.load();
     this.#groups.load();
-    recoverDeliveries({ store: this.#store, groups: this.#groups, lifecycle: this.#lifecycle });
+    recoverDeliveries({
+      store: this.#store,
+      groups: this.#groups,
+      applier: this.#applier,
+      settlement: this.#settlement,
+      dueEvents: this.#dueEvents,
+    });
     this.#broadcast.load();
-    this.#scheduler.start();
+    this.#scheduler.start((group, due) => this.#dueEvents.onDue(group, due));
   }
 
   // ─── Messaging ────────────────────────────────────────────────────────────────────────────
@@ -209,9 +220,15 @@ export class BrokerEngine {
     );
   }
 
-  changeInvisibleDuration(receiptHandle: string, invisibleDurationMs: number) {
+  /** Move a live simple lease's deadline (S4); answers, with the new receipt handle, once durable. */
+  async changeInvisibleDuration(
+    receiptHandle: string,
+    invisibleDurationMs: number,
+  ): Promise<{ readonly messageId: string; readonly receiptHandle: string }> {
     this.#assertOpen();
-    return this.#simple.changeInvisibleDuration(receiptHandle, invisibleDurationMs);
+    const changed = this.#settlement.changeInvisibility(receiptHandle, invisibleDurationMs);
+    await this.#store.durable();
+    return changed;
   }
 
   /** Start a push subscription (P1; B1 for a broadcasting group); returns its id. */
@@ -256,18 +273,12 @@ export class BrokerEngine {
   }
 
   /** Settle a batch — broadcast deliveries and clustering ones alike — and answer once durable. */
-  async #settleDurably(
-    items: readonly SettleItem[],
-    outcome: 'ack' | 'nack' | 'release',
-  ): Promise<SettleFailure[]> {
+  async #settleDurably(items: readonly SettleItem[], verb: SettleVerb): Promise<SettleFailure[]> {
     this.#assertOpen();
     const failures = settleSplit(
       items,
-      (broadcast) => this.#broadcast.settle(broadcast, outcome),
-      (clustering) =>
-        outcome === 'ack'
-          ? this.#simple.ack(clustering.map(({ receiptHandle }) => receiptHandle))
-          : this.#push.settle(clustering, outcome),
+      (broadcast) => this.#broadcast.settle(broadcast, verb),
+      (clustering) => this.#settlement.settle(clustering, verb),
     );
     await this.#store.durable();
     return failures;
@@ -366,25 +377,6 @@ export class BrokerEngine {
 
   #assertOpen(): void {
     if (this.#closed) throw BrokerError.of('BROKER_UNAVAILABLE', 'the broker is shutting down');
-  }
-
-  #onAppended(topic: string): void {
-    const first = this.#appendedTopics.size === 0;
-    this.#appendedTopics.add(topic);
-    if (!first) return;
-    // New messages are served from memory at once (see RecentMessages); one wake-up per batch.
-    queueMicrotask(() => {
-      const topics = [...this.#appendedTopics];
-      this.#appendedTopics.clear();
-      for (const group of this.#groups.list()) {
-        if (topics.some((name) => this.#backlog.reads(group, name))) group.wake();
-      }
-    });
-  }
-
-  #scheduleDelay(group: GroupRuntime, message: StoredMessage): void {
-    if (message.deliverAt === undefined) return;
-    this.#scheduler.add(group.name, message.deliverAt, message.topic, message.offset, { kind: 'delayDue' });
   }
 
   #describe(group: GroupRuntime): GroupView {

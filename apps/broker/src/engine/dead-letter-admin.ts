@@ -1,6 +1,6 @@
 import { BrokerError, dlqTopicOf } from '@ricochet/protocol';
 import type { StoredMessage } from '../store/records.js';
-import type { DeliveryLifecycle } from './delivery-lifecycle.js';
+import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { TimerHandle, TimerService } from './timer-service.js';
 import type { TopicRegistry } from './topic-registry.js';
@@ -18,7 +18,8 @@ export interface DeadLetterPage {
 export interface DeadLetterAdminDeps {
   readonly topics: TopicRegistry;
   readonly groups: GroupRegistry;
-  readonly lifecycle: DeliveryLifecycle;
+  /** Makes a redriven message Ready again for its group. */
+  readonly applier: EffectApplier;
   readonly timers: TimerService;
 }
 
@@ -94,7 +95,7 @@ export class DeadLetterAdmin {
     const perSlice = Math.max(1, Math.floor((ratePerSecond * intervalMs) / 1_000));
     let next = 0;
     const slice = () => {
-      for (const message of queue.slice(next, next + perSlice)) this.#deps.lifecycle.redrive(group, message);
+      for (const message of queue.slice(next, next + perSlice)) this.#deps.applier.redrive(group, message);
       next += perSlice;
       if (next >= queue.length) return;
       const timer = this.#deps.timers.setTimer(intervalMs, () => {

@@ -1,8 +1,7 @@
-import { type Clock, type GroupConfigInput, resolveGroupConfig } from '@ricochet/core';
+import { type Clock, FifoGate, type GroupConfigInput, resolveGroupConfig } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { GroupRecord } from '../store/records.js';
-import { FifoHeads } from './fifo-heads.js';
 import { ReadyQueue } from './ready-queue.js';
 import type { TopicRuntime } from './topic-registry.js';
 
@@ -22,7 +21,7 @@ export class GroupRuntime {
   deadLettered = 0;
   redriven = 0;
   /** P5: for FIFO groups, the one message per (topic, message group) that may be delivered now. */
-  readonly fifoHeads = new FifoHeads();
+  readonly fifoGate = new FifoGate();
   /** Called when the group may have new Ready messages (wakes long polls and push dispatch). */
   readonly #wakeListeners = new Set<() => void>();
 

@@ -1,22 +1,10 @@
-import { BrokerError, type DeliveredMessage } from '@ricochet/protocol';
-import type { DeliveryLifecycle, SettleOutcome } from './delivery-lifecycle.js';
+import type { DeliveredMessage } from '@ricochet/protocol';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import type { LeaseGrant } from './lease-grant.js';
 import type { PushLeaseTable } from './push-lease-table.js';
 import type { ReadySource, Subscriptions } from './ready-source.js';
-import { decodeReceiptHandle } from './receipt-handle.js';
-import type { SettleFailure } from './simple-consumption.js';
+import type { Settlement } from './settlement.js';
 import { parseSubscriptions } from './subscriptions.js';
-
-/** One delivery to settle, as `ack`, `nack` and `release` name it. */
-export interface SettleItem {
-  readonly receiptHandle: string;
-  /** `nack`: why processing failed. */
-  readonly reason?: string;
-  /** `nack`: the delay before the next delivery, instead of the group's policy. */
-  readonly retryAfterMs?: number;
-  /** `nack`: to the group's DLQ now, whatever attempts remain (D3). */
-  readonly deadLetter?: true;
-}
 
 /** Where a subscription's deliveries go: the session that subscribed. */
 export type DeliverySink = (subscriptionId: number, messages: DeliveredMessage[]) => void;
@@ -51,7 +39,9 @@ export interface SubscribeRequest {
 export interface PushDispatchDeps {
   readonly groups: GroupRegistry;
   readonly readySource: ReadySource;
-  readonly lifecycle: DeliveryLifecycle;
+  readonly leaseGrant: LeaseGrant;
+  /** Releases what an ended session held (C2). */
+  readonly settlement: Settlement;
   readonly pushLeases: PushLeaseTable;
   /** Subscription ids are shared with broadcast subscriptions, so a session's ids never clash. */
   readonly nextSubscriptionId: () => number;
@@ -123,34 +113,9 @@ export class PushDispatch {
     for (const id of subscriptionIds) {
       this.unsubscribe(id);
       for (const lease of this.#deps.pushLeases.heldBy(id)) {
-        this.#deps.lifecycle.release({ ...lease.address, lease: lease.lease });
+        this.#deps.settlement.release(lease.address, lease.lease);
       }
     }
-  }
-
-  /**
-   * Settle deliveries: ack, nack (fail, or dead-letter now — push or simple, D3) or release, one
-   * outcome per handle.
-   */
-  settle(items: readonly SettleItem[], outcome: 'ack' | 'nack' | 'release'): SettleFailure[] {
-    const failures: SettleFailure[] = [];
-    for (const [index, item] of items.entries()) {
-      const handle = decodeReceiptHandle(item.receiptHandle);
-      let result: SettleOutcome;
-      if (!handle)
-        result = {
-          ok: false,
-          error: BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued'),
-        };
-      else if (outcome === 'ack') result = this.#deps.lifecycle.ack(handle);
-      else if (outcome === 'nack' && item.deadLetter)
-        result = this.#deps.lifecycle.deadLetterNow(handle, item.reason ?? '');
-      else if (outcome === 'nack')
-        result = this.#deps.lifecycle.fail(handle, item.reason ?? 'FAILURE', item.retryAfterMs);
-      else result = this.#deps.lifecycle.release(handle);
-      if (!result.ok) failures.push({ index, error: result.error });
-    }
-    return failures;
   }
 
   close(): void {
@@ -192,7 +157,7 @@ export class PushDispatch {
           batches.set(subscription, batch);
         }
         for (const candidate of candidates) {
-          const delivered = this.#deps.lifecycle.leaseForPush(
+          const delivered = this.#deps.leaseGrant.toPush(
             group,
             candidate,
             subscription.id,

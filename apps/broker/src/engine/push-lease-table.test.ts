@@ -16,7 +16,8 @@ describe('PushLeaseTable', () => {
     const clock = new ManualClock(0);
     const timers = new ManualTimers(clock);
     const expired: number[] = [];
-    const table = new PushLeaseTable(clock, timers, (l: PushLease) => expired.push(l.address.offset));
+    const table = new PushLeaseTable(clock, timers);
+    table.start((l: PushLease) => expired.push(l.address.offset));
     for (const [offset, deadline] of [
       [1, 50],
       [2, 10],
@@ -41,7 +42,8 @@ describe('PushLeaseTable', () => {
   });
 
   it('frees a settled lease at once, so memory follows what is in flight', () => {
-    const table = new PushLeaseTable(new ManualClock(0), new ManualTimers(new ManualClock(0)), () => {});
+    const table = new PushLeaseTable(new ManualClock(0), new ManualTimers(new ManualClock(0)));
+    table.start(() => {});
     for (let offset = 0; offset < 10_000; offset++) {
       table.add(lease(offset, 900_000 + offset));
       table.remove({ group: 'g', topic: 't', offset });
@@ -63,7 +65,8 @@ describe('PushLeaseTable', () => {
           const clock = new ManualClock(0);
           const timers = new ManualTimers(clock);
           const expired: number[] = [];
-          const table = new PushLeaseTable(clock, timers, (l: PushLease) => expired.push(l.deadlineMs));
+          const table = new PushLeaseTable(clock, timers);
+          table.start((l: PushLease) => expired.push(l.deadlineMs));
           const live = new Map<number, number>();
           for (const [add, offset, deadline] of operations) {
             if (add) {

@@ -27,16 +27,21 @@ interface HeapEntry {
 export class PushLeaseTable {
   readonly #clock: Clock;
   readonly #timers: TimerService;
-  readonly #onExpired: (lease: PushLease) => void;
+  #onExpired: ((lease: PushLease) => void) | undefined;
   readonly #byKey = new Map<string, HeapEntry>();
   readonly #heap: HeapEntry[] = [];
   #timer: TimerHandle | undefined;
   #timerDueAtMs = Number.POSITIVE_INFINITY;
 
-  constructor(clock: Clock, timers: TimerService, onExpired: (lease: PushLease) => void) {
+  constructor(clock: Clock, timers: TimerService) {
     this.#clock = clock;
     this.#timers = timers;
-    this.#onExpired = onExpired;
+  }
+
+  /** From now on, hand every lease whose deadline passes to `listener` (once: one owner). */
+  start(listener: (lease: PushLease) => void): void {
+    if (this.#onExpired) throw new Error('the push lease table is started already');
+    this.#onExpired = listener;
   }
 
   get size(): number {
@@ -45,6 +50,7 @@ export class PushLeaseTable {
 
   /** Track a lease; it replaces any older lease of the same delivery. */
   add(lease: PushLease): void {
+    if (!this.#onExpired) throw new Error('start the push lease table before adding leases');
     const key = keyOf(lease.address);
     this.#removeKey(key);
     const entry: HeapEntry = { lease, key, index: this.#heap.length };
@@ -102,7 +108,7 @@ export class PushLeaseTable {
       this.#removeKey(next.key);
       expired.push(next.lease);
     }
-    for (const lease of expired) this.#onExpired(lease);
+    for (const lease of expired) this.#onExpired?.(lease);
     this.#arm();
   }
 

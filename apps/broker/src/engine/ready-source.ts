@@ -2,8 +2,10 @@ import type { Clock } from '@ricochet/core';
 import { matchesTagFilter, type TagFilter } from '@ricochet/protocol';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
 import type { DeliveryRecords } from './delivery-records.js';
+import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { ReadyRef } from './ready-queue.js';
+import type { Scheduler } from './scheduler.js';
 import type { TopicRegistry } from './topic-registry.js';
 
 /** A Ready message picked for delivery, with its current lifecycle record (none on first delivery). */
@@ -24,17 +26,10 @@ export interface ReadySourceDeps {
   readonly topics: TopicRegistry;
   readonly groups: GroupRegistry;
   readonly clock: Clock;
-  /** Park a delay message for this group until it is due (T1). */
-  readonly scheduleDelay: (group: GroupRuntime, message: StoredMessage) => void;
-  /** Messages left the group's ready queue: due entries held back for lack of room may come now. */
-  readonly readyQueueDrained: (group: GroupRuntime) => void;
-  /** Park a FIFO message behind its message group's head (P5). */
-  readonly parkBehindFifoHead: (
-    group: GroupRuntime,
-    address: DeliveryAddress,
-    messageId: string,
-    messageGroup: string,
-  ) => void;
+  /** Parks delay messages (T1) and FIFO messages behind their head (P5). */
+  readonly applier: EffectApplier;
+  /** Resumed for a group whose ready queue drained: due entries held back for lack of room may come now. */
+  readonly scheduler: Scheduler;
 }
 
 /**
@@ -85,11 +80,11 @@ export class ReadySource {
       if (!fifo || ref.messageGroup === undefined) return true;
       // P5: only the head of its message group may go; claiming it here blocks the ones behind
       // it for the rest of this scan.
-      if (group.fifoHeads.isBlocked(ref.topic, ref.messageGroup, ref.offset)) return false;
-      group.fifoHeads.claim(ref.topic, ref.messageGroup, ref.offset);
+      if (group.fifoGate.isBlocked(ref.topic, ref.messageGroup, ref.offset)) return false;
+      group.fifoGate.claim(ref.topic, ref.messageGroup, ref.offset);
       return true;
     });
-    if (refs.length > 0) this.#deps.readyQueueDrained(group);
+    if (refs.length > 0) this.#deps.scheduler.resume(group.name);
     for (const ref of refs) {
       const address = { group: group.name, topic: ref.topic, offset: ref.offset };
       const message = this.#deps.topics.getMessage(ref.topic, ref.offset);
@@ -136,17 +131,17 @@ export class ReadySource {
           if (this.#deps.records.takenBeforeRestart(group.name, message)) continue;
           const address = { group: group.name, topic, offset: message.offset };
           if (message.deliverAt !== undefined && message.deliverAt > nowMs) {
-            this.#deps.scheduleDelay(group, message);
+            this.#deps.applier.scheduleDelay(group, message);
             continue;
           }
           if (group.config.fifo && message.messageGroup !== undefined) {
-            if (group.fifoHeads.isBlocked(topic, message.messageGroup, message.offset)) {
+            if (group.fifoGate.isBlocked(topic, message.messageGroup, message.offset)) {
               // P5: an older message of its message group is still in flight. Park this one as Ready
               // (recorded, so a restart keeps it) until the head is committed or dead-lettered.
-              this.#deps.parkBehindFifoHead(group, address, message.messageId, message.messageGroup);
+              this.#deps.applier.parkBehindFifoHead(group, address, message.messageId, message.messageGroup);
               continue;
             }
-            group.fifoHeads.claim(topic, message.messageGroup, message.offset);
+            group.fifoGate.claim(topic, message.messageGroup, message.offset);
           }
           into.push({ address, message, record: undefined });
         }

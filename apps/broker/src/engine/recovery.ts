@@ -1,50 +1,42 @@
 import type { BrokerStore } from '../store/broker-store.js';
-import type { DeliveryLifecycle } from './delivery-lifecycle.js';
+import type { DueEvents } from './due-events.js';
+import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry } from './group-registry.js';
+import type { Settlement } from './settlement.js';
 
 export interface RecoveryDeps {
   readonly store: BrokerStore;
   readonly groups: GroupRegistry;
-  readonly lifecycle: DeliveryLifecycle;
+  readonly applier: EffectApplier;
+  readonly settlement: Settlement;
+  readonly dueEvents: DueEvents;
 }
 
 /**
- * Rebuild the engine's in-memory view of deliveries after a start. Simple-consumer leases survive
- * (their deadlines are in the schedule, so a client may still ack them); push deliveries are
- * released, since their sessions died with the broker (C2), or timed out when their deadline
- * passed meanwhile (P2); WaitingRetry messages stay on disk until the scheduler fires them (or are
- * Ready when it already had); Ready ones are queued again. FIFO groups get back the head of every
- * busy message group (P5). Deliveries whose state was still in write-behind memory are not here:
- * the stored cursors lag behind them, so they are taken from the logs again.
+ * Rebuild the engine's in-memory view of deliveries after a start: every stored record is adopted
+ * as it stands (counted, queued when Ready, its FIFO message group held, P5), then the events the
+ * downtime implies are applied through core like any other. Simple-consumer leases survive (their
+ * deadlines are in the schedule, so a client may still ack them); push deliveries are released,
+ * since their sessions died with the broker (C2) — or, past their deadline, timed out (P2);
+ * WaitingRetry messages stay on disk until the scheduler fires them, or are Ready when it already
+ * had. Deliveries whose state was still in write-behind memory are not here: the stored cursors
+ * lag behind them, so they are taken from the logs again.
  */
 export function recoverDeliveries(deps: RecoveryDeps): void {
   for (const { address, record } of deps.store.scanDeliveries()) {
     const group = deps.groups.get(address.group);
     if (!group) continue;
     const state = record.state.state;
-    if (group.config.fifo && (state === 'inflight' || state === 'waitingRetry')) {
-      const messageGroup = deps.store.getMessage(address.topic, address.offset)?.messageGroup;
-      if (messageGroup !== undefined) group.fifoHeads.claim(address.topic, messageGroup, address.offset);
+    if (state === 'commit' || state === 'dlq') {
+      // Terminal records are deleted when reached; one left over means a crash mid-way.
+      deps.applier.discard(address);
+      continue;
     }
-    switch (state) {
-      case 'ready':
-        group.readyQueue.push(deps.lifecycle.readyRefOf(group, address));
-        break;
-      case 'inflight':
-        if (record.consumer === 'push') deps.lifecycle.recoverPushInflight(group, address, record);
-        else group.inflight++;
-        break;
-      case 'waitingRetry':
-        // The scheduler took its entry, but the Ready state it moved to was still in memory.
-        if (record.scheduleKey && !deps.store.getSchedule(record.scheduleKey))
-          deps.lifecycle.recoverDueRetry(group, address, record);
-        else group.waitingRetry++;
-        break;
-      case 'commit':
-      case 'dlq':
-        // Terminal records are deleted when reached; one left over means a crash mid-way.
-        void deps.store.deleteDelivery(address);
-        break;
-    }
+    deps.applier.adopt(group, address, record);
+    if (state === 'inflight' && record.consumer === 'push')
+      deps.settlement.release(address, record.state.lease);
+    // The scheduler took its entry, but the Ready state it moved to was still in memory.
+    if (state === 'waitingRetry' && record.scheduleKey && !deps.store.getSchedule(record.scheduleKey))
+      deps.dueEvents.retryFellDueBeforeRestart(group, address, record);
   }
 }

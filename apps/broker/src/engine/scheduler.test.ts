@@ -17,16 +17,13 @@ let capacity: number;
 let scheduler: Scheduler;
 
 function newScheduler(): Scheduler {
-  return new Scheduler({
-    store,
-    clock,
-    timers,
-    onDue: (group: string, due: readonly DueEntry[]) => {
-      const taken = due.slice(0, capacity);
-      for (const { key } of taken) fired.push({ atMs: clock.now(), group, offset: key[3] });
-      return taken.length;
-    },
-  });
+  return new Scheduler({ store, clock, timers });
+}
+
+function onDue(group: string, due: readonly DueEntry[]): number {
+  const taken = due.slice(0, capacity);
+  for (const { key } of taken) fired.push({ atMs: clock.now(), group, offset: key[3] });
+  return taken.length;
 }
 
 const settle = async () => {
@@ -42,7 +39,7 @@ beforeEach(() => {
   fired = [];
   capacity = Number.POSITIVE_INFINITY;
   scheduler = newScheduler();
-  scheduler.start();
+  scheduler.start(onDue);
 });
 
 afterEach(async () => {
@@ -87,7 +84,7 @@ describe('Scheduler', () => {
     scheduler.stop();
     clock.advanceBy(60_000);
     scheduler = newScheduler();
-    scheduler.start();
+    scheduler.start(onDue);
     await timers.advanceBy(0, settle);
     expect(fired).toEqual([{ atMs: 1_060_000, group: 'g', offset: 1 }]);
   });

@@ -20,7 +20,6 @@ export interface SchedulerOptions {
   readonly store: BrokerStore;
   readonly clock: Clock;
   readonly timers: TimerService;
-  readonly onDue: DueHandler;
   /** Entries handed to `onDue` at a time. @default 256 */
   readonly batchSize?: number;
   /** Called when a pass fails; the scheduler tries again on its next wake-up. */
@@ -51,7 +50,8 @@ export class Scheduler {
   readonly #store: BrokerStore;
   readonly #clock: Clock;
   readonly #timers: TimerService;
-  readonly #onDue: DueHandler;
+  /** Where due entries go: set by {@link start}. */
+  #onDue: DueHandler = () => 0;
   readonly #batchSize: number;
   readonly #onError: (error: unknown) => void;
   /** Earliest due time per group, pending writes included. */
@@ -77,13 +77,16 @@ export class Scheduler {
     this.#store = options.store;
     this.#clock = options.clock;
     this.#timers = options.timers;
-    this.#onDue = options.onDue;
     this.#batchSize = options.batchSize ?? 256;
     this.#onError = options.onError ?? (() => {});
   }
 
-  /** Read each group's earliest entry from the store and arm the timer. Due entries fire at once. */
-  start(): void {
+  /**
+   * Read each group's earliest entry from the store, arm the timer, and from now on hand due
+   * entries to `onDue`. Due entries fire at once.
+   */
+  start(onDue: DueHandler): void {
+    this.#onDue = onDue;
     for (const group of this.#store.listScheduleGroups()) this.#refreshEarliest(group);
     this.#arm();
   }

@@ -1,5 +1,5 @@
 import { isBroadcastReceiptHandle } from './receipt-handle.js';
-import type { SettleFailure } from './simple-consumption.js';
+import type { SettleFailure } from './settle-item.js';
 
 /**
  * Settle a batch whose handles may belong to broadcast instances (B1) and to clustering groups:

@@ -1,10 +1,8 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { BrokerError } from '@ricochet/protocol';
-import type { BrokerStore } from '../store/broker-store.js';
-import type { DeliveryLifecycle } from './delivery-lifecycle.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import type { LeaseGrant } from './lease-grant.js';
 import type { ReadySource, Subscriptions } from './ready-source.js';
-import { decodeReceiptHandle } from './receipt-handle.js';
 import { parseSubscriptions } from './subscriptions.js';
 import type { TimerService } from './timer-service.js';
 
@@ -28,21 +26,17 @@ interface Waiter {
   cancel(): void;
 }
 
-/** One failed item of an ack/nack/release batch. */
-export interface SettleFailure {
-  readonly index: number;
-  readonly error: BrokerError;
-}
-
 export interface SimpleConsumptionDeps {
-  readonly store: BrokerStore;
   readonly groups: GroupRegistry;
   readonly readySource: ReadySource;
-  readonly lifecycle: DeliveryLifecycle;
+  readonly leaseGrant: LeaseGrant;
   readonly timers: TimerService;
 }
 
-/** Simple consumers (S1–S5): receive with leases and long polling, ack, change invisibility. */
+/**
+ * Simple consumers (S1–S5): receive with leases and long polling. Their acks, dead-letters and
+ * changes of invisibility go through the one settle path (Settlement), like push consumers'.
+ */
 export class SimpleConsumption {
   readonly #deps: SimpleConsumptionDeps;
   /** Waiting receives per group, served oldest first when the group wakes. */
@@ -91,7 +85,7 @@ export class SimpleConsumption {
     const delivered: DeliveredMessage[] = [];
     const candidates = this.#deps.readySource.take(group, subscriptions, request.maxMessages);
     for (const candidate of candidates) {
-      const message = this.#deps.lifecycle.leaseForSimple(
+      const message = this.#deps.leaseGrant.toSimple(
         group,
         candidate,
         request.invisibleDurationMs,
@@ -149,43 +143,6 @@ export class SimpleConsumption {
       );
     }
     return waiters;
-  }
-
-  /** Commit leased messages (S3) and their groups' counters; the caller awaits durability. */
-  ack(receiptHandles: readonly string[]): SettleFailure[] {
-    const failures: SettleFailure[] = [];
-    const touched = new Set<GroupRuntime>();
-    for (const [index, text] of receiptHandles.entries()) {
-      const handle = decodeReceiptHandle(text);
-      if (!handle) {
-        failures.push({
-          index,
-          error: BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued'),
-        });
-        continue;
-      }
-      const outcome = this.#deps.lifecycle.ack(handle);
-      if (!outcome.ok) failures.push({ index, error: outcome.error });
-      else {
-        const group = this.#deps.groups.get(handle.group);
-        if (group) touched.add(group);
-      }
-    }
-    for (const group of touched) this.#deps.groups.saveCounters(group);
-    return failures;
-  }
-
-  /** Move a live lease's deadline (S4); the answer carries the new receipt handle. */
-  async changeInvisibleDuration(
-    receiptHandle: string,
-    invisibleDurationMs: number,
-  ): Promise<{ readonly messageId: string; readonly receiptHandle: string }> {
-    const handle = decodeReceiptHandle(receiptHandle);
-    if (!handle) throw BrokerError.of('INVALID_RECEIPT_HANDLE', 'not a receipt handle this broker issued');
-    const outcome = this.#deps.lifecycle.changeInvisibility(handle, invisibleDurationMs);
-    if (!outcome.ok) throw outcome.error;
-    await this.#deps.store.durable();
-    return { messageId: outcome.messageId, receiptHandle: outcome.receiptHandle };
   }
 
   /** Answer every waiting receive with what it has (nothing): the broker is closing. */

@@ -11,7 +11,7 @@ import {
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { BrokerEngine } from '../engine/broker-engine.js';
-import type { SettleFailure } from '../engine/simple-consumption.js';
+import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
 
 export interface SessionOptions {

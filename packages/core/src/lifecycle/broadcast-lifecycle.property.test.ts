@@ -4,32 +4,11 @@ import {
   BROADCAST_STATES,
   BROADCAST_TERMINAL_STATES,
   BROADCAST_TRANSITIONS,
-  type BroadcastEvent,
   type BroadcastState,
   broadcastTransition,
   initialBroadcastState,
 } from './broadcast-lifecycle.js';
-
-// Small ranges, so that matching leases and due deadlines come up often, not just rejections.
-const atMs = fc.integer({ min: 0, max: 2_000 });
-const lease = fc.integer({ min: 0, max: 6 });
-
-const broadcastEvent: fc.Arbitrary<BroadcastEvent> = fc.oneof(
-  fc.record({
-    type: fc.constant('delivered' as const),
-    atMs,
-    leaseDurationMs: fc.integer({ min: 0, max: 500 }),
-  }),
-  fc.record({ type: fc.constant('succeeded' as const), atMs, lease }),
-  fc.record({
-    type: fc.constant('failed' as const),
-    atMs,
-    lease,
-    reason: fc.constantFrom('FAILURE', 'threw'),
-  }),
-  fc.record({ type: fc.constant('timedOut' as const), atMs, lease }),
-  fc.record({ type: fc.constant('released' as const), atMs, lease }),
-);
+import { broadcastEvent } from './lifecycle-arbitraries.fixture.js';
 
 const runs = { numRuns: 2_000 };
 

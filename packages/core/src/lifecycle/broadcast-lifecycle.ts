@@ -1,9 +1,13 @@
 import { assertNever } from '../assert-never.js';
+import { withEffects } from './effects.js';
 import { CONSUMPTION_TIMEOUT_REASON, checkLease, commitLease, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
+  initialReadyState,
+  type ReadyState,
   reject,
+  type Step,
   type Transition,
   type TransitionEdge,
   withCounters,
@@ -19,7 +23,7 @@ export type BroadcastOutcome = 'succeeded' | 'failed' | 'timedOut';
  * with its outcome recorded, and the instance moves on.
  */
 export type BroadcastState =
-  | ({ readonly state: 'ready' } & DeliveryCounters)
+  | ReadyState
   | ({
       readonly state: 'inflight';
       /** When the consumption timeout fails this delivery (P2). */
@@ -74,7 +78,7 @@ export const BROADCAST_TRANSITIONS: readonly TransitionEdge<BroadcastStateName, 
 
 /** The state of a message an instance has not been delivered yet. */
 export function initialBroadcastState(): BroadcastState {
-  return { state: 'ready', failures: 0, releases: 0, lease: 0 };
+  return initialReadyState();
 }
 
 /**
@@ -83,6 +87,13 @@ export function initialBroadcastState(): BroadcastState {
  * disconnects is recorded as timed out, not handed the message again.
  */
 export function broadcastTransition(current: BroadcastState, event: BroadcastEvent): BroadcastTransition {
+  return withEffects(current, nextBroadcastState(current, event), event.type);
+}
+
+function nextBroadcastState(
+  current: BroadcastState,
+  event: BroadcastEvent,
+): Step<BroadcastState, BroadcastEventType> {
   switch (event.type) {
     case 'delivered':
       return startLease(current, event, event.leaseDurationMs, 'leaseDurationMs');

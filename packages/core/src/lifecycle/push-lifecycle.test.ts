@@ -178,13 +178,28 @@ describe('release (C2)', () => {
     expect(state).toMatchObject({ deliveryAttempt: 1, lease: 2 });
   });
 
-  it('refuses a release after the lease deadline: the delivery has timed out (P2) and counts', () => {
+  it('takes a release at or after the lease deadline as the timeout it has become (P2): it counts', () => {
     const state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: 100 });
     const late = pushTransition(state, { type: 'released', atMs: 100, lease: 1 }, context);
-    expect(late.ok ? late.state.state : late.rejection.reason).toBe('leaseExpired');
-    expect(apply(state, { type: 'timedOut', atMs: 100, lease: 1 })).toMatchObject({
-      failures: 1,
-      releases: 0,
+    const timedOut = pushTransition(state, { type: 'timedOut', atMs: 100, lease: 1 }, context);
+    expect(late.ok && late.state).toEqual(timedOut.ok && timedOut.state);
+    // Unlike the timer's own event, the release must also cancel the timer, which has not fired.
+    expect(late.ok && late.effects.map((effect) => effect.type)).toEqual([
+      'cancelLeaseTimer',
+      'recordOutcome',
+      'scheduleRetry',
+      'adjustCounter',
+      'adjustCounter',
+    ]);
+    expect(late.ok && late.effects[1]).toMatchObject({ outcome: 'timedOut', reason: 'consumption timeout' });
+    expect(late).toMatchObject({
+      ok: true,
+      state: { state: 'waitingRetry', failures: 1, releases: 0, lastFailureReason: 'consumption timeout' },
+    });
+    const lastChance = { ...context, maxRetries: 0 };
+    expect(pushTransition(state, { type: 'released', atMs: 150, lease: 1 }, lastChance)).toMatchObject({
+      ok: true,
+      state: { state: 'dlq', reason: 'consumption timeout' },
     });
   });
 

@@ -2,6 +2,7 @@ import { assertNever } from '../assert-never.js';
 import { type Random, systemRandom } from '../random.js';
 import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
+import { withEffects } from './effects.js';
 import {
   CONSUMPTION_TIMEOUT_REASON,
   checkLease,
@@ -13,7 +14,10 @@ import {
 import {
   type DeliveryCounters,
   illegalTransition,
+  initialReadyState,
+  type ReadyState,
   reject,
+  type Step,
   type Transition,
   type TransitionEdge,
   withCounters,
@@ -24,7 +28,7 @@ import {
  * Ready → Inflight → Commit | WaitingRetry | DLQ, and WaitingRetry → Ready when its delay ends.
  */
 export type PushState =
-  | ({ readonly state: 'ready' } & DeliveryCounters)
+  | ReadyState
   | ({
       readonly state: 'inflight';
       /** When the consumption timeout fails this delivery (P2). */
@@ -99,26 +103,37 @@ export const PUSH_TRANSITIONS: readonly TransitionEdge<PushStateName, PushEventT
   { from: 'inflight', event: 'timedOut', to: 'waitingRetry' },
   { from: 'inflight', event: 'timedOut', to: 'dlq' },
   { from: 'inflight', event: 'released', to: 'ready' },
+  { from: 'inflight', event: 'released', to: 'waitingRetry' },
+  { from: 'inflight', event: 'released', to: 'dlq' },
   { from: 'waitingRetry', event: 'retryDue', to: 'ready' },
 ];
 
 /** The state of a message that has just been stored: Ready, never delivered. */
 export function initialPushState(): PushState {
-  return { state: 'ready', failures: 0, releases: 0, lease: 0 };
+  return initialReadyState();
 }
 
 export { CONSUMPTION_TIMEOUT_REASON };
 
 /**
  * Apply one event to a push-consumed message. Decides, from the group's policy and
- * `maxRetries`, whether a failure waits for a retry (P3) or goes to the DLQ at once (P4).
- * An event that does not fit the state is returned as a rejection; the state is unchanged.
+ * `maxRetries`, whether a failure waits for a retry (P3) or goes to the DLQ at once (P4), and
+ * returns the next state with its effects. An event that does not fit the state is returned as
+ * a rejection; the state is unchanged.
  */
 export function pushTransition(
   current: PushState,
   event: PushEvent,
   context: PushLifecycleContext,
 ): PushTransition {
+  return withEffects(current, nextPushState(current, event, context), event.type);
+}
+
+function nextPushState(
+  current: PushState,
+  event: PushEvent,
+  context: PushLifecycleContext,
+): Step<PushState, PushEventType> {
   switch (event.type) {
     case 'delivered':
       return startLease(current, event, event.leaseDurationMs, 'leaseDurationMs');
@@ -157,10 +172,13 @@ export function pushTransition(
     }
     case 'released': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
-      // A release after the deadline is refused: the delivery has already failed by timeout (P2),
-      // and letting it count as a free release would let a hung consumer dodge maxRetries (P4).
-      const leaseProblem = checkLease(current, event, true);
+      const leaseProblem = checkLease(current, event, false);
       if (leaseProblem) return leaseProblem;
+      // A release at or after the deadline is the timeout the delivery has already become (P2):
+      // counting it as a free release would let a hung consumer dodge maxRetries (P4).
+      if (event.atMs >= current.leaseDeadlineMs) {
+        return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context);
+      }
       // C2: a release is not a failure; only `releases` moves.
       return {
         ok: true,
@@ -186,7 +204,7 @@ function afterFailure(
   reason: string,
   retryAfterMs: number | undefined,
   context: PushLifecycleContext,
-): PushTransition {
+): Step<PushState, PushEventType> {
   const failures = current.failures + 1;
   const changes = { failures, lastFailureReason: reason };
   if (failures > context.maxRetries) {

@@ -1,9 +1,13 @@
 import { assertNever } from '../assert-never.js';
+import { withEffects } from './effects.js';
 import { checkLease, commitLease, deadLetterLease, isDurationMs, startLease } from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
+  initialReadyState,
+  type ReadyState,
   reject,
+  type Step,
   type Transition,
   type TransitionEdge,
   withCounters,
@@ -20,7 +24,7 @@ export const MAX_INVISIBLE_DURATION_MS = 12 * 60 * 60 * 1_000;
  * interval is what is left of the invisible duration.
  */
 export type SimpleState =
-  | ({ readonly state: 'ready' } & DeliveryCounters)
+  | ReadyState
   | ({
       readonly state: 'inflight';
       /** The message becomes visible again at this time unless acked (S2). */
@@ -84,7 +88,7 @@ export const LEASE_EXPIRED_REASON = 'invisible duration expired without ack';
 
 /** The state of a message that has just been stored: Ready, never delivered. */
 export function initialSimpleState(): SimpleState {
-  return { state: 'ready', failures: 0, releases: 0, lease: 0 };
+  return initialReadyState();
 }
 
 /**
@@ -98,6 +102,14 @@ export function simpleTransition(
   event: SimpleEvent,
   context: SimpleLifecycleContext,
 ): SimpleTransition {
+  return withEffects(current, nextSimpleState(current, event, context), event.type);
+}
+
+function nextSimpleState(
+  current: SimpleState,
+  event: SimpleEvent,
+  context: SimpleLifecycleContext,
+): Step<SimpleState, SimpleEventType> {
   switch (event.type) {
     case 'delivered':
       return startLease(current, event, event.invisibleDurationMs, 'invisibleDurationMs');

@@ -1,3 +1,5 @@
+import type { DeliveryEffect } from './effects.js';
+
 /** Why a lifecycle refused an event. */
 export type RejectionReason =
   /** The event has no meaning in the current state (e.g. an ack for a committed message). */
@@ -20,12 +22,38 @@ export interface Rejection<TStateName extends string, TEventType extends string>
 }
 
 /**
- * The result of applying an event to a lifecycle state. An illegal event is a value, never a
- * throw: the broker turns it into an error frame (`INVALID_RECEIPT_HANDLE`, …) for the client.
+ * The result of applying an event to a lifecycle state: the next state and the effects it implies
+ * (see {@link DeliveryEffect}), which the broker carries out in order. An illegal event is a value,
+ * never a throw: the broker turns it into an error frame (`INVALID_RECEIPT_HANDLE`, …) for the client.
  */
 export type Transition<TState extends { readonly state: string }, TEventType extends string> =
+  | { readonly ok: true; readonly state: TState; readonly effects: readonly DeliveryEffect[] }
+  | { readonly ok: false; readonly rejection: Rejection<TState['state'], TEventType> };
+
+/** A machine's next state before core derives its effects. */
+export type Step<TState extends { readonly state: string }, TEventType extends string> =
   | { readonly ok: true; readonly state: TState }
   | { readonly ok: false; readonly rejection: Rejection<TState['state'], TEventType> };
+
+/**
+ * The state every lifecycle starts from and returns to: Ready, with its counters. Push, simple and
+ * broadcast machines share it, so a Ready record may be taken on by whichever machine delivers it.
+ */
+export type ReadyState = { readonly state: 'ready' } & DeliveryCounters;
+
+/** The state of a message that has just been stored: Ready, never delivered. */
+export function initialReadyState(): ReadyState {
+  return { state: 'ready', failures: 0, releases: 0, lease: 0 };
+}
+
+/**
+ * D2: a message redriven from the DLQ starts its lifecycle over — Ready, no failures, so it gets
+ * every attempt again — but its lease numbers continue after `lastLease`, so the history entries
+ * of its new deliveries never repeat an old one's.
+ */
+export function redrivenState(lastLease: number): ReadyState {
+  return { state: 'ready', failures: 0, releases: 0, lease: lastLease };
+}
 
 /** One edge of a lifecycle diagram: the event `event` may move a message from `from` to `to`. */
 export interface TransitionEdge<TStateName extends string, TEventType extends string> {

@@ -2,8 +2,12 @@
  * P5 for FIFO groups: per (topic, message group), the one message that may be delivered now —
  * the oldest one not yet committed or dead-lettered. While it is Inflight, WaitingRetry or Ready
  * again, later messages of its message group wait; other message groups keep flowing.
+ *
+ * A pure rule with memory: it decides who may go, and does no I/O. The broker keeps one per group,
+ * claims a head when a message is handed out and releases it when the lifecycle's
+ * `releaseFifoKey` effect says the message is done.
  */
-export class FifoHeads {
+export class FifoGate {
   readonly #heads = new Map<string, number>();
 
   /** Whether the message must wait for an older one of its message group. */

@@ -1,0 +1,345 @@
+import {
+  type Clock,
+  type DeliveryEffect,
+  type GroupCounter,
+  initialReadyState,
+  type PushState,
+  redrivenState,
+  type SimpleState,
+} from '@ricochet/core';
+import type { BrokerStore } from '../store/broker-store.js';
+import type { DeliveryAddress, DeliveryRecord, ScheduleKey, StoredMessage } from '../store/records.js';
+import type { AppendWaker } from './append-waker.js';
+import type { BrokerMetrics } from './broker-metrics.js';
+import { copyToDeadLetterQueue } from './dead-letter-copy.js';
+import type { DeliveryRecords } from './delivery-records.js';
+import type { GroupRegistry, GroupRuntime } from './group-registry.js';
+import type { PushLeaseTable } from './push-lease-table.js';
+import type { ReadyRef } from './ready-queue.js';
+import type { Scheduler } from './scheduler.js';
+import type { TopicRegistry } from './topic-registry.js';
+
+/** One accepted transition of a message for a clustering group, with core's effects, to carry out. */
+export type DeliveryChange = {
+  readonly group: GroupRuntime;
+  readonly address: DeliveryAddress;
+  /**
+   * The record before the event, or `undefined` when the message has none yet (its first
+   * delivery). A timer event's caller drops the `scheduleKey` of the entry that fired.
+   */
+  readonly before: DeliveryRecord | undefined;
+  readonly messageId: string;
+  readonly eventType: string;
+  readonly effects: readonly DeliveryEffect[];
+  /** Who holds the lease a `delivered` event starts. */
+  readonly holder?: LeaseHolder;
+} & (
+  | { readonly consumer: 'push'; readonly next: PushState }
+  | { readonly consumer: 'simple'; readonly next: SimpleState }
+);
+
+/** The consumer a new lease goes to. */
+export interface LeaseHolder {
+  readonly consumerId: string;
+  /** Push leases: the subscription whose session releases them when it ends (C2). */
+  readonly subscriptionId?: number;
+}
+
+export interface EffectApplierDeps {
+  readonly store: BrokerStore;
+  readonly records: DeliveryRecords;
+  readonly clock: Clock;
+  readonly topics: TopicRegistry;
+  readonly groups: GroupRegistry;
+  readonly metrics: BrokerMetrics;
+  readonly scheduler: Scheduler;
+  readonly pushLeases: PushLeaseTable;
+  readonly appendWaker: AppendWaker;
+}
+
+/**
+ * Carries out what `@ricochet/core` decided, and decides nothing itself. The only writer of
+ * delivery records, schedule entries, push leases, ready queues, DLQ copies, delivery history and
+ * group counters: whatever moves a message (a delivery, a result, a due timer, a recovery, a
+ * redrive) ends here, so what the broker holds always follows the lifecycle's state.
+ *
+ * Group counters and wake-ups are gathered per turn and flushed once, so a batch of 256 acks costs
+ * one counters write and one wake-up per group.
+ */
+export class EffectApplier {
+  readonly #deps: EffectApplierDeps;
+  readonly #dirtyCounters = new Set<GroupRuntime>();
+  readonly #toWake = new Set<GroupRuntime>();
+  #flushQueued = false;
+
+  constructor(deps: EffectApplierDeps) {
+    this.#deps = deps;
+  }
+
+  /** Carry out one transition: its effects in core's order, then the record it leaves. */
+  apply(change: DeliveryChange): void {
+    const { group, address } = change;
+    let scheduleKey = change.before?.scheduleKey;
+    for (const effect of change.effects) {
+      switch (effect.type) {
+        case 'startLeaseTimer':
+          if (change.consumer === 'simple') {
+            scheduleKey = this.#deps.scheduler.add(
+              group.name,
+              effect.deadlineMs,
+              address.topic,
+              address.offset,
+              {
+                kind: 'leaseExpiry',
+                lease: effect.lease,
+              },
+            );
+          } else {
+            this.#deps.pushLeases.add({
+              address,
+              lease: effect.lease,
+              deadlineMs: effect.deadlineMs,
+              subscriptionId: change.holder?.subscriptionId ?? 0,
+            });
+          }
+          break;
+        case 'cancelLeaseTimer':
+          if (change.consumer === 'push') this.#deps.pushLeases.remove(address);
+          else if (scheduleKey) this.#deps.scheduler.remove(scheduleKey);
+          scheduleKey = undefined;
+          break;
+        case 'scheduleRetry':
+          scheduleKey = this.#deps.scheduler.add(group.name, effect.atMs, address.topic, address.offset, {
+            kind: 'retryDue',
+          });
+          this.#deps.metrics.retried(group.name);
+          break;
+        case 'requeue':
+          this.#requeue(group, address);
+          break;
+        case 'recordOutcome':
+          this.#recordOutcome(change, effect);
+          break;
+        case 'deadLetter':
+          copyToDeadLetterQueue(this.#deps, group, address, effect);
+          break;
+        case 'releaseFifoKey':
+          this.#releaseFifoKey(group, address);
+          break;
+        case 'adjustCounter':
+          this.#adjust(group, effect.counter, effect.by);
+          break;
+      }
+    }
+    if (change.eventType === 'delivered') this.#deps.metrics.delivered(group.name);
+    this.#writeRecord(change, scheduleKey);
+  }
+
+  /** Move group counters by core's `adjustCounter` effects only (a broadcast transition's). */
+  applyCounters(group: GroupRuntime, effects: readonly DeliveryEffect[]): void {
+    for (const effect of effects) {
+      if (effect.type === 'adjustCounter') this.#adjust(group, effect.counter, effect.by);
+    }
+  }
+
+  /**
+   * After a restart, take on a stored record as it stands: count its state, queue it when Ready,
+   * and hold its FIFO message group while it is Inflight or WaitingRetry (P5).
+   */
+  adopt(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord): void {
+    const state = record.state.state;
+    if (state === 'inflight' || state === 'waitingRetry') {
+      this.#adjust(group, state, 1);
+      const messageGroup = group.config.fifo ? this.#messageGroupOf(address) : undefined;
+      if (messageGroup !== undefined) group.fifoGate.claim(address.topic, messageGroup, address.offset);
+    }
+    if (state === 'ready') this.#requeue(group, address);
+  }
+
+  /**
+   * T1: a delay message's time has come for this group. It becomes Ready with a record of its own:
+   * the group's cursor passed it long ago and its schedule entry is now taken, so without the
+   * record a restart would forget it. Returns false when the message is gone or already tracked.
+   */
+  admitDelayed(group: GroupRuntime, address: DeliveryAddress): boolean {
+    const message = this.#deps.topics.getMessage(address.topic, address.offset);
+    if (!message || this.#deps.records.get(address)) return false;
+    const record: DeliveryRecord = {
+      consumer: 'push',
+      state: initialReadyState(),
+      messageId: message.messageId,
+    };
+    this.#deps.records.put(address, record, 'now');
+    this.#requeue(group, address);
+    return true;
+  }
+
+  /** A record left over in a terminal state (a crash mid-way): it goes. */
+  discard(address: DeliveryAddress): void {
+    this.#deps.records.delete(address);
+  }
+
+  /** T1: park a delay message for this group until it is due. */
+  scheduleDelay(group: GroupRuntime, message: StoredMessage): void {
+    if (message.deliverAt === undefined) return;
+    this.#deps.scheduler.add(group.name, message.deliverAt, message.topic, message.offset, {
+      kind: 'delayDue',
+    });
+  }
+
+  /** P5: hold a FIFO message as Ready behind the head of its message group (recorded, so a restart keeps it). */
+  parkBehindFifoHead(
+    group: GroupRuntime,
+    address: DeliveryAddress,
+    messageId: string,
+    messageGroup: string,
+  ): void {
+    this.#deps.records.put(address, { consumer: 'push', state: initialReadyState(), messageId }, 'deferred');
+    group.readyQueue.push({ topic: address.topic, offset: address.offset, messageGroup });
+  }
+
+  /**
+   * D2: make a dead-lettered message Ready again for its group only, with a fresh attempt count.
+   * Returns false when the DLQ entry was redriven already or belongs to another group.
+   */
+  redrive(group: GroupRuntime, dlqMessage: StoredMessage): boolean {
+    const deadLetter = dlqMessage.deadLetter;
+    if (!deadLetter || deadLetter.redrivenAt !== undefined || deadLetter.group !== group.name) return false;
+    const address: DeliveryAddress = {
+      group: group.name,
+      topic: deadLetter.originTopic,
+      offset: deadLetter.originOffset,
+    };
+    if (this.#deps.records.get(address)) return false;
+    const record: DeliveryRecord = {
+      consumer: 'push',
+      state: redrivenState(deadLetter.lastLease),
+      messageId: dlqMessage.messageId,
+    };
+    this.#deps.records.put(address, record, 'now');
+    const redrivenAt = this.#deps.clock.now();
+    this.#deps.topics.rewrite({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt } });
+    group.redriven++;
+    this.#countersChanged(group);
+    this.#requeue(group, address);
+    return true;
+  }
+
+  /** The ready-queue entry of a message; FIFO groups carry its message group along (P5). */
+  readyRefOf(group: GroupRuntime, address: DeliveryAddress): ReadyRef {
+    const messageGroup = group.config.fifo ? this.#messageGroupOf(address) : undefined;
+    return messageGroup === undefined
+      ? { topic: address.topic, offset: address.offset }
+      : { topic: address.topic, offset: address.offset, messageGroup };
+  }
+
+  // ─── Effects ──────────────────────────────────────────────────────────────────────────────
+
+  #requeue(group: GroupRuntime, address: DeliveryAddress): void {
+    group.readyQueue.push(this.readyRefOf(group, address));
+    this.#wake(group);
+  }
+
+  #releaseFifoKey(group: GroupRuntime, address: DeliveryAddress): void {
+    if (!group.config.fifo) return;
+    const messageGroup = this.#messageGroupOf(address);
+    if (messageGroup === undefined) return;
+    group.fifoGate.release(address.topic, messageGroup, address.offset);
+    this.#wake(group);
+  }
+
+  #recordOutcome(change: DeliveryChange, effect: Extract<DeliveryEffect, { type: 'recordOutcome' }>): void {
+    const { address, before } = change;
+    const nowMs = this.#deps.clock.now();
+    if (effect.outcome === 'released') this.#deps.metrics.released(address.group);
+    if (effect.outcome === 'leaseExpired') this.#deps.metrics.retried(address.group);
+    void this.#deps.store.appendHistory(change.messageId, {
+      group: address.group,
+      topic: address.topic,
+      offset: address.offset,
+      lease: effect.lease,
+      deliveryAttempt: effect.deliveryAttempt,
+      consumer: change.consumer,
+      ...(before?.consumerId === undefined ? {} : { consumerId: before.consumerId }),
+      deliveredAt: before?.deliveredAt ?? nowMs,
+      settledAt: nowMs,
+      result: effect.outcome,
+      ...(effect.reason === undefined ? {} : { reason: effect.reason }),
+    });
+  }
+
+  #adjust(group: GroupRuntime, counter: GroupCounter, by: 1 | -1): void {
+    group[counter] += by;
+    if (by > 0 && counter === 'committed') this.#deps.metrics.acked(group.name);
+    if (by > 0 && counter === 'deadLettered') this.#deps.metrics.deadLettered(group.name);
+    if (counter === 'committed' || counter === 'deadLettered') this.#countersChanged(group);
+  }
+
+  /**
+   * The record the transition leaves: none once terminal. Simple-consumer records are written at
+   * once (a client may still ack a lease after a restart; an expired lease's schedule entry is gone
+   * with this turn), and so is WaitingRetry, with its schedule entry. Other push states may wait
+   * for the write-behind flush: a crash before it costs a redelivery, never a loss.
+   */
+  #writeRecord(change: DeliveryChange, scheduleKey: ScheduleKey | undefined): void {
+    const { address, next } = change;
+    if (next.state === 'commit' || next.state === 'dlq') {
+      this.#deps.records.delete(address);
+      return;
+    }
+    const inflight = next.state === 'inflight';
+    const consumerId = inflight ? (change.holder?.consumerId ?? change.before?.consumerId) : undefined;
+    const deliveredAt = inflight
+      ? change.eventType === 'delivered'
+        ? this.#deps.clock.now()
+        : change.before?.deliveredAt
+      : undefined;
+    const facts = {
+      messageId: change.messageId,
+      ...(scheduleKey === undefined ? {} : { scheduleKey }),
+      ...(consumerId === undefined ? {} : { consumerId }),
+      ...(deliveredAt === undefined ? {} : { deliveredAt }),
+    };
+    const record: DeliveryRecord =
+      change.consumer === 'push'
+        ? { consumer: 'push', state: change.next, ...facts }
+        : { consumer: 'simple', state: change.next, ...facts };
+    if (change.consumer === 'simple' || next.state === 'waitingRetry') {
+      this.#deps.records.put(address, record, 'now');
+    } else if (change.before === undefined) {
+      this.#deps.records.putNew(address, record);
+    } else {
+      this.#deps.records.put(address, record, 'deferred');
+    }
+  }
+
+  // ─── Once per turn ────────────────────────────────────────────────────────────────────────
+
+  #countersChanged(group: GroupRuntime): void {
+    this.#dirtyCounters.add(group);
+    this.#queueFlush();
+  }
+
+  #wake(group: GroupRuntime): void {
+    this.#toWake.add(group);
+    this.#queueFlush();
+  }
+
+  #queueFlush(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    // A microtask: still this turn, so the counters commit with the records and history they count.
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      for (const group of this.#dirtyCounters) this.#deps.groups.saveCounters(group);
+      this.#dirtyCounters.clear();
+      const toWake = [...this.#toWake];
+      this.#toWake.clear();
+      for (const group of toWake) group.wake();
+    });
+  }
+
+  #messageGroupOf(address: DeliveryAddress): string | undefined {
+    return this.#deps.topics.getMessage(address.topic, address.offset)?.messageGroup;
+  }
+}

@@ -1,0 +1,200 @@
+import type { DeliveryCounters, Step, Transition } from './transition.js';
+
+/**
+ * What a lifecycle transition implies beyond the next state. Core decides them; the broker's
+ * effect applier carries them out (writes the schedule, the lease table, the ready queue, the DLQ,
+ * the history and the group counters) and decides nothing itself.
+ */
+export type DeliveryEffect =
+  /** Hold the new lease until `deadlineMs`: the push consumption timeout (P2), the simple invisibility (S2). */
+  | { readonly type: 'startLeaseTimer'; readonly lease: number; readonly deadlineMs: number }
+  /** The lease ended before its timer fired (settled, released, replaced): the timer goes. */
+  | { readonly type: 'cancelLeaseTimer' }
+  /** WaitingRetry until `atMs` (P3). */
+  | { readonly type: 'scheduleRetry'; readonly atMs: number }
+  /** Ready again: the message joins the group's ready queue for the next consumer. */
+  | { readonly type: 'requeue' }
+  /** How the delivery of `lease` ended, for the message's history. */
+  | {
+      readonly type: 'recordOutcome';
+      readonly outcome: DeliveryOutcome;
+      readonly lease: number;
+      readonly deliveryAttempt: number;
+      readonly reason?: string;
+    }
+  /** Copy the message to the group's DLQ (D1). */
+  | {
+      readonly type: 'deadLetter';
+      /** Deliveries that counted toward `maxRetries`. */
+      readonly attempts: number;
+      readonly reason: string;
+      /** The last lease number used, so a redriven message's leases never repeat one (D2). */
+      readonly lastLease: number;
+    }
+  /** The message is done for the group (Commit, DLQ, Consumed): its FIFO message group moves on (P5). */
+  | { readonly type: 'releaseFifoKey' }
+  /** A group counter moves; every counter a state implies is moved only by these. */
+  | { readonly type: 'adjustCounter'; readonly counter: GroupCounter; readonly by: 1 | -1 };
+
+/** The name of a delivery effect. */
+export type DeliveryEffectType = DeliveryEffect['type'];
+
+/** How one delivery ended, as the message's history records it. */
+export type DeliveryOutcome =
+  | 'committed'
+  | 'failed'
+  | 'timedOut'
+  | 'leaseExpired'
+  | 'released'
+  | 'deadLettered';
+
+/**
+ * The counters a group keeps of its messages' states: `inflight` and `waitingRetry` count the
+ * messages in that state now; `committed` and `deadLettered` count arrivals in a terminal state.
+ */
+export type GroupCounter = 'inflight' | 'waitingRetry' | 'committed' | 'deadLettered';
+
+/** Events a timer produces: the timer that would be cancelled is the one that fired. */
+const TIMER_EVENTS: ReadonlySet<string> = new Set(['timedOut', 'leaseExpired', 'retryDue']);
+
+/** The state names every lifecycle shares (broadcast's `consumed` ends like a commit). */
+type LifecycleStateName = 'ready' | 'inflight' | 'waitingRetry' | 'commit' | 'dlq' | 'consumed';
+
+type AnyLifecycleState = { readonly state: LifecycleStateName } & DeliveryCounters & {
+    readonly leaseDeadlineMs?: number;
+    readonly deliveryAttempt?: number;
+    readonly retryAtMs?: number;
+    readonly reason?: string;
+    readonly outcome?: string;
+  };
+
+/**
+ * The effects of moving from `from` to `to` on `eventType`, for every lifecycle. One function, so
+ * the push, simple and broadcast machines cannot disagree on what a state change means:
+ *
+ * - leaving Inflight ends the lease: its timer is cancelled (unless the timer is what fired) and
+ *   the delivery's outcome is recorded; a new lease (delivery, change of invisibility) starts one;
+ * - entering WaitingRetry schedules the retry; entering Ready queues the message;
+ * - entering DLQ copies the message there; entering a terminal state moves the FIFO key on;
+ * - every state change moves the group counters of the states left and entered.
+ */
+export function effectsOf(
+  from: AnyLifecycleState,
+  to: AnyLifecycleState,
+  eventType: string,
+): DeliveryEffect[] {
+  const effects: DeliveryEffect[] = [];
+  const leaseEnded = from.state === 'inflight' && (to.state !== 'inflight' || to.lease !== from.lease);
+  if (leaseEnded && !TIMER_EVENTS.has(eventType)) effects.push({ type: 'cancelLeaseTimer' });
+  if (from.state === 'inflight' && to.state !== 'inflight') {
+    const reason = outcomeReasonOf(to, eventType);
+    effects.push({
+      type: 'recordOutcome',
+      outcome: outcomeOf(to, eventType),
+      lease: from.lease,
+      deliveryAttempt: from.deliveryAttempt ?? 1,
+      ...(reason === undefined ? {} : { reason }),
+    });
+  }
+  if (to.state === 'inflight' && to.lease !== from.lease) {
+    effects.push({ type: 'startLeaseTimer', lease: to.lease, deadlineMs: to.leaseDeadlineMs ?? 0 });
+  }
+  if (to.state === 'waitingRetry' && from.state !== 'waitingRetry') {
+    effects.push({ type: 'scheduleRetry', atMs: to.retryAtMs ?? 0 });
+  }
+  if (to.state === 'ready' && from.state !== 'ready') effects.push({ type: 'requeue' });
+  if (to.state === 'dlq') {
+    effects.push({
+      type: 'deadLetter',
+      attempts: to.failures,
+      reason: to.reason ?? '',
+      lastLease: to.lease,
+    });
+  }
+  if (isTerminal(to.state) && !isTerminal(from.state)) effects.push({ type: 'releaseFifoKey' });
+  if (from.state !== to.state) {
+    const left = counterOf(from.state, 'left');
+    const entered = counterOf(to.state, 'entered', to.outcome);
+    if (left) effects.push({ type: 'adjustCounter', counter: left, by: -1 });
+    if (entered) effects.push({ type: 'adjustCounter', counter: entered, by: 1 });
+  }
+  return effects;
+}
+
+/** The counter a state moves when a message enters or leaves it, if any. */
+function counterOf(
+  state: LifecycleStateName,
+  direction: 'entered' | 'left',
+  outcome?: string,
+): GroupCounter | undefined {
+  switch (state) {
+    case 'inflight':
+      return 'inflight';
+    case 'waitingRetry':
+      return 'waitingRetry';
+    // Terminal states are counted on arrival only: nothing leaves them.
+    case 'commit':
+      return direction === 'entered' ? 'committed' : undefined;
+    case 'dlq':
+      return direction === 'entered' ? 'deadLettered' : undefined;
+    // A broadcast instance's successful consumption counts as the group's commit (B1).
+    case 'consumed':
+      return direction === 'entered' && outcome === 'succeeded' ? 'committed' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function isTerminal(state: LifecycleStateName): boolean {
+  return state === 'commit' || state === 'dlq' || state === 'consumed';
+}
+
+/** Why the delivery ended, when it did not succeed and was not handed back. */
+function outcomeReasonOf(to: AnyLifecycleState, eventType: string): string | undefined {
+  switch (to.state) {
+    case 'dlq':
+    case 'consumed':
+      return to.reason;
+    case 'waitingRetry':
+      return to.lastFailureReason;
+    case 'ready':
+      // A release is no failure; an expired simple lease is (S2).
+      return eventType === 'leaseExpired' ? to.lastFailureReason : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The history's name for how a delivery ended: by where it went, then by what ended it. */
+function outcomeOf(to: AnyLifecycleState, eventType: string): DeliveryOutcome {
+  if (to.state === 'commit') return 'committed';
+  if (to.state === 'dlq') return 'deadLettered';
+  if (to.state === 'consumed') {
+    if (to.outcome === 'succeeded') return 'committed';
+    return to.outcome === 'timedOut' ? 'timedOut' : 'failed';
+  }
+  switch (eventType) {
+    case 'failed':
+      return 'failed';
+    case 'leaseExpired':
+      return 'leaseExpired';
+    case 'released':
+      // A release that arrived after the deadline is the timeout it had become (P2).
+      return to.state === 'ready' ? 'released' : 'timedOut';
+    default:
+      return 'timedOut';
+  }
+}
+
+/**
+ * A machine's step, completed with its effects: the one way every lifecycle turns its next state
+ * into a {@link Transition}.
+ */
+export function withEffects<TState extends AnyLifecycleState, TEventType extends string>(
+  current: TState,
+  step: Step<TState, TEventType>,
+  eventType: TEventType,
+): Transition<TState, TEventType> {
+  if (!step.ok) return step;
+  return { ok: true, state: step.state, effects: effectsOf(current, step.state, eventType) };
+}
