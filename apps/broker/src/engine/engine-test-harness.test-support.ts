@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ManualClock } from '@ricochet/core';
+import { broadcastTransition, initialBroadcastState, ManualClock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import type { StoredMessage } from '../store/records.js';
+import type { BroadcastDelivery } from './broadcast-instance.js';
 import { GroupRegistry } from './group-registry.js';
 import { ManualTimers } from './manual-timers.test-support.js';
 import { TopicRegistry } from './topic-registry.js';
@@ -88,4 +89,27 @@ export class EngineHarness {
 /** Let `setImmediate` work (the broadcast dispatcher's turns) run: a few macrotask turns. */
 export async function turns(count = 3): Promise<void> {
   for (let i = 0; i < count; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A message a broadcast instance holds: Inflight (delivered at `atMs`, leased for `leaseMs`), or
+ * Ready again as after a release. Its id is `<topic>-<offset>`, as {@link EngineHarness.append}'s.
+ */
+export function heldDelivery(
+  topic: string,
+  offset: number,
+  state: 'inflight' | 'ready' = 'inflight',
+  atMs = START_MS,
+  leaseMs = 60_000,
+): BroadcastDelivery {
+  let current = initialBroadcastState();
+  const delivered = broadcastTransition(current, { type: 'delivered', atMs, leaseDurationMs: leaseMs });
+  if (!delivered.ok) throw new Error(delivered.rejection.message);
+  current = delivered.state;
+  if (state === 'ready') {
+    const released = broadcastTransition(current, { type: 'released', atMs, lease: 1 });
+    if (!released.ok) throw new Error(released.rejection.message);
+    current = released.state;
+  }
+  return { topic, offset, messageId: `${topic}-${offset}`, state: current, deliveredAt: atMs };
 }
