@@ -68,7 +68,7 @@ export interface BroadcastDispatchDeps {
   readonly groups: GroupRegistry;
   readonly metrics: BrokerMetrics;
   /** Group counters move only through the applier, by core's effects. */
-  readonly applier: Pick<EffectApplier, 'applyCounters'>;
+  readonly applier: Pick<EffectApplier, 'applyCounters' | 'flushTurn'>;
   /** Subscription ids are shared with clustering subscriptions, so a session's ids never clash. */
   readonly nextSubscriptionId: () => number;
 }
@@ -211,6 +211,7 @@ export class BroadcastDispatch {
       const applied = this.#apply(instance, delivery, event);
       if (applied) failures.push({ index, error: applied });
     }
+    this.#deps.applier.flushTurn();
     return failures;
   }
 

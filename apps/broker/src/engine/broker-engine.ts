@@ -227,6 +227,7 @@ export class BrokerEngine {
   ): Promise<{ readonly messageId: string; readonly receiptHandle: string }> {
     this.#assertOpen();
     const changed = this.#settlement.changeInvisibility(receiptHandle, invisibleDurationMs);
+    this.#applier.flushTurn();
     await this.#store.durable();
     return changed;
   }
@@ -280,6 +281,7 @@ export class BrokerEngine {
       (broadcast) => this.#broadcast.settle(broadcast, verb),
       (clustering) => this.#settlement.settle(clustering, verb),
     );
+    this.#applier.flushTurn();
     await this.#store.durable();
     return failures;
   }

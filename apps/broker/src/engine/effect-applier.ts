@@ -128,6 +128,8 @@ export class EffectApplier {
           break;
         case 'adjustCounter':
           this.#adjust(group, effect.counter, effect.by);
+          if (effect.by > 0 && effect.counter === 'committed') this.#deps.metrics.acked(group.name);
+          if (effect.by > 0 && effect.counter === 'deadLettered') this.#deps.metrics.deadLettered(group.name);
           break;
       }
     }
@@ -135,7 +137,10 @@ export class EffectApplier {
     this.#writeRecord(change, scheduleKey);
   }
 
-  /** Move group counters by core's `adjustCounter` effects only (a broadcast transition's). */
+  /**
+   * Move group counters by core's `adjustCounter` effects only: a broadcast transition's, whose
+   * instance state, leases and metrics the broadcast dispatcher keeps itself.
+   */
   applyCounters(group: GroupRuntime, effects: readonly DeliveryEffect[]): void {
     for (const effect of effects) {
       if (effect.type === 'adjustCounter') this.#adjust(group, effect.counter, effect.by);
@@ -270,8 +275,6 @@ export class EffectApplier {
 
   #adjust(group: GroupRuntime, counter: GroupCounter, by: 1 | -1): void {
     group[counter] += by;
-    if (by > 0 && counter === 'committed') this.#deps.metrics.acked(group.name);
-    if (by > 0 && counter === 'deadLettered') this.#deps.metrics.deadLettered(group.name);
     if (counter === 'committed' || counter === 'deadLettered') this.#countersChanged(group);
   }
 
@@ -325,17 +328,25 @@ export class EffectApplier {
     this.#queueFlush();
   }
 
+  /**
+   * Write the counters this turn changed and wake the groups it made Ready messages for. Runs by
+   * itself at the end of the turn; a caller that is about to await durability (a settle batch)
+   * calls it first, so its answer waits for the counters too.
+   */
+  flushTurn(): void {
+    for (const group of this.#dirtyCounters) this.#deps.groups.saveCounters(group);
+    this.#dirtyCounters.clear();
+    const toWake = [...this.#toWake];
+    this.#toWake.clear();
+    for (const group of toWake) group.wake();
+  }
+
   #queueFlush(): void {
     if (this.#flushQueued) return;
     this.#flushQueued = true;
-    // A microtask: still this turn, so the counters commit with the records and history they count.
     queueMicrotask(() => {
       this.#flushQueued = false;
-      for (const group of this.#dirtyCounters) this.#deps.groups.saveCounters(group);
-      this.#dirtyCounters.clear();
-      const toWake = [...this.#toWake];
-      this.#toWake.clear();
-      for (const group of toWake) group.wake();
+      this.flushTurn();
     });
   }
 

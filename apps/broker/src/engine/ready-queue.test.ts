@@ -1,0 +1,128 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ReadyQueue, type ReadyRef } from './ready-queue.js';
+
+const ref = (topic: string, offset: number, messageGroup?: string): ReadyRef =>
+  messageGroup === undefined ? { topic, offset } : { topic, offset, messageGroup };
+
+const all = () => true;
+const offsets = (refs: readonly ReadyRef[]) => refs.map((r) => r.offset);
+
+describe('ReadyQueue', () => {
+  it('hands entries out oldest first, at most `max` at a time', () => {
+    const queue = new ReadyQueue();
+    for (const offset of [5, 1, 9, 3]) queue.push(ref('t', offset));
+    expect(queue.size).toBe(4);
+    expect(offsets(queue.take(3, all))).toEqual([5, 1, 9]);
+    expect(queue.size).toBe(1);
+    expect(offsets(queue.take(3, all))).toEqual([3]);
+    expect(queue.size).toBe(0);
+    expect(queue.take(3, all)).toEqual([]);
+  });
+
+  it('takes nothing for max 0 and leaves every entry', () => {
+    const queue = new ReadyQueue();
+    queue.push(ref('t', 1));
+    expect(queue.take(0, all)).toEqual([]);
+    expect(queue.size).toBe(1);
+  });
+
+  it('skips entries the consumer does not accept and keeps them in order for the next one', () => {
+    const queue = new ReadyQueue();
+    queue.push(ref('a', 1));
+    queue.push(ref('b', 2));
+    queue.push(ref('a', 3));
+    queue.push(ref('b', 4));
+    queue.push(ref('a', 5));
+    const onlyB = (r: ReadyRef) => r.topic === 'b';
+    expect(offsets(queue.take(10, onlyB))).toEqual([2, 4]);
+    expect(queue.size).toBe(3);
+    expect(queue.take(10, onlyB)).toEqual([]);
+    queue.push(ref('b', 6));
+    expect(offsets(queue.take(10, all))).toEqual([1, 3, 5, 6]);
+  });
+
+  it('stops at `max` accepted entries without consuming the skipped ones after them', () => {
+    const queue = new ReadyQueue();
+    for (let offset = 0; offset < 6; offset++) queue.push(ref(offset % 2 === 0 ? 'even' : 'odd', offset));
+    expect(offsets(queue.take(2, (r) => r.topic === 'odd'))).toEqual([1, 3]);
+    expect(offsets(queue.take(10, all))).toEqual([0, 2, 4, 5]);
+  });
+
+  it('passes each entry with its message group to the filter, untouched', () => {
+    const queue = new ReadyQueue();
+    queue.push(ref('t', 1, 'order-1'));
+    queue.push(ref('t', 2));
+    const seen: ReadyRef[] = [];
+    const taken = queue.take(5, (r) => {
+      seen.push(r);
+      return r.messageGroup === undefined;
+    });
+    expect(taken).toEqual([{ topic: 't', offset: 2 }]);
+    expect(seen).toEqual([
+      { topic: 't', offset: 1, messageGroup: 'order-1' },
+      { topic: 't', offset: 2 },
+    ]);
+    expect(queue.take(5, all)).toEqual([{ topic: 't', offset: 1, messageGroup: 'order-1' }]);
+  });
+
+  it('keeps order and size across the compaction of a long dead prefix', () => {
+    const queue = new ReadyQueue();
+    // A long-lived entry near the front that nobody accepts, so the head stops there for a while.
+    queue.push(ref('stuck', -1));
+    for (let offset = 0; offset < 5_000; offset++) queue.push(ref('t', offset));
+    const notStuck = (r: ReadyRef) => r.topic !== 'stuck';
+    let next = 0;
+    while (next < 4_000) {
+      const taken = queue.take(100, notStuck);
+      expect(offsets(taken)).toEqual(Array.from({ length: 100 }, (_, i) => next + i));
+      next += 100;
+    }
+    expect(queue.size).toBe(1_001);
+    // Now the stuck one goes: the head passes 4 000 dead slots, which compaction reclaims.
+    expect(offsets(queue.take(1, (r) => r.topic === 'stuck'))).toEqual([-1]);
+    for (let offset = 5_000; offset < 5_010; offset++) queue.push(ref('t', offset));
+    const rest = queue.take(Number.POSITIVE_INFINITY, all);
+    expect(offsets(rest)).toEqual(Array.from({ length: 1_010 }, (_, i) => 4_000 + i));
+    expect(queue.size).toBe(0);
+  });
+
+  it('behaves as a filtered FIFO list under any mix of pushes and takes', () => {
+    const operation = fc.oneof(
+      fc.record({
+        push: fc.constant(true as const),
+        topic: fc.constantFrom('a', 'b', 'c'),
+        count: fc.nat(300),
+      }),
+      fc.record({
+        push: fc.constant(false as const),
+        topics: fc.subarray(['a', 'b', 'c']),
+        max: fc.nat(400),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(operation, { maxLength: 60 }), (operations) => {
+        const queue = new ReadyQueue();
+        let model: ReadyRef[] = [];
+        let nextOffset = 0;
+        for (const op of operations) {
+          if (op.push) {
+            for (let i = 0; i < op.count; i++) {
+              const r = ref(op.topic, nextOffset++);
+              queue.push(r);
+              model.push(r);
+            }
+            continue;
+          }
+          const accept = (r: ReadyRef) => op.topics.includes(r.topic);
+          const expected = model.filter(accept).slice(0, op.max);
+          expect(queue.take(op.max, accept)).toEqual(expected);
+          model = model.filter((r) => !expected.includes(r));
+          expect(queue.size).toBe(model.length);
+        }
+        expect(queue.take(Number.POSITIVE_INFINITY, all)).toEqual(model);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { RecentMessages } from './recent-messages.js';
+import type { TopicRuntime } from './topic-registry.js';
+import { describeTopic } from './topic-view.js';
+
+const runtime = (nextOffset: number): TopicRuntime => ({
+  name: 'orders',
+  record: { name: 'orders', config: { type: 'fifo', maxBacklogMessages: 10 }, createdAt: 5 },
+  nextOffset,
+  recent: new RecentMessages(),
+});
+
+describe('describeTopic', () => {
+  it('shows the name, the config and the offsets: every offset handed out is retained', () => {
+    expect(describeTopic(runtime(42))).toEqual({
+      name: 'orders',
+      config: { type: 'fifo', maxBacklogMessages: 10 },
+      stats: { firstOffset: 0, nextOffset: 42, messages: 42 },
+    });
+  });
+
+  it('shows an empty topic with no messages', () => {
+    expect(describeTopic(runtime(0)).stats).toEqual({ firstOffset: 0, nextOffset: 0, messages: 0 });
+  });
+
+  it('reads the current config and offset, not a copy taken earlier', () => {
+    const topic = runtime(1);
+    topic.nextOffset = 3;
+    topic.record = { ...topic.record, config: { type: 'normal' } };
+    expect(describeTopic(topic)).toMatchObject({ config: { type: 'normal' }, stats: { messages: 3 } });
+  });
+});
