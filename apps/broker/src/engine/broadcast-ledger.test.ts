@@ -152,6 +152,19 @@ describe('BroadcastLedger', () => {
     expect(ledger.get(live.key)).toBe(live);
   });
 
+  it('keeps an unseen instance that still holds a delivery until it is settled: its ack must work', () => {
+    h.appendMany('a', 1);
+    const group = broadcasting();
+    const draining = ledger.join(group, 'c1', ['a']);
+    draining.held.set(heldKey('a', 0), heldDelivery('a', 0));
+    h.clock.advanceBy(TTL_MS * 2);
+    ledger.join(group, 'c2', ['a']);
+    expect(ledger.get(draining.key)).toBe(draining);
+    draining.held.clear();
+    ledger.join(group, 'c3', ['a']);
+    expect(ledger.get(draining.key)).toBeUndefined();
+  });
+
   it('sweeps every group for expired instances every minute, and deletes them from the store', async () => {
     const g = ledger.join(broadcasting('g'), 'c1', ['a']);
     const other = ledger.join(

@@ -184,11 +184,15 @@ export class BroadcastLedger {
     this.#sweepTimer = this.#deps.timers.setTimer(SWEEP_INTERVAL_MS, () => this.#sweep());
   }
 
-  /** B1: forget the group's instances with no live subscription, unseen for its TTL. */
+  /**
+   * B1: forget the group's instances with no live subscription, unseen for its TTL. One that still
+   * holds a delivery stays until it is settled, released or timed out: its consumer may still ack
+   * it, and forgetting it would leave the delivery counted in the group's inflight for good.
+   */
   #forgetExpired(group: GroupRuntime): void {
     const nowMs = this.#deps.clock.now();
     for (const instance of this.instancesOf(group.name)) {
-      if (instance.subscriptionIds.size > 0) continue;
+      if (instance.subscriptionIds.size > 0 || instance.inflight > 0) continue;
       if (nowMs - instance.lastSeenAt < group.config.broadcastInstanceTtlMs) continue;
       this.#instances.delete(instance.key);
       this.#byGroup.get(group.name)?.delete(instance);
