@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import type { FlushPolicy } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
+import { decideLayout, LAYOUT_VERSION, LayoutVersionError } from './layout-version.js';
 import { PendingOverlay } from './pending-overlay.js';
 import type {
   BroadcastInstanceRecord,
@@ -34,9 +35,6 @@ export interface LmdbStoreOptions {
 /** Where a database with shared structures keeps them. */
 const STRUCTURES_KEY = Symbol.for('ricochet.structures');
 
-/** Bumped when the layout of keys or values changes incompatibly. */
-const LAYOUT_VERSION = 1;
-
 /**
  * The embedded store: one LMDB environment in the data directory, one named database per kind of
  * record, keys ordered so that every scan the engine needs is a range read.
@@ -61,7 +59,9 @@ const LAYOUT_VERSION = 1;
  * The records that hold core's types (topics, groups, deliveries) are stored in shapes of their
  * own (`schema/`), mapped at this boundary, so that a change to core never changes the bytes on
  * disk; the others are the store's own types (`records.ts`) and are stored as they are. Either
- * way the bytes of layout 1 are pinned by the golden test in `schema/`.
+ * way the bytes of layout 1 are pinned by the golden test in `schema/`, and a change to them is a
+ * new layout version with a migration or a refusal (`layout-version.ts`). A directory with a
+ * layout this broker does not read is refused at open, before anything is read or written.
  */
 export function openLmdbStore(options: LmdbStoreOptions): BrokerStore {
   mkdirSync(options.path, { recursive: true });
@@ -105,6 +105,8 @@ class LmdbStore implements BrokerStore {
     const structured = <TValue, TKey extends import('lmdb').Key>(name: string) =>
       this.#root.openDB<TValue, TKey>({ name, encoding: 'msgpack', sharedStructuresKey: STRUCTURES_KEY });
     this.#meta = db('meta');
+    // Before any other database is opened: opening one creates it, and a refused directory stays untouched.
+    this.#checkLayout();
     this.#topics = db('topics');
     this.#groups = db('groups');
     this.#cursors = db('cursors');
@@ -115,18 +117,17 @@ class LmdbStore implements BrokerStore {
     this.#deliveries = structured('deliveries');
     this.#schedule = db('schedule');
     this.#history = structured('history');
-    this.#checkLayout();
   }
 
+  /** Write the layout version into a new directory, or refuse one with a layout this broker does not read. */
   #checkLayout(): void {
-    const found = this.#meta.get('layoutVersion') as number | undefined;
-    if (found === undefined) {
-      this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
-    } else if (found !== LAYOUT_VERSION) {
-      throw new Error(
-        `data directory has layout version ${found}; this broker reads version ${LAYOUT_VERSION}`,
-      );
-    }
+    const found: unknown = this.#meta.get('layoutVersion');
+    const decision = decideLayout(found);
+    if (decision.action === 'initialise') this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
+    if (decision.action !== 'refuse') return;
+    // Nothing was written, so there is no transaction of ours to wait for.
+    void this.#root.close();
+    throw new LayoutVersionError(found, decision.reason);
   }
 
   /**
