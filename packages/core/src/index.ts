@@ -94,3 +94,11 @@ export {
   type RetryPolicyValidation,
   validateRetryPolicy,
 } from './retry-policy-validation.js';
+export {
+  deliverAtOf,
+  type SendDelay,
+  type TopicTypeCheckedMessage,
+  type TopicTypeRule,
+  type TopicTypeViolation,
+  topicTypeViolation,
+} from './send-rules.js';

@@ -1,4 +1,4 @@
-import { type Clock, DELAY_LEVELS_MS, type TopicType } from '@ricochet/core';
+import { type Clock, deliverAtOf, topicTypeViolation } from '@ricochet/core';
 import {
   BrokerError,
   ERROR_CODES,
@@ -175,8 +175,8 @@ export class SendPath {
       throw error;
     }
     const topicType = topic.record.config.type;
-    const mismatch = topicTypeMismatch(topicType, message, deliverAt !== undefined);
-    if (mismatch) return reject('TOPIC_TYPE_MISMATCH', mismatch, { topic: message.topic, topicType });
+    const mismatch = topicTypeViolation(topicType, message);
+    if (mismatch) return reject('TOPIC_TYPE_MISMATCH', mismatch.message, { topic: message.topic, topicType });
     const throttled = this.#deps.throttle(message.topic);
     if (throttled) return { kind: 'answered', receipt: errorReceipt(message.messageId, throttled) };
 
@@ -204,36 +204,6 @@ export class SendPath {
       storedAt: stored.storedAt,
     });
     return { kind: 'stored', message: stored };
-  }
-}
-
-/** T1: the absolute delivery time of a delay message, or `undefined` for a plain one. */
-function deliverAtOf(message: OutgoingMessage, nowMs: number): number | undefined {
-  if (message.deliverAt !== undefined) return message.deliverAt;
-  if (message.delayMs !== undefined) return nowMs + message.delayMs;
-  if (message.delayLevel !== undefined) return nowMs + (DELAY_LEVELS_MS[message.delayLevel - 1] ?? 0);
-  return undefined;
-}
-
-/** The topic type is a guard (DESIGN.md §2): say what does not fit, or `undefined`. */
-function topicTypeMismatch(type: TopicType, message: OutgoingMessage, delayed: boolean): string | undefined {
-  switch (type) {
-    case 'fifo':
-      if (message.messageGroup === undefined)
-        return `topic "${message.topic}" is fifo: a message needs a messageGroup`;
-      if (delayed) return `topic "${message.topic}" is fifo: it takes no delay messages`;
-      return undefined;
-    case 'delay':
-      if (!delayed)
-        return `topic "${message.topic}" is a delay topic: a message needs deliverAt, delayMs or delayLevel`;
-      if (message.messageGroup !== undefined)
-        return `topic "${message.topic}" is a delay topic: it takes no messageGroup`;
-      return undefined;
-    case 'normal':
-      if (message.messageGroup !== undefined) {
-        return `topic "${message.topic}" is normal: a message with a messageGroup needs a fifo topic`;
-      }
-      return undefined;
   }
 }
 

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import type { FlushPolicy } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
+import { decideLayout, LAYOUT_VERSION, LayoutVersionError } from './layout-version.js';
 import { PendingOverlay } from './pending-overlay.js';
 import type {
   BroadcastInstanceRecord,
@@ -17,6 +18,9 @@ import type {
   StoredMessage,
   TopicRecord,
 } from './records.js';
+import { fromStoredDelivery, type StoredDeliveryV1, toStoredDelivery } from './schema/stored-delivery.js';
+import { fromStoredGroup, type StoredGroupV1, toStoredGroup } from './schema/stored-group.js';
+import { fromStoredTopic, type StoredTopicV1, toStoredTopic } from './schema/stored-topic.js';
 
 /** Options of {@link openLmdbStore}. */
 export interface LmdbStoreOptions {
@@ -31,29 +35,33 @@ export interface LmdbStoreOptions {
 /** Where a database with shared structures keeps them. */
 const STRUCTURES_KEY = Symbol.for('ricochet.structures');
 
-/** Bumped when the layout of keys or values changes incompatibly. */
-const LAYOUT_VERSION = 1;
-
 /**
  * The embedded store: one LMDB environment in the data directory, one named database per kind of
  * record, keys ordered so that every scan the engine needs is a range read.
  *
- * | database   | key                              | value           |
- * |------------|----------------------------------|-----------------|
- * | meta       | name                             | any             |
- * | topics     | topic                            | TopicRecord     |
- * | groups     | group                            | GroupRecord     |
- * | cursors    | [group, topic]                   | CursorRecord    |
- * | counters   | group                            | GroupCounters   |
+ * | database   | key                              | value (layout 1)        |
+ * |------------|----------------------------------|-------------------------|
+ * | meta       | name                             | `layoutVersion`: number |
+ * | topics     | topic                            | StoredTopicV1           |
+ * | groups     | group                            | StoredGroupV1           |
+ * | cursors    | [group, topic]                   | CursorRecord            |
+ * | counters   | group                            | GroupCounters           |
  * | broadcastInstances | [group, clientId]        | BroadcastInstanceRecord |
- * | messages   | [topic, offset]                  | StoredMessage   |
- * | messageIds | messageId                        | MessageLocation |
- * | deliveries | [group, topic, offset]           | DeliveryRecord  |
- * | schedule   | [group, dueAtMs, topic, offset]  | ScheduleEntry   |
- * | history    | [messageId, group, lease]        | HistoryRecord   |
+ * | messages   | [topic, offset]                  | StoredMessage           |
+ * | messageIds | messageId                        | MessageLocation         |
+ * | deliveries | [group, topic, offset]           | StoredDeliveryV1        |
+ * | schedule   | [group, dueAtMs, topic, offset]  | ScheduleEntry           |
+ * | history    | [messageId, group, lease]        | HistoryRecord           |
  *
  * A broadcasting group's history entries are keyed per instance: `group` in the key is then
  * `<group>\u0000<clientId>`, which no group name can be.
+ *
+ * The records that hold core's types (topics, groups, deliveries) are stored in shapes of their
+ * own (`schema/`), mapped at this boundary, so that a change to core never changes the bytes on
+ * disk; the others are the store's own types (`records.ts`) and are stored as they are. Either
+ * way the bytes of layout 1 are pinned by the golden test in `schema/`, and a change to them is a
+ * new layout version with a migration or a refusal (`layout-version.ts`). A directory with a
+ * layout this broker does not read is refused at open, before anything is read or written.
  */
 export function openLmdbStore(options: LmdbStoreOptions): BrokerStore {
   mkdirSync(options.path, { recursive: true });
@@ -63,14 +71,14 @@ export function openLmdbStore(options: LmdbStoreOptions): BrokerStore {
 class LmdbStore implements BrokerStore {
   readonly #root: RootDatabase;
   readonly #meta: Database;
-  readonly #topics: Database<TopicRecord, string>;
-  readonly #groups: Database<GroupRecord, string>;
+  readonly #topics: Database<StoredTopicV1, string>;
+  readonly #groups: Database<StoredGroupV1, string>;
   readonly #cursors: Database<CursorRecord, [string, string]>;
   readonly #counters: Database<GroupCounters, string>;
   readonly #broadcastInstances: Database<BroadcastInstanceRecord, [string, string]>;
   readonly #messages: Database<StoredMessage, [string, number]>;
   readonly #messageIds: Database<MessageLocation, string>;
-  readonly #deliveries: Database<DeliveryRecord, [string, string, number]>;
+  readonly #deliveries: Database<StoredDeliveryV1, [string, string, number]>;
   readonly #schedule: Database<ScheduleEntry, [string, number, string, number]>;
   readonly #history: Database<HistoryRecord, [string, string, number]>;
   readonly #flushPolicy: FlushPolicy;
@@ -97,6 +105,8 @@ class LmdbStore implements BrokerStore {
     const structured = <TValue, TKey extends import('lmdb').Key>(name: string) =>
       this.#root.openDB<TValue, TKey>({ name, encoding: 'msgpack', sharedStructuresKey: STRUCTURES_KEY });
     this.#meta = db('meta');
+    // Before any other database is opened: opening one creates it, and a refused directory stays untouched.
+    this.#checkLayout();
     this.#topics = db('topics');
     this.#groups = db('groups');
     this.#cursors = db('cursors');
@@ -107,18 +117,17 @@ class LmdbStore implements BrokerStore {
     this.#deliveries = structured('deliveries');
     this.#schedule = db('schedule');
     this.#history = structured('history');
-    this.#checkLayout();
   }
 
+  /** Write the layout version into a new directory, or refuse one with a layout this broker does not read. */
   #checkLayout(): void {
-    const found = this.#meta.get('layoutVersion') as number | undefined;
-    if (found === undefined) {
-      this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
-    } else if (found !== LAYOUT_VERSION) {
-      throw new Error(
-        `data directory has layout version ${found}; this broker reads version ${LAYOUT_VERSION}`,
-      );
-    }
+    const found: unknown = this.#meta.get('layoutVersion');
+    const decision = decideLayout(found);
+    if (decision.action === 'initialise') this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
+    if (decision.action !== 'refuse') return;
+    // Nothing was written, so there is no transaction of ours to wait for.
+    void this.#root.close();
+    throw new LayoutVersionError(found, decision.reason);
   }
 
   /**
@@ -143,17 +152,17 @@ class LmdbStore implements BrokerStore {
   }
 
   listTopics(): TopicRecord[] {
-    return [...this.#topics.getRange({})].map(({ value }) => value);
+    return [...this.#topics.getRange({})].map(({ value }) => fromStoredTopic(value));
   }
   putTopic(record: TopicRecord): Promise<void> {
-    return this.#track(this.#topics.put(record.name, record));
+    return this.#track(this.#topics.put(record.name, toStoredTopic(record)));
   }
 
   listGroups(): GroupRecord[] {
-    return [...this.#groups.getRange({})].map(({ value }) => value);
+    return [...this.#groups.getRange({})].map(({ value }) => fromStoredGroup(value));
   }
   putGroup(record: GroupRecord): Promise<void> {
-    return this.#track(this.#groups.put(record.name, record));
+    return this.#track(this.#groups.put(record.name, toStoredGroup(record)));
   }
   listCursors(): CursorRecord[] {
     return [...this.#cursors.getRange({})].map(({ value }) => value);
@@ -216,10 +225,12 @@ class LmdbStore implements BrokerStore {
   getDelivery(address: DeliveryAddress): DeliveryRecord | undefined {
     const pending = this.#pendingDeliveries.read(deliveryKeyString(address));
     if (pending.hit) return pending.value;
-    return this.#deliveries.get(deliveryKey(address));
+    const stored = this.#deliveries.get(deliveryKey(address));
+    return stored === undefined ? undefined : fromStoredDelivery(stored);
   }
   putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void> {
-    const write = this.#track(this.#deliveries.put(deliveryKey(address), record));
+    // The overlay keeps the engine's record: reads before the commit get back what was put.
+    const write = this.#track(this.#deliveries.put(deliveryKey(address), toStoredDelivery(record)));
     this.#pendingDeliveries.track(deliveryKeyString(address), record, write);
     return write;
   }
@@ -231,7 +242,7 @@ class LmdbStore implements BrokerStore {
   *scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }> {
     // From the lowest group name on: the shared-structures entry (a symbol key) sorts before it.
     for (const { key, value } of this.#deliveries.getRange({ start: [''] })) {
-      yield { address: { group: key[0], topic: key[1], offset: key[2] }, record: value };
+      yield { address: { group: key[0], topic: key[1], offset: key[2] }, record: fromStoredDelivery(value) };
     }
   }
 

@@ -1,0 +1,58 @@
+/**
+ * The layout of a data directory: the keys of every database and the stored schema of every value
+ * (`schema/` for the records that hold core's types, `records.ts` for the others). Version 1 is
+ * the only one so far.
+ *
+ * Changing the bytes a broker writes or how it reads them is a new layout: bump this number and
+ * give the new broker either a migration from every older version it accepts (run at open, in one
+ * write transaction, before any read, ending with the new version written to `meta`) or a refusal
+ * here that says which broker can still open the directory. Never a silent change: the golden
+ * test of `schema/` fails first. A broker always refuses a newer layout than its own, since it
+ * cannot know what a newer broker stored.
+ */
+export const LAYOUT_VERSION = 1;
+
+/** What opening a data directory with a given stored layout version must do. */
+export type LayoutDecision =
+  /** A new data directory: write {@link LAYOUT_VERSION}. */
+  | { readonly action: 'initialise' }
+  /** The directory has this broker's layout. */
+  | { readonly action: 'open' }
+  /** The directory must not be opened: neither read nor written. */
+  | { readonly action: 'refuse'; readonly reason: string };
+
+/** Decide from the layout version found in `meta` (`undefined` in a new directory). */
+export function decideLayout(found: unknown): LayoutDecision {
+  if (found === undefined) return { action: 'initialise' };
+  if (found === LAYOUT_VERSION) return { action: 'open' };
+  if (typeof found !== 'number' || !Number.isSafeInteger(found) || found < 1) {
+    return {
+      action: 'refuse',
+      reason: `the data directory's layout version ${JSON.stringify(found)} is not one any broker writes`,
+    };
+  }
+  if (found > LAYOUT_VERSION) {
+    return {
+      action: 'refuse',
+      reason:
+        `the data directory has layout version ${found}, written by a newer broker; this broker reads ` +
+        `layout ${LAYOUT_VERSION} and cannot downgrade it: run a broker that reads layout ${found}`,
+    };
+  }
+  return {
+    action: 'refuse',
+    reason: `the data directory has layout version ${found}; this broker reads layout ${LAYOUT_VERSION} and has no migration from it`,
+  };
+}
+
+/** The data directory's layout is not one this broker can open; nothing was read or written. */
+export class LayoutVersionError extends Error {
+  /** The version found in the directory. */
+  readonly found: unknown;
+
+  constructor(found: unknown, reason: string) {
+    super(reason);
+    this.name = 'LayoutVersionError';
+    this.found = found;
+  }
+}

@@ -1,0 +1,84 @@
+import { DEFAULT_BROADCAST_INSTANCE_TTL_MS, type GroupConfig, type RetryPolicy } from '@ricochet/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { GroupRecord } from '../records.js';
+import { fromStoredGroup, type StoredGroupV1, toStoredGroup } from './stored-group.js';
+
+const PLAIN = { noNullPrototype: true } as const;
+const positive = fc.integer({ min: 1, max: 2 ** 40 });
+
+// Typed as core's policy, so that a change to its shape fails to compile here too.
+const retryPolicy: fc.Arbitrary<RetryPolicy> = fc.oneof(
+  fc.record(
+    { type: fc.constant('stepped' as const), delaysMs: fc.array(positive, { maxLength: 20 }) },
+    PLAIN,
+  ),
+  fc.record({ type: fc.constant('fixed' as const), delayMs: positive }, PLAIN),
+  fc.record(
+    {
+      type: fc.constant('exponential' as const),
+      initialMs: positive,
+      multiplier: fc.double({ min: 1, max: 100, noNaN: true }),
+      maxMs: positive,
+      jitter: fc.double({ min: 0, max: 0.99, noNaN: true }),
+    },
+    PLAIN,
+  ),
+);
+
+/** Fields in the order core's `resolveGroupConfig` writes them, which is layout 1's. */
+const config: fc.Arbitrary<GroupConfig> = fc.record(
+  {
+    maxRetries: fc.nat({ max: 1_000 }),
+    retryPolicy,
+    fifo: fc.boolean(),
+    consumeMode: fc.constantFrom('clustering' as const, 'broadcasting' as const),
+    consumptionTimeoutMs: positive,
+    startFrom: fc.constantFrom('latest' as const, 'earliest' as const),
+    broadcastInstanceTtlMs: positive,
+  },
+  PLAIN,
+);
+
+const groupRecord: fc.Arbitrary<GroupRecord> = fc.record(
+  { name: fc.string({ minLength: 1, maxLength: 12 }), config, createdAt: fc.nat() },
+  PLAIN,
+);
+
+describe('stored group records (layout 1)', () => {
+  it('map engine → stored → engine to the same record (property)', () => {
+    fc.assert(
+      fc.property(groupRecord, (engine) => {
+        expect(fromStoredGroup(toStoredGroup(engine))).toStrictEqual(engine);
+      }),
+    );
+  });
+
+  it('map stored → engine → stored to the same fields in the same order (property)', () => {
+    // Layout 1's group has core's fields today, in the same order: the same generator makes both.
+    const stored: fc.Arbitrary<StoredGroupV1> = groupRecord;
+    fc.assert(
+      fc.property(stored, (record) => {
+        const again = toStoredGroup(fromStoredGroup(record));
+        expect(again).toStrictEqual(record);
+        expect(JSON.stringify(again)).toBe(JSON.stringify(record));
+      }),
+    );
+  });
+
+  it('give a group stored before broadcasting groups existed the default instance TTL (B1)', () => {
+    const stored: StoredGroupV1 = {
+      name: 'billing',
+      config: {
+        maxRetries: 2,
+        retryPolicy: { type: 'fixed', delayMs: 100 },
+        fifo: false,
+        consumeMode: 'clustering',
+        consumptionTimeoutMs: 1_000,
+        startFrom: 'latest',
+      },
+      createdAt: 1,
+    };
+    expect(fromStoredGroup(stored).config.broadcastInstanceTtlMs).toBe(DEFAULT_BROADCAST_INSTANCE_TTL_MS);
+  });
+});

@@ -1,0 +1,128 @@
+import {
+  assertNever,
+  DEFAULT_BROADCAST_INSTANCE_TTL_MS,
+  type GroupConfig,
+  type RetryPolicy,
+} from '@ricochet/core';
+import type { GroupRecord } from '../records.js';
+import type { AllFields, FieldTable } from './field-table.js';
+
+/** A retry policy as layout 1 stores it: the JSON shape of DESIGN.md §2. */
+export type StoredRetryPolicyV1 =
+  | { readonly type: 'stepped'; readonly delaysMs: readonly number[] }
+  | { readonly type: 'fixed'; readonly delayMs: number }
+  | {
+      readonly type: 'exponential';
+      readonly initialMs: number;
+      readonly multiplier: number;
+      readonly maxMs: number;
+      readonly jitter: number;
+    };
+
+/** A group's config as layout 1 stores it. */
+export interface StoredGroupConfigV1 {
+  readonly maxRetries: number;
+  readonly retryPolicy: StoredRetryPolicyV1;
+  readonly fifo: boolean;
+  readonly consumeMode: 'clustering' | 'broadcasting';
+  readonly consumptionTimeoutMs: number;
+  readonly startFrom: 'latest' | 'earliest';
+  /** Absent from groups stored before broadcasting groups (B1) existed: they take the default. */
+  readonly broadcastInstanceTtlMs?: number;
+}
+
+/** A value of the `groups` database in layout 1. */
+export interface StoredGroupV1 {
+  readonly name: string;
+  readonly config: StoredGroupConfigV1;
+  readonly createdAt: number;
+}
+
+/** The fields of core's group config and retry policies the mappers below copy; compiles only while that is all of them. */
+export const MAPPED_GROUP_FIELDS = {
+  record: { name: true, config: true, createdAt: true },
+  config: {
+    maxRetries: true,
+    retryPolicy: true,
+    fifo: true,
+    consumeMode: true,
+    consumptionTimeoutMs: true,
+    startFrom: true,
+    broadcastInstanceTtlMs: true,
+  },
+  retryPolicy: {
+    stepped: { type: true, delaysMs: true },
+    fixed: { type: true, delayMs: true },
+    exponential: { type: true, initialMs: true, multiplier: true, maxMs: true, jitter: true },
+  },
+} as const satisfies {
+  readonly record: AllFields<GroupRecord>;
+  readonly config: AllFields<GroupConfig>;
+  readonly retryPolicy: FieldTable<RetryPolicy, 'type'>;
+};
+
+/** The engine's group record as layout 1 stores it, fields in the order the broker has always written them. */
+export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
+  const { config } = record;
+  return {
+    name: record.name,
+    config: {
+      maxRetries: config.maxRetries,
+      retryPolicy: toStoredRetryPolicy(config.retryPolicy),
+      fifo: config.fifo,
+      consumeMode: config.consumeMode,
+      consumptionTimeoutMs: config.consumptionTimeoutMs,
+      startFrom: config.startFrom,
+      broadcastInstanceTtlMs: config.broadcastInstanceTtlMs,
+    },
+    createdAt: record.createdAt,
+  };
+}
+
+/** A stored group record as the engine's, with the defaults of fields added since layout 1 began. */
+export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
+  const { config } = stored;
+  return {
+    name: stored.name,
+    config: {
+      maxRetries: config.maxRetries,
+      retryPolicy: fromStoredRetryPolicy(config.retryPolicy),
+      fifo: config.fifo,
+      consumeMode: config.consumeMode,
+      consumptionTimeoutMs: config.consumptionTimeoutMs,
+      startFrom: config.startFrom,
+      broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
+    },
+    createdAt: stored.createdAt,
+  };
+}
+
+function toStoredRetryPolicy(policy: RetryPolicy): StoredRetryPolicyV1 {
+  switch (policy.type) {
+    case 'stepped':
+      return { type: 'stepped', delaysMs: policy.delaysMs };
+    case 'fixed':
+      return { type: 'fixed', delayMs: policy.delayMs };
+    case 'exponential': {
+      const { initialMs, multiplier, maxMs, jitter } = policy;
+      return { type: 'exponential', initialMs, multiplier, maxMs, jitter };
+    }
+    default:
+      return assertNever(policy, 'retry policy');
+  }
+}
+
+function fromStoredRetryPolicy(stored: StoredRetryPolicyV1): RetryPolicy {
+  switch (stored.type) {
+    case 'stepped':
+      return { type: 'stepped', delaysMs: stored.delaysMs };
+    case 'fixed':
+      return { type: 'fixed', delayMs: stored.delayMs };
+    case 'exponential': {
+      const { initialMs, multiplier, maxMs, jitter } = stored;
+      return { type: 'exponential', initialMs, multiplier, maxMs, jitter };
+    }
+    default:
+      return assertNever(stored, 'stored retry policy');
+  }
+}
