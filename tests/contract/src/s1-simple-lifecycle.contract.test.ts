@@ -13,7 +13,8 @@ describe('S1: Ready → Inflight → Commit | Ready (lease expired) | DLQ, no Wa
       subscriptions: { orders: '*' },
     });
 
-    const [leased] = await consumer.receive(1, 50);
+    // Invisible long enough for the two admin reads below to see it Inflight on a loaded machine.
+    const [leased] = await consumer.receive(1, 1_000);
     expect((await broker.admin.getMessage(messageId)).groups[0]).toMatchObject({
       state: 'inflight',
       deliveryAttempt: 1,
