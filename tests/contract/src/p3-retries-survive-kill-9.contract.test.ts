@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { AdminApi } from './support/admin.js';
@@ -45,7 +46,8 @@ describe('P3 across a crash: a broker killed with SIGKILL keeps every WaitingRet
   it('redelivers each retry after a restart, not before its delay ends', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-retry-crash-'));
     try {
-      const failedAt = await failThenKill(dataDir, 1_500, 5);
+      // Long enough for the restart and the check below on a loaded machine.
+      const failedAt = await failThenKill(dataDir, 3_000, 5);
       await using broker = await startBroker({}, dataDir);
       expect((await broker.admin.getGroup('billing')).stats.waitingRetry).toBe(5);
       await using consumer = await startRecordingConsumer(
@@ -57,7 +59,7 @@ describe('P3 across a crash: a broker killed with SIGKILL keeps every WaitingRet
       for (const { message, atMs } of deliveries) {
         expect(message.deliveryAttempt).toBe(2);
         expect(atMs - (failedAt.get(message.messageId) ?? Number.POSITIVE_INFINITY)).toBeGreaterThanOrEqual(
-          1_500,
+          3_000,
         );
       }
       expect(new Set(deliveries.map((d) => d.message.messageId))).toEqual(new Set(failedAt.keys()));
@@ -69,8 +71,10 @@ describe('P3 across a crash: a broker killed with SIGKILL keeps every WaitingRet
   it('fires a retry that fell due while the broker was down right after it starts', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-retry-crash-'));
     try {
-      const failedAt = await failThenKill(dataDir, 50, 1);
-      // The restart below takes longer than 50 ms: the retry is overdue when the broker starts.
+      const failedAt = await failThenKill(dataDir, 1_000, 1);
+      // The broker stays down until the retry is overdue: nothing but time can make it so.
+      const failed = failedAt.values().next().value ?? 0;
+      await delay(Math.max(0, failed + 1_000 - performance.now()));
       await using broker = await startBroker({}, dataDir);
       const startedAt = performance.now();
       await using consumer = await startRecordingConsumer(
@@ -80,7 +84,7 @@ describe('P3 across a crash: a broker killed with SIGKILL keeps every WaitingRet
       );
       const [delivery] = await consumer.delivered(1);
       expect(delivery?.message.deliveryAttempt).toBe(2);
-      expect((delivery?.atMs ?? 0) - (failedAt.values().next().value ?? 0)).toBeGreaterThanOrEqual(50);
+      expect((delivery?.atMs ?? 0) - failed).toBeGreaterThanOrEqual(1_000);
       expect((delivery?.atMs ?? 0) - startedAt).toBeLessThan(2_000);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
