@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { broadcastTransition, initialBroadcastState, ManualClock } from '@ricochet/core';
+import { broadcastTransition, initialBroadcastState, ManualClock, type Random } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import type { StoredMessage } from '../store/records.js';
@@ -9,12 +9,35 @@ import { AppendWaker } from './append-waker.js';
 import type { BroadcastDelivery } from './broadcast-instance.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import { DeliveryRecords } from './delivery-records.js';
+import { DueEvents } from './due-events.js';
 import { EffectApplier } from './effect-applier.js';
 import { GroupRegistry } from './group-registry.js';
+import { LeaseGrant } from './lease-grant.js';
 import { ManualTimers } from './manual-timers.test-support.js';
 import { PushLeaseTable } from './push-lease-table.js';
-import { Scheduler } from './scheduler.js';
+import { ReadySource } from './ready-source.js';
+import { type DueEntry, Scheduler } from './scheduler.js';
+import { Settlement } from './settlement.js';
 import { TopicRegistry } from './topic-registry.js';
+
+/** The clustering side of the engine over one harness, wired as BrokerEngine wires it. */
+export interface ClusteringParts {
+  readonly applier: EffectApplier;
+  readonly records: DeliveryRecords;
+  readonly scheduler: Scheduler;
+  readonly pushLeases: PushLeaseTable;
+  readonly settlement: Settlement;
+  readonly dueEvents: DueEvents;
+  readonly leaseGrant: LeaseGrant;
+  readonly readySource: ReadySource;
+}
+
+export interface ClusteringOptions {
+  /** @default 10_000, the broker's default */
+  readonly maxReadyQueuePerGroup?: number;
+  /** Jitter for exponential retry policies. @default () => 0.5 */
+  readonly random?: Random;
+}
 
 /** The fields of a test message besides its place in the log; all optional. */
 export type MessageFields = Partial<Omit<StoredMessage, 'topic' | 'offset'>>;
@@ -68,6 +91,39 @@ export class EngineHarness {
       appendWaker: new AppendWaker(this.groups, () => true),
     });
     return { applier, records, scheduler, pushLeases };
+  }
+
+  /**
+   * The applier with everything around it that moves clustering deliveries — settlement, due
+   * events (the scheduler's entries and push lease deadlines go to it), lease grants and the ready
+   * source — wired as the engine wires them. Call it again after {@link restart}.
+   */
+  clustering(metrics: BrokerMetrics, options: ClusteringOptions = {}): ClusteringParts {
+    const random = options.random ?? (() => 0.5);
+    let dueEvents: DueEvents | undefined;
+    const { applier, records, scheduler, pushLeases } = this.applier(
+      metrics,
+      (group, due) => dueEvents?.onDue(group, due as readonly DueEntry[]) ?? 0,
+    );
+    const decided = { clock: this.clock, random, groups: this.groups, records };
+    const settlement = new Settlement({ ...decided, applier });
+    dueEvents = new DueEvents({
+      ...decided,
+      applier,
+      maxReadyQueuePerGroup: options.maxReadyQueuePerGroup ?? 10_000,
+    });
+    const due = dueEvents;
+    pushLeases.start((lease) => due.onPushLeaseExpired(lease));
+    const leaseGrant = new LeaseGrant({ clock: this.clock, random, applier });
+    const readySource = new ReadySource({
+      records,
+      topics: this.topics,
+      groups: this.groups,
+      clock: this.clock,
+      applier,
+      scheduler,
+    });
+    return { applier, records, scheduler, pushLeases, settlement, dueEvents: due, leaseGrant, readySource };
   }
 
   /**
@@ -144,4 +200,11 @@ export function heldDelivery(
     current = released.state;
   }
   return { topic, offset, messageId: `${topic}-${offset}`, state: current, deliveredAt: atMs };
+}
+
+/** A metric's value for one group (0 when it has none). */
+export async function groupMetric(metrics: BrokerMetrics, name: string, group = 'g'): Promise<number> {
+  const metric = metrics.registry.getSingleMetric(name);
+  const values = (await metric?.get())?.values ?? [];
+  return values.find((value) => value.labels.group === group)?.value ?? 0;
 }
