@@ -128,9 +128,11 @@ describe('DueEvents', () => {
 
   it('ignores a retry entry that is not the record one, or of a message without a record', () => {
     failPush();
+    // Past the retry time, so only the key tells this entry from the record's.
+    h.clock.advanceBy(RETRY_MS + 1_000);
     const entry = { kind: 'retryDue' } as const;
     const taken = parts.dueEvents.onDue('g', [
-      { key: ['g', START_MS + 1, 't', 0], entry },
+      { key: ['g', START_MS + RETRY_MS + 1_000, 't', 0], entry },
       { key: ['g', START_MS + 1, 't', 5], entry },
     ]);
     expect(taken).toBe(2);
