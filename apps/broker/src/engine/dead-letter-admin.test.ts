@@ -134,6 +134,26 @@ describe('DeadLetterAdmin', () => {
     expect(ids(admin.list('g', 0, 10).messages)).toEqual(['t-1', 't-2']);
   });
 
+  it('never redrives an entry twice when paced redrives overlap, though each listed it at its start', async () => {
+    deadLetter(2);
+    expect(admin.redrive('g', { ratePerSecond: 1 })).toEqual({ accepted: 2 });
+    expect(admin.redrive('g', { ratePerSecond: 1 })).toEqual({ accepted: 1 });
+    expect(group.redriven).toBe(2);
+    await settle();
+    // Both are consumed before the first redrive's second slice comes round.
+    for (const offset of queued()) {
+      const message = h.topics.getMessage('t', offset);
+      if (!message) throw new Error('no message');
+      const address = { group: group.name, topic: 't', offset };
+      const record = parts.records.get(address);
+      const delivered = parts.leaseGrant.toPush(group, { address, message, record }, 1, 'c1');
+      parts.settlement.settle([{ receiptHandle: delivered?.receiptHandle ?? '' }], 'ack');
+    }
+    await h.timers.advanceBy(5_000, settle);
+    expect(group.redriven).toBe(2);
+    expect(group.readyQueue.size).toBe(0);
+  });
+
   it('redrives a group own DLQ entries only', () => {
     deadLetter(1);
     h.groups.put('other', {});

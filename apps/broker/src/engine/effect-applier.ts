@@ -207,7 +207,10 @@ export class EffectApplier {
    * D2: make a dead-lettered message Ready again for its group only, with a fresh attempt count.
    * Returns false when the DLQ entry was redriven already or belongs to another group.
    */
-  redrive(group: GroupRuntime, dlqMessage: StoredMessage): boolean {
+  redrive(group: GroupRuntime, listed: StoredMessage): boolean {
+    // The DLQ entry as it is now: a paced redrive works from a listing taken when it started, and
+    // another redrive may have taken the entry since (and its message be consumed already).
+    const dlqMessage = this.#deps.topics.getMessage(listed.topic, listed.offset) ?? listed;
     const deadLetter = dlqMessage.deadLetter;
     if (!deadLetter || deadLetter.redrivenAt !== undefined || deadLetter.group !== group.name) return false;
     const address: DeliveryAddress = {
