@@ -6,6 +6,7 @@ export {
   MAX_FAILURE_REASON_LENGTH,
   MAX_RETRY_AFTER_MS,
 } from './consume-result.js';
+export type { ClockTimer, ConsumptionClock } from './consumption-clock.js';
 export type { ListenerContext, MessageListener } from './listener-pool.js';
 export { PushConsumer } from './push-consumer.js';
 export {

@@ -2,6 +2,7 @@ import { ReceivedMessage } from '@ricochet/client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { type ConsumeOutcome, ConsumeResult, type ConsumeResultValue } from './consume-result.js';
+import { systemConsumptionClock } from './consumption-clock.js';
 import {
   type ListenerContext,
   ListenerPool,
@@ -63,6 +64,7 @@ function createPool(overrides: Partial<ListenerPoolOptions<Item>> & { listener: 
   const pool = new ListenerPool<Item>({
     concurrency: 2,
     consumptionTimeoutMs: 60_000,
+    clock: systemConsumptionClock,
     isLive: (candidate) => candidate.live,
     onOutcome: (done, outcome) => outcomes.push([done.message.messageId, outcome]),
     onListenerError: (error, message) => listenerErrors.push([error, message.messageId]),
@@ -200,6 +202,31 @@ describe('ListenerPool', () => {
     // The late SUCCESS is ignored: the delivery has already failed.
     expect(outcomes).toHaveLength(1);
     expect(control.started()).toEqual(['slow', 'next']);
+  });
+
+  it('times the consumption timeout on the clock it is given, and no other', () => {
+    // A clock that moves only when told, as @ricochet/testing's virtual clock does.
+    let nowMs = 0;
+    const timers: { dueAtMs: number; callback: () => void }[] = [];
+    const clock = {
+      now: () => nowMs,
+      setTimer: (delayMs: number, callback: () => void) => {
+        const timer = { dueAtMs: nowMs + delayMs, callback };
+        timers.push(timer);
+        return { cancel: () => timers.splice(timers.indexOf(timer), 1) };
+      },
+    };
+    const control = controlledListener();
+    const { pool, outcomes } = createPool({
+      listener: control.listener,
+      consumptionTimeoutMs: 60_000,
+      clock,
+    });
+    pool.add([item('slow')]);
+    expect(timers.map((timer) => timer.dueAtMs)).toEqual([60_000]);
+    nowMs = 60_000;
+    for (const timer of timers.splice(0)) timer.callback();
+    expect(outcomes).toEqual([['slow', { type: 'nack', reason: 'consumption timeout' }]]);
   });
 
   it('drops items that are no longer live without an outcome, and moves their group on', async () => {

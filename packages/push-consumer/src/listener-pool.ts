@@ -6,6 +6,7 @@ import {
   outcomeOfResult,
   outcomeOfThrow,
 } from './consume-result.js';
+import type { ClockTimer, ConsumptionClock } from './consumption-clock.js';
 
 /** What a listener gets besides the message. */
 export interface ListenerContext {
@@ -38,6 +39,8 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
   readonly concurrency: number;
   /** How long a listener may run before its delivery is reported as failed, in ms. */
   readonly consumptionTimeoutMs: number;
+  /** What times `consumptionTimeoutMs`. */
+  readonly clock: ConsumptionClock;
   /** Whether a cached item may still start; a dead one is dropped without an outcome. */
   readonly isLive: (item: TItem) => boolean;
   /** Called once per started item: when its listener settles, or at its timeout if that comes first. */
@@ -49,7 +52,7 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
 /** A cached item whose listener has started. */
 interface Run<TItem> {
   readonly item: TItem;
-  /** When the consumption timeout passes, on the `performance.now()` scale. */
+  /** When the consumption timeout passes, on the clock's scale. */
   readonly deadlineMs: number;
   /** Set once the outcome went out (at the timeout or at the end); later ones are ignored. */
   reported: boolean;
@@ -104,7 +107,7 @@ export class ListenerPool<TItem extends PoolItem> {
   /** In start order, which is deadline order too: every run gets the same timeout. */
   readonly #running = new Set<Run<TItem>>();
   /** One timer for all consumption timeouts, due no later than the oldest run's deadline. */
-  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #deadlineTimer: ClockTimer | undefined;
   #idleWaiters: (() => void)[] = [];
   #stopped = false;
   /** Set while `#pump` loops, so a listener that settles synchronously does not pump recursively. */
@@ -181,7 +184,7 @@ export class ListenerPool<TItem extends PoolItem> {
       abortRun(run, reason);
     }
     this.#running.clear();
-    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer?.cancel();
     this.#deadlineTimer = undefined;
     this.#wakeIdleWaiters();
   }
@@ -239,13 +242,15 @@ export class ListenerPool<TItem extends PoolItem> {
   #start(item: TItem): void {
     const run: Run<TItem> = {
       item,
-      deadlineMs: performance.now() + this.#options.consumptionTimeoutMs,
+      deadlineMs: this.#options.clock.now() + this.#options.consumptionTimeoutMs,
       reported: false,
       controller: undefined,
       abortReason: undefined,
     };
     this.#running.add(run);
-    this.#deadlineTimer ??= setTimeout(() => this.#checkDeadlines(), this.#options.consumptionTimeoutMs);
+    this.#deadlineTimer ??= this.#options.clock.setTimer(this.#options.consumptionTimeoutMs, () =>
+      this.#checkDeadlines(),
+    );
     let returned: unknown;
     try {
       returned = this.#options.listener(item.message, new RunContext(run));
@@ -291,10 +296,12 @@ export class ListenerPool<TItem extends PoolItem> {
    */
   #checkDeadlines(): void {
     this.#deadlineTimer = undefined;
-    const nowMs = performance.now();
+    const nowMs = this.#options.clock.now();
     for (const run of this.#running) {
       if (run.deadlineMs > nowMs) {
-        this.#deadlineTimer = setTimeout(() => this.#checkDeadlines(), run.deadlineMs - nowMs);
+        this.#deadlineTimer = this.#options.clock.setTimer(run.deadlineMs - nowMs, () =>
+          this.#checkDeadlines(),
+        );
         return;
       }
       if (!run.reported) this.#timeOut(run);

@@ -11,6 +11,7 @@ import {
   parseTagFilter,
   RicochetError,
 } from '@ricochet/protocol';
+import { type ConsumptionClock, systemConsumptionClock } from './consumption-clock.js';
 import type { MessageListener } from './listener-pool.js';
 
 /** How many unsettled deliveries a consumer holds unless told otherwise: 1 024. */
@@ -74,6 +75,12 @@ export interface PushConsumerOptions {
    */
   readonly consumptionTimeoutMs?: number;
   /**
+   * What times `consumptionTimeoutMs`, and nothing else: a test passes its virtual clock here
+   * (`@ricochet/testing`'s `broker.clock`) so the timeout passes when the test moves that clock.
+   * @default the process's clock (`performance.now()` and `setTimeout`)
+   */
+  readonly clock?: ConsumptionClock;
+  /**
    * How long `close()` waits for running listeners, 0 – 2^31 − 1. Listeners still running after
    * it are left behind: their deliveries are released by the broker when the connection closes
    * (C2), so their messages are delivered again. @default 10000 (ms)
@@ -127,6 +134,7 @@ export interface ResolvedPushConsumerOptions {
   readonly maxCachedMessages: number;
   readonly concurrency: number;
   readonly consumptionTimeoutMs: number;
+  readonly clock: ConsumptionClock;
   readonly closeTimeoutMs: number;
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
   readonly onError: (error: RicochetError) => void;
@@ -150,6 +158,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     maxCachedMessages: options.maxCachedMessages ?? DEFAULT_MAX_CACHED_MESSAGES,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
+    clock: options.clock ?? systemConsumptionClock,
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
     onListenerError:
       options.onListenerError ??

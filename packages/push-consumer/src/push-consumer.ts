@@ -129,6 +129,7 @@ export class PushConsumer {
       listener: this.#options.listener,
       concurrency: this.#options.concurrency,
       consumptionTimeoutMs: this.#options.consumptionTimeoutMs,
+      clock: this.#options.clock,
       // A delivery of an ended session has a dead receipt handle: the broker released it (C2).
       isLive: (delivery) => delivery.subscription.sessionId === this.#liveSessionId(),
       onOutcome: (delivery, outcome) => this.#onOutcome(delivery, outcome),

@@ -29,6 +29,12 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
     workspace: ['@ricochet/core', '@ricochet/protocol'],
     external: ['fastify', '@fastify/websocket', 'ws', 'lmdb', 'zod', 'prom-client', 'msgpackr'],
   },
+  // The testing kit runs the real broker in process; it drives it through `buildBroker` and the
+  // admin API, and never a client package (users bring their own, so a test uses the real ones).
+  '@ricochet/testing': {
+    workspace: ['@ricochet/broker', '@ricochet/core', '@ricochet/protocol'],
+    external: [],
+  },
 };
 
 const packages = readWorkspacePackages();

@@ -14,7 +14,14 @@ export interface WorkspacePackage {
 }
 
 /** The folders `pnpm-workspace.yaml` lists; a test checks the two agree. */
-export const WORKSPACE_GLOBS = ['packages/*', 'apps/*', 'tests/*', 'bench', 'examples'] as const;
+export const WORKSPACE_GLOBS = [
+  'packages/*',
+  'apps/*',
+  'tests/*',
+  'bench',
+  'examples',
+  'examples/testing',
+] as const;
 
 /** Every package of the workspace, read from disk. */
 export function readWorkspacePackages(): WorkspacePackage[] {
