@@ -1,0 +1,124 @@
+import { BrokerError, type OutgoingMessage } from '@ricochet/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BrokerMetrics } from './broker-metrics.js';
+import { EngineHarness, START_MS } from './engine-test-harness.test-support.js';
+import { SendPath, type SendPathDeps } from './send-path.js';
+import { TopicRegistry } from './topic-registry.js';
+
+const DEDUP_WINDOW_MS = 60_000;
+
+let h: EngineHarness;
+let appended: string[];
+let throttled: BrokerError | undefined;
+
+function sendPath(overrides: Partial<SendPathDeps> = {}): SendPath {
+  return new SendPath({
+    store: h.store,
+    clock: h.clock,
+    topics: h.topics,
+    metrics: new BrokerMetrics({ groupGauges: () => [] }),
+    onAppended: (topic) => appended.push(topic),
+    maxBodyBytes: 16,
+    dedupWindowMs: DEDUP_WINDOW_MS,
+    maxDelayMs: 60_000,
+    throttle: () => throttled,
+    ...overrides,
+  });
+}
+
+function message(id: string, fields: Partial<OutgoingMessage> = {}): OutgoingMessage {
+  return { messageId: id, topic: 'orders', body: new Uint8Array([1, 2, 3]), bornAt: START_MS, ...fields };
+}
+
+const storedIds = (topic = 'orders') => h.store.readMessages(topic, 0, 100).map((m) => m.messageId);
+
+beforeEach(() => {
+  h = new EngineHarness('sendpath');
+  appended = [];
+  throttled = undefined;
+});
+
+afterEach(() => h.close());
+
+describe('SendPath (R1, R3)', () => {
+  it('stores a batch at consecutive offsets, indexes the ids, wakes each topic once, answers once durable', async () => {
+    const receipts = await sendPath().send([message('a'), message('b'), message('c', { topic: 'refunds' })]);
+    expect(receipts).toEqual([
+      { ok: true, messageId: 'a', offset: 0, duplicate: false },
+      { ok: true, messageId: 'b', offset: 1, duplicate: false },
+      { ok: true, messageId: 'c', offset: 0, duplicate: false },
+    ]);
+    expect(storedIds()).toEqual(['a', 'b']);
+    expect(h.store.locateMessage('b')).toEqual({ topic: 'orders', offset: 1, storedAt: START_MS });
+    expect(appended).toEqual(['orders', 'refunds']);
+  });
+
+  it('answers a resent id with the first receipt inside the dedup window, and stores it again after', async () => {
+    const path = sendPath();
+    await path.send([message('a')]);
+    expect(await path.send([message('a', { body: new Uint8Array([9]) })])).toEqual([
+      { ok: true, messageId: 'a', offset: 0, duplicate: true },
+    ]);
+    expect(storedIds()).toEqual(['a']);
+    h.clock.advanceBy(DEDUP_WINDOW_MS);
+    expect(await path.send([message('a')])).toEqual([
+      { ok: true, messageId: 'a', offset: 1, duplicate: false },
+    ]);
+  });
+
+  it('stores an id sent twice in one batch once, the copy answered with the original offset', async () => {
+    const receipts = await sendPath().send([message('a'), message('a')]);
+    expect(receipts.map((r) => r.ok && [r.offset, r.duplicate])).toEqual([
+      [0, false],
+      [0, true],
+    ]);
+    expect(storedIds()).toEqual(['a']);
+  });
+
+  it('refuses an oversize body and too many property bytes with 413, storing nothing', async () => {
+    const receipts = await sendPath().send([
+      message('big', { body: new Uint8Array(17) }),
+      message('props', { properties: { k: 'v'.repeat(20_000) } }),
+    ]);
+    expect(receipts.map((r) => !r.ok && r.error.code)).toEqual([413, 413]);
+    expect(storedIds()).toEqual([]);
+    expect(appended).toEqual([]);
+  });
+
+  it('sets deliverAt from delayMs or delayLevel (T1) and refuses a delay past maxDelayMs', async () => {
+    const path = sendPath();
+    h.topics.put('later', { type: 'delay' });
+    const [byMs, byLevel, tooFar] = await path.send([
+      message('ms', { topic: 'later', delayMs: 5_000 }),
+      message('level', { topic: 'later', delayLevel: 4 }),
+      message('far', { topic: 'later', delayMs: 60_001 }),
+    ]);
+    expect([byMs?.ok, byLevel?.ok]).toEqual([true, true]);
+    expect(h.topics.getMessage('later', 0)?.deliverAt).toBe(START_MS + 5_000);
+    expect(h.topics.getMessage('later', 1)?.deliverAt).toBe(START_MS + 30_000);
+    expect(tooFar).toMatchObject({ ok: false, error: { code: 400 } });
+    expect(storedIds('later')).toEqual(['ms', 'level']);
+  });
+
+  it('refuses a message that does not fit its topic type, naming the topic and its type', async () => {
+    h.topics.put('sequenced', { type: 'fifo' });
+    const [receipt] = await sendPath().send([message('x', { topic: 'sequenced' })]);
+    expect(receipt).toMatchObject({
+      ok: false,
+      error: { details: { topic: 'sequenced', topicType: 'fifo' } },
+    });
+    expect(receipt?.ok === false && receipt.error.message).toContain('messageGroup');
+    expect(storedIds('sequenced')).toEqual([]);
+  });
+
+  it('answers the throttle’s error instead of storing (R4), and an unknown topic with 404 when topics are not created', async () => {
+    throttled = BrokerError.of('TOO_MANY_REQUESTS', 'backlog over the limit');
+    const [slowed] = await sendPath().send([message('a')]);
+    expect(slowed).toMatchObject({ ok: false, error: { code: 530, message: 'backlog over the limit' } });
+    throttled = undefined;
+    const strict = sendPath({ topics: new TopicRegistry(h.store, h.clock, false) });
+    const [unknown] = await strict.send([message('b', { topic: 'nowhere' })]);
+    expect(unknown).toMatchObject({ ok: false, error: { code: 404, details: { topic: 'nowhere' } } });
+    expect(storedIds()).toEqual([]);
+  });
+});
