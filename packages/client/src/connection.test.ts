@@ -1,3 +1,4 @@
+import { FAST_BACKOFF, FakeBroker, nextStatus, recordStatuses, rejectionOf } from '@ricochet/client-testkit';
 import { ExponentialBackoff } from '@ricochet/core';
 import {
   BrokerError,
@@ -9,10 +10,7 @@ import {
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { ClientError } from './client-error.js';
-import { FAST_BACKOFF, nextStatus, rejectionOf } from './client-test-helpers.fixture.js';
 import { Connection, type ConnectionOptions } from './connection.js';
-import type { ConnectionStatus } from './connection-status.js';
-import { FakeBroker } from './fake-broker.fixture.js';
 
 let broker: FakeBroker | undefined;
 const connections: Connection[] = [];
@@ -38,16 +36,6 @@ function connect(endpoint: string, options: Partial<ConnectionOptions> = {}): Co
   });
   connections.push(connection);
   return connection;
-}
-
-/** Every status from now on, until the feed ends. */
-function recordStatuses(connection: Connection): { statuses: ConnectionStatus[]; ended: Promise<void> } {
-  const statuses: ConnectionStatus[] = [];
-  const iterable = connection.status();
-  const ended = (async () => {
-    for await (const status of iterable) statuses.push(status);
-  })();
-  return { statuses, ended };
 }
 
 function send(messageId: string): Omit<SendFrame, 'id'> {

@@ -1,8 +1,7 @@
+import { FAST_BACKOFF, FakeBroker, nextStatus, rejectionOf } from '@ricochet/client-testkit';
 import { ExponentialBackoff } from '@ricochet/core';
 import { BrokerError, RicochetError, type SendFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FAST_BACKOFF, nextStatus, rejectionOf } from '../../client/src/client-test-helpers.fixture.js';
-import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { Producer, type ProducerOptions } from './producer.js';
 
 let broker: FakeBroker | undefined;

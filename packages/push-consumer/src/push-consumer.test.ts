@@ -1,8 +1,7 @@
 import type { ReceivedMessage } from '@ricochet/client';
+import { FAST_BACKOFF, FakeBroker, nextStatus } from '@ricochet/client-testkit';
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FAST_BACKOFF, nextStatus } from '../../client/src/client-test-helpers.fixture.js';
-import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { ConsumeResult, type ConsumeResultValue } from './consume-result.js';
 import type { MessageListener } from './listener-pool.js';
 import { PushConsumer } from './push-consumer.js';

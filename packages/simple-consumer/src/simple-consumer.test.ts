@@ -1,8 +1,7 @@
 import { Connection, ReceivedMessage } from '@ricochet/client';
+import { FAST_BACKOFF, FakeBroker, nextStatus, rejectionOf } from '@ricochet/client-testkit';
 import { BrokerError } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FAST_BACKOFF, nextStatus, rejectionOf } from '../../client/src/client-test-helpers.fixture.js';
-import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { SimpleConsumer } from './simple-consumer.js';
 import type { SimpleConsumerOptions } from './simple-consumer-options.js';
 

@@ -1,0 +1,7 @@
+export { deliveredMessage } from './delivered-message.js';
+export { FakeBroker, type FakeBrokerOptions, type FrameHandler } from './fake-broker.js';
+export type { FakeSubscription } from './fake-push-dispatch.js';
+export { FakeSession } from './fake-session.js';
+export { FAST_BACKOFF } from './fast-backoff.js';
+export { rejectionOf } from './rejection-of.js';
+export { nextStatus, recordStatuses, type StateStatus, type StatusSource } from './status-feeds.js';
