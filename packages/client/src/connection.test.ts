@@ -1,12 +1,6 @@
 import { FAST_BACKOFF, FakeBroker, nextStatus, recordStatuses, rejectionOf } from '@ricochet/client-testkit';
 import { ExponentialBackoff } from '@ricochet/core';
-import {
-  BrokerError,
-  encodeFrame,
-  PROTOCOL_VERSION,
-  RicochetError,
-  type SendFrame,
-} from '@ricochet/protocol';
+import { BrokerError, encodeFrame, PROTOCOL_VERSION, type SendFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { ClientError } from './client-error.js';
@@ -81,7 +75,7 @@ describe('handshake', () => {
   });
 
   it('rejects an endpoint that is not ws:// or wss:// before any I/O', () => {
-    expect(() => new Connection({ endpoint: 'http://127.0.0.1:1' })).toThrow(RicochetError);
+    expect(() => new Connection({ endpoint: 'http://127.0.0.1:1' })).toThrow(ClientError);
     expect(() => new Connection({ endpoint: 'not a url' })).toThrow(/not a URL/);
   });
 

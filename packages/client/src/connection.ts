@@ -6,18 +6,17 @@ import {
   type ClientRequestFrame,
   type DeliverFrame,
   decodeBrokerFrame,
-  ERROR_CODES,
   type ErrorFrame,
   encodeFrame,
   type HelloFrame,
   PROTOCOL_VERSION,
-  RicochetError,
+  type RicochetError,
   WEBSOCKET_PATH,
   WEBSOCKET_SUBPROTOCOL,
   type WelcomeFrame,
 } from '@ricochet/protocol';
 import { cancellableDelay } from './cancellable-delay.js';
-import { abortedError, ClientError, toRicochetError, untilAborted } from './client-error.js';
+import { abortedError, badRequestError, ClientError, toRicochetError, untilAborted } from './client-error.js';
 import { type ConnectionStatus, StatusFeed } from './connection-status.js';
 import {
   loadWebSocket,
@@ -216,7 +215,7 @@ export class Connection {
   #closing: Promise<void> | undefined;
   #onDrained: (() => void) | undefined;
 
-  /** @throws RicochetError `400` when `endpoint` is not a `ws:` or `wss:` URL or an option is out of range. */
+  /** @throws ClientError `400` when `endpoint` is not a `ws:` or `wss:` URL or an option is out of range. */
   constructor(options: ConnectionOptions) {
     this.#url = webSocketUrl(options.endpoint);
     this.#hello = {
@@ -737,13 +736,10 @@ function webSocketUrl(endpoint: string): string {
   try {
     url = new URL(endpoint);
   } catch (cause) {
-    throw new RicochetError(ERROR_CODES.BAD_REQUEST.code, `endpoint '${endpoint}' is not a URL`, { cause });
+    throw badRequestError(`endpoint '${endpoint}' is not a URL`, { cause });
   }
   if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-    throw new RicochetError(
-      ERROR_CODES.BAD_REQUEST.code,
-      `endpoint '${endpoint}' must start with ws:// or wss://`,
-    );
+    throw badRequestError(`endpoint '${endpoint}' must start with ws:// or wss://`);
   }
   const prefix = url.pathname.replace(/\/+$/, '');
   return `${url.protocol}//${url.host}${prefix}${WEBSOCKET_PATH}`;
@@ -751,7 +747,7 @@ function webSocketUrl(endpoint: string): string {
 
 function assertPositive(value: number, name: string): void {
   if (!(Number.isFinite(value) && value > 0)) {
-    throw new RicochetError(ERROR_CODES.BAD_REQUEST.code, `${name} must be a positive number, got ${value}`);
+    throw badRequestError(`${name} must be a positive number, got ${value}`);
   }
 }
 

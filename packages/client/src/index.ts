@@ -1,8 +1,10 @@
 export {
   abortedError,
+  badRequestError,
   CLIENT_ERROR_CODES,
   ClientError,
   type ClientErrorCode,
+  type LocalCheckCode,
   toRicochetError,
   untilAborted,
 } from './client-error.js';

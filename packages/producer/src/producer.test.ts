@@ -1,6 +1,7 @@
+import { ClientError } from '@ricochet/client';
 import { FAST_BACKOFF, FakeBroker, nextStatus, rejectionOf } from '@ricochet/client-testkit';
 import { ExponentialBackoff } from '@ricochet/core';
-import { BrokerError, RicochetError, type SendFrame } from '@ricochet/protocol';
+import { BrokerError, type SendFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Producer, type ProducerOptions } from './producer.js';
 
@@ -140,6 +141,7 @@ describe('local checks', () => {
     await producer.start();
     const error = await rejectionOf(producer.send({ topic: 'orders', body: new Uint8Array(11) }));
     expect(error).toMatchObject({
+      name: 'ClientError',
       code: 413,
       retryable: false,
       details: { bodyBytes: 11, maxBodyBytes: 10 },
@@ -165,7 +167,8 @@ describe('local checks', () => {
       'fulfilled',
     ]);
     for (const result of results) {
-      if (result.status === 'rejected') expect(result.reason).toMatchObject({ code: 400 });
+      if (result.status === 'rejected')
+        expect(result.reason).toMatchObject({ name: 'ClientError', code: 400 });
     }
     expect(fake.framesOf('send')).toHaveLength(1);
   });
@@ -176,7 +179,7 @@ describe('local checks', () => {
     const error = await rejectionOf(
       producer.send({ topic: 'orders', body: 'x', properties: { big: 'x'.repeat(16 * 1024) } }),
     );
-    expect(error.code).toBe(413);
+    expect(error).toMatchObject({ name: 'ClientError', code: 413 });
   });
 });
 
@@ -482,8 +485,8 @@ describe('abort and close', () => {
   });
 
   it('checks its options', () => {
-    expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', maxAttempts: 0 })).toThrow(RicochetError);
-    expect(() => new Producer({ endpoint: 'http://127.0.0.1:1' })).toThrow(RicochetError);
+    expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', maxAttempts: 0 })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: 'http://127.0.0.1:1' })).toThrow(ClientError);
     expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', retryBackoff: { initialMs: -1 } })).toThrow(
       RangeError,
     );

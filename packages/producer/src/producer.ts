@@ -1,5 +1,6 @@
 import {
   abortedError,
+  badRequestError,
   ClientError,
   Connection,
   type ConnectionStatus,
@@ -132,14 +133,11 @@ export class Producer {
   #closing: Promise<void> | undefined;
   #onIdle: (() => void) | undefined;
 
-  /** @throws RicochetError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
+  /** @throws ClientError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
   constructor(options: ProducerOptions) {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1)) {
-      throw new RicochetError(
-        ERROR_CODES.BAD_REQUEST.code,
-        `maxAttempts must be an integer >= 1, got ${this.#maxAttempts}`,
-      );
+      throw badRequestError(`maxAttempts must be an integer >= 1, got ${this.#maxAttempts}`);
     }
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#retryBackoff = options.retryBackoff ?? {};
@@ -186,7 +184,7 @@ export class Producer {
   /**
    * Send one message; resolves once the broker has stored it durably (R1).
    *
-   * @throws RicochetError `400` for a malformed message and `413` for a body over the broker's
+   * @throws ClientError `400` for a malformed message and `413` for a body over the broker's
    *   `maxBodyBytes`, both before any I/O.
    * @throws BrokerError with the broker's code: at once for non-retryable codes (400, 401, 403,
    *   404, 409, 413, unknown codes), or the last one after `maxAttempts`.

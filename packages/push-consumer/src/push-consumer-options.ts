@@ -1,15 +1,19 @@
-import type { ClientError, ReceivedMessage, WebSocketConstructor } from '@ricochet/client';
+import {
+  badRequestError,
+  type ClientError,
+  type ReceivedMessage,
+  type WebSocketConstructor,
+} from '@ricochet/client';
 import {
   type ExponentialBackoffOptions,
   DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS,
 } from '@ricochet/core';
 import {
-  ERROR_CODES,
   GROUP_NAME_PATTERN,
   isSubscribableTopic,
   MAX_CONSUMPTION_TIMEOUT_MS,
   parseTagFilter,
-  RicochetError,
+  type RicochetError,
 } from '@ricochet/protocol';
 import type { MessageListener } from './listener-pool.js';
 
@@ -102,7 +106,7 @@ export interface PushConsumerOptions {
   readonly webSocket?: WebSocketConstructor;
   /**
    * Called when a delivery fails because of its listener: it threw or rejected (`error` as
-   * thrown), returned something that is not a `ConsumeResult` (a `RicochetError` `400`), or ran
+   * thrown), returned something that is not a `ConsumeResult` (a `ClientError` `400`), or ran
    * past `consumptionTimeoutMs` (a `ClientError` `TIMEOUT`). The delivery is failed either way.
    * @default console.warn
    */
@@ -134,15 +138,15 @@ export interface ResolvedPushConsumerOptions {
 
 /**
  * Check `options` and fill in the defaults; the connection's own options are checked by it.
- * @throws RicochetError `400` naming the first invalid option.
+ * @throws ClientError `400` naming the first invalid option.
  */
 export function resolvePushConsumerOptions(options: PushConsumerOptions): ResolvedPushConsumerOptions {
   if (!GROUP_NAME_PATTERN.test(options.group)) {
-    throw badRequest(`group '${options.group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
+    throw badRequestError(`group '${options.group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
   }
   const subscriptions = Object.freeze({ ...options.subscriptions });
   checkSubscriptions(subscriptions);
-  if (typeof options.listener !== 'function') throw badRequest('listener must be a function');
+  if (typeof options.listener !== 'function') throw badRequestError('listener must be a function');
   const resolved: ResolvedPushConsumerOptions = {
     group: options.group,
     subscriptions,
@@ -163,26 +167,24 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
   return resolved;
 }
 
-function badRequest(message: string): RicochetError {
-  return new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
-}
-
 function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
   if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw badRequest(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+    throw badRequestError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
   }
 }
 
 function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
   const topics = Object.keys(subscriptions);
   if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
-    throw badRequest(`subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`);
+    throw badRequestError(
+      `subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`,
+    );
   }
   for (const [topic, expression] of Object.entries(subscriptions)) {
     if (!isSubscribableTopic(topic)) {
-      throw badRequest(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
+      throw badRequestError(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
     }
     const parsed = parseTagFilter(expression);
-    if (!parsed.ok) throw badRequest(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
+    if (!parsed.ok) throw badRequestError(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
   }
 }

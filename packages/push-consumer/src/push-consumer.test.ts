@@ -183,7 +183,7 @@ describe('start', () => {
           listener: () => ConsumeResult.SUCCESS,
           ...options,
         }),
-    ).toThrow(expect.objectContaining({ code: 400 }));
+    ).toThrow(expect.objectContaining({ name: 'ClientError', code: 400 }));
   });
 });
 

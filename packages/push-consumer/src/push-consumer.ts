@@ -112,7 +112,7 @@ export class PushConsumer {
   readonly #strays = new Set<string>();
   #closing: Promise<void> | undefined;
 
-  /** @throws RicochetError `400` when the group, a subscription or an option is invalid. */
+  /** @throws ClientError `400` when the group, a subscription or an option is invalid. */
   constructor(options: PushConsumerOptions) {
     this.#options = resolvePushConsumerOptions(options);
     this.#connection = new Connection({

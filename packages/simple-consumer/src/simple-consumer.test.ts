@@ -299,7 +299,7 @@ describe('local validation', () => {
     const fake = await startBroker();
     const consumer = createConsumer(fake.endpoint);
     const error = await rejectionOf(consumer.receive(maxMessages, invisibleDurationMs));
-    expect(error).toMatchObject({ code: 400, retryable: false });
+    expect(error).toMatchObject({ name: 'ClientError', code: 400, retryable: false });
     expect(fake.connectionCount).toBe(0);
   });
 
@@ -351,7 +351,7 @@ describe('local validation', () => {
           subscriptions: { orders: '*' },
           ...options,
         }),
-    ).toThrow(expect.objectContaining({ code: 400 }));
+    ).toThrow(expect.objectContaining({ name: 'ClientError', code: 400 }));
   });
 });
 
