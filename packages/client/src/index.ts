@@ -24,7 +24,9 @@ export {
   type UnsolicitedFrameType,
 } from './connection.js';
 export type { ConnectionState, ConnectionStatus } from './connection-status.js';
+export { checkConsumerGroup, checkSubscriptions } from './consumer-options.js';
 export { createMessageId } from './message-id.js';
+export { checkIntegerField, checkIntegerInRange, type IntegerFieldSchema } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
 export type {
   WebSocketCloseEvent,

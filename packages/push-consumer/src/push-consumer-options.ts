@@ -1,6 +1,10 @@
 import {
   badRequestError,
   type ClientError,
+  checkConsumerGroup,
+  checkIntegerField,
+  checkIntegerInRange,
+  checkSubscriptions,
   type ReceivedMessage,
   type WebSocketConstructor,
 } from '@ricochet/client';
@@ -8,13 +12,7 @@ import {
   type ExponentialBackoffOptions,
   DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS,
 } from '@ricochet/core';
-import {
-  GROUP_NAME_PATTERN,
-  isSubscribableTopic,
-  MAX_CONSUMPTION_TIMEOUT_MS,
-  parseTagFilter,
-  type RicochetError,
-} from '@ricochet/protocol';
+import { MAX_CONSUMPTION_TIMEOUT_MS, type RicochetError, subscribeFrameSchema } from '@ricochet/protocol';
 import type { MessageListener } from './listener-pool.js';
 
 /** How many unsettled deliveries a consumer holds unless told otherwise: 1 024. */
@@ -32,11 +30,8 @@ export const DEFAULT_CONSUMPTION_TIMEOUT_MS = GROUP_CONSUMPTION_TIMEOUT_MS;
 /** How long `close()` waits for running listeners unless told otherwise: 10 s. */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
-/** The protocol's bound on `subscribe.maxCachedMessages` (and on one `credit`). */
-const MAX_CACHED_MESSAGES = 65_536;
-
-/** The most topics one subscription names, as the protocol allows. */
-const MAX_SUBSCRIBED_TOPICS = 64;
+/** The most listeners at once: as many as `maxCachedMessages` may be, more could never run. */
+const MAX_CONCURRENCY = 65_536;
 
 /** The longest delay a timer can wait (2^31 − 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -141,11 +136,8 @@ export interface ResolvedPushConsumerOptions {
  * @throws ClientError `400` naming the first invalid option.
  */
 export function resolvePushConsumerOptions(options: PushConsumerOptions): ResolvedPushConsumerOptions {
-  if (!GROUP_NAME_PATTERN.test(options.group)) {
-    throw badRequestError(`group '${options.group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
-  }
-  const subscriptions = Object.freeze({ ...options.subscriptions });
-  checkSubscriptions(subscriptions);
+  checkConsumerGroup(options.group);
+  const subscriptions = checkSubscriptions(options.subscriptions);
   if (typeof options.listener !== 'function') throw badRequestError('listener must be a function');
   const resolved: ResolvedPushConsumerOptions = {
     group: options.group,
@@ -160,31 +152,13 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
       ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),
     onError: options.onError ?? ((error) => console.warn(error)),
   };
-  checkIntegerInRange(resolved.maxCachedMessages, 1, MAX_CACHED_MESSAGES, 'maxCachedMessages');
-  checkIntegerInRange(resolved.concurrency, 1, MAX_CACHED_MESSAGES, 'concurrency');
+  checkIntegerField(
+    subscribeFrameSchema.shape.maxCachedMessages,
+    resolved.maxCachedMessages,
+    'maxCachedMessages',
+  );
+  checkIntegerInRange(resolved.concurrency, 1, MAX_CONCURRENCY, 'concurrency');
   checkIntegerInRange(resolved.consumptionTimeoutMs, 1, MAX_CONSUMPTION_TIMEOUT_MS, 'consumptionTimeoutMs');
   checkIntegerInRange(resolved.closeTimeoutMs, 0, MAX_TIMER_DELAY_MS, 'closeTimeoutMs');
   return resolved;
-}
-
-function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
-  if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw badRequestError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
-  }
-}
-
-function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
-  const topics = Object.keys(subscriptions);
-  if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
-    throw badRequestError(
-      `subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`,
-    );
-  }
-  for (const [topic, expression] of Object.entries(subscriptions)) {
-    if (!isSubscribableTopic(topic)) {
-      throw badRequestError(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
-    }
-    const parsed = parseTagFilter(expression);
-    if (!parsed.ok) throw badRequestError(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
-  }
 }

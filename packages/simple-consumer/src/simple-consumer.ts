@@ -3,6 +3,9 @@ import {
   ClientError,
   Connection,
   type ConnectionStatus,
+  checkConsumerGroup,
+  checkIntegerField,
+  checkSubscriptions,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   ReceivedMessage,
@@ -10,15 +13,7 @@ import {
   replaceReceiptHandle,
   untilAborted,
 } from '@ricochet/client';
-import { MAX_INVISIBLE_DURATION_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
-import {
-  BrokerError,
-  GROUP_NAME_PATTERN,
-  isSubscribableTopic,
-  MAX_AWAIT_DURATION_MS,
-  MAX_RECEIVE_MESSAGES,
-  parseTagFilter,
-} from '@ricochet/protocol';
+import { BrokerError, changeInvisibleDurationFrameSchema, receiveFrameSchema } from '@ricochet/protocol';
 import { AckBatcher } from './ack-batcher.js';
 import {
   DEFAULT_AWAIT_DURATION_MS,
@@ -29,9 +24,6 @@ import {
 
 /** The longest reason a dead-letter may carry, as the protocol allows. */
 const MAX_REASON_LENGTH = 1_024;
-
-/** The most topics one consumer subscribes to, as the protocol allows. */
-const MAX_SUBSCRIBED_TOPICS = 64;
 
 /**
  * A consumer that pulls messages under a lease, as RocketMQ 5's SimpleConsumer does: `receive`
@@ -72,14 +64,11 @@ export class SimpleConsumer {
 
   /** @throws ClientError `400` when the group, a subscription or an option is invalid. */
   constructor(options: SimpleConsumerOptions) {
+    checkConsumerGroup(options.group);
     this.#group = options.group;
-    if (!GROUP_NAME_PATTERN.test(this.#group)) {
-      throw badRequestError(`group '${this.#group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
-    }
-    this.#subscriptions = Object.freeze({ ...options.subscriptions });
-    checkSubscriptions(this.#subscriptions);
+    this.#subscriptions = checkSubscriptions(options.subscriptions);
     this.#awaitDurationMs = options.awaitDurationMs ?? DEFAULT_AWAIT_DURATION_MS;
-    checkIntegerInRange(this.#awaitDurationMs, 0, MAX_AWAIT_DURATION_MS, 'awaitDurationMs');
+    checkIntegerField(receiveFrameSchema.shape.awaitDurationMs, this.#awaitDurationMs, 'awaitDurationMs');
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // docs/protocol: a receive's timeout MUST be longer than its awaitDurationMs.
     this.#receiveTimeoutMs = this.#awaitDurationMs + requestTimeoutMs;
@@ -166,11 +155,10 @@ export class SimpleConsumer {
     invisibleDurationMs: number,
     options: SimpleConsumerCallOptions = {},
   ): Promise<ReceivedMessage[]> {
-    checkIntegerInRange(maxMessages, 1, MAX_RECEIVE_MESSAGES, 'maxMessages');
-    checkIntegerInRange(
+    checkIntegerField(receiveFrameSchema.shape.maxMessages, maxMessages, 'maxMessages');
+    checkIntegerField(
+      receiveFrameSchema.shape.invisibleDurationMs,
       invisibleDurationMs,
-      MIN_INVISIBLE_DURATION_MS,
-      MAX_INVISIBLE_DURATION_MS,
       'invisibleDurationMs',
     );
     this.#ensureStarted();
@@ -269,7 +257,11 @@ export class SimpleConsumer {
   ): Promise<void> {
     try {
       checkReceivedMessage(message);
-      checkIntegerInRange(invisibleDurationMs, 0, MAX_INVISIBLE_DURATION_MS, 'invisibleDurationMs');
+      checkIntegerField(
+        changeInvisibleDurationFrameSchema.shape.invisibleDurationMs,
+        invisibleDurationMs,
+        'invisibleDurationMs',
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -329,30 +321,8 @@ function closedError(): ClientError {
   return new ClientError('CLIENT_CLOSED', 'the consumer is closed');
 }
 
-function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
-  if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw badRequestError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
-  }
-}
-
 function checkReceivedMessage(message: ReceivedMessage): void {
   if (!(message instanceof ReceivedMessage)) {
     throw badRequestError('expected a message returned by receive()');
-  }
-}
-
-function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
-  const topics = Object.keys(subscriptions);
-  if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
-    throw badRequestError(
-      `subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`,
-    );
-  }
-  for (const [topic, expression] of Object.entries(subscriptions)) {
-    if (!isSubscribableTopic(topic)) {
-      throw badRequestError(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
-    }
-    const parsed = parseTagFilter(expression);
-    if (!parsed.ok) throw badRequestError(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
   }
 }
