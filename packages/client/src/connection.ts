@@ -18,6 +18,7 @@ import {
 import { cancellableDelay } from './cancellable-delay.js';
 import { abortedError, badRequestError, ClientError, toRicochetError, untilAborted } from './client-error.js';
 import { type ConnectionStatus, StatusFeed } from './connection-status.js';
+import { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
 import {
   loadWebSocket,
   messageBytes,
@@ -213,7 +214,8 @@ export class Connection {
   /** Set once the connection can never carry a request again: by `close()` or a fatal handshake. */
   #closedError: RicochetError | undefined;
   #closing: Promise<void> | undefined;
-  #onDrained: (() => void) | undefined;
+  /** Waits for the in-flight table to empty, as `close()` drains it. */
+  readonly #drained = new IdleWaiters(() => this.#inflight.size === 0);
 
   /** @throws ClientError `400` when `endpoint` is not a `ws:` or `wss:` URL or an option is out of range. */
   constructor(options: ConnectionOptions) {
@@ -379,26 +381,13 @@ export class Connection {
     this.#closedError ??= closedError;
     this.#lifetime.abort(closedError);
     for (const pending of [...this.#outgoing]) this.#fail(pending, closedError);
-    if (this.#inflight.size > 0) await this.#drain(drainTimeoutMs);
+    if (this.#inflight.size > 0) await drainWithTimeout(this.#drained.whenIdle(), drainTimeoutMs);
     for (const pending of [...this.#inflight.values()]) this.#fail(pending, closedError);
     const socket = this.#socket;
     this.#socket = undefined;
     if (socket !== undefined) await closeSocket(socket, NORMAL_CLOSURE, 'client closed');
     // A fatal handshake error may have closed the connection already, with that error.
     if (this.#status.state !== 'closed') this.#setStatus({ state: 'closed' });
-  }
-
-  /** Resolves when the in-flight table is empty or after `timeoutMs`, whichever comes first. */
-  #drain(timeoutMs: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      this.#onDrained = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      this.#onDrained = undefined;
-    });
   }
 
   /**
@@ -707,7 +696,7 @@ export class Connection {
     this.#outgoing.delete(pending);
     if (pending.id !== undefined && this.#inflight.get(pending.id) === pending) {
       this.#inflight.delete(pending.id);
-      if (this.#inflight.size === 0) this.#onDrained?.();
+      this.#drained.check();
     }
     return true;
   }

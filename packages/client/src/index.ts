@@ -25,6 +25,7 @@ export {
 } from './connection.js';
 export type { ConnectionState, ConnectionStatus } from './connection-status.js';
 export { checkConsumerGroup, checkSubscriptions } from './consumer-options.js';
+export { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
 export { createMessageId } from './message-id.js';
 export { checkIntegerField, checkIntegerInRange, type IntegerFieldSchema } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';

@@ -6,6 +6,8 @@ import {
   type ConnectionStatus,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  drainWithTimeout,
+  IdleWaiters,
   toRicochetError,
   type WebSocketConstructor,
 } from '@ricochet/client';
@@ -131,7 +133,8 @@ export class Producer {
   #flushScheduled = false;
   #started = false;
   #closing: Promise<void> | undefined;
-  #onIdle: (() => void) | undefined;
+  /** Waits for every pending send to settle, as `close()` drains them. */
+  readonly #idle = new IdleWaiters(() => this.#pending.size === 0);
 
   /** @throws ClientError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
   constructor(options: ProducerOptions) {
@@ -247,16 +250,7 @@ export class Producer {
   }
 
   async #shutdown(drainTimeoutMs: number): Promise<void> {
-    if (this.#pending.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, drainTimeoutMs);
-        this.#onIdle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#onIdle = undefined;
-    }
+    if (this.#pending.size > 0) await drainWithTimeout(this.#idle.whenIdle(), drainTimeoutMs);
     const closedError = new ClientError(
       'CLIENT_CLOSED',
       'the producer was closed before the broker stored the message',
@@ -363,7 +357,7 @@ export class Producer {
     this.#pending.delete(pending);
     if (outcome instanceof RicochetError) pending.reject(outcome);
     else pending.resolve(outcome);
-    if (this.#pending.size === 0) this.#onIdle?.();
+    this.#idle.check();
   }
 }
 

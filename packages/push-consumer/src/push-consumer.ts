@@ -4,6 +4,7 @@ import {
   type ConnectionStatus,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  drainWithTimeout,
   ReceivedMessage,
   receiptHandleOf,
   toRicochetError,
@@ -228,18 +229,16 @@ export class PushConsumer {
     this.#startWaiter?.reject(closedError());
     this.#startWaiter = undefined;
     this.#pool.stop();
-    const deadline = cancellableTimer(this.#options.closeTimeoutMs);
-    try {
-      // A subscribe on the wire may still open a subscription; wait for it, so it is stopped too.
-      await Promise.race([this.#subscribing?.settled, deadline.elapsed]);
-      // Deliveries stop before the cache is handed back, or the released messages could be
-      // delivered straight back to this consumer.
-      await Promise.race([this.#unsubscribe(), deadline.elapsed]);
-      this.#releaseCached();
-      await Promise.race([this.#pool.whenIdle(), deadline.elapsed]);
-    } finally {
-      deadline.cancel();
-    }
+    // One budget of closeTimeoutMs for the three waits together.
+    const deadlineMs = performance.now() + this.#options.closeTimeoutMs;
+    const remainingMs = (): number => Math.max(0, deadlineMs - performance.now());
+    // A subscribe on the wire may still open a subscription; wait for it, so it is stopped too.
+    await drainWithTimeout(this.#subscribing?.settled ?? Promise.resolve(), remainingMs());
+    // Deliveries stop before the cache is handed back, or the released messages could be
+    // delivered straight back to this consumer.
+    await drainWithTimeout(this.#unsubscribe(), remainingMs());
+    this.#releaseCached();
+    await drainWithTimeout(this.#pool.whenIdle(), remainingMs());
     // C2: the broker releases the deliveries of listeners still running once the connection closes.
     this.#pool.abandonRunning(
       new ClientError('CLIENT_CLOSED', 'the consumer closed before the listener finished'),
@@ -247,9 +246,7 @@ export class PushConsumer {
     this.#batcher.flush();
     // Only the result frames are waited for: a subscribe or unsubscribe still unanswered has no
     // effect worth waiting for once the connection closes.
-    const drain = cancellableTimer(DEFAULT_DRAIN_TIMEOUT_MS);
-    await Promise.race([this.#batcher.idle(), drain.elapsed]);
-    drain.cancel();
+    await drainWithTimeout(this.#batcher.idle(), DEFAULT_DRAIN_TIMEOUT_MS);
     this.#batcher.close();
     await this.#connection.close({ drainTimeoutMs: 0 });
     this.#phase = 'closed';
@@ -492,15 +489,6 @@ export class PushConsumer {
       // A throwing hook must not break the consumer's own bookkeeping.
     }
   }
-}
-
-/** A timer whose `elapsed` resolves after `delayMs`, unless cancelled first. */
-function cancellableTimer(delayMs: number): { readonly elapsed: Promise<void>; cancel(): void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const elapsed = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, delayMs);
-  });
-  return { elapsed, cancel: () => clearTimeout(timer) };
 }
 
 function closedError(): ClientError {

@@ -1,4 +1,4 @@
-import type { RequestFrameInput } from '@ricochet/client';
+import { IdleWaiters, type RequestFrameInput } from '@ricochet/client';
 import { assertNever } from '@ricochet/core';
 import type { SettledFrame } from '@ricochet/protocol';
 
@@ -49,7 +49,7 @@ export class ResultBatcher<TResult extends PendingResult> {
   readonly #queues: Record<ResultAction, TResult[]> = { ack: [], nack: [], release: [] };
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight = 0;
-  #idleWaiters: (() => void)[] = [];
+  readonly #idle = new IdleWaiters(() => this.pendingCount === 0);
   #closed = false;
 
   constructor(options: ResultBatcherOptions<TResult>) {
@@ -81,8 +81,7 @@ export class ResultBatcher<TResult extends PendingResult> {
 
   /** Resolves once every sent frame has been answered (or has failed) and nothing is queued. */
   idle(): Promise<void> {
-    if (this.pendingCount === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#idle.whenIdle();
   }
 
   /** Drop what is queued and take no more results. Frames already sent still report their outcome. */
@@ -119,7 +118,7 @@ export class ResultBatcher<TResult extends PendingResult> {
   }
 
   #checkIdle(): void {
-    if (this.pendingCount === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+    this.#idle.check();
   }
 }
 
