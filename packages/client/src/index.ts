@@ -29,6 +29,7 @@ export { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
 export { createMessageId } from './message-id.js';
 export { checkIntegerField, checkIntegerInRange, type IntegerFieldSchema } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
+export { TickBatcher, type TickBatcherOptions } from './tick-batcher.js';
 export type {
   WebSocketCloseEvent,
   WebSocketConstructor,

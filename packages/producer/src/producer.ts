@@ -8,6 +8,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   drainWithTimeout,
   IdleWaiters,
+  TickBatcher,
   toRicochetError,
   type WebSocketConstructor,
 } from '@ricochet/client';
@@ -126,11 +127,13 @@ export class Producer {
   readonly #maxAttempts: number;
   readonly #requestTimeoutMs: number;
   readonly #retryBackoff: ExponentialBackoffOptions;
-  /** Messages waiting to be put in a frame, in send order. */
-  readonly #queue: PendingSend[] = [];
+  /**
+   * Messages waiting to be put in a frame, in send order: sends made in the same tick share a
+   * frame, as do the retries due together.
+   */
+  readonly #queue = new TickBatcher<PendingSend>({ flush: (queued) => this.#flush(queued) });
   /** Every message not yet settled, wherever it is. */
   readonly #pending = new Set<PendingSend>();
-  #flushScheduled = false;
   #started = false;
   #closing: Promise<void> | undefined;
   /** Waits for every pending send to settle, as `close()` drains them. */
@@ -262,23 +265,14 @@ export class Producer {
 
   #enqueue(pending: PendingSend): void {
     pending.state = 'queued';
-    this.#queue.push(pending);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    // Sends made in the same tick share a frame: the flush runs after the current job's
-    // synchronous code and the microtasks it queued.
-    queueMicrotask(() => this.#flush());
+    this.#queue.add(pending);
   }
 
-  #flush(): void {
-    this.#flushScheduled = false;
+  /** Split the sends queued in one tick into frames, within the broker's frame size. */
+  #flush(queued: PendingSend[]): void {
     const maxBytes = batchByteLimit(this.#connection.session?.maxFrameBytes);
-    while (this.#queue.length > 0) {
-      const batch = takeBatch(
-        this.#queue,
-        Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES),
-        maxBytes,
-      ).filter(
+    while (queued.length > 0) {
+      const batch = takeBatch(queued, Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES), maxBytes).filter(
         // Aborted while queued: settled already, but still in the queue.
         (pending) => pending.state === 'queued',
       );
