@@ -1,5 +1,6 @@
 export { deliveredMessage } from './delivered-message.js';
 export { FakeBroker, type FakeBrokerOptions, type FrameHandler } from './fake-broker.js';
+export { type FakeBrokerPerTest, fakeBrokerPerTest } from './fake-broker-per-test.js';
 export type { FakeSubscription } from './fake-push-dispatch.js';
 export { FakeSession } from './fake-session.js';
 export { FAST_BACKOFF } from './fast-backoff.js';
