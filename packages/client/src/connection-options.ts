@@ -94,3 +94,29 @@ export function checkTimeoutMs(value: number, name: string): void {
     throw badRequestError(`${name} must be a positive number, got ${value}`);
   }
 }
+
+/** The options of a client (producer or consumer) that its connection takes as they are. */
+export type ClientConnectionOptions = Pick<
+  ConnectionOptions,
+  'endpoint' | 'token' | 'clientId' | 'reconnectBackoff' | 'webSocket' | 'onProtocolError'
+>;
+
+/**
+ * The options of a client's connection: its own connection options, and the `requestTimeoutMs`
+ * the client settles on (it may differ from the client option, as a simple consumer's does).
+ */
+export function connectionOptionsOf(
+  options: ClientConnectionOptions,
+  requestTimeoutMs: number,
+): ConnectionOptions {
+  const { endpoint, token, clientId, reconnectBackoff, webSocket, onProtocolError } = options;
+  return {
+    endpoint,
+    requestTimeoutMs,
+    ...(token === undefined ? {} : { token }),
+    ...(clientId === undefined ? {} : { clientId }),
+    ...(reconnectBackoff === undefined ? {} : { reconnectBackoff }),
+    ...(webSocket === undefined ? {} : { webSocket }),
+    ...(onProtocolError === undefined ? {} : { onProtocolError }),
+  };
+}

@@ -10,8 +10,10 @@ export {
 } from './client-error.js';
 export { Connection, type OneWayFrame } from './connection.js';
 export {
+  type ClientConnectionOptions,
   type CloseOptions,
   type ConnectionOptions,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   type RequestOptions,

@@ -4,6 +4,7 @@ import {
   ClientError,
   Connection,
   type ConnectionStatus,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   drainWithTimeout,
@@ -149,15 +150,7 @@ export class Producer {
     this.#retryBackoff = options.retryBackoff ?? {};
     // Fail on bad backoff settings now, not at the first 530.
     new ExponentialBackoff(this.#retryBackoff);
-    this.#connection = new Connection({
-      endpoint: options.endpoint,
-      requestTimeoutMs: this.#requestTimeoutMs,
-      ...(options.token === undefined ? {} : { token: options.token }),
-      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
-      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
-      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
-      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
-    });
+    this.#connection = new Connection(connectionOptionsOf(options, this.#requestTimeoutMs));
   }
 
   /** The connection's current status. */

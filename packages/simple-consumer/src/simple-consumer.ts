@@ -6,6 +6,7 @@ import {
   checkConsumerGroup,
   checkIntegerField,
   checkSubscriptions,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   ReceivedMessage,
@@ -72,15 +73,7 @@ export class SimpleConsumer {
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // docs/protocol: a receive's timeout MUST be longer than its awaitDurationMs.
     this.#receiveTimeoutMs = this.#awaitDurationMs + requestTimeoutMs;
-    this.#connection = new Connection({
-      endpoint: options.endpoint,
-      requestTimeoutMs,
-      ...(options.token === undefined ? {} : { token: options.token }),
-      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
-      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
-      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
-      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
-    });
+    this.#connection = new Connection(connectionOptionsOf(options, requestTimeoutMs));
   }
 
   /** The consumer group. */
