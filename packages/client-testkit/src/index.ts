@@ -1,8 +1,15 @@
 export { deliveredMessage } from './delivered-message.js';
 export { FakeBroker, type FakeBrokerOptions, type FrameHandler } from './fake-broker.js';
 export { type FakeBrokerPerTest, fakeBrokerPerTest } from './fake-broker-per-test.js';
+export {
+  creditsGranted,
+  nackItemsSent,
+  pushNumberedMessages,
+  receiptHandlesSent,
+} from './fake-broker-waits.js';
 export type { FakeSubscription } from './fake-push-dispatch.js';
 export { FakeSession } from './fake-session.js';
 export { FAST_BACKOFF } from './fast-backoff.js';
+export { gate } from './gate.js';
 export { rejectionOf } from './rejection-of.js';
 export { nextStatus, recordStatuses, type StateStatus, type StatusSource } from './status-feeds.js';
