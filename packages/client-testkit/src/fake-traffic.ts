@@ -3,8 +3,9 @@ import { deliveredMessage } from './delivered-message.js';
 import type { FakeBroker } from './fake-broker.js';
 
 /**
- * Waits on what a client sent a {@link FakeBroker}, for tests of clients that batch: they do not
- * know how many frames a number of results takes, so these wait for a number of items instead.
+ * Traffic for tests against a {@link FakeBroker}: numbered messages made ready for push or
+ * receive, and waits on what a client sent. The waits count items, not frames: a client that
+ * batches decides itself how many frames a number of results takes.
  */
 
 /** Ready `count` messages `m0`, `m1`, … for push; the fake leases them as `lease-1`, `lease-2`, … */
@@ -52,4 +53,21 @@ export async function creditsGranted(fake: FakeBroker, total: number): Promise<n
     if (credits >= total) return credits;
   }
   throw new Error('unreachable');
+}
+
+/**
+ * Ready `count` messages for the default `receive` handler, with ids ending in their index, tag
+ * `paid`, first delivery; it leases them as `lease-1`, `lease-2`, … as they are received.
+ */
+export function readyNumberedMessages(fake: FakeBroker, count: number): void {
+  for (let index = 0; index < count; index++) {
+    fake.ready.push(
+      deliveredMessage({
+        messageId: `0193a1f4c2d87b3e9f6a5c4b3e2d1f0${index}`,
+        offset: index,
+        tag: 'paid',
+        deliveryAttempt: 1,
+      }),
+    );
+  }
 }
