@@ -1,6 +1,6 @@
 import { RicochetError } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_ERROR_CODES, ClientError } from './client-error.js';
+import { badRequestError, CLIENT_ERROR_CODES, ClientError } from './client-error.js';
 
 describe('ClientError', () => {
   it.each([
@@ -26,5 +26,23 @@ describe('ClientError', () => {
     ]);
     const cause = new Error('socket hang up');
     expect(new ClientError('CONNECTION_CLOSED', 'dropped', { cause }).cause).toBe(cause);
+  });
+
+  it.each([400, 413] as const)('carries the catalogue code %s for a local check, not retryable', (code) => {
+    const error = new ClientError(code, 'refused', { details: { maxBodyBytes: 10 } });
+    expect(error).toBeInstanceOf(RicochetError);
+    expect(error).toMatchObject({
+      name: 'ClientError',
+      code,
+      retryable: false,
+      details: { maxBodyBytes: 10 },
+    });
+  });
+
+  it('builds the 400 of a refused option or argument, keeping the cause', () => {
+    const cause = new TypeError('Invalid URL');
+    const error = badRequestError("endpoint 'x' is not a URL", { cause });
+    expect(error).toMatchObject({ name: 'ClientError', code: 400, retryable: false, cause });
+    expect(error.message).toBe("endpoint 'x' is not a URL");
   });
 });

@@ -1,4 +1,4 @@
-import { RicochetError } from '@ricochet/protocol';
+import { ERROR_CODES, type ErrorDetails, RicochetError } from '@ricochet/protocol';
 
 /**
  * The codes of errors a client raises locally (the broker's codes are numbers, see
@@ -24,16 +24,44 @@ export const CLIENT_ERROR_CODES = {
 export type ClientErrorCode = keyof typeof CLIENT_ERROR_CODES;
 
 /**
+ * The broker's catalogue codes a client raises itself, for what it checks before any I/O (an
+ * option, an argument, a message): `400 BAD_REQUEST` and `413 MESSAGE_TOO_LARGE`. They are the codes
+ * the broker would answer the same request with, so a caller branches on one code whoever refused;
+ * neither is retryable.
+ */
+export type LocalCheckCode =
+  | (typeof ERROR_CODES)['BAD_REQUEST']['code']
+  | (typeof ERROR_CODES)['MESSAGE_TOO_LARGE']['code'];
+
+/**
  * An error raised by the client itself rather than reported by the broker. Branch on `code`
- * (a {@link ClientErrorCode}) and `retryable`, never on the message.
+ * (a {@link ClientErrorCode}, or a {@link LocalCheckCode} for what was refused before any I/O) and
+ * `retryable`, never on the message.
  */
 export class ClientError extends RicochetError {
-  declare readonly code: ClientErrorCode;
+  declare readonly code: ClientErrorCode | LocalCheckCode;
 
-  constructor(code: ClientErrorCode, message: string, options: ErrorOptions = {}) {
-    super(code, message, { ...options, retryable: CLIENT_ERROR_CODES[code].retryable });
+  constructor(
+    code: ClientErrorCode | LocalCheckCode,
+    message: string,
+    options: ErrorOptions & { readonly details?: ErrorDetails } = {},
+  ) {
+    // A catalogue code takes its retryable flag from the catalogue, as RicochetError does.
+    super(
+      code,
+      message,
+      typeof code === 'number' ? options : { ...options, retryable: CLIENT_ERROR_CODES[code].retryable },
+    );
     this.name = 'ClientError';
   }
+}
+
+/**
+ * The `400 BAD_REQUEST` {@link ClientError} for an option, an argument or a message the client
+ * refuses before any I/O; `message` names what is wrong with it.
+ */
+export function badRequestError(message: string, options: ErrorOptions = {}): ClientError {
+  return new ClientError(ERROR_CODES.BAD_REQUEST.code, message, options);
 }
 
 /**

@@ -1,29 +1,33 @@
 export {
   abortedError,
+  badRequestError,
   CLIENT_ERROR_CODES,
   ClientError,
   type ClientErrorCode,
+  type LocalCheckCode,
   toRicochetError,
   untilAborted,
 } from './client-error.js';
+export { Connection, type OneWayFrame } from './connection.js';
 export {
-  ANSWER_TYPES,
-  type AnswerFrame,
+  type ClientConnectionOptions,
   type CloseOptions,
-  Connection,
   type ConnectionOptions,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  type OneWayFrame,
-  type RequestFrameInput,
   type RequestOptions,
-  type SessionInfo,
-  type UnsolicitedFrames,
-  type UnsolicitedFrameType,
-} from './connection.js';
+} from './connection-options.js';
 export type { ConnectionState, ConnectionStatus } from './connection-status.js';
+export { checkConsumerGroup, checkSubscriptions } from './consumer-options.js';
+export { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
+export type { UnsolicitedFrames, UnsolicitedFrameType } from './frame-router.js';
+export type { SessionInfo } from './handshake.js';
 export { createMessageId } from './message-id.js';
+export { checkIntegerField, checkIntegerInRange, type IntegerFieldSchema } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
+export { ANSWER_TYPES, type AnswerFrame, type RequestFrameInput } from './request-table.js';
+export { TickBatcher, type TickBatcherOptions } from './tick-batcher.js';
 export type {
   WebSocketCloseEvent,
   WebSocketConstructor,

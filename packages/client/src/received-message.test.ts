@@ -1,5 +1,5 @@
+import { FakeBroker } from '@ricochet/client-testkit';
 import { describe, expect, it } from 'vitest';
-import { FakeBroker } from './fake-broker.fixture.js';
 import { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
 
 describe('ReceivedMessage', () => {

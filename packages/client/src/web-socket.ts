@@ -69,3 +69,46 @@ export function messageBytes(data: unknown): Uint8Array | undefined {
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   return undefined;
 }
+
+/** Handlers that ignore everything, so a discarded socket's late events (ws emits `error` on close) go nowhere. */
+export function detach(socket: WebSocketLike): void {
+  const ignore = (): void => {};
+  socket.onopen = ignore;
+  socket.onmessage = ignore;
+  socket.onclose = ignore;
+  socket.onerror = ignore;
+}
+
+/**
+ * Close `socket` and wait for its close event, at most `closeHandshakeTimeoutMs`: the socket is
+ * closed either way, the limit only bounds how long the caller waits.
+ */
+export function closeSocket(
+  socket: WebSocketLike,
+  code: number,
+  reason: string,
+  closeHandshakeTimeoutMs: number,
+): Promise<void> {
+  detach(socket);
+  if (socket.readyState === WEB_SOCKET_CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      // ws can cut the TCP connection without the closing handshake; standard sockets cannot.
+      (socket as { terminate?: () => void }).terminate?.();
+      resolve();
+    }, closeHandshakeTimeoutMs);
+    socket.onclose = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    socket.close(code, reason);
+  });
+}
+
+/** `: <why>` for a close message: the close reason, else what the error said, else nothing. */
+export function describeCloseReason(reason: string, error: unknown): string {
+  if (reason !== '') return `: ${reason}`;
+  if (error instanceof Error) return `: ${error.message}`;
+  if (typeof error === 'string' && error !== '') return `: ${error}`;
+  return '';
+}

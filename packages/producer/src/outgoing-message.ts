@@ -1,11 +1,10 @@
-import { createMessageId } from '@ricochet/client';
+import { badRequestError, ClientError, createMessageId } from '@ricochet/client';
 import {
   ERROR_CODES,
   MAX_PROPERTIES_BYTES,
   type OutgoingMessage,
   outgoingMessageSchema,
   propertiesByteLength,
-  RicochetError,
   TOPIC_NAME_PATTERN,
   utf8ByteLength,
 } from '@ricochet/protocol';
@@ -80,16 +79,16 @@ export interface PreparedMessage {
  * against the protocol before any I/O: one malformed message in a batched `send` frame would make
  * the broker refuse the whole frame, failing the messages batched with it.
  *
- * @throws RicochetError `400` when a field is malformed; `413` when the body exceeds
+ * @throws ClientError `400` when a field is malformed; `413` when the body exceeds
  *   `maxBodyBytes` or the properties exceed 16 KiB.
  */
 export function prepareMessage(input: ProducerMessage, maxBodyBytes: number, nowMs: number): PreparedMessage {
   const body = typeof input.body === 'string' ? utf8.encode(input.body) : input.body;
   if (!(body instanceof Uint8Array)) {
-    throw new RicochetError(ERROR_CODES.BAD_REQUEST.code, 'body must be a Uint8Array or a string');
+    throw badRequestError('body must be a Uint8Array or a string');
   }
   if (body.byteLength > maxBodyBytes) {
-    throw new RicochetError(
+    throw new ClientError(
       ERROR_CODES.MESSAGE_TOO_LARGE.code,
       `the body is ${body.byteLength} bytes; the broker takes at most ${maxBodyBytes}`,
       { details: { bodyBytes: body.byteLength, maxBodyBytes } },
@@ -97,7 +96,7 @@ export function prepareMessage(input: ProducerMessage, maxBodyBytes: number, now
   }
   const propertiesBytes = input.properties === undefined ? 0 : propertiesByteLength(input.properties);
   if (propertiesBytes > MAX_PROPERTIES_BYTES) {
-    throw new RicochetError(
+    throw new ClientError(
       ERROR_CODES.MESSAGE_TOO_LARGE.code,
       `the properties are ${propertiesBytes} bytes; at most ${MAX_PROPERTIES_BYTES} are allowed`,
       { details: { propertiesBytes, maxPropertiesBytes: MAX_PROPERTIES_BYTES } },
@@ -120,10 +119,7 @@ export function prepareMessage(input: ProducerMessage, maxBodyBytes: number, now
   if (!checked.success) {
     const issue = checked.error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
-    throw new RicochetError(
-      ERROR_CODES.BAD_REQUEST.code,
-      `invalid message: ${where}${issue?.message ?? 'does not match the protocol'}`,
-    );
+    throw badRequestError(`invalid message: ${where}${issue?.message ?? 'does not match the protocol'}`);
   }
   let encodedBytesEstimate = PER_MESSAGE_OVERHEAD_BYTES + body.byteLength + propertiesBytes;
   encodedBytesEstimate += utf8ByteLength(message.topic) + utf8ByteLength(message.tag ?? '');

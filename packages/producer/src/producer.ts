@@ -1,10 +1,15 @@
 import {
   abortedError,
+  badRequestError,
   ClientError,
   Connection,
   type ConnectionStatus,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  drainWithTimeout,
+  IdleWaiters,
+  TickBatcher,
   toRicochetError,
   type WebSocketConstructor,
 } from '@ricochet/client';
@@ -123,37 +128,29 @@ export class Producer {
   readonly #maxAttempts: number;
   readonly #requestTimeoutMs: number;
   readonly #retryBackoff: ExponentialBackoffOptions;
-  /** Messages waiting to be put in a frame, in send order. */
-  readonly #queue: PendingSend[] = [];
+  /**
+   * Messages waiting to be put in a frame, in send order: sends made in the same tick share a
+   * frame, as do the retries due together.
+   */
+  readonly #queue = new TickBatcher<PendingSend>({ flush: (queued) => this.#flush(queued) });
   /** Every message not yet settled, wherever it is. */
   readonly #pending = new Set<PendingSend>();
-  #flushScheduled = false;
   #started = false;
   #closing: Promise<void> | undefined;
-  #onIdle: (() => void) | undefined;
+  /** Waits for every pending send to settle, as `close()` drains them. */
+  readonly #idle = new IdleWaiters(() => this.#pending.size === 0);
 
-  /** @throws RicochetError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
+  /** @throws ClientError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
   constructor(options: ProducerOptions) {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1)) {
-      throw new RicochetError(
-        ERROR_CODES.BAD_REQUEST.code,
-        `maxAttempts must be an integer >= 1, got ${this.#maxAttempts}`,
-      );
+      throw badRequestError(`maxAttempts must be an integer >= 1, got ${this.#maxAttempts}`);
     }
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#retryBackoff = options.retryBackoff ?? {};
     // Fail on bad backoff settings now, not at the first 530.
     new ExponentialBackoff(this.#retryBackoff);
-    this.#connection = new Connection({
-      endpoint: options.endpoint,
-      requestTimeoutMs: this.#requestTimeoutMs,
-      ...(options.token === undefined ? {} : { token: options.token }),
-      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
-      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
-      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
-      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
-    });
+    this.#connection = new Connection(connectionOptionsOf(options, this.#requestTimeoutMs));
   }
 
   /** The connection's current status. */
@@ -186,7 +183,7 @@ export class Producer {
   /**
    * Send one message; resolves once the broker has stored it durably (R1).
    *
-   * @throws RicochetError `400` for a malformed message and `413` for a body over the broker's
+   * @throws ClientError `400` for a malformed message and `413` for a body over the broker's
    *   `maxBodyBytes`, both before any I/O.
    * @throws BrokerError with the broker's code: at once for non-retryable codes (400, 401, 403,
    *   404, 409, 413, unknown codes), or the last one after `maxAttempts`.
@@ -249,16 +246,7 @@ export class Producer {
   }
 
   async #shutdown(drainTimeoutMs: number): Promise<void> {
-    if (this.#pending.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, drainTimeoutMs);
-        this.#onIdle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#onIdle = undefined;
-    }
+    if (this.#pending.size > 0) await drainWithTimeout(this.#idle.whenIdle(), drainTimeoutMs);
     const closedError = new ClientError(
       'CLIENT_CLOSED',
       'the producer was closed before the broker stored the message',
@@ -270,23 +258,14 @@ export class Producer {
 
   #enqueue(pending: PendingSend): void {
     pending.state = 'queued';
-    this.#queue.push(pending);
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    // Sends made in the same tick share a frame: the flush runs after the current job's
-    // synchronous code and the microtasks it queued.
-    queueMicrotask(() => this.#flush());
+    this.#queue.add(pending);
   }
 
-  #flush(): void {
-    this.#flushScheduled = false;
+  /** Split the sends queued in one tick into frames, within the broker's frame size. */
+  #flush(queued: PendingSend[]): void {
     const maxBytes = batchByteLimit(this.#connection.session?.maxFrameBytes);
-    while (this.#queue.length > 0) {
-      const batch = takeBatch(
-        this.#queue,
-        Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES),
-        maxBytes,
-      ).filter(
+    while (queued.length > 0) {
+      const batch = takeBatch(queued, Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES), maxBytes).filter(
         // Aborted while queued: settled already, but still in the queue.
         (pending) => pending.state === 'queued',
       );
@@ -365,7 +344,7 @@ export class Producer {
     this.#pending.delete(pending);
     if (outcome instanceof RicochetError) pending.reject(outcome);
     else pending.resolve(outcome);
-    if (this.#pending.size === 0) this.#onIdle?.();
+    this.#idle.check();
   }
 }
 

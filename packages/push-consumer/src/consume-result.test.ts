@@ -1,4 +1,4 @@
-import { RicochetError } from '@ricochet/protocol';
+import { ClientError } from '@ricochet/client';
 import { describe, expect, it } from 'vitest';
 import {
   ConsumeResult,
@@ -24,7 +24,7 @@ describe('ConsumeResult', () => {
   it.each([-1, MAX_RETRY_AFTER_MS + 1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])(
     'refuses retryAfter(%s) with 400',
     (retryAfterMs) => {
-      expect(() => ConsumeResult.retryAfter(retryAfterMs)).toThrow(RicochetError);
+      expect(() => ConsumeResult.retryAfter(retryAfterMs)).toThrow(ClientError);
       expect(() => ConsumeResult.retryAfter(retryAfterMs)).toThrow(
         expect.objectContaining({ code: 400, retryable: false }),
       );
@@ -69,7 +69,7 @@ describe('outcomeOfResult', () => {
   ])('fails %s with a clear reason and a 400 problem', (_, value, reason) => {
     const { outcome, problem } = outcomeOfResult(value);
     expect(outcome).toEqual({ type: 'nack', reason });
-    expect(problem).toBeInstanceOf(RicochetError);
+    expect(problem).toBeInstanceOf(ClientError);
     expect(problem).toMatchObject({ code: 400, message: reason });
   });
 

@@ -1,5 +1,5 @@
+import { badRequestError, type ClientError } from '@ricochet/client';
 import { MAX_RETRY_DELAY_MS } from '@ricochet/core';
-import { ERROR_CODES, RicochetError } from '@ricochet/protocol';
 
 /** The longest delay {@link ConsumeResult.retryAfter} accepts: 24 h, the protocol's `retryAfterMs` bound. */
 export const MAX_RETRY_AFTER_MS = MAX_RETRY_DELAY_MS;
@@ -43,12 +43,12 @@ export const ConsumeResult = {
    * for this retry only. The failure still counts toward the group's `maxRetries` (P4).
    *
    * @param retryAfterMs - an integer from 0 to 86 400 000 (24 h), counted from the failure.
-   * @throws RicochetError `400` when `retryAfterMs` is out of range or not an integer; thrown
+   * @throws ClientError `400` when `retryAfterMs` is out of range or not an integer; thrown
    *   inside a listener, that makes the delivery a `FAILURE` with this error as its reason.
    */
   retryAfter(retryAfterMs: number): ConsumeResultValue {
     const problem = retryAfterProblem(retryAfterMs);
-    if (problem !== undefined) throw new RicochetError(ERROR_CODES.BAD_REQUEST.code, problem);
+    if (problem !== undefined) throw badRequestError(problem);
     return Object.freeze({ type: 'retryAfter', retryAfterMs });
   },
   /**
@@ -72,7 +72,7 @@ export type ConsumeOutcome =
 /** The outcome of a value a listener returned, and the problem with it when it is not a result. */
 export function outcomeOfResult(value: unknown): {
   readonly outcome: ConsumeOutcome;
-  readonly problem?: RicochetError;
+  readonly problem?: ClientError;
 } {
   if (typeof value === 'object' && value !== null && 'type' in value) {
     const result = value as { readonly type: unknown; readonly retryAfterMs?: unknown };
@@ -132,8 +132,8 @@ function retryAfterProblem(retryAfterMs: unknown): string | undefined {
   return `retryAfterMs must be an integer from 0 to ${MAX_RETRY_AFTER_MS}, got ${String(retryAfterMs)}`;
 }
 
-function invalidResult(message: string): { outcome: ConsumeOutcome; problem: RicochetError } {
-  const problem = new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
+function invalidResult(message: string): { outcome: ConsumeOutcome; problem: ClientError } {
+  const problem = badRequestError(message);
   return { outcome: { type: 'nack', reason: truncateReason(message) }, problem };
 }
 

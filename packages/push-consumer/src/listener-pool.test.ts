@@ -1,6 +1,6 @@
 import { ReceivedMessage } from '@ricochet/client';
+import { FakeBroker } from '@ricochet/client-testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FakeBroker } from '../../client/src/fake-broker.fixture.js';
 import { type ConsumeOutcome, ConsumeResult, type ConsumeResultValue } from './consume-result.js';
 import { systemConsumptionClock } from './consumption-clock.js';
 import {

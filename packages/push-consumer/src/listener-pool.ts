@@ -1,4 +1,4 @@
-import { ClientError, type ReceivedMessage } from '@ricochet/client';
+import { ClientError, IdleWaiters, type ReceivedMessage } from '@ricochet/client';
 import { CONSUMPTION_TIMEOUT_REASON } from '@ricochet/core';
 import {
   type ConsumeOutcome,
@@ -108,7 +108,7 @@ export class ListenerPool<TItem extends PoolItem> {
   readonly #running = new Set<Run<TItem>>();
   /** One timer for all consumption timeouts, due no later than the oldest run's deadline. */
   #deadlineTimer: ClockTimer | undefined;
-  #idleWaiters: (() => void)[] = [];
+  readonly #idle = new IdleWaiters(() => this.#running.size === 0);
   #stopped = false;
   /** Set while `#pump` loops, so a listener that settles synchronously does not pump recursively. */
   #pumping = false;
@@ -170,8 +170,7 @@ export class ListenerPool<TItem extends PoolItem> {
 
   /** Resolves once no listener runs. */
   whenIdle(): Promise<void> {
-    if (this.#running.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#idle.whenIdle();
   }
 
   /**
@@ -186,7 +185,7 @@ export class ListenerPool<TItem extends PoolItem> {
     this.#running.clear();
     this.#deadlineTimer?.cancel();
     this.#deadlineTimer = undefined;
-    this.#wakeIdleWaiters();
+    this.#idle.check();
   }
 
   #enqueue(item: TItem): void {
@@ -285,7 +284,7 @@ export class ListenerPool<TItem extends PoolItem> {
     }
     // After the outcome, so the results of one message group reach the broker in order.
     this.#releaseGroup(run.item);
-    if (this.#running.size === 0) this.#wakeIdleWaiters();
+    this.#idle.check();
     this.#pump();
   }
 
@@ -326,10 +325,6 @@ export class ListenerPool<TItem extends PoolItem> {
     } catch {
       // A throwing error hook must not take the delivery's outcome down with it.
     }
-  }
-
-  #wakeIdleWaiters(): void {
-    for (const wake of this.#idleWaiters.splice(0)) wake();
   }
 }
 

@@ -1,16 +1,18 @@
-import type { ClientError, ReceivedMessage, WebSocketConstructor } from '@ricochet/client';
+import {
+  badRequestError,
+  type ClientError,
+  checkConsumerGroup,
+  checkIntegerField,
+  checkIntegerInRange,
+  checkSubscriptions,
+  type ReceivedMessage,
+  type WebSocketConstructor,
+} from '@ricochet/client';
 import {
   type ExponentialBackoffOptions,
   DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS,
 } from '@ricochet/core';
-import {
-  ERROR_CODES,
-  GROUP_NAME_PATTERN,
-  isSubscribableTopic,
-  MAX_CONSUMPTION_TIMEOUT_MS,
-  parseTagFilter,
-  RicochetError,
-} from '@ricochet/protocol';
+import { MAX_CONSUMPTION_TIMEOUT_MS, type RicochetError, subscribeFrameSchema } from '@ricochet/protocol';
 import { type ConsumptionClock, systemConsumptionClock } from './consumption-clock.js';
 import type { MessageListener } from './listener-pool.js';
 
@@ -29,11 +31,8 @@ export const DEFAULT_CONSUMPTION_TIMEOUT_MS = GROUP_CONSUMPTION_TIMEOUT_MS;
 /** How long `close()` waits for running listeners unless told otherwise: 10 s. */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
-/** The protocol's bound on `subscribe.maxCachedMessages` (and on one `credit`). */
-const MAX_CACHED_MESSAGES = 65_536;
-
-/** The most topics one subscription names, as the protocol allows. */
-const MAX_SUBSCRIBED_TOPICS = 64;
+/** The most listeners at once: as many as `maxCachedMessages` may be, more could never run. */
+const MAX_CONCURRENCY = 65_536;
 
 /** The longest delay a timer can wait (2^31 − 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -109,7 +108,7 @@ export interface PushConsumerOptions {
   readonly webSocket?: WebSocketConstructor;
   /**
    * Called when a delivery fails because of its listener: it threw or rejected (`error` as
-   * thrown), returned something that is not a `ConsumeResult` (a `RicochetError` `400`), or ran
+   * thrown), returned something that is not a `ConsumeResult` (a `ClientError` `400`), or ran
    * past `consumptionTimeoutMs` (a `ClientError` `TIMEOUT`). The delivery is failed either way.
    * @default console.warn
    */
@@ -142,15 +141,12 @@ export interface ResolvedPushConsumerOptions {
 
 /**
  * Check `options` and fill in the defaults; the connection's own options are checked by it.
- * @throws RicochetError `400` naming the first invalid option.
+ * @throws ClientError `400` naming the first invalid option.
  */
 export function resolvePushConsumerOptions(options: PushConsumerOptions): ResolvedPushConsumerOptions {
-  if (!GROUP_NAME_PATTERN.test(options.group)) {
-    throw badRequest(`group '${options.group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
-  }
-  const subscriptions = Object.freeze({ ...options.subscriptions });
-  checkSubscriptions(subscriptions);
-  if (typeof options.listener !== 'function') throw badRequest('listener must be a function');
+  checkConsumerGroup(options.group);
+  const subscriptions = checkSubscriptions(options.subscriptions);
+  if (typeof options.listener !== 'function') throw badRequestError('listener must be a function');
   const resolved: ResolvedPushConsumerOptions = {
     group: options.group,
     subscriptions,
@@ -165,33 +161,13 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
       ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),
     onError: options.onError ?? ((error) => console.warn(error)),
   };
-  checkIntegerInRange(resolved.maxCachedMessages, 1, MAX_CACHED_MESSAGES, 'maxCachedMessages');
-  checkIntegerInRange(resolved.concurrency, 1, MAX_CACHED_MESSAGES, 'concurrency');
+  checkIntegerField(
+    subscribeFrameSchema.shape.maxCachedMessages,
+    resolved.maxCachedMessages,
+    'maxCachedMessages',
+  );
+  checkIntegerInRange(resolved.concurrency, 1, MAX_CONCURRENCY, 'concurrency');
   checkIntegerInRange(resolved.consumptionTimeoutMs, 1, MAX_CONSUMPTION_TIMEOUT_MS, 'consumptionTimeoutMs');
   checkIntegerInRange(resolved.closeTimeoutMs, 0, MAX_TIMER_DELAY_MS, 'closeTimeoutMs');
   return resolved;
-}
-
-function badRequest(message: string): RicochetError {
-  return new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
-}
-
-function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
-  if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw badRequest(`${name} must be an integer from ${min} to ${max}, got ${value}`);
-  }
-}
-
-function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
-  const topics = Object.keys(subscriptions);
-  if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
-    throw badRequest(`subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`);
-  }
-  for (const [topic, expression] of Object.entries(subscriptions)) {
-    if (!isSubscribableTopic(topic)) {
-      throw badRequest(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
-    }
-    const parsed = parseTagFilter(expression);
-    if (!parsed.ok) throw badRequest(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
-  }
 }

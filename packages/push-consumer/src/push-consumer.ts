@@ -2,8 +2,10 @@ import {
   ClientError,
   Connection,
   type ConnectionStatus,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  drainWithTimeout,
   ReceivedMessage,
   receiptHandleOf,
   toRicochetError,
@@ -11,14 +13,20 @@ import {
 } from '@ricochet/client';
 import { ExponentialBackoff } from '@ricochet/core';
 import { BrokerError, type DeliverFrame, type RicochetError } from '@ricochet/protocol';
-import type { ConsumeOutcome } from './consume-result.js';
+import { type Delivery, problemsOf, type ResultEntry, releaseOf, resultOf } from './delivery-results.js';
 import { ListenerPool } from './listener-pool.js';
+import {
+  deferred,
+  type PendingSubscribe,
+  PushConsumerLifecycle,
+  type Subscription,
+} from './push-consumer-lifecycle.js';
 import {
   type PushConsumerOptions,
   type ResolvedPushConsumerOptions,
   resolvePushConsumerOptions,
 } from './push-consumer-options.js';
-import { type BatchOutcome, type PendingResult, ResultBatcher } from './result-batcher.js';
+import { ResultBatcher } from './result-batcher.js';
 
 /**
  * How long a result waits for others to share its frame, in ms. Short: a result gives its credit
@@ -32,38 +40,6 @@ const RESULT_FLUSH_DELAY_MS = 1;
  * commit overlaps the processing of the next delivery instead of waiting for it.
  */
 const MAX_RESULTS_PER_FRAME = 256;
-
-/** One subscription, valid on the session that opened it only (subscription ids are per session). */
-interface Subscription {
-  readonly id: number;
-  readonly sessionId: string;
-  /** False once unsubscribed, or once its session ended. */
-  active: boolean;
-}
-
-/** A `subscribe` on the wire, and the deliveries that arrived before its answer. */
-interface PendingSubscribe {
-  readonly sessionId: string;
-  readonly stash: DeliverFrame[];
-  settled: Promise<void>;
-}
-
-/** A delivered message in the cache or in a listener. */
-interface Delivery {
-  readonly message: ReceivedMessage;
-  readonly subscription: Subscription;
-}
-
-/** A result waiting in the batcher. */
-interface ResultEntry extends PendingResult {
-  readonly messageId: string;
-  /** The session whose receipt handle this is; on any other the result is dropped (C2). */
-  readonly sessionId: string;
-  /** The subscription that gets a credit back once the result is sent; none for stray deliveries. */
-  readonly creditTo: Subscription | undefined;
-}
-
-type Phase = 'idle' | 'starting' | 'running' | 'closing' | 'closed';
 
 /**
  * A consumer the broker pushes messages to, as RocketMQ 5's PushConsumer: each delivered message
@@ -80,6 +56,10 @@ type Phase = 'idle' | 'starting' | 'running' | 'closing' | 'closed';
  * After a reconnect the consumer subscribes again (C1). The broker released the deliveries of
  * the lost session (C2) and delivers them again, so the cached messages of that session are
  * dropped unprocessed and results of listeners still running for it are not sent.
+ *
+ * Its lifecycle (idle, starting, running, closing, closed) and what it has subscribed on the
+ * current session are one value, kept by {@link PushConsumerLifecycle}: this class does the I/O
+ * and tells the lifecycle what happened.
  *
  * @example
  * await using consumer = new PushConsumer({
@@ -101,29 +81,16 @@ export class PushConsumer {
   readonly #batcher: ResultBatcher<ResultEntry>;
   /** Paces attempts to subscribe again on one session after a retryable refusal. */
   readonly #resubscribeBackoff: ExponentialBackoff;
-  #phase: Phase = 'idle';
-  #starting: Promise<void> | undefined;
-  #startWaiter: { readonly resolve: () => void; readonly reject: (error: unknown) => void } | undefined;
-  /** The subscription of the current (or, until the reconnect hook runs, the last) session. */
-  #subscription: Subscription | undefined;
-  #subscribing: PendingSubscribe | undefined;
-  #resubscribeTimer: ReturnType<typeof setTimeout> | undefined;
-  /** `sessionId/subscriptionId` of stray subscriptions already asked to stop, so it is asked once. */
+  readonly #lifecycle = new PushConsumerLifecycle();
+  /** `sessionId/subscriptionId` of stray subscriptions already asked to stop, so each is asked once. */
   readonly #strays = new Set<string>();
-  #closing: Promise<void> | undefined;
 
-  /** @throws RicochetError `400` when the group, a subscription or an option is invalid. */
+  /** @throws ClientError `400` when the group, a subscription or an option is invalid. */
   constructor(options: PushConsumerOptions) {
     this.#options = resolvePushConsumerOptions(options);
-    this.#connection = new Connection({
-      endpoint: options.endpoint,
-      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-      ...(options.token === undefined ? {} : { token: options.token }),
-      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
-      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
-      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
-      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
-    });
+    this.#connection = new Connection(
+      connectionOptionsOf(options, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+    );
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
     this.#pool = new ListenerPool<Delivery>({
       listener: this.#options.listener,
@@ -132,7 +99,12 @@ export class PushConsumer {
       clock: this.#options.clock,
       // A delivery of an ended session has a dead receipt handle: the broker released it (C2).
       isLive: (delivery) => delivery.subscription.sessionId === this.#liveSessionId(),
-      onOutcome: (delivery, outcome) => this.#onOutcome(delivery, outcome),
+      onOutcome: (delivery, outcome) => {
+        // C2: the broker released the deliveries of an ended session; a result would be refused (410).
+        if (delivery.subscription.sessionId === this.#liveSessionId()) {
+          this.#batcher.add(resultOf(delivery, outcome));
+        }
+      },
       onListenerError: this.#options.onListenerError,
     });
     this.#batcher = new ResultBatcher<ResultEntry>({
@@ -143,7 +115,9 @@ export class PushConsumer {
       // queued request would otherwise be written to the next session.
       isSendable: (result) => result.sessionId === this.#liveSessionId(),
       onSent: (results) => this.#onSent(results),
-      onSettled: (results, outcome) => this.#onSettled(results, outcome),
+      onSettled: (results, outcome) => {
+        for (const problem of problemsOf(results, outcome)) this.#report(problem);
+      },
     });
     this.#connection.onFrame('deliver', (frame) => this.#onDeliver(frame));
     this.#connection.onFrame('error', (frame) => this.#report(BrokerError.fromFrame(frame)));
@@ -178,9 +152,15 @@ export class PushConsumer {
    *   `CLIENT_CLOSED` when `close()` is called first, `ABORTED` when `signal` fires.
    */
   start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
-    if (this.#closing !== undefined) return Promise.reject(closedError());
-    this.#starting ??= this.#begin();
-    return untilAborted(this.#starting, options.signal, 'waiting for start()');
+    const current = this.#lifecycle.state;
+    if (current.state === 'closing' || current.state === 'closed') return Promise.reject(closedError());
+    const started =
+      current.state === 'running'
+        ? Promise.resolve()
+        : current.state === 'starting'
+          ? current.started
+          : this.#begin();
+    return untilAborted(started, options.signal, 'waiting for start()');
   }
 
   /**
@@ -195,8 +175,12 @@ export class PushConsumer {
    * plus up to 5 s for the broker to answer the last result frames.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
+    const current = this.#lifecycle.state;
+    if (current.state === 'closing' || current.state === 'closed') return current.closed;
+    const closed = deferred<void>();
+    this.#lifecycle.close(closed.promise, closedError());
+    this.#shutdown().then(closed.resolve, closed.reject);
+    return closed.promise;
   }
 
   /** Same as {@link close}, for `await using`. */
@@ -204,43 +188,38 @@ export class PushConsumer {
     return this.close();
   }
 
-  async #begin(): Promise<void> {
-    this.#phase = 'starting';
-    const subscribed = new Promise<void>((resolve, reject) => {
-      this.#startWaiter = { resolve, reject };
-    });
-    // Rejected by close() while connect() may still be pending; the await below observes it.
-    subscribed.catch(() => {});
+  /** Start: connect, subscribe, and wait for the first subscription's answer. */
+  #begin(): Promise<void> {
+    const { subscribed, started } = this.#lifecycle.begin();
+    this.#connectAndSubscribe(subscribed).then(started.resolve, started.reject);
+    return started.promise;
+  }
+
+  async #connectAndSubscribe(subscribed: Promise<void>): Promise<void> {
     try {
       await this.#connection.connect();
       this.#subscribe();
       await subscribed;
     } catch (error) {
-      this.#startWaiter = undefined;
-      this.#starting = undefined;
-      if (this.#phase === 'starting') this.#phase = 'idle';
+      this.#lifecycle.startFailed();
       throw error;
     }
   }
 
+  /** Let go of everything the consumer holds, then the connection. */
   async #shutdown(): Promise<void> {
-    this.#phase = 'closing';
-    clearTimeout(this.#resubscribeTimer);
-    this.#startWaiter?.reject(closedError());
-    this.#startWaiter = undefined;
     this.#pool.stop();
-    const deadline = cancellableTimer(this.#options.closeTimeoutMs);
-    try {
-      // A subscribe on the wire may still open a subscription; wait for it, so it is stopped too.
-      await Promise.race([this.#subscribing?.settled, deadline.elapsed]);
-      // Deliveries stop before the cache is handed back, or the released messages could be
-      // delivered straight back to this consumer.
-      await Promise.race([this.#unsubscribe(), deadline.elapsed]);
-      this.#releaseCached();
-      await Promise.race([this.#pool.whenIdle(), deadline.elapsed]);
-    } finally {
-      deadline.cancel();
-    }
+    // One budget of closeTimeoutMs for the three waits together.
+    const deadlineMs = performance.now() + this.#options.closeTimeoutMs;
+    const remainingMs = (): number => Math.max(0, deadlineMs - performance.now());
+    // A subscribe on the wire may still open a subscription; wait for it, so it is stopped too.
+    const subscribing = this.#lifecycle.pendingSubscribe?.settled ?? Promise.resolve();
+    await drainWithTimeout(subscribing, remainingMs());
+    // Deliveries stop before the cache is handed back, or the released messages could be
+    // delivered straight back to this consumer.
+    await drainWithTimeout(this.#unsubscribe(), remainingMs());
+    this.#releaseCached();
+    await drainWithTimeout(this.#pool.whenIdle(), remainingMs());
     // C2: the broker releases the deliveries of listeners still running once the connection closes.
     this.#pool.abandonRunning(
       new ClientError('CLIENT_CLOSED', 'the consumer closed before the listener finished'),
@@ -248,12 +227,10 @@ export class PushConsumer {
     this.#batcher.flush();
     // Only the result frames are waited for: a subscribe or unsubscribe still unanswered has no
     // effect worth waiting for once the connection closes.
-    const drain = cancellableTimer(DEFAULT_DRAIN_TIMEOUT_MS);
-    await Promise.race([this.#batcher.idle(), drain.elapsed]);
-    drain.cancel();
+    await drainWithTimeout(this.#batcher.idle(), DEFAULT_DRAIN_TIMEOUT_MS);
     this.#batcher.close();
     await this.#connection.close({ drainTimeoutMs: 0 });
-    this.#phase = 'closed';
+    this.#lifecycle.finishClosing();
   }
 
   #liveSessionId(): string | undefined {
@@ -265,10 +242,11 @@ export class PushConsumer {
   #subscribe(): void {
     const sessionId = this.#liveSessionId();
     // Without a session, the reconnect hook subscribes once there is one again.
-    if (sessionId === undefined || (this.#phase !== 'starting' && this.#phase !== 'running')) return;
-    if (this.#subscription?.sessionId === sessionId || this.#subscribing?.sessionId === sessionId) return;
+    if (sessionId === undefined || !this.#lifecycle.subscribes) return;
+    if (this.#lifecycle.subscription?.sessionId === sessionId) return;
+    if (this.#lifecycle.pendingSubscribe?.sessionId === sessionId) return;
     const pending: PendingSubscribe = { sessionId, stash: [], settled: Promise.resolve() };
-    this.#subscribing = pending;
+    this.#lifecycle.subscribing(pending);
     // Written at once, on this session: the status is `connected`, so nothing is queued.
     pending.settled = this.#connection
       .request({
@@ -284,57 +262,44 @@ export class PushConsumer {
   }
 
   #onSubscribed(pending: PendingSubscribe, subscriptionId: number): void {
-    if (this.#subscribing === pending) this.#subscribing = undefined;
     const subscription: Subscription = { id: subscriptionId, sessionId: pending.sessionId, active: true };
     if (pending.sessionId !== this.#liveSessionId()) {
+      // Its session is gone, and the subscription with it.
       subscription.active = false;
+      this.#lifecycle.subscribeEnded(pending);
       return;
     }
-    this.#subscription = subscription;
+    this.#lifecycle.subscribed(subscription);
     this.#resubscribeBackoff.reset();
-    if (this.#phase === 'starting') {
-      this.#phase = 'running';
-      this.#startWaiter?.resolve();
-      this.#startWaiter = undefined;
-    }
     // Deliveries can arrive in the same tick as `subscribed`, before this callback ran.
     for (const frame of pending.stash) this.#onDeliver(frame);
   }
 
   #onSubscribeFailed(pending: PendingSubscribe, error: RicochetError): void {
-    if (this.#subscribing === pending) this.#subscribing = undefined;
+    this.#lifecycle.subscribeEnded(pending);
     for (const frame of pending.stash) this.#onDeliver(frame);
-    if (this.#phase !== 'starting' && this.#phase !== 'running') return;
+    if (!this.#lifecycle.subscribes) return;
     // The session ended first: the reconnect hook subscribes again on the next one (C1).
     if (error.code === 'CONNECTION_CLOSED') return;
-    if (this.#phase === 'starting') {
-      this.#startWaiter?.reject(error);
-      this.#startWaiter = undefined;
-      return;
-    }
+    // A start's first subscribe: the start fails with it (and the consumer is idle again).
+    if (this.#lifecycle.failStart(error)) return;
     this.#report(error);
     if (!error.retryable) return;
-    clearTimeout(this.#resubscribeTimer);
-    this.#resubscribeTimer = setTimeout(() => {
-      this.#resubscribeTimer = undefined;
+    const timer = setTimeout(() => {
+      this.#lifecycle.retryDue(timer);
       this.#subscribe();
     }, this.#resubscribeBackoff.nextDelayMs());
+    this.#lifecycle.retrying(timer);
   }
 
   /** A new session opened after a dropped one (C1). */
   #onReconnected(): void {
     const sessionId = this.#liveSessionId();
-    const previous = this.#subscription;
-    if (previous !== undefined && previous.sessionId !== sessionId) {
-      previous.active = false;
-      this.#subscription = undefined;
-    }
+    this.#lifecycle.reconnected(sessionId);
     this.#strays.clear();
     // Their receipt handles died with the old session: the broker released them (C2) and will
     // deliver them again, with new handles.
     this.#pool.takeCached((delivery) => delivery.subscription.sessionId !== sessionId);
-    clearTimeout(this.#resubscribeTimer);
-    this.#resubscribeTimer = undefined;
     this.#resubscribeBackoff.reset();
     this.#subscribe();
   }
@@ -342,31 +307,26 @@ export class PushConsumer {
   #onDeliver(frame: DeliverFrame): void {
     const sessionId = this.#liveSessionId();
     if (sessionId === undefined) return;
-    const subscription = this.#subscription;
+    const subscription = this.#lifecycle.subscription;
     const known =
       subscription !== undefined &&
       subscription.sessionId === sessionId &&
       subscription.id === frame.subscriptionId;
-    if (known && subscription.active && this.#phase === 'running') {
+    if (known && subscription.active && this.#lifecycle.state.state === 'running') {
       this.#pool.add(
         frame.messages.map((delivered) => ({ message: new ReceivedMessage(delivered), subscription })),
       );
       return;
     }
-    if (!known && this.#subscribing?.sessionId === sessionId) {
-      this.#subscribing.stash.push(frame);
+    const pending = this.#lifecycle.pendingSubscribe;
+    if (!known && pending?.sessionId === sessionId) {
+      pending.stash.push(frame);
       return;
     }
     // Not for a live subscription (closing, or not ours): hand the messages back at once, as
     // docs/protocol/frames.md asks; they are Ready again for the group.
     for (const delivered of frame.messages) {
-      this.#batcher.add({
-        action: 'release',
-        receiptHandle: delivered.receiptHandle,
-        messageId: delivered.messageId,
-        sessionId,
-        creditTo: undefined,
-      });
+      this.#batcher.add(releaseOf(delivered.receiptHandle, delivered.messageId, sessionId));
     }
     if (!known) this.#stopStray(sessionId, frame.subscriptionId);
   }
@@ -382,46 +342,6 @@ export class PushConsumer {
     this.#connection.request({ type: 'unsubscribe', subscriptionId }).catch(() => {});
   }
 
-  #onOutcome(delivery: Delivery, outcome: ConsumeOutcome): void {
-    const { message, subscription } = delivery;
-    // C2: the broker released the deliveries of an ended session; a result would be refused (410).
-    if (subscription.sessionId !== this.#liveSessionId()) return;
-    const receiptHandle = receiptHandleOf(message);
-    const { messageId } = message;
-    const { sessionId } = subscription;
-    if (outcome.type === 'ack') {
-      this.#batcher.add({ action: 'ack', receiptHandle, messageId, sessionId, creditTo: subscription });
-      return;
-    }
-    if (outcome.type === 'deadLetter') {
-      const { reason } = outcome;
-      const base = {
-        action: 'nack',
-        receiptHandle,
-        deadLetter: true,
-        messageId,
-        sessionId,
-        creditTo: subscription,
-      } as const;
-      this.#batcher.add(reason === undefined ? base : { ...base, reason });
-      return;
-    }
-    const { reason, retryAfterMs } = outcome;
-    this.#batcher.add(
-      retryAfterMs === undefined
-        ? { action: 'nack', receiptHandle, reason, messageId, sessionId, creditTo: subscription }
-        : {
-            action: 'nack',
-            receiptHandle,
-            reason,
-            retryAfterMs,
-            messageId,
-            sessionId,
-            creditTo: subscription,
-          },
-    );
-  }
-
   /**
    * A result frame is on its way: its messages leave the cache, so their credit goes back right
    * behind it. The broker reads the results before the credit on the same connection, so it never
@@ -429,7 +349,7 @@ export class PushConsumer {
    * for the results' durable commit. Refused results (410) are no longer the broker's either.
    */
   #onSent(results: readonly ResultEntry[]): void {
-    const subscription = this.#subscription;
+    const subscription = this.#lifecycle.subscription;
     if (!subscription?.active || subscription.sessionId !== this.#liveSessionId()) return;
     let credits = 0;
     for (const result of results) if (result.creditTo === subscription) credits += 1;
@@ -437,30 +357,9 @@ export class PushConsumer {
       this.#connection.sendOneWay({ type: 'credit', subscriptionId: subscription.id, credits });
   }
 
-  /** The broker answered a result frame (or it failed): report what it refused. */
-  #onSettled(results: readonly ResultEntry[], outcome: BatchOutcome): void {
-    if ('failures' in outcome) {
-      for (const failure of outcome.failures) {
-        const result = results[failure.index];
-        const messageId = result?.messageId ?? 'unknown';
-        this.#report(
-          new BrokerError(
-            failure.code,
-            `the broker refused the ${result?.action ?? 'result'} of message ${messageId}: ${failure.message}`,
-            { details: { messageId } },
-          ),
-        );
-      }
-      return;
-    }
-    const error = toRicochetError(outcome.error, 'the request');
-    // A dropped connection loses nothing: the broker released those deliveries (C2).
-    if (error.code === 'CONNECTION_CLOSED' || error.code === 'CLIENT_CLOSED') return;
-    this.#report(error);
-  }
-
+  /** Stop the subscription (it stays known, inactive, so its late deliveries are released). */
   async #unsubscribe(): Promise<void> {
-    const subscription = this.#subscription;
+    const subscription = this.#lifecycle.subscription;
     if (subscription === undefined || !subscription.active) return;
     subscription.active = false;
     if (subscription.sessionId !== this.#liveSessionId()) return;
@@ -475,13 +374,7 @@ export class PushConsumer {
   /** Hand every cached, unstarted message back to the broker: Ready again, no failure counted (C2). */
   #releaseCached(): void {
     for (const { message, subscription } of this.#pool.takeCached()) {
-      this.#batcher.add({
-        action: 'release',
-        receiptHandle: receiptHandleOf(message),
-        messageId: message.messageId,
-        sessionId: subscription.sessionId,
-        creditTo: undefined,
-      });
+      this.#batcher.add(releaseOf(receiptHandleOf(message), message.messageId, subscription.sessionId));
     }
     this.#batcher.flush();
   }
@@ -493,15 +386,6 @@ export class PushConsumer {
       // A throwing hook must not break the consumer's own bookkeeping.
     }
   }
-}
-
-/** A timer whose `elapsed` resolves after `delayMs`, unless cancelled first. */
-function cancellableTimer(delayMs: number): { readonly elapsed: Promise<void>; cancel(): void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const elapsed = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, delayMs);
-  });
-  return { elapsed, cancel: () => clearTimeout(timer) };
 }
 
 function closedError(): ClientError {

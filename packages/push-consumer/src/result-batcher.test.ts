@@ -81,6 +81,20 @@ describe('ResultBatcher', () => {
     batcher.close();
   });
 
+  it('sends the rest of the queue with a full batch, acks first, since its delay is nearly over anyway', () => {
+    const { batcher, sent } = createBatcher({ maxBatchSize: 2, flushDelayMs: 60_000 });
+    batcher.add({ action: 'release', receiptHandle: 'r' });
+    batcher.add({ action: 'ack', receiptHandle: 'a' });
+    expect(sent).toEqual([]);
+    batcher.add({ action: 'release', receiptHandle: 's' });
+    expect(sent.map((entry) => entry.frame)).toEqual([
+      { type: 'ack', receiptHandles: ['a'] },
+      { type: 'release', receiptHandles: ['r', 's'] },
+    ]);
+    expect(batcher.pendingCount).toBe(3);
+    batcher.close();
+  });
+
   it('hands each batch to onSent as it is sent, before any answer', () => {
     const { batcher, sent, settled, handedOver } = createBatcher({ maxBatchSize: 2, flushDelayMs: 60_000 });
     for (const handle of ['a', 'b', 'c']) batcher.add({ action: 'ack', receiptHandle: handle });

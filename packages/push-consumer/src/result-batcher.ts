@@ -1,4 +1,4 @@
-import type { RequestFrameInput } from '@ricochet/client';
+import { IdleWaiters, type RequestFrameInput, TickBatcher } from '@ricochet/client';
 import { assertNever } from '@ricochet/core';
 import type { SettledFrame } from '@ricochet/protocol';
 
@@ -41,74 +41,85 @@ export interface ResultBatcherOptions<TResult extends PendingResult> {
 
 /**
  * Collects delivery results into `ack`, `nack` and `release` frames, many handles per frame: a
- * result waits at most `flushDelayMs` for others, and a full batch goes at once. The broker
- * commits each frame durably in one go, so batching is what keeps the consume rate up.
+ * result waits at most `flushDelayMs` for others, and as soon as one action has a full frame's
+ * worth, everything queued goes at once. The broker commits each frame durably in one go, so
+ * batching is what keeps the consume rate up.
  */
 export class ResultBatcher<TResult extends PendingResult> {
   readonly #options: ResultBatcherOptions<TResult>;
-  readonly #queues: Record<ResultAction, TResult[]> = { ack: [], nack: [], release: [] };
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #queue: TickBatcher<TResult>;
+  /** Results of each action in `#queue`, so a full frame's worth is sent without waiting. */
+  readonly #queuedByAction: Record<ResultAction, number> = { ack: 0, nack: 0, release: 0 };
   #inFlight = 0;
-  #idleWaiters: (() => void)[] = [];
+  readonly #idle = new IdleWaiters(() => this.pendingCount === 0);
   #closed = false;
 
   constructor(options: ResultBatcherOptions<TResult>) {
     this.#options = options;
+    this.#queue = new TickBatcher<TResult>({
+      delayMs: options.flushDelayMs,
+      flush: (results) => this.#sendQueued(results),
+    });
   }
 
   /** Results queued or sent and not yet answered. */
   get pendingCount(): number {
-    return this.#queues.ack.length + this.#queues.nack.length + this.#queues.release.length + this.#inFlight;
+    return this.#queue.size + this.#inFlight;
   }
 
   /** Queue `result`; ignored after {@link close}. */
   add(result: TResult): void {
     if (this.#closed) return;
-    const queue = this.#queues[result.action];
-    queue.push(result);
-    if (queue.length >= this.#options.maxBatchSize) this.#sendBatch(result.action);
-    else this.#timer ??= setTimeout(() => this.flush(), this.#options.flushDelayMs);
+    this.#queue.add(result);
+    this.#queuedByAction[result.action] += 1;
+    if (this.#queuedByAction[result.action] >= this.#options.maxBatchSize) this.flush();
   }
 
   /** Send everything queued now. */
   flush(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    for (const action of RESULT_ACTIONS) {
-      while (this.#queues[action].length > 0) this.#sendBatch(action);
-    }
+    this.#queue.flush();
   }
 
   /** Resolves once every sent frame has been answered (or has failed) and nothing is queued. */
   idle(): Promise<void> {
-    if (this.pendingCount === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#idle.whenIdle();
   }
 
   /** Drop what is queued and take no more results. Frames already sent still report their outcome. */
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    for (const action of RESULT_ACTIONS) this.#queues[action].length = 0;
-    this.#checkIdle();
+    this.#queue.clear();
+    this.#countSent();
+    this.#idle.check();
   }
 
-  #sendBatch(action: ResultAction): void {
-    const batch = this.#queues[action]
-      .splice(0, this.#options.maxBatchSize)
-      .filter((result) => this.#options.isSendable(result));
-    if (batch.length === 0) {
-      this.#checkIdle();
-      return;
+  /** One frame per action and `maxBatchSize` results, `ack` first, each in the order queued. */
+  #sendQueued(results: readonly TResult[]): void {
+    this.#countSent();
+    for (const action of RESULT_ACTIONS) {
+      const ofAction = results.filter((result) => result.action === action);
+      for (let start = 0; start < ofAction.length; start += this.#options.maxBatchSize) {
+        this.#sendBatch(action, ofAction.slice(start, start + this.#options.maxBatchSize));
+      }
     }
+    // Results dropped as unsendable leave the queue too.
+    this.#idle.check();
+  }
+
+  #countSent(): void {
+    for (const action of RESULT_ACTIONS) this.#queuedByAction[action] = 0;
+  }
+
+  #sendBatch(action: ResultAction, results: readonly TResult[]): void {
+    const batch = results.filter((result) => this.#options.isSendable(result));
+    if (batch.length === 0) return;
     this.#inFlight += batch.length;
     const finish = (outcome: BatchOutcome): void => {
       this.#inFlight -= batch.length;
       try {
         this.#options.onSettled(batch, outcome);
       } finally {
-        this.#checkIdle();
+        this.#idle.check();
       }
     };
     this.#options.send(frameOf(action, batch)).then(
@@ -116,10 +127,6 @@ export class ResultBatcher<TResult extends PendingResult> {
       (error: unknown) => finish({ error }),
     );
     this.#options.onSent(batch);
-  }
-
-  #checkIdle(): void {
-    if (this.pendingCount === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
   }
 }
 

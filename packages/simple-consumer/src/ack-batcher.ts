@@ -1,4 +1,4 @@
-import { abortedError } from '@ricochet/client';
+import { abortedError, TickBatcher } from '@ricochet/client';
 import { BrokerError, type SettledFrame } from '@ricochet/protocol';
 
 /** The most handles per `ack` frame, as the protocol allows. */
@@ -19,8 +19,7 @@ interface QueuedAck {
  */
 export class AckBatcher {
   readonly #send: (receiptHandles: string[]) => Promise<SettledFrame>;
-  #queue: QueuedAck[] = [];
-  #flushScheduled = false;
+  readonly #queue = new TickBatcher<QueuedAck>({ flush: (queued) => this.#flush(queued) });
 
   constructor(send: (receiptHandles: string[]) => Promise<SettledFrame>) {
     this.#send = send;
@@ -42,18 +41,13 @@ export class AckBatcher {
         },
         { once: true },
       );
-      this.#queue.push(queued);
-      if (this.#flushScheduled) return;
-      this.#flushScheduled = true;
-      // After the current job and the microtasks it queued, so acks issued together share a frame.
-      queueMicrotask(() => this.#flush());
+      this.#queue.add(queued);
     });
   }
 
-  #flush(): void {
-    this.#flushScheduled = false;
-    const queued = this.#queue.filter((entry) => !entry.settled);
-    this.#queue = [];
+  #flush(tick: readonly QueuedAck[]): void {
+    // Aborted while queued: rejected already, and never sent.
+    const queued = tick.filter((entry) => !entry.settled);
     for (let start = 0; start < queued.length; start += MAX_HANDLES_PER_FRAME) {
       const batch = queued.slice(start, start + MAX_HANDLES_PER_FRAME);
       this.#send(batch.map((entry) => entry.receiptHandle)).then(

@@ -1,7 +1,12 @@
 import {
+  badRequestError,
   ClientError,
   Connection,
   type ConnectionStatus,
+  checkConsumerGroup,
+  checkIntegerField,
+  checkSubscriptions,
+  connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   ReceivedMessage,
@@ -9,17 +14,7 @@ import {
   replaceReceiptHandle,
   untilAborted,
 } from '@ricochet/client';
-import { MAX_INVISIBLE_DURATION_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
-import {
-  BrokerError,
-  ERROR_CODES,
-  GROUP_NAME_PATTERN,
-  isSubscribableTopic,
-  MAX_AWAIT_DURATION_MS,
-  MAX_RECEIVE_MESSAGES,
-  parseTagFilter,
-  RicochetError,
-} from '@ricochet/protocol';
+import { BrokerError, changeInvisibleDurationFrameSchema, receiveFrameSchema } from '@ricochet/protocol';
 import { AckBatcher } from './ack-batcher.js';
 import {
   DEFAULT_AWAIT_DURATION_MS,
@@ -30,9 +25,6 @@ import {
 
 /** The longest reason a dead-letter may carry, as the protocol allows. */
 const MAX_REASON_LENGTH = 1_024;
-
-/** The most topics one consumer subscribes to, as the protocol allows. */
-const MAX_SUBSCRIBED_TOPICS = 64;
 
 /**
  * A consumer that pulls messages under a lease, as RocketMQ 5's SimpleConsumer does: `receive`
@@ -71,28 +63,17 @@ export class SimpleConsumer {
   #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  /** @throws RicochetError `400` when the group, a subscription or an option is invalid. */
+  /** @throws ClientError `400` when the group, a subscription or an option is invalid. */
   constructor(options: SimpleConsumerOptions) {
+    checkConsumerGroup(options.group);
     this.#group = options.group;
-    if (!GROUP_NAME_PATTERN.test(this.#group)) {
-      throw badRequest(`group '${this.#group}' must be 1–120 of A–Z a–z 0–9 _ . -`);
-    }
-    this.#subscriptions = Object.freeze({ ...options.subscriptions });
-    checkSubscriptions(this.#subscriptions);
+    this.#subscriptions = checkSubscriptions(options.subscriptions);
     this.#awaitDurationMs = options.awaitDurationMs ?? DEFAULT_AWAIT_DURATION_MS;
-    checkIntegerInRange(this.#awaitDurationMs, 0, MAX_AWAIT_DURATION_MS, 'awaitDurationMs');
+    checkIntegerField(receiveFrameSchema.shape.awaitDurationMs, this.#awaitDurationMs, 'awaitDurationMs');
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // docs/protocol: a receive's timeout MUST be longer than its awaitDurationMs.
     this.#receiveTimeoutMs = this.#awaitDurationMs + requestTimeoutMs;
-    this.#connection = new Connection({
-      endpoint: options.endpoint,
-      requestTimeoutMs,
-      ...(options.token === undefined ? {} : { token: options.token }),
-      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
-      ...(options.reconnectBackoff === undefined ? {} : { reconnectBackoff: options.reconnectBackoff }),
-      ...(options.webSocket === undefined ? {} : { webSocket: options.webSocket }),
-      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
-    });
+    this.#connection = new Connection(connectionOptionsOf(options, requestTimeoutMs));
   }
 
   /** The consumer group. */
@@ -157,7 +138,7 @@ export class SimpleConsumer {
    * @param maxMessages - 1 to 32.
    * @param invisibleDurationMs - 10 ms to 12 h: how long the messages stay invisible to other
    *   receivers; unacked, they are delivered again after it.
-   * @throws RicochetError `400` for an argument out of range, before any I/O.
+   * @throws ClientError `400` for an argument out of range, before any I/O.
    * @throws BrokerError with the broker's code, e.g. `404` for an unknown topic or group.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, or
    *   `CLIENT_CLOSED` (also when `close()` is called while the receive waits).
@@ -167,11 +148,10 @@ export class SimpleConsumer {
     invisibleDurationMs: number,
     options: SimpleConsumerCallOptions = {},
   ): Promise<ReceivedMessage[]> {
-    checkIntegerInRange(maxMessages, 1, MAX_RECEIVE_MESSAGES, 'maxMessages');
-    checkIntegerInRange(
+    checkIntegerField(receiveFrameSchema.shape.maxMessages, maxMessages, 'maxMessages');
+    checkIntegerField(
+      receiveFrameSchema.shape.invisibleDurationMs,
       invisibleDurationMs,
-      MIN_INVISIBLE_DURATION_MS,
-      MAX_INVISIBLE_DURATION_MS,
       'invisibleDurationMs',
     );
     this.#ensureStarted();
@@ -205,7 +185,7 @@ export class SimpleConsumer {
    * Commit `message` while its lease is live (S3), using its current receipt handle: after a
    * `changeInvisibleDuration` on the same message, the new one (a change still running is waited for).
    *
-   * @throws RicochetError `400` when `message` did not come from `receive`.
+   * @throws ClientError `400` when `message` did not come from `receive`.
    * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, the handle was
    *   replaced, or the message was already acked; another code when the broker refused the frame.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
@@ -225,7 +205,7 @@ export class SimpleConsumer {
    * delivery counts as a failed attempt; `reason` is kept in its history and DLQ record.
    *
    * @param reason - why, at most 1 024 characters. @default 'dead-lettered by the consumer'
-   * @throws RicochetError `400` when `message` did not come from `receive` or `reason` is too long.
+   * @throws ClientError `400` when `message` did not come from `receive` or `reason` is too long.
    * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, was replaced or settled.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
    */
@@ -236,7 +216,7 @@ export class SimpleConsumer {
   ): Promise<void> {
     checkReceivedMessage(message);
     if (reason !== undefined && !(typeof reason === 'string' && reason.length <= MAX_REASON_LENGTH)) {
-      throw badRequest(`reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
+      throw badRequestError(`reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
     }
     this.#ensureStarted();
     // Use the handle a running change produces, as ack does (S4).
@@ -259,7 +239,7 @@ export class SimpleConsumer {
    * a later `ack(message)` uses it. Calls on the same message run one after another.
    *
    * @param invisibleDurationMs - 0 to 12 h; 0 makes the message visible again at once.
-   * @throws RicochetError `400` for a duration out of range or a message not from `receive`, before any I/O.
+   * @throws ClientError `400` for a duration out of range or a message not from `receive`, before any I/O.
    * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, was replaced or acked.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
    */
@@ -270,7 +250,11 @@ export class SimpleConsumer {
   ): Promise<void> {
     try {
       checkReceivedMessage(message);
-      checkIntegerInRange(invisibleDurationMs, 0, MAX_INVISIBLE_DURATION_MS, 'invisibleDurationMs');
+      checkIntegerField(
+        changeInvisibleDurationFrameSchema.shape.invisibleDurationMs,
+        invisibleDurationMs,
+        'invisibleDurationMs',
+      );
     } catch (error) {
       return Promise.reject(error);
     }
@@ -330,32 +314,8 @@ function closedError(): ClientError {
   return new ClientError('CLIENT_CLOSED', 'the consumer is closed');
 }
 
-function badRequest(message: string): RicochetError {
-  return new RicochetError(ERROR_CODES.BAD_REQUEST.code, message);
-}
-
-function checkIntegerInRange(value: number, min: number, max: number, name: string): void {
-  if (!(Number.isInteger(value) && value >= min && value <= max)) {
-    throw badRequest(`${name} must be an integer from ${min} to ${max}, got ${value}`);
-  }
-}
-
 function checkReceivedMessage(message: ReceivedMessage): void {
   if (!(message instanceof ReceivedMessage)) {
-    throw badRequest('expected a message returned by receive()');
-  }
-}
-
-function checkSubscriptions(subscriptions: Readonly<Record<string, string>>): void {
-  const topics = Object.keys(subscriptions);
-  if (topics.length < 1 || topics.length > MAX_SUBSCRIBED_TOPICS) {
-    throw badRequest(`subscriptions must name 1 to ${MAX_SUBSCRIBED_TOPICS} topics, got ${topics.length}`);
-  }
-  for (const [topic, expression] of Object.entries(subscriptions)) {
-    if (!isSubscribableTopic(topic)) {
-      throw badRequest(`cannot subscribe to '${topic}': not a topic name or %DLQ%<group>`);
-    }
-    const parsed = parseTagFilter(expression);
-    if (!parsed.ok) throw badRequest(`the tag expression of '${topic}' is invalid: ${parsed.message}`);
+    throw badRequestError('expected a message returned by receive()');
   }
 }

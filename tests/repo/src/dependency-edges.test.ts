@@ -1,13 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, repoPath } from './repo-root.js';
-import { listTypeScriptFiles, readWorkspacePackages, WORKSPACE_GLOBS } from './workspace-packages.js';
+import {
+  listTypeScriptFiles,
+  readWorkspacePackages,
+  WORKSPACE_GLOBS,
+  type WorkspacePackage,
+} from './workspace-packages.js';
 
 /**
  * DESIGN.md §1: the workspace packages each published package may depend on, and the only
- * third-party packages it may need at run time. Private packages (tests, bench) may use anything.
- * A package missing from this table fails the test, so a new package forces a decision here.
+ * third-party packages it may need at run time. Other private packages (tests, bench) may use
+ * anything. A package missing from this table fails the test, so a new package forces a decision here.
  */
 const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly string[] }> = {
   '@ricochet/core': { workspace: [], external: [] },
@@ -35,11 +40,48 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
     workspace: ['@ricochet/broker', '@ricochet/core', '@ricochet/protocol'],
     external: [],
   },
+  // Private, but held to its edges: every client package's tests import it, so an edge to any of
+  // them would be a cycle.
+  '@ricochet/client-testkit': {
+    workspace: ['@ricochet/core', '@ricochet/protocol'],
+    external: ['ws'],
+  },
 };
+
+/** Test code: a package's tests and fixtures, and every file of a private package. */
+function isTestCode(pkg: WorkspacePackage, file: string): boolean {
+  return pkg.private || file.endsWith('.test.ts') || file.endsWith('.fixture.ts');
+}
+
+/** The bare package names and the relative specifiers `source` imports. */
+function importsOf(source: string): { packages: string[]; relative: string[] } {
+  const packages: string[] = [];
+  const relativeSpecifiers: string[] = [];
+  for (const match of source.matchAll(/\bfrom\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'\s*\)/g)) {
+    const specifier = match[1] ?? match[2] ?? '';
+    if (specifier.startsWith('.')) {
+      relativeSpecifiers.push(specifier);
+      continue;
+    }
+    if (specifier.startsWith('node:')) continue;
+    const packageName = specifier.startsWith('@')
+      ? specifier.split('/').slice(0, 2).join('/')
+      : specifier.split('/')[0];
+    if (packageName) packages.push(packageName);
+  }
+  return { packages, relative: relativeSpecifiers };
+}
 
 const packages = readWorkspacePackages();
 const workspaceNames = new Set(packages.map((pkg) => pkg.name));
 const published = packages.filter((pkg) => !pkg.private);
+/** The packages held to the table: every published one, and the private ones listed in it. */
+const checked = packages.filter((pkg) => !pkg.private || pkg.name in ALLOWED);
+/** The root's dev tools (vitest, fast-check) are there for every package's tests. */
+const rootDevDependencies = Object.keys(
+  (JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { devDependencies?: Record<string, string> })
+    .devDependencies ?? {},
+);
 
 describe('workspace dependency edges (DESIGN.md §1)', () => {
   it('pnpm-workspace.yaml lists the folders this check reads', () => {
@@ -54,7 +96,7 @@ describe('workspace dependency edges (DESIGN.md §1)', () => {
     expect(published.map((pkg) => pkg.name).filter((name) => !(name in ALLOWED))).toEqual([]);
   });
 
-  it.each(published.map((pkg) => [pkg.name, pkg] as const))('%s declares only allowed edges', (name, pkg) => {
+  it.each(checked.map((pkg) => [pkg.name, pkg] as const))('%s declares only allowed edges', (name, pkg) => {
     const allowed = ALLOWED[name] ?? { workspace: [], external: [] };
     const runtime = { ...pkg.dependencies, ...pkg.peerDependencies, ...pkg.optionalDependencies };
     const badWorkspace = Object.keys(runtime).filter(
@@ -75,22 +117,31 @@ describe('workspace dependency edges (DESIGN.md §1)', () => {
     });
   });
 
-  it.each(published.map((pkg) => [pkg.name, pkg] as const))('%s imports only what it declares', (_, pkg) => {
-    const declared = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
+  it.each(checked.map((pkg) => [pkg.name, pkg] as const))('%s imports only what it declares', (_, pkg) => {
+    const runtime = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)];
+    const forTests = new Set([...runtime, ...Object.keys(pkg.devDependencies), ...rootDevDependencies]);
+    const forRuntime = new Set(runtime);
     const undeclared: string[] = [];
     for (const file of listTypeScriptFiles(join(pkg.dir, 'src'))) {
-      if (file.endsWith('.test.ts') || file.endsWith('.fixture.ts')) continue;
-      const source = readFileSync(file, 'utf8');
-      for (const match of source.matchAll(/\bfrom\s+'([^'.][^']*)'|\bimport\s*\(\s*'([^'.][^']*)'\s*\)/g)) {
-        const specifier = match[1] ?? match[2] ?? '';
-        if (specifier.startsWith('node:')) continue;
-        const packageName = specifier.startsWith('@')
-          ? specifier.split('/').slice(0, 2).join('/')
-          : specifier.split('/')[0];
-        if (packageName && !declared.has(packageName))
-          undeclared.push(`${relative(REPO_ROOT, file)} → ${packageName}`);
+      const declared = isTestCode(pkg, file) ? forTests : forRuntime;
+      for (const packageName of importsOf(readFileSync(file, 'utf8')).packages) {
+        if (!declared.has(packageName)) undeclared.push(`${relative(REPO_ROOT, file)} → ${packageName}`);
       }
     }
     expect(undeclared).toEqual([]);
   });
+
+  it.each(checked.map((pkg) => [pkg.name, pkg] as const))(
+    '%s reaches other packages by name only, never by a relative path',
+    (_, pkg) => {
+      const escaping: string[] = [];
+      for (const file of listTypeScriptFiles(join(pkg.dir, 'src'))) {
+        for (const specifier of importsOf(readFileSync(file, 'utf8')).relative) {
+          const target = resolve(dirname(file), specifier);
+          if (!target.startsWith(pkg.dir + sep)) escaping.push(`${relative(REPO_ROOT, file)} → ${specifier}`);
+        }
+      }
+      expect(escaping).toEqual([]);
+    },
+  );
 });

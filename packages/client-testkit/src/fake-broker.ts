@@ -9,24 +9,24 @@ import {
   encodeFrame,
   type HelloFrame,
   PROTOCOL_VERSION,
-  type SubscribeFrame,
   WEBSOCKET_PATH,
   WEBSOCKET_SUBPROTOCOL,
 } from '@ricochet/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { deliveredMessage } from './delivered-message.js';
+import { FakeLeases } from './fake-leases.js';
+import { FakePushDispatch, type FakeSubscription } from './fake-push-dispatch.js';
+import { FakeSession } from './fake-session.js';
 
 /**
  * A scriptable stand-in for the Ricochet broker, for the client packages' tests: a real
  * WebSocket server on 127.0.0.1 and a free port, speaking the real protocol (subprotocol,
  * `hello`/`welcome`, MessagePack frames). It answers every request with a plausible default;
  * tests replace the answer per frame type with {@link FakeBroker.on} to throttle, fail, delay,
- * stay silent or drop the connection. Not published (`*.fixture.ts` is outside the build).
+ * stay silent or drop the connection.
  */
 
 const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
-
-/** The most messages the default push dispatch puts in one `deliver`, as the real broker does. */
-const DELIVER_FRAME_MESSAGES = 256;
 
 type FrameOf<TType extends ClientFrame['type']> = Extract<ClientFrame, { type: TType }>;
 
@@ -52,61 +52,6 @@ export interface FakeBrokerOptions {
   readonly welcomeExtra?: Readonly<Record<string, unknown>>;
 }
 
-/** One client connection that completed the handshake. */
-export class FakeSession {
-  readonly sessionId: string;
-  readonly hello: HelloFrame;
-  /** Resolves with the close code and reason when the connection ends. */
-  readonly closed: Promise<{ readonly code: number; readonly reason: string }>;
-  readonly #socket: WebSocket;
-
-  constructor(sessionId: string, hello: HelloFrame, socket: WebSocket) {
-    this.sessionId = sessionId;
-    this.hello = hello;
-    this.#socket = socket;
-    this.closed = new Promise((resolve) => {
-      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
-    });
-  }
-
-  send(frame: BrokerFrame): void {
-    this.#socket.send(encodeFrame(frame));
-  }
-
-  /** Bytes as they are, for frames the protocol does not allow. */
-  sendRaw(data: Uint8Array | string): void {
-    this.#socket.send(data);
-  }
-
-  /** Cut the TCP connection without a closing handshake, like a crash or a network failure. */
-  drop(): void {
-    this.#socket.terminate();
-  }
-
-  close(code = 1001, reason = ''): void {
-    this.#socket.close(code, reason);
-  }
-}
-
-/**
- * A push subscription the default `subscribe` handler opened. The default `credit`, `ack`,
- * `nack`, `release` and `unsubscribe` handlers keep it up to date, and when its session ends its
- * unsettled messages go back to {@link FakeBroker.pushReady} (C2).
- */
-export interface FakeSubscription {
-  readonly subscriptionId: number;
-  readonly session: FakeSession;
-  readonly frame: SubscribeFrame;
-  /** How many more messages it may be delivered. */
-  credits: number;
-  /** False after `unsubscribe`, or once its session ended. */
-  active: boolean;
-  /** Receipt handles delivered to it and not settled yet. */
-  readonly unsettled: Set<string>;
-  /** The most unsettled deliveries it ever held at once. */
-  maxUnsettled: number;
-}
-
 interface FrameWaiter {
   readonly predicate: (frame: ClientFrame) => boolean;
   readonly count: number;
@@ -122,29 +67,18 @@ export class FakeBroker {
   readonly sessions: FakeSession[] = [];
   /** WebSocket connections accepted, whether or not their handshake succeeded. */
   connectionCount = 0;
+  /** The default `send` handler's log: message id → offset, to answer duplicates (R3). */
+  readonly stored = new Map<string, number>();
+  /** Messages the default `receive` handler hands out (and leases), oldest first. */
+  readonly ready: DeliveredMessage[] = [];
   readonly #server: WebSocketServer;
   readonly #options: FakeBrokerOptions;
   readonly #handlers: Handlers = {};
   readonly #frameWaiters = new Set<FrameWaiter>();
   readonly #sessionWaiters = new Set<{ count: number; resolve: (session: FakeSession) => void }>();
-  /** The default `send` handler's log: message id → offset, to answer duplicates (R3). */
-  readonly stored = new Map<string, number>();
-  /** Live receipt handles → message id, as the default `ack` and `changeInvisibleDuration` see them. */
-  readonly leases = new Map<string, string>();
-  /** Messages the default `receive` handler hands out (and leases), oldest first. */
-  readonly ready: DeliveredMessage[] = [];
-  /** Every subscription the default `subscribe` handler opened, in order. */
-  readonly subscriptions: FakeSubscription[] = [];
-  /**
-   * Messages the default push dispatch delivers to active subscriptions with credit, oldest first;
-   * see {@link push}. Released and C2-released messages come back here, at the front.
-   */
-  readonly pushReady: DeliveredMessage[] = [];
-  /** Push receipt handles not settled yet → their subscription and the message as it was ready. */
-  readonly #pushLeases = new Map<string, { subscription: FakeSubscription; message: DeliveredMessage }>();
+  readonly #leases = new FakeLeases();
+  readonly #push = new FakePushDispatch(this.#leases);
   #nextOffset = 0;
-  #nextHandle = 0;
-  #nextSubscriptionId = 0;
 
   private constructor(server: WebSocketServer, options: FakeBrokerOptions) {
     this.#server = server;
@@ -169,6 +103,29 @@ export class FakeBroker {
       server.once('error', reject);
     });
     return new FakeBroker(server, options);
+  }
+
+  /** A delivered message with the given fields over plausible defaults. */
+  static deliveredMessage(fields: Partial<DeliveredMessage> = {}): DeliveredMessage {
+    return deliveredMessage(fields);
+  }
+
+  /** Live receipt handles → message id, as the default `ack` and `changeInvisibleDuration` see them. */
+  get leases(): Map<string, string> {
+    return this.#leases.live;
+  }
+
+  /** Every subscription the default `subscribe` handler opened, in order. */
+  get subscriptions(): readonly FakeSubscription[] {
+    return this.#push.subscriptions;
+  }
+
+  /**
+   * Messages the default push dispatch delivers to active subscriptions with credit, oldest first;
+   * see {@link push}. Released and C2-released messages come back here, at the front.
+   */
+  get pushReady(): readonly DeliveredMessage[] {
+    return this.#push.ready;
   }
 
   /** Replace the answer to one frame type; `undefined` restores the default. */
@@ -204,8 +161,22 @@ export class FakeBroker {
    * rest wait in {@link pushReady} until a `credit` or a new subscription makes room.
    */
   push(...messages: DeliveredMessage[]): void {
-    this.pushReady.push(...messages);
-    this.#dispatchPush();
+    this.#push.add(messages);
+    this.#push.dispatch();
+  }
+
+  /** `message` with a fresh receipt handle that the default handlers accept until it is settled. */
+  lease(message: DeliveredMessage): DeliveredMessage {
+    return this.#leases.lease(message);
+  }
+
+  /** Store a message id as the default `send` handler does, deduplicating by id (R3). */
+  store(messageId: string): { ok: true; messageId: string; offset: number; duplicate: boolean } {
+    const known = this.stored.get(messageId);
+    if (known !== undefined) return { ok: true, messageId, offset: known, duplicate: true };
+    const offset = this.#nextOffset++;
+    this.stored.set(messageId, offset);
+    return { ok: true, messageId, offset, duplicate: false };
   }
 
   /** Cut every open connection, as a crashed broker would. */
@@ -218,20 +189,6 @@ export class FakeBroker {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  /** A delivered message with the given fields over plausible defaults. */
-  static deliveredMessage(fields: Partial<DeliveredMessage> = {}): DeliveredMessage {
-    return {
-      messageId: '0193a1f4c2d87b3e9f6a5c4b3e2d1f00',
-      topic: 'orders',
-      body: new TextEncoder().encode('{"orderId":1042}'),
-      bornAt: 1_763_750_000_000,
-      deliveryAttempt: 1,
-      offset: 0,
-      receiptHandle: 'h-0',
-      ...fields,
-    };
-  }
-
   #accept(socket: WebSocket): void {
     this.connectionCount += 1;
     let session: FakeSession | undefined;
@@ -242,40 +199,45 @@ export class FakeBroker {
         return;
       }
       const frame = decoded.frame;
-      if (session === undefined) {
-        if (frame.type !== 'hello') {
-          socket.send(encodeFrame({ type: 'error', code: 400, message: 'the first frame must be hello' }));
-          socket.close(1002);
-          return;
-        }
-        const refusal = this.#options.onHello?.(frame);
-        if (refusal === 'ignore') return;
-        if (refusal !== undefined) {
-          socket.send(encodeFrame({ type: 'error', ...refusal }));
-          socket.close(1008);
-          return;
-        }
-        const opened = new FakeSession(`session-${this.sessions.length + 1}`, frame, socket);
-        session = opened;
-        this.sessions.push(opened);
-        void opened.closed.then(() => this.#endPushSession(opened));
-        socket.send(
-          encodeFrame({
-            type: 'welcome',
-            protocolVersion: PROTOCOL_VERSION,
-            sessionId: session.sessionId,
-            maxBodyBytes: this.#options.maxBodyBytes ?? 4 * 1024 * 1024,
-            maxFrameBytes: this.#options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
-            ...this.#options.welcomeExtra,
-          } as BrokerFrame),
-        );
-        this.#checkSessionWaiters();
+      if (session !== undefined) {
+        this.frames.push(frame);
+        this.#checkFrameWaiters();
+        void this.#dispatch(frame, session);
         return;
       }
-      this.frames.push(frame);
-      this.#checkFrameWaiters();
-      void this.#dispatch(frame, session);
+      session = this.#handshake(socket, frame);
     });
+  }
+
+  /** Answer the first frame of a connection; the session it opens, if any. */
+  #handshake(socket: WebSocket, frame: ClientFrame): FakeSession | undefined {
+    if (frame.type !== 'hello') {
+      socket.send(encodeFrame({ type: 'error', code: 400, message: 'the first frame must be hello' }));
+      socket.close(1002);
+      return undefined;
+    }
+    const refusal = this.#options.onHello?.(frame);
+    if (refusal === 'ignore') return undefined;
+    if (refusal !== undefined) {
+      socket.send(encodeFrame({ type: 'error', ...refusal }));
+      socket.close(1008);
+      return undefined;
+    }
+    const session = new FakeSession(`session-${this.sessions.length + 1}`, frame, socket);
+    this.sessions.push(session);
+    void session.closed.then(() => this.#push.endSession(session));
+    socket.send(
+      encodeFrame({
+        type: 'welcome',
+        protocolVersion: PROTOCOL_VERSION,
+        sessionId: session.sessionId,
+        maxBodyBytes: this.#options.maxBodyBytes ?? 4 * 1024 * 1024,
+        maxFrameBytes: this.#options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+        ...this.#options.welcomeExtra,
+      } as BrokerFrame),
+    );
+    this.#checkSessionWaiters();
+    return session;
   }
 
   async #dispatch(frame: ClientFrame, session: FakeSession): Promise<void> {
@@ -315,7 +277,7 @@ export class FakeBroker {
           failures: this.#settleHandles(frame.receiptHandles, 'release'),
         });
         // Released messages are ready again; settling returns no credit, so nothing else moves.
-        this.#dispatchPush();
+        this.#push.dispatch();
         return;
       case 'nack':
         session.send({
@@ -330,8 +292,8 @@ export class FakeBroker {
           session.send({ type: 'error', id: frame.id, code: 410, message: 'unknown receipt handle' });
           return;
         }
-        this.leases.delete(frame.receiptHandle);
-        const leased = this.lease(FakeBroker.deliveredMessage({ messageId }));
+        this.#leases.end(frame.receiptHandle);
+        const leased = this.lease(deliveredMessage({ messageId }));
         session.send({
           type: 'invisibilityChanged',
           id: frame.id,
@@ -341,27 +303,17 @@ export class FakeBroker {
         return;
       }
       case 'subscribe': {
-        this.#nextSubscriptionId += 1;
-        const subscription: FakeSubscription = {
-          subscriptionId: this.#nextSubscriptionId,
-          session,
-          frame,
-          credits: frame.maxCachedMessages,
-          active: true,
-          unsettled: new Set(),
-          maxUnsettled: 0,
-        };
-        this.subscriptions.push(subscription);
+        const subscription = this.#push.subscribe(frame, session);
         // As the real broker does: the answer first, then deliveries, often in the same TCP segment.
         session.send({ type: 'subscribed', id: frame.id, subscriptionId: subscription.subscriptionId });
-        this.#dispatchPush();
+        this.#push.dispatch();
         return;
       }
       case 'register':
         session.send({ type: 'ok', id: frame.id });
         return;
       case 'unsubscribe': {
-        const subscription = this.#subscriptionOf(session, frame.subscriptionId);
+        const subscription = this.#push.subscriptionOf(session, frame.subscriptionId);
         if (subscription !== undefined) subscription.active = false;
         session.send({ type: 'ok', id: frame.id });
         return;
@@ -370,23 +322,15 @@ export class FakeBroker {
         session.send({ type: 'error', code: 400, message: 'a second hello' });
         return;
       case 'credit': {
-        const subscription = this.#subscriptionOf(session, frame.subscriptionId);
+        const subscription = this.#push.subscriptionOf(session, frame.subscriptionId);
         if (subscription === undefined) return;
         subscription.credits += frame.credits;
-        this.#dispatchPush();
+        this.#push.dispatch();
         return;
       }
       default:
         assertNever(frame, 'client frame');
     }
-  }
-
-  /** `message` with a fresh receipt handle that the default handlers accept until it is settled. */
-  lease(message: DeliveredMessage): DeliveredMessage {
-    this.#nextHandle += 1;
-    const receiptHandle = `lease-${this.#nextHandle}`;
-    this.leases.set(receiptHandle, message.messageId);
-    return { ...message, receiptHandle };
   }
 
   /**
@@ -400,72 +344,15 @@ export class FakeBroker {
     const failures: { index: number; code: number; message: string }[] = [];
     const released: DeliveredMessage[] = [];
     receiptHandles.forEach((receiptHandle, index) => {
-      if (this.leases.delete(receiptHandle)) {
-        const push = this.#pushLeases.get(receiptHandle);
-        if (push === undefined) return;
-        this.#pushLeases.delete(receiptHandle);
-        push.subscription.unsettled.delete(receiptHandle);
-        if (outcome === 'release') released.push(push.message);
+      if (this.#leases.end(receiptHandle)) {
+        const message = this.#push.settled(receiptHandle, outcome);
+        if (message !== undefined) released.push(message);
         return;
       }
       failures.push({ index, code: 410, message: `receipt handle ${receiptHandle} is not live` });
     });
-    this.pushReady.unshift(...released);
+    this.#push.requeue(released);
     return failures;
-  }
-
-  #subscriptionOf(session: FakeSession, subscriptionId: number): FakeSubscription | undefined {
-    return this.subscriptions.find(
-      (subscription) =>
-        subscription.active &&
-        subscription.session === session &&
-        subscription.subscriptionId === subscriptionId,
-    );
-  }
-
-  /** Deliver ready push messages to active subscriptions, in order, as far as their credit goes. */
-  #dispatchPush(): void {
-    for (const subscription of this.subscriptions) {
-      while (subscription.active && subscription.credits > 0 && this.pushReady.length > 0) {
-        const count = Math.min(subscription.credits, DELIVER_FRAME_MESSAGES);
-        const messages = this.pushReady.splice(0, count).map((message) => {
-          const leased = this.lease(message);
-          this.#pushLeases.set(leased.receiptHandle, { subscription, message });
-          subscription.unsettled.add(leased.receiptHandle);
-          return leased;
-        });
-        subscription.credits -= messages.length;
-        subscription.maxUnsettled = Math.max(subscription.maxUnsettled, subscription.unsettled.size);
-        subscription.session.send({ type: 'deliver', subscriptionId: subscription.subscriptionId, messages });
-      }
-    }
-  }
-
-  /** C2: a session ended; its subscriptions stop and their unsettled messages are ready again. */
-  #endPushSession(session: FakeSession): void {
-    const released: DeliveredMessage[] = [];
-    for (const subscription of this.subscriptions) {
-      if (subscription.session !== session) continue;
-      subscription.active = false;
-      for (const receiptHandle of subscription.unsettled) {
-        const push = this.#pushLeases.get(receiptHandle);
-        this.#pushLeases.delete(receiptHandle);
-        this.leases.delete(receiptHandle);
-        if (push !== undefined) released.push(push.message);
-      }
-      subscription.unsettled.clear();
-    }
-    this.pushReady.unshift(...released);
-    this.#dispatchPush();
-  }
-
-  /** Store a message id as the default `send` handler does, deduplicating by id (R3). */
-  store(messageId: string): { ok: true; messageId: string; offset: number; duplicate: boolean } {
-    const known = this.stored.get(messageId);
-    if (known !== undefined) return { ok: true, messageId, offset: known, duplicate: true };
-    const offset = this.#nextOffset++;
-    this.stored.set(messageId, offset);
-    return { ok: true, messageId, offset, duplicate: false };
   }
 
   #checkFrameWaiters(): void {

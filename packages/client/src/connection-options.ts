@@ -1,0 +1,122 @@
+import type { ExponentialBackoffOptions } from '@ricochet/core';
+import { WEBSOCKET_PATH } from '@ricochet/protocol';
+import { badRequestError, type ClientError } from './client-error.js';
+import type { WebSocketConstructor } from './web-socket.js';
+
+/** How long a request may wait for its answer unless it says otherwise: 30 s. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** How long `close()` lets in-flight requests finish unless told otherwise: 5 s. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
+
+/** Options of {@link Connection}. */
+export interface ConnectionOptions {
+  /**
+   * The broker's base URL, `ws://host:port` or `wss://host:port` (a path prefix is kept, for
+   * brokers behind a proxy). The connection opens `endpoint` + `/v1/ws`. Required.
+   */
+  readonly endpoint: string;
+  /** The auth token sent in `hello`. @default undefined (no token) */
+  readonly token?: string;
+  /** A name for this client in the broker's logs and delivery histories. @default undefined */
+  readonly clientId?: string;
+  /**
+   * How long a request waits for its answer, counted from the call: time spent queued while
+   * reconnecting counts too. A request can override it. @default 30000 (ms)
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * The reconnect backoff (rule C1). Each connect attempt may take `attemptTimeoutMs()` of it,
+   * at least `minConnectTimeoutMs`. Tests pass small values and a fake `clock`/`random`.
+   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
+   */
+  readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /**
+   * The WebSocket implementation, for tests or unusual runtimes.
+   * @default globalThis.WebSocket when the runtime has one, else the `ws` package
+   */
+  readonly webSocket?: WebSocketConstructor;
+  /**
+   * Called with a `PROTOCOL_ERROR` {@link ClientError} when the broker sends something this
+   * client cannot use (an undecodable frame, a text message, an unexpected frame). The frame is
+   * ignored, and the request it names, if any, fails; the connection carries on.
+   * @default console.warn
+   */
+  readonly onProtocolError?: (error: ClientError) => void;
+  /**
+   * Called when a frame listener or a reconnect hook throws or rejects. The error goes no further.
+   * @default console.error
+   */
+  readonly onHandlerError?: (error: unknown) => void;
+}
+
+/** Options of {@link Connection.request}. */
+export interface RequestOptions {
+  /** Gives up waiting: the request fails with `ABORTED`. @default undefined */
+  readonly signal?: AbortSignal;
+  /** Overrides the connection's `requestTimeoutMs` for this request. @default requestTimeoutMs */
+  readonly timeoutMs?: number;
+}
+
+/** Options of {@link Connection.close}. */
+export interface CloseOptions {
+  /**
+   * How long in-flight requests may still be answered before they fail with `CLIENT_CLOSED`.
+   * @default 5000 (ms)
+   */
+  readonly drainTimeoutMs?: number;
+}
+
+/**
+ * The URL a connection opens: `endpoint` + `/v1/ws`, keeping a path prefix.
+ * @throws ClientError `400` when `endpoint` is not a `ws:` or `wss:` URL.
+ */
+export function webSocketUrl(endpoint: string): string {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch (cause) {
+    throw badRequestError(`endpoint '${endpoint}' is not a URL`, { cause });
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+    throw badRequestError(`endpoint '${endpoint}' must start with ws:// or wss://`);
+  }
+  const prefix = url.pathname.replace(/\/+$/, '');
+  return `${url.protocol}//${url.host}${prefix}${WEBSOCKET_PATH}`;
+}
+
+/**
+ * Check a timeout option or argument: any positive number of ms.
+ * @throws ClientError `400` naming `name`.
+ */
+export function checkTimeoutMs(value: number, name: string): void {
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw badRequestError(`${name} must be a positive number, got ${value}`);
+  }
+}
+
+/** The options of a client (producer or consumer) that its connection takes as they are. */
+export type ClientConnectionOptions = Pick<
+  ConnectionOptions,
+  'endpoint' | 'token' | 'clientId' | 'reconnectBackoff' | 'webSocket' | 'onProtocolError'
+>;
+
+/**
+ * The options of a client's connection: its own connection options, and the `requestTimeoutMs`
+ * the client settles on (it may differ from the client option, as a simple consumer's does).
+ */
+export function connectionOptionsOf(
+  options: ClientConnectionOptions,
+  requestTimeoutMs: number,
+): ConnectionOptions {
+  const { endpoint, token, clientId, reconnectBackoff, webSocket, onProtocolError } = options;
+  return {
+    endpoint,
+    requestTimeoutMs,
+    ...(token === undefined ? {} : { token }),
+    ...(clientId === undefined ? {} : { clientId }),
+    ...(reconnectBackoff === undefined ? {} : { reconnectBackoff }),
+    ...(webSocket === undefined ? {} : { webSocket }),
+    ...(onProtocolError === undefined ? {} : { onProtocolError }),
+  };
+}

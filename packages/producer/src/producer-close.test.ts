@@ -1,0 +1,99 @@
+import { ClientError } from '@ricochet/client';
+import { answerEachMessage, FAST_BACKOFF, fakeBrokerPerTest, rejectionOf } from '@ricochet/client-testkit';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Producer, type ProducerOptions } from './producer.js';
+
+const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function createProducer(endpoint: string, options: Partial<ProducerOptions> = {}): Producer {
+  return brokers.track(
+    new Producer({
+      endpoint,
+      reconnectBackoff: FAST_BACKOFF,
+      retryBackoff: FAST_BACKOFF,
+      onProtocolError: () => {},
+      ...options,
+    }),
+  );
+}
+
+describe('abort and close', () => {
+  it('rejects with ABORTED, before sending or while backing off, and stops retrying', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code: 530, message: 'throttled' }));
+    const producer = createProducer(fake.endpoint, {
+      retryBackoff: { initialMs: 60_000, maxMs: 60_000, jitter: 0 },
+    });
+    await producer.start();
+    expect(
+      (await rejectionOf(producer.send({ topic: 'orders', body: 'x' }, { signal: AbortSignal.abort() })))
+        .code,
+    ).toBe('ABORTED');
+    const controller = new AbortController();
+    const sending = rejectionOf(producer.send({ topic: 'orders', body: 'y' }, { signal: controller.signal }));
+    await fake.waitForFrames('send');
+    controller.abort();
+    expect(await sending).toMatchObject({ code: 'ABORTED', retryable: false });
+    expect(fake.framesOf('send')).toHaveLength(1);
+  });
+
+  it('waits for pending sends on close, then refuses new ones', async () => {
+    const fake = await brokers.start();
+    const answers: Array<() => void> = [];
+    fake.on('send', (frame, session) => {
+      answers.push(() =>
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => fake.store(m.messageId)),
+        }),
+      );
+    });
+    const producer = createProducer(fake.endpoint);
+    await producer.start();
+    const sending = producer.send({ topic: 'orders', body: 'x' });
+    await fake.waitForFrames('send');
+    const closing = producer.close();
+    expect((await rejectionOf(producer.send({ topic: 'orders', body: 'y' }))).code).toBe('CLIENT_CLOSED');
+    for (const answer of answers) answer();
+    await expect(sending).resolves.toMatchObject({ offset: 0 });
+    await closing;
+    expect(producer.connectionStatus.state).toBe('closed');
+    expect(producer.close()).toBe(closing);
+  });
+
+  it('fails what is still pending after drainTimeoutMs with CLIENT_CLOSED', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code: 530, message: 'throttled' }));
+    const producer = createProducer(fake.endpoint, {
+      retryBackoff: { initialMs: 60_000, maxMs: 60_000, jitter: 0 },
+    });
+    const sending = rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    await fake.waitForFrames('send');
+    await producer.close({ drainTimeoutMs: 10 });
+    expect(await sending).toMatchObject({ code: 'CLIENT_CLOSED', retryable: false });
+  });
+
+  it('closes through await using', async () => {
+    const fake = await brokers.start();
+    let observed: Producer | undefined;
+    {
+      await using producer = new Producer({ endpoint: fake.endpoint, reconnectBackoff: FAST_BACKOFF });
+      await producer.send({ topic: 'orders', body: 'x' });
+      observed = producer;
+    }
+    expect(observed.connectionStatus.state).toBe('closed');
+  });
+
+  it('checks its options', () => {
+    expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', maxAttempts: 0 })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: 'http://127.0.0.1:1' })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', retryBackoff: { initialMs: -1 } })).toThrow(
+      RangeError,
+    );
+  });
+});

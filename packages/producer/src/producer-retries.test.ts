@@ -1,0 +1,190 @@
+import {
+  answerEachMessage,
+  FAST_BACKOFF,
+  fakeBrokerPerTest,
+  messageIdsByFrame,
+  nextStatus,
+  rejectionOf,
+} from '@ricochet/client-testkit';
+import { ExponentialBackoff } from '@ricochet/core';
+import { BrokerError } from '@ricochet/protocol';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Producer, type ProducerOptions } from './producer.js';
+
+const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function createProducer(endpoint: string, options: Partial<ProducerOptions> = {}): Producer {
+  return brokers.track(
+    new Producer({
+      endpoint,
+      reconnectBackoff: FAST_BACKOFF,
+      retryBackoff: FAST_BACKOFF,
+      onProtocolError: () => {},
+      ...options,
+    }),
+  );
+}
+
+describe('retries (R2, R3)', () => {
+  it('retries at once after the connection drops mid-request, with the same messageId', async () => {
+    const fake = await brokers.start();
+    let drops = 1;
+    fake.on('send', (frame, session) => {
+      if (drops-- > 0) {
+        session.drop();
+        return;
+      }
+      session.send({
+        type: 'sendResult',
+        id: frame.id,
+        receipts: frame.messages.map((m) => fake.store(m.messageId)),
+      });
+    });
+    const nextDelays = vi.spyOn(ExponentialBackoff.prototype, 'nextDelayMs');
+    const producer = createProducer(fake.endpoint);
+    await producer.start();
+    nextDelays.mockClear();
+    const result = await producer.send({ topic: 'orders', body: 'x' });
+    const frames = messageIdsByFrame(fake.framesOf('send'));
+    expect(frames).toEqual([[result.messageId], [result.messageId]]);
+    expect(fake.sessions).toHaveLength(2);
+    // The only backoff was the connection's own reconnect wait; no throttling backoff.
+    expect(nextDelays).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    [408, 'REQUEST_TIMEOUT'],
+    [500, 'INTERNAL_ERROR'],
+    [503, 'BROKER_UNAVAILABLE'],
+  ])('retries %i (%s) at once, as a whole-frame error or a failed receipt', async (code) => {
+    const fake = await brokers.start();
+    let attempt = 0;
+    fake.on('send', (frame, session) => {
+      attempt += 1;
+      if (attempt === 1) session.send({ type: 'error', id: frame.id, code, message: 'try again' });
+      else if (attempt === 2) {
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => ({
+            ok: false,
+            messageId: m.messageId,
+            error: { code, message: 'again' },
+          })),
+        });
+      } else {
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => fake.store(m.messageId)),
+        });
+      }
+    });
+    const nextDelays = vi.spyOn(ExponentialBackoff.prototype, 'nextDelayMs');
+    const producer = createProducer(fake.endpoint);
+    await producer.start();
+    const result = await producer.send({ topic: 'orders', body: 'x' });
+    expect(messageIdsByFrame(fake.framesOf('send'))).toEqual([
+      [result.messageId],
+      [result.messageId],
+      [result.messageId],
+    ]);
+    expect(nextDelays).not.toHaveBeenCalled();
+  });
+
+  it('retries 530 after the delays of ExponentialBackoff, per message', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, (_, attempt) => (attempt <= 2 ? { code: 530, message: 'throttled' } : undefined));
+    const producer = createProducer(fake.endpoint, {
+      retryBackoff: { initialMs: 20, multiplier: 2, jitter: 0.5, maxMs: 1_000, random: () => 0 },
+    });
+    await producer.start();
+    const nextDelays = vi.spyOn(ExponentialBackoff.prototype, 'nextDelayMs');
+    const startedAt = performance.now();
+    const result = await producer.send({ topic: 'orders', body: 'x' });
+    const elapsedMs = performance.now() - startedAt;
+    // 20 (the first window has no jitter), then 40 − 50 % from the injected random.
+    expect(nextDelays.mock.results.map((call) => call.value)).toEqual([20, 20]);
+    expect(elapsedMs).toBeGreaterThanOrEqual(40 - 2);
+    expect(messageIdsByFrame(fake.framesOf('send'))).toEqual([
+      [result.messageId],
+      [result.messageId],
+      [result.messageId],
+    ]);
+  });
+
+  it('honours maxAttempts and rejects with the last error, code intact', async () => {
+    const fake = await brokers.start();
+    let attempt = 0;
+    fake.on('send', (frame, session) => {
+      attempt += 1;
+      session.send({
+        type: 'error',
+        id: frame.id,
+        code: attempt < 4 ? 500 : 503,
+        message: `failure ${attempt}`,
+      });
+    });
+    const producer = createProducer(fake.endpoint, { maxAttempts: 4 });
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    expect(error).toBeInstanceOf(BrokerError);
+    expect(error).toMatchObject({ code: 503, message: 'failure 4', retryable: true });
+    expect(fake.framesOf('send')).toHaveLength(4);
+    expect(new Set(messageIdsByFrame(fake.framesOf('send')).flat()).size).toBe(1);
+  });
+
+  it('gives up on 530 after maxAttempts with the 530', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code: 530, message: 'throttled' }));
+    const producer = createProducer(fake.endpoint, { maxAttempts: 2 });
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    expect(error).toMatchObject({ code: 530 });
+    expect(fake.framesOf('send')).toHaveLength(2);
+  });
+
+  it.each([400, 401, 403, 404, 409, 413, 599])('fails %i at once, without a retry', async (code) => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code, message: 'no' }));
+    const producer = createProducer(fake.endpoint);
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    expect(error).toMatchObject({ code, retryable: false });
+    expect(fake.framesOf('send')).toHaveLength(1);
+  });
+
+  it('retries a timed-out attempt, and rejects with TIMEOUT when every attempt times out', async () => {
+    const fake = await brokers.start();
+    let silent = 1;
+    fake.on('send', (frame, session) => {
+      if (silent-- > 0) return;
+      session.send({
+        type: 'sendResult',
+        id: frame.id,
+        receipts: frame.messages.map((m) => fake.store(m.messageId)),
+      });
+    });
+    const producer = createProducer(fake.endpoint, { requestTimeoutMs: 100 });
+    const result = await producer.send({ topic: 'orders', body: 'x' });
+    expect(messageIdsByFrame(fake.framesOf('send'))).toEqual([[result.messageId], [result.messageId]]);
+
+    fake.on('send', () => {});
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'y' }));
+    expect(error).toMatchObject({ name: 'ClientError', code: 'TIMEOUT', retryable: true });
+    expect(fake.framesOf('send')).toHaveLength(2 + 3);
+  });
+
+  it('holds sends made while reconnecting and sends them once reconnected', async () => {
+    const fake = await brokers.start();
+    const producer = createProducer(fake.endpoint);
+    await producer.start();
+    const disconnected = nextStatus(producer, 'disconnected');
+    fake.dropAll();
+    await disconnected;
+    const result = await producer.send({ topic: 'orders', body: 'x' });
+    expect(fake.sessions).toHaveLength(2);
+    expect(messageIdsByFrame(fake.framesOf('send'))).toEqual([[result.messageId]]);
+  });
+});

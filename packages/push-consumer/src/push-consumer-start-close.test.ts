@@ -1,0 +1,219 @@
+import {
+  FAST_BACKOFF,
+  fakeBrokerPerTest,
+  gate,
+  pushNumberedMessages,
+  receiptHandlesSent,
+} from '@ricochet/client-testkit';
+import { describe, expect, it } from 'vitest';
+import { ConsumeResult, type ConsumeResultValue } from './consume-result.js';
+import type { MessageListener } from './listener-pool.js';
+import { PushConsumer } from './push-consumer.js';
+import type { PushConsumerOptions } from './push-consumer-options.js';
+
+const brokers = fakeBrokerPerTest((consumer: PushConsumer) => consumer.close());
+
+function createConsumer(
+  endpoint: string,
+  options: Partial<PushConsumerOptions> & { listener: MessageListener },
+): PushConsumer {
+  return brokers.track(
+    new PushConsumer({
+      endpoint,
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      reconnectBackoff: FAST_BACKOFF,
+      closeTimeoutMs: 1_000,
+      onListenerError: () => {},
+      onProtocolError: () => {},
+      ...options,
+    }),
+  );
+}
+
+describe('start', () => {
+  it('subscribes with the group, subscriptions and maxCachedMessages, once, and resolves when subscribed', async () => {
+    const fake = await brokers.start();
+    const consumer = createConsumer(fake.endpoint, {
+      subscriptions: { orders: 'paid || refunded', '%DLQ%billing': '*' },
+      maxCachedMessages: 64,
+      listener: () => ConsumeResult.SUCCESS,
+    });
+    await Promise.all([consumer.start(), consumer.start()]);
+    await consumer.start();
+    expect(fake.framesOf('subscribe')).toEqual([
+      {
+        type: 'subscribe',
+        id: expect.any(Number),
+        group: 'billing',
+        subscriptions: { orders: 'paid || refunded', '%DLQ%billing': '*' },
+        maxCachedMessages: 64,
+      },
+    ]);
+    expect(consumer.connectionStatus.state).toBe('connected');
+  });
+
+  it("rejects with the broker's code when subscribe is refused, and may be started again", async () => {
+    const fake = await brokers.start();
+    fake.on('subscribe', (frame, session) =>
+      session.send({
+        type: 'error',
+        id: frame.id,
+        code: 404,
+        message: 'group billing does not exist',
+        details: { group: 'billing' },
+      }),
+    );
+    const consumer = createConsumer(fake.endpoint, { listener: () => ConsumeResult.SUCCESS });
+    await expect(consumer.start()).rejects.toMatchObject({
+      code: 404,
+      retryable: false,
+      details: { group: 'billing' },
+    });
+    fake.on('subscribe', undefined);
+    await consumer.start();
+    expect(fake.framesOf('subscribe')).toHaveLength(2);
+  });
+
+  it('subscribes again when the connection drops before subscribed, and resolves then', async () => {
+    const fake = await brokers.start();
+    fake.on('subscribe', (_, session) => {
+      fake.on('subscribe', undefined);
+      session.drop();
+    });
+    const consumer = createConsumer(fake.endpoint, { listener: () => ConsumeResult.SUCCESS });
+    await consumer.start();
+    expect(fake.framesOf('subscribe')).toHaveLength(2);
+    expect(fake.sessions).toHaveLength(2);
+  });
+
+  it('stops waiting when the signal fires', async () => {
+    const fake = await brokers.start();
+    fake.on('subscribe', () => {});
+    const consumer = createConsumer(fake.endpoint, {
+      closeTimeoutMs: 20,
+      listener: () => ConsumeResult.SUCCESS,
+    });
+    const controller = new AbortController();
+    const starting = consumer.start({ signal: controller.signal });
+    await fake.waitForFrames('subscribe');
+    controller.abort();
+    await expect(starting).rejects.toMatchObject({ code: 'ABORTED' });
+  });
+
+  it.each<[string, Partial<PushConsumerOptions>]>([
+    ['a bad group', { group: 'no spaces' }],
+    ['no subscriptions', { subscriptions: {} }],
+    ['a bad topic', { subscriptions: { 'or ders': '*' } }],
+    ['a bad tag expression', { subscriptions: { orders: 'a || *' } }],
+    ['maxCachedMessages 0', { maxCachedMessages: 0 }],
+    ['maxCachedMessages 65 537', { maxCachedMessages: 65_537 }],
+    ['concurrency 0', { concurrency: 0 }],
+    ['concurrency 1.5', { concurrency: 1.5 }],
+    ['consumptionTimeoutMs 0', { consumptionTimeoutMs: 0 }],
+    ['consumptionTimeoutMs over 24 h', { consumptionTimeoutMs: 24 * 60 * 60_000 + 1 }],
+    ['closeTimeoutMs -1', { closeTimeoutMs: -1 }],
+    ['no listener', { listener: undefined as unknown as MessageListener }],
+    ['a bad endpoint', { endpoint: 'http://127.0.0.1:1' }],
+  ])('refuses %s at construction with 400', (_, options) => {
+    expect(
+      () =>
+        new PushConsumer({
+          endpoint: 'ws://127.0.0.1:1',
+          group: 'billing',
+          subscriptions: { orders: '*' },
+          listener: () => ConsumeResult.SUCCESS,
+          ...options,
+        }),
+    ).toThrow(expect.objectContaining({ name: 'ClientError', code: 400 }));
+  });
+});
+
+describe('close', () => {
+  it('unsubscribes, releases unstarted messages, waits for running listeners and sends their results', async () => {
+    const fake = await brokers.start();
+    const running = gate<ConsumeResultValue>();
+    const started = gate();
+    const consumer = createConsumer(fake.endpoint, {
+      concurrency: 1,
+      listener: () => {
+        started.open();
+        return running.promise;
+      },
+    });
+    await consumer.start();
+    pushNumberedMessages(fake, 4);
+    await started.promise;
+    const closing = consumer.close();
+    expect(consumer.close()).toBe(closing);
+    expect(await receiptHandlesSent(fake, 'release', 3)).toEqual(['lease-2', 'lease-3', 'lease-4']);
+    expect(fake.framesOf('ack')).toEqual([]);
+    running.open(ConsumeResult.SUCCESS);
+    await closing;
+    expect(fake.frames.map((frame) => frame.type)).toEqual(['subscribe', 'unsubscribe', 'release', 'ack']);
+    expect(fake.framesOf('ack')[0]?.receiptHandles).toEqual(['lease-1']);
+    // Released after the unsubscribe: ready again for the group, not delivered back to this consumer.
+    expect(fake.pushReady.map((message) => message.messageId)).toEqual(['m1', 'm2', 'm3']);
+    expect(consumer.connectionStatus.state).toBe('closed');
+    await expect(consumer.start()).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+
+  it('waits no longer than closeTimeoutMs; the broker releases what is still running (C2)', async () => {
+    const fake = await brokers.start();
+    const started = gate<AbortSignal>();
+    const consumer = createConsumer(fake.endpoint, {
+      closeTimeoutMs: 50,
+      listener: (_, context) => {
+        started.open(context.signal);
+        return new Promise<ConsumeResultValue>(() => {});
+      },
+    });
+    await consumer.start();
+    pushNumberedMessages(fake, 1);
+    const signal = await started.promise;
+    const startedAt = performance.now();
+    await consumer.close();
+    const elapsedMs = performance.now() - startedAt;
+    expect(elapsedMs).toBeGreaterThanOrEqual(45);
+    expect(elapsedMs).toBeLessThan(1_000);
+    expect(signal.aborted).toBe(true);
+    expect(fake.framesOf('ack')).toEqual([]);
+    expect(fake.framesOf('nack')).toEqual([]);
+    // The fake's own close handler (C2) was registered first, so it has run by now.
+    await fake.sessions[0]?.closed;
+    expect(fake.pushReady.map((message) => message.messageId)).toEqual(['m0']);
+  });
+
+  it('rejects a pending start with CLIENT_CLOSED', async () => {
+    const fake = await brokers.start();
+    fake.on('subscribe', () => {});
+    const consumer = createConsumer(fake.endpoint, {
+      closeTimeoutMs: 20,
+      listener: () => ConsumeResult.SUCCESS,
+    });
+    const starting = expect(consumer.start()).rejects.toMatchObject({
+      code: 'CLIENT_CLOSED',
+      retryable: false,
+    });
+    await fake.waitForFrames('subscribe');
+    await consumer.close();
+    await starting;
+  });
+
+  it('closes through await using', async () => {
+    const fake = await brokers.start();
+    let observed: PushConsumer | undefined;
+    {
+      await using consumer = new PushConsumer({
+        endpoint: fake.endpoint,
+        group: 'billing',
+        subscriptions: { orders: '*' },
+        listener: () => ConsumeResult.SUCCESS,
+      });
+      await consumer.start();
+      observed = consumer;
+    }
+    expect(observed.connectionStatus.state).toBe('closed');
+    expect(fake.framesOf('unsubscribe')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,166 @@
+import {
+  FAST_BACKOFF,
+  fakeBrokerPerTest,
+  readyNumberedMessages,
+  rejectionOf,
+} from '@ricochet/client-testkit';
+import { BrokerError } from '@ricochet/protocol';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SimpleConsumer } from './simple-consumer.js';
+import type { SimpleConsumerOptions } from './simple-consumer-options.js';
+
+const _TWELVE_HOURS_MS = 12 * 60 * 60 * 1_000;
+
+const brokers = fakeBrokerPerTest((consumer: SimpleConsumer) => consumer.close({ drainTimeoutMs: 0 }));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function createConsumer(endpoint: string, options: Partial<SimpleConsumerOptions> = {}): SimpleConsumer {
+  return brokers.track(
+    new SimpleConsumer({
+      endpoint,
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      awaitDurationMs: 0,
+      reconnectBackoff: FAST_BACKOFF,
+      onProtocolError: () => {},
+      ...options,
+    }),
+  );
+}
+
+describe('ack (S3)', () => {
+  it('commits with the receipt handle of the message, and fails with 410 the second time', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    await consumer.ack(message);
+    expect(fake.framesOf('ack').map((frame) => frame.receiptHandles)).toEqual([['lease-1']]);
+    const error = await rejectionOf(consumer.ack(message));
+    expect(error).toBeInstanceOf(BrokerError);
+    expect(error).toMatchObject({
+      code: 410,
+      retryable: false,
+      errorName: 'INVALID_RECEIPT_HANDLE',
+      details: { messageId: message.messageId },
+    });
+  });
+
+  it('sends acks made together in one frame, each with its own outcome', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 3);
+    const consumer = createConsumer(fake.endpoint);
+    const messages = await consumer.receive(3, 1_000);
+    expect(messages).toHaveLength(3);
+    const [first] = messages;
+    if (first === undefined) throw new Error('no message');
+    await consumer.ack(first);
+    // The first is acked already: in the shared frame only its outcome is a 410.
+    const outcomes = await Promise.allSettled(messages.map((message) => consumer.ack(message)));
+    expect(fake.framesOf('ack').map((frame) => frame.receiptHandles)).toEqual([
+      ['lease-1'],
+      ['lease-1', 'lease-2', 'lease-3'],
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    expect(outcomes[0]).toMatchObject({ reason: { code: 410 } });
+  });
+
+  it('propagates a whole-frame error with its code', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    fake.on('ack', (frame, session) =>
+      session.send({ type: 'error', id: frame.id, code: 503, message: 'shutting down' }),
+    );
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    expect(await rejectionOf(consumer.ack(message))).toMatchObject({ code: 503, retryable: true });
+  });
+});
+
+describe('deadLetter (D3)', () => {
+  it('sends the lease to the DLQ with its reason, and fails with 410 once it is settled', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 2);
+    const consumer = createConsumer(fake.endpoint);
+    const [first, second] = await consumer.receive(2, 1_000);
+    if (first === undefined || second === undefined) throw new Error('no message');
+    await consumer.deadLetter(first, 'bad schema');
+    await consumer.deadLetter(second);
+    expect(fake.framesOf('nack').map((frame) => frame.items)).toEqual([
+      [{ receiptHandle: 'lease-1', deadLetter: true, reason: 'bad schema' }],
+      [{ receiptHandle: 'lease-2', deadLetter: true }],
+    ]);
+    expect(await rejectionOf(consumer.deadLetter(first))).toMatchObject({
+      code: 410,
+      details: { messageId: first.messageId },
+    });
+  });
+
+  it('refuses a reason over 1 024 characters before any I/O', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    expect(await rejectionOf(consumer.deadLetter(message, 'x'.repeat(1_025)))).toMatchObject({ code: 400 });
+    expect(fake.framesOf('nack')).toEqual([]);
+  });
+});
+
+describe('changeInvisibleDuration (S4)', () => {
+  it('swaps the new receipt handle into the message, so a later ack uses it', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    await consumer.changeInvisibleDuration(message, 60_000);
+    expect(fake.framesOf('changeInvisibleDuration')).toEqual([
+      {
+        type: 'changeInvisibleDuration',
+        id: expect.any(Number),
+        receiptHandle: 'lease-1',
+        invisibleDurationMs: 60_000,
+      },
+    ]);
+    await consumer.ack(message);
+    expect(fake.framesOf('ack')[0]?.receiptHandles).toEqual(['lease-2']);
+  });
+
+  it('orders calls on one message: an ack right after a change waits for the new handle', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    const changes = [
+      consumer.changeInvisibleDuration(message, 5_000),
+      consumer.changeInvisibleDuration(message, 0),
+    ];
+    const acked = consumer.ack(message);
+    await Promise.all([...changes, acked]);
+    expect(fake.framesOf('changeInvisibleDuration').map((frame) => frame.receiptHandle)).toEqual([
+      'lease-1',
+      'lease-2',
+    ]);
+    expect(fake.framesOf('ack')[0]?.receiptHandles).toEqual(['lease-3']);
+  });
+
+  it('fails with 410 when the lease is gone and keeps the old handle', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    fake.leases.clear(); // the lease expired
+    const error = await rejectionOf(consumer.changeInvisibleDuration(message, 1_000));
+    expect(error).toMatchObject({ code: 410, retryable: false });
+    expect(await rejectionOf(consumer.ack(message))).toMatchObject({ code: 410 });
+    expect(fake.framesOf('ack')[0]?.receiptHandles).toEqual(['lease-1']);
+  });
+});
