@@ -38,6 +38,9 @@ export type DeliveryChange = {
   | { readonly consumer: 'simple'; readonly next: SimpleState }
 );
 
+/** A record being built, field by field. */
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** The consumer a new lease goes to. */
 export interface LeaseHolder {
   readonly consumerId: string;
@@ -300,16 +303,15 @@ export class EffectApplier {
         ? this.#deps.clock.now()
         : change.before?.deliveredAt
       : undefined;
-    const facts = {
-      messageId: change.messageId,
-      ...(scheduleKey === undefined ? {} : { scheduleKey }),
-      ...(consumerId === undefined ? {} : { consumerId }),
-      ...(deliveredAt === undefined ? {} : { deliveredAt }),
-    };
-    const record: DeliveryRecord =
+    // Built field by field: this runs for every delivery and every result, where spreads showed
+    // in profiles.
+    const record: Writable<DeliveryRecord> =
       change.consumer === 'push'
-        ? { consumer: 'push', state: change.next, ...facts }
-        : { consumer: 'simple', state: change.next, ...facts };
+        ? { consumer: 'push', state: change.next, messageId: change.messageId }
+        : { consumer: 'simple', state: change.next, messageId: change.messageId };
+    if (scheduleKey !== undefined) record.scheduleKey = scheduleKey;
+    if (consumerId !== undefined) record.consumerId = consumerId;
+    if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
     if (change.consumer === 'simple' || next.state === 'waitingRetry') {
       this.#deps.records.put(address, record, 'now');
     } else if (change.before === undefined) {

@@ -115,23 +115,45 @@ export class Settlement {
   #decide(found: Found, address: DeliveryAddress, lease: number, request: Request): Decided {
     const { group, record } = found;
     const atMs = this.#deps.clock.now();
-    const base = { group, address, before: record, messageId: record.messageId };
+    const { messageId } = record;
+    // The changes are written out in full rather than spread from a shared base: an object spread
+    // plus fields cost microseconds per settle in profiles, on the path every ack takes.
     if (record.consumer === 'push') {
       const event = pushEventFor(request, atMs, lease);
       if (event instanceof BrokerError) return { ok: false, error: event };
       const result = pushTransition(record.state, event, pushContextOf(group, this.#deps.random));
       if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
       const { effects, state: next } = result;
-      this.#deps.applier.apply({ ...base, eventType: event.type, effects, consumer: 'push', next });
-      return { ok: true, address, messageId: record.messageId, lease: next.lease };
+      const eventType = event.type;
+      this.#deps.applier.apply({
+        group,
+        address,
+        before: record,
+        messageId,
+        eventType,
+        effects,
+        consumer: 'push',
+        next,
+      });
+      return { ok: true, address, messageId, lease: next.lease };
     }
     const event = simpleEventFor(request, atMs, lease);
     if (event instanceof BrokerError) return { ok: false, error: event };
     const result = simpleTransition(record.state, event, simpleContextOf(group));
     if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
     const { effects, state: next } = result;
-    this.#deps.applier.apply({ ...base, eventType: event.type, effects, consumer: 'simple', next });
-    return { ok: true, address, messageId: record.messageId, lease: next.lease };
+    const eventType = event.type;
+    this.#deps.applier.apply({
+      group,
+      address,
+      before: record,
+      messageId,
+      eventType,
+      effects,
+      consumer: 'simple',
+      next,
+    });
+    return { ok: true, address, messageId, lease: next.lease };
   }
 }
 

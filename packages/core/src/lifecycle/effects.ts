@@ -88,13 +88,14 @@ export function effectsOf(
   if (leaseEnded && !TIMER_EVENTS.has(eventType)) effects.push({ type: 'cancelLeaseTimer' });
   if (from.state === 'inflight' && to.state !== 'inflight') {
     const reason = outcomeReasonOf(to, eventType);
-    effects.push({
-      type: 'recordOutcome',
-      outcome: outcomeOf(to, eventType),
-      lease: from.lease,
-      deliveryAttempt: from.deliveryAttempt ?? 1,
-      ...(reason === undefined ? {} : { reason }),
-    });
+    const outcome = outcomeOf(to, eventType);
+    const lease = from.lease;
+    const deliveryAttempt = from.deliveryAttempt ?? 1;
+    effects.push(
+      reason === undefined
+        ? { type: 'recordOutcome', outcome, lease, deliveryAttempt }
+        : { type: 'recordOutcome', outcome, lease, deliveryAttempt, reason },
+    );
   }
   if (to.state === 'inflight' && to.lease !== from.lease) {
     effects.push({ type: 'startLeaseTimer', lease: to.lease, deadlineMs: to.leaseDeadlineMs ?? 0 });
