@@ -1,25 +1,10 @@
 import { ClientError } from '@ricochet/client';
-import { answerEachMessage, FAST_BACKOFF, fakeBrokerPerTest, rejectionOf } from '@ricochet/client-testkit';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Producer, type ProducerOptions } from './producer.js';
+import { answerEachMessage, FAST_BACKOFF, rejectionOf } from '@ricochet/client-testkit';
+import { describe, expect, it } from 'vitest';
+import { producersPerTest } from './producer.fixture.js';
+import { Producer } from './producer.js';
 
-const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function createProducer(endpoint: string, options: Partial<ProducerOptions> = {}): Producer {
-  return brokers.track(
-    new Producer({
-      endpoint,
-      reconnectBackoff: FAST_BACKOFF,
-      retryBackoff: FAST_BACKOFF,
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createProducer } = producersPerTest();
 
 describe('abort and close', () => {
   it('rejects with ABORTED, before sending or while backing off, and stops retrying', async () => {

@@ -1,33 +1,10 @@
-import {
-  answerEachMessage,
-  FAST_BACKOFF,
-  fakeBrokerPerTest,
-  messageIdsByFrame,
-  nextStatus,
-  rejectionOf,
-} from '@ricochet/client-testkit';
+import { answerEachMessage, messageIdsByFrame, nextStatus, rejectionOf } from '@ricochet/client-testkit';
 import { ExponentialBackoff } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Producer, type ProducerOptions } from './producer.js';
+import { describe, expect, it, vi } from 'vitest';
+import { producersPerTest } from './producer.fixture.js';
 
-const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function createProducer(endpoint: string, options: Partial<ProducerOptions> = {}): Producer {
-  return brokers.track(
-    new Producer({
-      endpoint,
-      reconnectBackoff: FAST_BACKOFF,
-      retryBackoff: FAST_BACKOFF,
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createProducer } = producersPerTest();
 
 describe('retries (R2, R3)', () => {
   it('retries at once after the connection drops mid-request, with the same messageId', async () => {

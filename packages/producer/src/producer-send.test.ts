@@ -1,31 +1,9 @@
-import {
-  answerEachMessage,
-  FAST_BACKOFF,
-  fakeBrokerPerTest,
-  messageIdsByFrame,
-  rejectionOf,
-} from '@ricochet/client-testkit';
+import { answerEachMessage, messageIdsByFrame, rejectionOf } from '@ricochet/client-testkit';
 import { BrokerError } from '@ricochet/protocol';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Producer, type ProducerOptions } from './producer.js';
+import { describe, expect, it } from 'vitest';
+import { producersPerTest } from './producer.fixture.js';
 
-const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function createProducer(endpoint: string, options: Partial<ProducerOptions> = {}): Producer {
-  return brokers.track(
-    new Producer({
-      endpoint,
-      reconnectBackoff: FAST_BACKOFF,
-      retryBackoff: FAST_BACKOFF,
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createProducer } = producersPerTest();
 
 describe('send (R1)', () => {
   it('resolves with the id and offset of the broker receipt, filling in the message', async () => {

@@ -1,36 +1,9 @@
-import {
-  FAST_BACKOFF,
-  fakeBrokerPerTest,
-  gate,
-  nextStatus,
-  pushNumberedMessages,
-  receiptHandlesSent,
-} from '@ricochet/client-testkit';
+import { gate, nextStatus, pushNumberedMessages, receiptHandlesSent } from '@ricochet/client-testkit';
 import { describe, expect, it, vi } from 'vitest';
 import { ConsumeResult, type ConsumeResultValue } from './consume-result.js';
-import type { MessageListener } from './listener-pool.js';
-import { PushConsumer } from './push-consumer.js';
-import type { PushConsumerOptions } from './push-consumer-options.js';
+import { pushConsumersPerTest } from './push-consumer.fixture.js';
 
-const brokers = fakeBrokerPerTest((consumer: PushConsumer) => consumer.close());
-
-function createConsumer(
-  endpoint: string,
-  options: Partial<PushConsumerOptions> & { listener: MessageListener },
-): PushConsumer {
-  return brokers.track(
-    new PushConsumer({
-      endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      reconnectBackoff: FAST_BACKOFF,
-      closeTimeoutMs: 1_000,
-      onListenerError: () => {},
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createConsumer } = pushConsumersPerTest();
 
 describe('reconnect (C1, C2)', () => {
   it('subscribes again, drops the stale cache and sends no result for the old session', async () => {

@@ -1,9 +1,7 @@
 import type { ReceivedMessage } from '@ricochet/client';
 import {
   creditsGranted,
-  FAST_BACKOFF,
   FakeBroker,
-  fakeBrokerPerTest,
   gate,
   nackItemsSent,
   pushNumberedMessages,
@@ -11,29 +9,9 @@ import {
 } from '@ricochet/client-testkit';
 import { describe, expect, it, vi } from 'vitest';
 import { ConsumeResult, type ConsumeResultValue } from './consume-result.js';
-import type { MessageListener } from './listener-pool.js';
-import { PushConsumer } from './push-consumer.js';
-import type { PushConsumerOptions } from './push-consumer-options.js';
+import { pushConsumersPerTest } from './push-consumer.fixture.js';
 
-const brokers = fakeBrokerPerTest((consumer: PushConsumer) => consumer.close());
-
-function createConsumer(
-  endpoint: string,
-  options: Partial<PushConsumerOptions> & { listener: MessageListener },
-): PushConsumer {
-  return brokers.track(
-    new PushConsumer({
-      endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      reconnectBackoff: FAST_BACKOFF,
-      closeTimeoutMs: 1_000,
-      onListenerError: () => {},
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createConsumer } = pushConsumersPerTest();
 
 describe('results (P2)', () => {
   it('hands each delivery to the listener and acks them in batches', async () => {

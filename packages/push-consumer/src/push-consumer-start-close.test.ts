@@ -1,35 +1,12 @@
-import {
-  FAST_BACKOFF,
-  fakeBrokerPerTest,
-  gate,
-  pushNumberedMessages,
-  receiptHandlesSent,
-} from '@ricochet/client-testkit';
+import { gate, pushNumberedMessages, receiptHandlesSent } from '@ricochet/client-testkit';
 import { describe, expect, it } from 'vitest';
 import { ConsumeResult, type ConsumeResultValue } from './consume-result.js';
 import type { MessageListener } from './listener-pool.js';
+import { pushConsumersPerTest } from './push-consumer.fixture.js';
 import { PushConsumer } from './push-consumer.js';
 import type { PushConsumerOptions } from './push-consumer-options.js';
 
-const brokers = fakeBrokerPerTest((consumer: PushConsumer) => consumer.close());
-
-function createConsumer(
-  endpoint: string,
-  options: Partial<PushConsumerOptions> & { listener: MessageListener },
-): PushConsumer {
-  return brokers.track(
-    new PushConsumer({
-      endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      reconnectBackoff: FAST_BACKOFF,
-      closeTimeoutMs: 1_000,
-      onListenerError: () => {},
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createConsumer } = pushConsumersPerTest();
 
 describe('start', () => {
   it('subscribes with the group, subscriptions and maxCachedMessages, once, and resolves when subscribed', async () => {

@@ -1,36 +1,10 @@
 import { Connection, ReceivedMessage } from '@ricochet/client';
-import {
-  FAST_BACKOFF,
-  fakeBrokerPerTest,
-  nextStatus,
-  readyNumberedMessages,
-  rejectionOf,
-} from '@ricochet/client-testkit';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { nextStatus, readyNumberedMessages, rejectionOf } from '@ricochet/client-testkit';
+import { describe, expect, it, vi } from 'vitest';
+import { simpleConsumersPerTest } from './simple-consumer.fixture.js';
 import { SimpleConsumer } from './simple-consumer.js';
-import type { SimpleConsumerOptions } from './simple-consumer-options.js';
 
-const _TWELVE_HOURS_MS = 12 * 60 * 60 * 1_000;
-
-const brokers = fakeBrokerPerTest((consumer: SimpleConsumer) => consumer.close({ drainTimeoutMs: 0 }));
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function createConsumer(endpoint: string, options: Partial<SimpleConsumerOptions> = {}): SimpleConsumer {
-  return brokers.track(
-    new SimpleConsumer({
-      endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      awaitDurationMs: 0,
-      reconnectBackoff: FAST_BACKOFF,
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createConsumer } = simpleConsumersPerTest();
 
 describe('start', () => {
   it('registers the group and its subscriptions, so the position of the group is taken now', async () => {

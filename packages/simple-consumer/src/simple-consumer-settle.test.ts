@@ -1,35 +1,9 @@
-import {
-  FAST_BACKOFF,
-  fakeBrokerPerTest,
-  readyNumberedMessages,
-  rejectionOf,
-} from '@ricochet/client-testkit';
+import { readyNumberedMessages, rejectionOf } from '@ricochet/client-testkit';
 import { BrokerError } from '@ricochet/protocol';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SimpleConsumer } from './simple-consumer.js';
-import type { SimpleConsumerOptions } from './simple-consumer-options.js';
+import { describe, expect, it } from 'vitest';
+import { simpleConsumersPerTest } from './simple-consumer.fixture.js';
 
-const _TWELVE_HOURS_MS = 12 * 60 * 60 * 1_000;
-
-const brokers = fakeBrokerPerTest((consumer: SimpleConsumer) => consumer.close({ drainTimeoutMs: 0 }));
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
-
-function createConsumer(endpoint: string, options: Partial<SimpleConsumerOptions> = {}): SimpleConsumer {
-  return brokers.track(
-    new SimpleConsumer({
-      endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      awaitDurationMs: 0,
-      reconnectBackoff: FAST_BACKOFF,
-      onProtocolError: () => {},
-      ...options,
-    }),
-  );
-}
+const { brokers, createConsumer } = simpleConsumersPerTest();
 
 describe('ack (S3)', () => {
   it('commits with the receipt handle of the message, and fails with 410 the second time', async () => {
