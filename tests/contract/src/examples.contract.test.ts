@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NEWER_SYNTAX, type NodeRun, runNode } from './support/node-process.js';
 import { startBroker, type TestBroker } from './support/test-broker.js';
 
 /**
@@ -75,67 +75,23 @@ const EXPECTED_OUTPUT: Readonly<Record<string, readonly string[]>> = {
   ],
 };
 
-/**
- * Syntax that `node --check` accepts on a Node newer than 20.19 (Node 24 has `using`), listed so
- * the check holds whatever Node runs the tests.
- */
-const NEWER_SYNTAX: readonly { readonly name: string; readonly pattern: RegExp }[] = [
-  { name: '`using` / `await using` declarations', pattern: /^\s*(?:await\s+)?using\s+[\w$[{]/m },
-  { name: 'decorators', pattern: /^\s*@[\w$]/m },
-];
-
 /** How long one run of an example may take before it is killed: generous, CI machines are busy. */
 const RUN_BUDGET_MS = 30_000;
 /** The budget of a test that runs an example: the run's, plus starting Node and tsx. */
 const TEST_TIMEOUT_MS = RUN_BUDGET_MS + 10_000;
 
-interface Run {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly elapsedMs: number;
-}
-
-/** Children still running, each stopped by its own handle after every test, passed or failed. */
-const running = new Set<ChildProcess>();
-
 /** Run `node <args>` in `examples/`, killed after `budgetMs`. */
-function runNode(args: readonly string[], env: NodeJS.ProcessEnv, budgetMs = RUN_BUDGET_MS): Promise<Run> {
-  const startedAt = performance.now();
-  // NODE_OPTIONS from the test's own environment must not reach the child: the check is of plain Node.
-  const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, args, {
-    cwd: EXAMPLES_DIR,
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const killer = setTimeout(() => {
-    stderr += `\n[killed after ${budgetMs} ms]`;
-    child.kill('SIGKILL');
-  }, budgetMs);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(killer);
-      running.delete(child);
-      resolve({ code, signal, stdout, stderr, elapsedMs: Math.round(performance.now() - startedAt) });
-    });
-  });
+function runInExamples(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  budgetMs = RUN_BUDGET_MS,
+): Promise<NodeRun> {
+  return runNode(args, { cwd: EXAMPLES_DIR, env, budgetMs });
 }
 
 /** Run an example as `pnpm example` does, with the workspace packages' TypeScript source (CI has no dist/). */
-function runExample(file: string, endpoint: string): Promise<Run> {
-  return runNode(['--conditions=@ricochet/source', '--import', 'tsx', RUNNER, file], {
+function runExample(file: string, endpoint: string): Promise<NodeRun> {
+  return runInExamples(['--conditions=@ricochet/source', '--import', 'tsx', RUNNER, file], {
     RICOCHET_ENDPOINT: endpoint,
   });
 }
@@ -145,7 +101,7 @@ function wholeOutput(lines: readonly string[]): RegExp {
   return new RegExp(`^${lines.join('\n')}\n$`);
 }
 
-function describeRun(run: Run): string {
+function describeRun(run: NodeRun): string {
   return `exit ${run.code ?? run.signal} after ${run.elapsedMs} ms\n--- stdout\n${run.stdout}--- stderr\n${run.stderr}`;
 }
 
@@ -159,19 +115,6 @@ async function closedPort(): Promise<number> {
   return address.port;
 }
 
-afterEach(async () => {
-  await Promise.all(
-    [...running].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          child.once('close', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-  running.clear();
-});
-
 describe('examples/: the README’s programs', () => {
   it('finds the examples, and has the expected output of each, and of nothing else', () => {
     expect(EXAMPLES.length).toBeGreaterThan(0);
@@ -179,7 +122,7 @@ describe('examples/: the README’s programs', () => {
   });
 
   it.each([...EXAMPLES, RUNNER])('%s is plain JavaScript that Node 20.19 parses', async (file) => {
-    const check = await runNode(['--check', file], {}, 10_000);
+    const check = await runInExamples(['--check', file], {}, 10_000);
     expect(check.code, describeRun(check)).toBe(0);
     const source = readFileSync(join(EXAMPLES_DIR, file), 'utf8');
     for (const { name, pattern } of NEWER_SYNTAX) {
@@ -188,7 +131,7 @@ describe('examples/: the README’s programs', () => {
   });
 
   it('run.mjs names the examples when asked for one that does not exist', async () => {
-    const run = await runNode([RUNNER, 'no-such-example'], {}, 10_000);
+    const run = await runInExamples([RUNNER, 'no-such-example'], {}, 10_000);
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toContain("There is no example 'no-such-example'.");
     for (const file of EXAMPLES) expect(run.stderr).toContain(`  ${file.slice(0, -'.mjs'.length)}\n`);
@@ -196,7 +139,7 @@ describe('examples/: the README’s programs', () => {
 
   it('run.mjs says how to start a broker when none answers', async () => {
     const endpoint = `ws://127.0.0.1:${await closedPort()}`;
-    const run = await runNode([RUNNER, EXAMPLES[0] ?? ''], { RICOCHET_ENDPOINT: endpoint }, 10_000);
+    const run = await runInExamples([RUNNER, EXAMPLES[0] ?? ''], { RICOCHET_ENDPOINT: endpoint }, 10_000);
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stderr).toContain(`No broker answers at ${endpoint}.`);
     expect(run.stderr).toContain('pnpm start');

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { NEWER_SYNTAX, type NodeRun, runNode } from './support/node-process.js';
 
 /**
  * `examples/testing/`: tests written with @ricochet/testing, as a user writes them. The vitest
@@ -19,63 +19,12 @@ const NODE_TESTS = readdirSync(join(EXAMPLES_DIR, NODE_TEST_DIR))
   .sort()
   .map((file) => `${NODE_TEST_DIR}/${file}`);
 
-/** Syntax `node --check` accepts on a Node newer than 20.19, listed so the check holds on any Node. */
-const NEWER_SYNTAX: readonly { readonly name: string; readonly pattern: RegExp }[] = [
-  { name: '`using` / `await using` declarations', pattern: /^\s*(?:await\s+)?using\s+[\w$[{]/m },
-  { name: 'decorators', pattern: /^\s*@[\w$]/m },
-];
-
 /** How long `node --test` may take: it starts Node and tsx and a broker per test; busy CI is slow. */
 const RUN_BUDGET_MS = 60_000;
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Children still running, each stopped by its own handle after every test. */
-const running = new Set<ChildProcess>();
-
-afterEach(async () => {
-  await Promise.all(
-    [...running].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          child.once('close', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-  running.clear();
-});
-
 /** Run `node <args>` in `examples/testing/`, killed after `budgetMs`. */
-function runNode(args: readonly string[], budgetMs: number): Promise<Run> {
-  // NODE_OPTIONS from the test's own environment must not reach the child: the check is of plain Node.
-  const { NODE_OPTIONS: _ignored, ...env } = process.env;
-  const child = spawn(process.execPath, args, { cwd: EXAMPLES_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const killer = setTimeout(() => {
-    stderr += `\n[killed after ${budgetMs} ms]`;
-    child.kill('SIGKILL');
-  }, budgetMs);
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(killer);
-      running.delete(child);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runNodeHere(args: readonly string[], budgetMs: number): Promise<NodeRun> {
+  return runNode(args, { cwd: EXAMPLES_DIR, budgetMs });
 }
 
 describe('examples/testing: tests written with @ricochet/testing', () => {
@@ -84,7 +33,7 @@ describe('examples/testing: tests written with @ricochet/testing', () => {
   });
 
   it.each(NODE_TESTS)('%s is plain JavaScript that Node 20.19 parses', async (file) => {
-    const check = await runNode(['--check', file], 10_000);
+    const check = await runNodeHere(['--check', file], 10_000);
     expect(check.code, check.stderr).toBe(0);
     const source = readFileSync(join(EXAMPLES_DIR, file), 'utf8');
     for (const { name, pattern } of NEWER_SYNTAX) {
@@ -94,7 +43,7 @@ describe('examples/testing: tests written with @ricochet/testing', () => {
 
   it('passes under node --test', { timeout: RUN_BUDGET_MS + 10_000 }, async ({ annotate }) => {
     // The workspace packages' TypeScript source, through tsx: CI has no dist/.
-    const run = await runNode(
+    const run = await runNodeHere(
       ['--conditions=@ricochet/source', '--import', 'tsx', '--test', '--test-reporter=tap', ...NODE_TESTS],
       RUN_BUDGET_MS,
     );
