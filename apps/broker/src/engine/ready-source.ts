@@ -30,6 +30,12 @@ export interface ReadySourceDeps {
   readonly applier: EffectApplier;
   /** Resumed for a group whose ready queue drained: due entries held back for lack of room may come now. */
   readonly scheduler: Scheduler;
+  /**
+   * The group's ready-queue limit, which due entries respect. FIFO messages parked behind their
+   * head may fill half of it at most: the rest stays free for the head's own retry or lease expiry,
+   * which is what unblocks them.
+   */
+  readonly maxReadyQueuePerGroup: number;
 }
 
 /**
@@ -45,6 +51,10 @@ export class ReadySource {
 
   constructor(deps: ReadySourceDeps) {
     this.#deps = deps;
+  }
+
+  get #parkingLimit(): number {
+    return Math.max(1, Math.floor(this.#deps.maxReadyQueuePerGroup / 2));
   }
 
   /** Whether the group has anything Ready for these subscriptions, without taking it. */
@@ -115,7 +125,7 @@ export class ReadySource {
       if (!filter || !runtime || cursorBefore === undefined || cursorBefore >= runtime.nextOffset) continue;
       let cursor = cursorBefore;
       const nowMs = this.#deps.clock.now();
-      while (into.length < max && scanned < MAX_SCANNED_PER_CALL) {
+      scan: while (into.length < max && scanned < MAX_SCANNED_PER_CALL) {
         // Read only what is still wanted: every message read is decoded, body and all. Messages
         // a filter skips make the loop read again, up to the scan limit.
         const wanted = Math.min(max - into.length, MAX_SCANNED_PER_CALL - scanned);
@@ -136,6 +146,13 @@ export class ReadySource {
           }
           if (group.config.fifo && message.messageGroup !== undefined) {
             if (group.fifoGate.isBlocked(topic, message.messageGroup, message.offset)) {
+              if (group.readyQueue.size >= this.#parkingLimit) {
+                // No more room to park: the message stays in the log, and the cursor stops before it,
+                // until the head ahead of it moves on. Parking without bound would fill the ready
+                // queue until the head's retry, refused for lack of room, could never fire.
+                cursor = message.offset;
+                break scan;
+              }
               // P5: an older message of its message group is still in flight. Park this one as Ready
               // (recorded, so a restart keeps it) until the head is committed or dead-lettered.
               this.#deps.applier.parkBehindFifoHead(group, address, message.messageId, message.messageGroup);
