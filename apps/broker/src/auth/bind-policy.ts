@@ -13,7 +13,7 @@ export function isLoopbackHost(host: string): boolean {
   if (isIPv6(lower)) {
     if (lower === '::1' || lower === '0:0:0:0:0:0:0:1') return true;
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower)?.[1];
-    return mapped !== undefined && mapped.startsWith('127.');
+    return mapped?.startsWith('127.') === true;
   }
   return false;
 }
