@@ -109,3 +109,26 @@ describe('readAuthFile', () => {
     }
   });
 });
+
+describe('the example of docs/guides/security.md', () => {
+  it('is an auth file the broker accepts, with every field of the format', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const guide = await readFile(new URL('../../../../docs/guides/security.md', import.meta.url), 'utf8');
+    const example = /<!-- auth-file example -->\n```json\n([\s\S]*?)\n```/.exec(guide)?.[1];
+    expect(example).toBeDefined();
+    const parsed = parseAuthFile(example ?? '');
+    expect(parsed).toMatchObject({ ok: true });
+    if (!parsed.ok) return;
+    const fields = new Set(parsed.authFile.principals.flatMap((principal) => Object.keys(principal)));
+    for (const field of [
+      'name',
+      'tokenSha256',
+      'publish',
+      'consume',
+      'admin',
+      'metrics',
+      'publishRatePerSecond',
+    ])
+      expect(fields.has(field), field).toBe(true);
+  });
+});
