@@ -1,7 +1,8 @@
-import { PushConsumer } from '@ricochet/push-consumer';
+import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { SimpleConsumer } from '@ricochet/simple-consumer';
 import { describe, expect, it } from 'vitest';
 import { FAST_BACKOFF, startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { eventually, startRecordingConsumer } from './support/push.js';
 import { AuthFileFixture, adminRequest, TokenSocket } from './support/security.js';
 import { startBroker } from './support/test-broker.js';
 
@@ -117,6 +118,43 @@ describe('principals and permissions on the WebSocket (DESIGN.md §7)', () => {
         {
           group: 'billing-eu',
           state: 'committed',
+          history: [{ result: 'committed', principal: 'billing-worker' }],
+        },
+      ],
+    });
+  });
+
+  it("records a push consumer's principal too, for a broadcasting group's instance", async () => {
+    using auth = new AuthFileFixture(PRINCIPALS);
+    await using broker = await startSecuredBroker(auth);
+    const ops = auth.token('ops');
+    const put = await adminRequest(broker.endpoint, 'PUT', '/v1/groups/billing-audit', {
+      token: ops,
+      body: { consumeMode: 'broadcasting' },
+    });
+    expect(put.status).toBe(200);
+    await using consumer = await startRecordingConsumer(
+      broker.endpoint,
+      {
+        token: auth.token('billing-worker'),
+        group: 'billing-audit',
+        subscriptions: { orders: '*' },
+        clientId: 'audit-1',
+      },
+      () => ConsumeResult.SUCCESS,
+    );
+    await using producer = await startProducer(broker.endpoint, { token: auth.token('orders-service') });
+    const { messageId } = await producer.send({ topic: 'orders', body: 'broadcast' });
+    const view = await eventually(
+      () => opsGet(broker.endpoint, auth, `/v1/messages/${messageId}`),
+      ({ body }) => JSON.stringify(body).includes('"principal"'),
+    );
+    expect(consumer.deliveries).toHaveLength(1);
+    expect(view.body).toMatchObject({
+      groups: [
+        {
+          group: 'billing-audit',
+          instance: 'audit-1',
           history: [{ result: 'committed', principal: 'billing-worker' }],
         },
       ],
