@@ -2,11 +2,7 @@ import { BrokerError, type ClientFrame, type SendReceipt } from '@ricochet/proto
 import type { AccessControl, Caller } from '../auth/access-control.js';
 import type { Principal } from '../auth/auth-file.js';
 import type { Action } from '../auth/permissions.js';
-import {
-  decodeBroadcastReceiptHandle,
-  decodeReceiptHandle,
-  isBroadcastReceiptHandle,
-} from '../engine/receipt-handle.js';
+import { groupAndTopicOfHandle } from '../engine/receipt-handle.js';
 
 /** A frame that asks the engine for something (everything but `hello` and `credit`). */
 export type RequestFrame = Exclude<ClientFrame, { type: 'hello' | 'credit' }>;
@@ -131,20 +127,25 @@ function actionsOf(frame: Exclude<RequestFrame, { type: 'send' }>): Action[] {
 }
 
 /**
- * Settling needs `consume` on the group and topic the handle names. A string that is no handle
- * names nothing: the engine answers it `INVALID_RECEIPT_HANDLE` as it does for anyone.
+ * Settling needs `consume` on the group and topic the handle names. A string without a handle's
+ * shape names nothing: the engine answers it `INVALID_RECEIPT_HANDLE` as it does for anyone.
  */
 function actionsOfHandles(handles: readonly string[]): Action[] {
-  const actions = new Map<string, Action>();
+  const actions: Action[] = [];
+  const topicsByGroup = new Map<string, Set<string>>();
   for (const text of handles) {
-    const handle = isBroadcastReceiptHandle(text)
-      ? decodeBroadcastReceiptHandle(text)
-      : decodeReceiptHandle(text);
-    if (!handle) continue;
-    const key = `${handle.group}\u0000${handle.topic}`;
-    if (!actions.has(key)) actions.set(key, { type: 'consume', group: handle.group, topics: [handle.topic] });
+    const names = groupAndTopicOfHandle(text);
+    if (!names) continue;
+    let topics = topicsByGroup.get(names.group);
+    if (!topics) {
+      topics = new Set();
+      topicsByGroup.set(names.group, topics);
+    }
+    if (topics.has(names.topic)) continue;
+    topics.add(names.topic);
+    actions.push({ type: 'consume', group: names.group, topics: [names.topic] });
   }
-  return [...actions.values()];
+  return actions;
 }
 
 /**
