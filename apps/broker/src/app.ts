@@ -1,10 +1,13 @@
-import type { Clock, Random } from '@ricochet/core';
+import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
 import { registerGroupRoutes } from './admin/group-routes.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
+import { registerHttpAccess } from './admin/http-access.js';
 import { registerMessageRoutes } from './admin/message-routes.js';
 import { registerTopicRoutes } from './admin/topic-routes.js';
+import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
+import { loadStartupAuth } from './auth/startup-auth.js';
 import { type BrokerConfig, type BrokerConfigInput, resolveBrokerConfig } from './config.js';
 import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
@@ -47,6 +50,11 @@ export interface Broker {
   /** Listen on the configured host and port (`0` picks a free port). */
   listen(): Promise<BrokerAddress>;
   /**
+   * Read the auth file again and put it in force (what `SIGHUP` does): open sessions are judged by
+   * it from their next request. A bad file is refused and logged, and the one in force stays.
+   */
+  reloadAuth(): Promise<ReloadOutcome>;
+  /**
    * Drain and stop: refuse new work, let requests in progress finish (bounded by
    * `drainTimeoutMs`), close every session, then flush and close the store. Idempotent.
    */
@@ -58,12 +66,15 @@ export interface Broker {
  * Build the broker: the store, the engine, the WebSocket gateway on `/v1/ws` and the admin HTTP
  * routes, in one Fastify app. It does not listen by itself, so tests can use `app.inject` or
  * listen on port 0.
+ * @throws BrokerStartError for a bad auth file, or no authentication on a non-loopback host.
  */
 export async function buildBroker(
   input: BrokerConfigInput = {},
   options: BuildBrokerOptions = {},
 ): Promise<Broker> {
   const config = resolveBrokerConfig(input);
+  // Before the store opens: a broker that may not start leaves nothing behind.
+  const startupAuth = await loadStartupAuth(config);
   const maxFrameBytes = Math.max(16 * MIB, config.maxBodyBytes + MIB);
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
@@ -75,6 +86,7 @@ export async function buildBroker(
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
   });
   const store = options.wrapStore ? options.wrapStore(opened) : opened;
+  for (const warning of startupAuth.warnings) app.log.warn(warning);
   const engine = new BrokerEngine({
     store,
     config,
@@ -84,12 +96,20 @@ export async function buildBroker(
     onError: (error, context) => app.log.error({ err: error }, context),
   });
   engine.start();
+  const access = new AccessControl({
+    authFile: startupAuth.authFile,
+    authFilePath: config.authFile,
+    registry: engine.metrics.registry,
+    log: app.log,
+    clock: options.clock ?? systemClock,
+  });
+  registerHttpAccess(app, access);
 
   let accepting = true;
   const isAccepting = () => accepting;
   const gateway = await registerGateway(app, {
     engine,
-    authTokens: config.authTokens,
+    access,
     helloTimeoutMs: config.helloTimeoutMs,
     maxBodyBytes: config.maxBodyBytes,
     maxFrameBytes,
@@ -134,6 +154,9 @@ export async function buildBroker(
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       address = { host: config.host, port, url: `ws://${host}:${port}` };
       return address;
+    },
+    reloadAuth() {
+      return access.reload();
     },
     close() {
       closing ??= drainAndClose();

@@ -41,6 +41,24 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('reads the auth flags from flags and the environment', () => {
+    expect(
+      parseCommandLine(['--allow-unauthenticated'], { RICOCHET_AUTH_FILE: '/etc/ricochet/auth.json' }),
+    ).toMatchObject({
+      ok: true,
+      config: { authFile: '/etc/ricochet/auth.json', allowUnauthenticated: true },
+    });
+    const defaults = parseCommandLine([], {});
+    expect(defaults).toMatchObject({ ok: true, config: { allowUnauthenticated: false } });
+    if (defaults.ok === true) expect(defaults.config.authFile).toBeUndefined();
+    expect(parseCommandLine(['--auth-file=/a.json'], { RICOCHET_ALLOW_UNAUTHENTICATED: 'no' })).toMatchObject(
+      {
+        ok: true,
+        config: { authFile: '/a.json', allowUnauthenticated: false },
+      },
+    );
+  });
+
   it.each([
     [['--port', 'abc'], {}, '--port:'],
     [['--port', '70000'], {}, '--port:'],

@@ -41,8 +41,14 @@ export const brokerConfigSchema = z.object({
   autoCreateTopics: z.boolean().default(true),
   /** Create unknown groups on first use. @default true */
   autoCreateGroups: z.boolean().default(true),
-  /** Tokens accepted in `hello`; empty means no authentication. @default [] */
+  // ─── Authentication and permissions (DESIGN.md §7; docs/guides/security.md) ────────────────
+  /** The auth file: principals, their token digests and permissions; reloaded on SIGHUP. @default none (no authentication) */
+  authFile: z.string().min(1).optional(),
+  /** Listen on a non-loopback address without an auth file. @default false */
+  allowUnauthenticated: z.boolean().default(false),
+  /** Deprecated: tokens that may do everything; use `authFile`. Not with `authFile`. @default [] */
   authTokens: z.array(z.string().min(1)).default([]),
+  // ─────────────────────────────────────────────────────────────────────────────────────────────
   /** How long a new connection may take to send `hello`. @default 10 s */
   helloTimeoutMs: z.coerce.number().int().min(1).default(10_000),
   /** How long a SIGTERM/SIGINT drain waits for in-flight work before closing anyway. @default 10 s */
@@ -80,6 +86,8 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--max-delay-ms': 'maxDelayMs',
   '--auto-create-topics': 'autoCreateTopics',
   '--auto-create-groups': 'autoCreateGroups',
+  '--auth-file': 'authFile',
+  '--allow-unauthenticated': 'allowUnauthenticated',
   '--auth-tokens': 'authTokens',
   '--hello-timeout-ms': 'helloTimeoutMs',
   '--drain-timeout-ms': 'drainTimeoutMs',
@@ -87,9 +95,14 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--log-level': 'logLevel',
 };
 
-const BOOLEAN_FIELDS = new Set<keyof BrokerConfig>(['autoCreateTopics', 'autoCreateGroups']);
+const BOOLEAN_FIELDS = new Set<keyof BrokerConfig>([
+  'autoCreateTopics',
+  'autoCreateGroups',
+  'allowUnauthenticated',
+]);
 
 export const USAGE = `Usage: ricochet-broker [flags]
+       ricochet-broker token --name <name>    print a new token and its auth-file entry
 
 Flags (each also settable as an environment variable, e.g. --data-dir ⇔ RICOCHET_DATA_DIR;
 flags win over the environment):

@@ -1,4 +1,6 @@
 export { type Broker, type BrokerAddress, type BuildBrokerOptions, buildBroker } from './app.js';
+export type { ReloadOutcome } from './auth/access-control.js';
+export { BrokerStartError } from './auth/startup-auth.js';
 export {
   type BrokerConfig,
   type BrokerConfigInput,

@@ -1,13 +1,25 @@
 #!/usr/bin/env node
 import { buildBroker } from './app.js';
+import { BrokerStartError } from './auth/startup-auth.js';
+import { runTokenCommand } from './auth/token-command.js';
 import { parseCommandLine } from './config.js';
 
 /**
- * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, and drain on
- * SIGTERM/SIGINT. Everything else lives in `buildBroker`.
+ * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, reload the auth
+ * file on SIGHUP, and drain on SIGTERM/SIGINT. Everything else lives in `buildBroker`.
+ * `ricochet-broker token --name <name>` prints a new token instead.
  */
 async function main(): Promise<void> {
-  const parsed = parseCommandLine(process.argv.slice(2), process.env);
+  const args = process.argv.slice(2);
+  if (args[0] === 'token') {
+    const result = runTokenCommand(args.slice(1));
+    if (result.ok === false) {
+      console.error(`ricochet-broker token: ${result.message}`);
+      process.exitCode = 2;
+    } else console.log(result.ok === 'help' ? result.message : result.output);
+    return;
+  }
+  const parsed = parseCommandLine(args, process.env);
   if (parsed.ok === 'help') {
     console.log(parsed.message);
     return;
@@ -17,7 +29,15 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const broker = await buildBroker(parsed.config);
+  let broker: Awaited<ReturnType<typeof buildBroker>>;
+  try {
+    broker = await buildBroker(parsed.config);
+  } catch (error) {
+    if (!(error instanceof BrokerStartError)) throw error;
+    console.error(`ricochet-broker: ${error.message}`);
+    process.exitCode = 2;
+    return;
+  }
   const address = await broker.listen();
   console.log(`ricochet-broker listening on ${address.url} (data in ${parsed.config.dataDir})`);
 
@@ -38,6 +58,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // The outcome is logged by the broker; a refused file leaves the one in force.
+  process.on('SIGHUP', () => void broker.reloadAuth());
 }
 
 main().catch((error: unknown) => {

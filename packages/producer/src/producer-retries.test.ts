@@ -94,6 +94,57 @@ describe('retries (R2, R3)', () => {
     ]);
   });
 
+  it('waits at least the retryAfterMs hint of a 530, when it is longer than the backoff', async () => {
+    const fake = await brokers.start();
+    let attempt = 0;
+    fake.on('send', (frame, session) => {
+      attempt += 1;
+      // As the broker answers a principal over its publish rate: the whole frame, with the hint.
+      if (attempt === 1)
+        session.send({
+          type: 'error',
+          id: frame.id,
+          code: 530,
+          message: 'over the rate',
+          details: { retryAfterMs: 150 },
+        });
+      else
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => fake.store(m.messageId)),
+        });
+    });
+    const producer = createProducer(fake.endpoint, {
+      retryBackoff: { initialMs: 10, multiplier: 2, jitter: 0, maxMs: 1_000 },
+    });
+    await producer.start();
+    const startedAt = performance.now();
+    await producer.send({ topic: 'orders', body: 'x' });
+    // A lower bound only: the hint, not the 10 ms backoff, decided the wait.
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(150 - 2);
+    expect(fake.framesOf('send')).toHaveLength(2);
+  });
+
+  it('keeps the backoff when it is longer than the hint, and ignores a hint that is no number', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, (_, attempt) =>
+      attempt === 1
+        ? { code: 530, message: 'throttled', details: { retryAfterMs: 1 } }
+        : attempt === 2
+          ? { code: 530, message: 'throttled', details: { retryAfterMs: 'soon' } }
+          : undefined,
+    );
+    const producer = createProducer(fake.endpoint, {
+      retryBackoff: { initialMs: 60, multiplier: 1, jitter: 0, maxMs: 1_000 },
+    });
+    await producer.start();
+    const startedAt = performance.now();
+    await producer.send({ topic: 'orders', body: 'x' });
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(120 - 2);
+    expect(fake.framesOf('send')).toHaveLength(3);
+  });
+
   it('honours maxAttempts and rejects with the last error, code intact', async () => {
     const fake = await brokers.start();
     let attempt = 0;

@@ -326,10 +326,13 @@ export class Producer {
     if (error.code === ERROR_CODES.TOO_MANY_REQUESTS.code) {
       pending.backoff ??= new ExponentialBackoff(this.#retryBackoff);
       pending.state = 'backingOff';
+      // The backoff's delay, or longer when the broker says when the send may pass (a
+      // principal's publish rate): retrying sooner would only be refused again.
+      const delayMs = Math.max(pending.backoff.nextDelayMs(), retryAfterHintMs(error));
       pending.retryTimer = setTimeout(() => {
         pending.retryTimer = undefined;
         this.#enqueue(pending);
-      }, pending.backoff.nextDelayMs());
+      }, delayMs);
       return;
     }
     this.#enqueue(pending);
@@ -346,6 +349,19 @@ export class Producer {
     else pending.resolve(outcome);
     this.#idle.check();
   }
+}
+
+/** The longest `retryAfterMs` hint honoured: R2's longest backoff. */
+const MAX_RETRY_AFTER_HINT_MS = 120_000;
+
+/**
+ * The wait a `530` asks for in `details.retryAfterMs` (the broker sends it when a principal is
+ * over its publish rate), within {@link MAX_RETRY_AFTER_HINT_MS}; 0 without a usable hint.
+ */
+function retryAfterHintMs(error: RicochetError): number {
+  const hint = error.details?.retryAfterMs;
+  if (typeof hint !== 'number' || !Number.isFinite(hint) || hint <= 0) return 0;
+  return Math.min(hint, MAX_RETRY_AFTER_HINT_MS);
 }
 
 /** The abort handler of a send made without a signal: there is nothing to abort. */

@@ -185,7 +185,7 @@ export class BroadcastDispatch {
   }
 
   /** Settle broadcast deliveries (ack, nack, release); one failure per refused handle. */
-  settle(items: readonly SettleItem[], outcome: SettleVerb): SettleFailure[] {
+  settle(items: readonly SettleItem[], outcome: SettleVerb, settledBy?: string): SettleFailure[] {
     const failures: SettleFailure[] = [];
     for (const [index, item] of items.entries()) {
       const handle = decodeBroadcastReceiptHandle(item.receiptHandle);
@@ -208,7 +208,7 @@ export class BroadcastDispatch {
                 lease,
                 reason: item.reason ?? (item.deadLetter ? DEAD_LETTERED_BY_CONSUMER_REASON : 'FAILURE'),
               };
-      const applied = this.#apply(instance, delivery, event);
+      const applied = this.#apply(instance, delivery, event, settledBy);
       if (applied) failures.push({ index, error: applied });
     }
     this.#deps.applier.flushTurn();
@@ -319,13 +319,14 @@ export class BroadcastDispatch {
     instance: BroadcastInstance,
     delivery: BroadcastDelivery,
     event: BroadcastEvent,
+    settledBy?: string,
   ): BrokerError | undefined {
     const inflight = delivery.state;
     const result = broadcastTransition(inflight, event);
     if (!result.ok) return rejectionError(result.rejection);
     this.#leases.remove(instance.addressOf(delivery.topic, delivery.offset));
     this.#deps.applier.applyCounters(instance.group, result.effects);
-    this.#ledger.recordHistory(instance, delivery, inflight, result.state);
+    this.#ledger.recordHistory(instance, delivery, inflight, result.state, settledBy);
     this.#ledger.changed(instance);
     delivery.state = result.state;
     if (result.state.state === 'ready') {

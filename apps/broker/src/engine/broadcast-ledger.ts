@@ -136,6 +136,7 @@ export class BroadcastLedger {
     delivery: BroadcastDelivery,
     inflight: BroadcastState,
     next: BroadcastState,
+    settledBy?: string,
   ): void {
     if (inflight.state !== 'inflight') return;
     let result: HistoryRecord['result'];
@@ -158,6 +159,7 @@ export class BroadcastLedger {
       settledAt: this.#deps.clock.now(),
       result,
       ...(reason === undefined ? {} : { reason }),
+      ...(settledBy === undefined ? {} : { principal: settledBy }),
     });
   }
 

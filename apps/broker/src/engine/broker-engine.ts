@@ -213,11 +213,15 @@ export class BrokerEngine {
     return this.#simple.receive(request);
   }
 
-  /** Commit deliveries (S3), of any group; answer after the commit is durable. */
-  async ack(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+  /**
+   * Commit deliveries (S3), of any group; answer after the commit is durable. `settledBy` names
+   * the principal for the delivery history.
+   */
+  async ack(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
     return this.#settleDurably(
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
       'ack',
+      settledBy,
     );
   }
 
@@ -255,15 +259,16 @@ export class BrokerEngine {
    * Report failed push deliveries (P2–P4; B1: recorded, not retried), or dead-letter deliveries
    * now (D3, push or simple); answer after the commit is durable.
    */
-  async nack(items: readonly SettleItem[]): Promise<SettleFailure[]> {
-    return this.#settleDurably(items, 'nack');
+  async nack(items: readonly SettleItem[], settledBy?: string): Promise<SettleFailure[]> {
+    return this.#settleDurably(items, 'nack', settledBy);
   }
 
   /** Hand push deliveries back unprocessed (C2). */
-  async release(receiptHandles: readonly string[]): Promise<SettleFailure[]> {
+  async release(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
     return this.#settleDurably(
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
       'release',
+      settledBy,
     );
   }
 
@@ -275,12 +280,16 @@ export class BrokerEngine {
   }
 
   /** Settle a batch — broadcast deliveries and clustering ones alike — and answer once durable. */
-  async #settleDurably(items: readonly SettleItem[], verb: SettleVerb): Promise<SettleFailure[]> {
+  async #settleDurably(
+    items: readonly SettleItem[],
+    verb: SettleVerb,
+    settledBy: string | undefined,
+  ): Promise<SettleFailure[]> {
     this.#assertOpen();
     const failures = settleSplit(
       items,
-      (broadcast) => this.#broadcast.settle(broadcast, verb),
-      (clustering) => this.#settlement.settle(clustering, verb),
+      (broadcast) => this.#broadcast.settle(broadcast, verb, settledBy),
+      (clustering) => this.#settlement.settle(clustering, verb, settledBy),
     );
     this.#applier.flushTurn();
     await this.#store.durable();

@@ -33,6 +33,8 @@ export type DeliveryChange = {
   readonly effects: readonly DeliveryEffect[];
   /** Who holds the lease a `delivered` event starts. */
   readonly holder?: LeaseHolder;
+  /** The principal whose ack, nack or release this is, for the history; none for the broker's own events. */
+  readonly settledBy?: string | undefined;
 } & (
   | { readonly consumer: 'push'; readonly next: PushState }
   | { readonly consumer: 'simple'; readonly next: SimpleState }
@@ -276,6 +278,7 @@ export class EffectApplier {
       settledAt: nowMs,
       result: effect.outcome,
       ...(effect.reason === undefined ? {} : { reason: effect.reason }),
+      ...(change.settledBy === undefined ? {} : { principal: change.settledBy }),
     });
   }
 

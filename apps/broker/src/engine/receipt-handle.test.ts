@@ -4,6 +4,7 @@ import {
   decodeReceiptHandle,
   encodeBroadcastReceiptHandle,
   encodeReceiptHandle,
+  groupAndTopicOfHandle,
   isBroadcastReceiptHandle,
   MAX_BROADCAST_CLIENT_ID_BYTES,
 } from './receipt-handle.js';
@@ -63,5 +64,24 @@ describe('broadcast receipt handles (B1)', () => {
     '1~audit~orders~7~3',
   ])('refuses %s', (text) => {
     expect(decodeBroadcastReceiptHandle(text)).toBeUndefined();
+  });
+});
+
+describe('groupAndTopicOfHandle', () => {
+  it('reads the group and topic of both kinds of handle as the decoders do', () => {
+    const plain = { group: 'billing', topic: '%DLQ%billing', offset: 12, lease: 3 };
+    const broadcast = { group: 'audit', topic: 'orders', offset: 7, lease: 1, clientId: 'audit~1 é' };
+    expect(groupAndTopicOfHandle(encodeReceiptHandle(plain))).toEqual({
+      group: 'billing',
+      topic: '%DLQ%billing',
+    });
+    expect(groupAndTopicOfHandle(encodeBroadcastReceiptHandle(broadcast))).toEqual({
+      group: 'audit',
+      topic: 'orders',
+    });
+  });
+
+  it.each(['', 'x', '2~g~t~0~1', '1~g', '1~g~t', 'B~g~Yw', 'B~g~Yw~t'])('finds no names in %j', (text) => {
+    expect(groupAndTopicOfHandle(text)).toBeUndefined();
   });
 });

@@ -37,6 +37,26 @@ function parseWholeNumber(text: string): number | undefined {
   return Number.isSafeInteger(value) ? value : undefined;
 }
 
+/**
+ * The group and topic a receipt handle of either kind names, read by position without checking the
+ * rest, or `undefined` when the text has not a handle's shape. For permission checks on every
+ * settle, where a full decode per handle would cost more than the settle's own lookup; a handle
+ * that is wrong elsewhere is refused by the full decode that settling does anyway.
+ */
+export function groupAndTopicOfHandle(
+  text: string,
+): { readonly group: string; readonly topic: string } | undefined {
+  const broadcast = text.startsWith(`${BROADCAST_VERSION}${SEPARATOR}`);
+  if (!broadcast && !text.startsWith(`${VERSION}${SEPARATOR}`)) return undefined;
+  const groupEnd = text.indexOf(SEPARATOR, 2);
+  if (groupEnd < 0) return undefined;
+  // A broadcast handle carries the instance's clientId between the group and the topic.
+  const topicStart = broadcast ? text.indexOf(SEPARATOR, groupEnd + 1) + 1 : groupEnd + 1;
+  const topicEnd = topicStart === 0 ? -1 : text.indexOf(SEPARATOR, topicStart);
+  if (topicEnd < 0) return undefined;
+  return { group: text.slice(2, groupEnd), topic: text.slice(topicStart, topicEnd) };
+}
+
 /** What a broadcast receipt handle names: one lease of one message for one instance of a group (B1). */
 export interface BroadcastReceiptHandle extends ReceiptHandle {
   readonly clientId: string;

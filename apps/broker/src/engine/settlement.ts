@@ -31,9 +31,13 @@ export interface SettlementDeps {
 }
 
 /** What a consumer asks of one lease it holds. */
-type Request =
+type Request = (
   | { readonly verb: SettleVerb; readonly item: SettleItem }
-  | { readonly verb: 'changeInvisibleDuration'; readonly invisibleDurationMs: number };
+  | { readonly verb: 'changeInvisibleDuration'; readonly invisibleDurationMs: number }
+) & {
+  /** The principal settling, for the delivery history (DESIGN.md §7). */
+  readonly settledBy?: string | undefined;
+};
 
 type Found = { readonly group: GroupRuntime; readonly record: DeliveryRecord };
 
@@ -61,10 +65,10 @@ export class Settlement {
   }
 
   /** Settle a batch: one failure per refused item, indexed into the batch. */
-  settle(items: readonly SettleItem[], verb: SettleVerb): SettleFailure[] {
+  settle(items: readonly SettleItem[], verb: SettleVerb, settledBy?: string): SettleFailure[] {
     const failures: SettleFailure[] = [];
     for (const [index, item] of items.entries()) {
-      const outcome = this.#request(item.receiptHandle, { verb, item });
+      const outcome = this.#request(item.receiptHandle, { verb, item, settledBy });
       if (!outcome.ok) failures.push({ index, error: outcome.error });
     }
     return failures;
@@ -134,6 +138,7 @@ export class Settlement {
         effects,
         consumer: 'push',
         next,
+        settledBy: request.settledBy,
       });
       return { ok: true, address, messageId, lease: next.lease };
     }
@@ -152,6 +157,7 @@ export class Settlement {
       effects,
       consumer: 'simple',
       next,
+      settledBy: request.settledBy,
     });
     return { ok: true, address, messageId, lease: next.lease };
   }

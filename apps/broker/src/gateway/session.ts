@@ -10,14 +10,17 @@ import {
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
+import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
+import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 export interface SessionOptions {
   readonly engine: BrokerEngine;
   readonly log: FastifyBaseLogger;
-  readonly authTokens: readonly string[];
+  /** Who may do what (DESIGN.md §7); disabled when the broker runs without authentication. */
+  readonly access: AccessControl;
   readonly helloTimeoutMs: number;
   readonly maxBodyBytes: number;
   readonly maxFrameBytes: number;
@@ -34,6 +37,7 @@ export class Session {
   readonly id = randomUUID();
   readonly #socket: WebSocket;
   readonly #options: SessionOptions;
+  readonly #access: SessionAccess;
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
@@ -54,6 +58,7 @@ export class Session {
   constructor(socket: WebSocket, options: SessionOptions) {
     this.#socket = socket;
     this.#options = options;
+    this.#access = new SessionAccess(options.access);
     this.#clientId = `session-${this.id.slice(0, 8)}`;
     this.#helloTimer = setTimeout(() => {
       this.#fail(
@@ -134,13 +139,9 @@ export class Session {
       );
       return;
     }
-    const tokens = this.#options.authTokens;
-    if (tokens.length > 0 && (frame.token === undefined || !tokens.includes(frame.token))) {
-      this.#fail(
-        ERROR_CODES.UNAUTHORIZED.code,
-        'the token is missing or not accepted',
-        CLOSE_CODES.policyViolation,
-      );
+    const refused = this.#access.hello(frame.token);
+    if (refused !== undefined) {
+      this.#fail(ERROR_CODES.UNAUTHORIZED.code, refused, CLOSE_CODES.policyViolation);
       return;
     }
     if (!this.#options.accepting()) {
@@ -179,8 +180,15 @@ export class Session {
       this.#sendError(ERROR_CODES.BROKER_UNAVAILABLE.code, 'the broker is shutting down', id);
       return;
     }
+    // Permission before anything is looked up: a refusal changes nothing and reveals nothing.
+    const verdict = this.#access.check(frame);
+    if (!verdict.ok) {
+      this.#sendFailure(verdict.error, id);
+      if (verdict.endSession) this.close(CLOSE_CODES.policyViolation, verdict.error.message.slice(0, 120));
+      return;
+    }
     this.#inFlight++;
-    this.#handle(frame)
+    this.#handle(frame, verdict)
       .then((answer) => this.#send(answer))
       .catch((error: unknown) => this.#sendFailure(error, id))
       .finally(() => {
@@ -189,11 +197,19 @@ export class Session {
       });
   }
 
-  async #handle(frame: Exclude<ClientFrame, { type: 'hello' | 'credit' }>): Promise<BrokerFrame> {
+  async #handle(frame: RequestFrame, verdict: FrameVerdict & { ok: true }): Promise<BrokerFrame> {
     const engine = this.#options.engine;
+    const settledBy = verdict.principal;
     switch (frame.type) {
-      case 'send':
-        return { type: 'sendResult', id: frame.id, receipts: await engine.send(frame.messages) };
+      case 'send': {
+        const receipts = await sendAllowed(
+          frame.messages,
+          verdict.forbidden,
+          (message) => message.messageId,
+          (messages) => engine.send(messages),
+        );
+        return { type: 'sendResult', id: frame.id, receipts };
+      }
       case 'receive':
         return {
           type: 'messages',
@@ -212,7 +228,7 @@ export class Session {
         return {
           type: 'settled',
           id: frame.id,
-          failures: settleFailures(await engine.ack(frame.receiptHandles)),
+          failures: settleFailures(await engine.ack(frame.receiptHandles, settledBy)),
         };
       case 'changeInvisibleDuration': {
         const changed = await engine.changeInvisibleDuration(frame.receiptHandle, frame.invisibleDurationMs);
@@ -244,12 +260,16 @@ export class Session {
         return { type: 'ok', id: frame.id };
       }
       case 'nack':
-        return { type: 'settled', id: frame.id, failures: settleFailures(await engine.nack(frame.items)) };
+        return {
+          type: 'settled',
+          id: frame.id,
+          failures: settleFailures(await engine.nack(frame.items, settledBy)),
+        };
       case 'release':
         return {
           type: 'settled',
           id: frame.id,
-          failures: settleFailures(await engine.release(frame.receiptHandles)),
+          failures: settleFailures(await engine.release(frame.receiptHandles, settledBy)),
         };
     }
   }

@@ -1,13 +1,14 @@
 import websocket from '@fastify/websocket';
 import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
+import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import { CLOSE_CODES } from './close-codes.js';
 import { Session } from './session.js';
 
 export interface GatewayOptions {
   readonly engine: BrokerEngine;
-  readonly authTokens: readonly string[];
+  readonly access: AccessControl;
   readonly helloTimeoutMs: number;
   readonly maxBodyBytes: number;
   readonly maxFrameBytes: number;
@@ -58,7 +59,7 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
       const session = new Session(socket, {
         engine: options.engine,
         log: request.log,
-        authTokens: options.authTokens,
+        access: options.access,
         helloTimeoutMs: options.helloTimeoutMs,
         maxBodyBytes: options.maxBodyBytes,
         maxFrameBytes: options.maxFrameBytes,

@@ -115,4 +115,22 @@ describe('LMDB store', () => {
       ['g', 2],
     ]);
   });
+
+  it('keeps the settling principal of a history entry, and reads entries without one as before', async () => {
+    const record = {
+      group: 'g',
+      topic: 't',
+      offset: 0,
+      deliveryAttempt: 1,
+      consumer: 'push',
+      deliveredAt: 1,
+      settledAt: 2,
+      result: 'committed',
+    } as const;
+    void store.appendHistory('m1', { ...record, lease: 1 });
+    void store.appendHistory('m1', { ...record, lease: 2, principal: 'billing-worker' });
+    await store.committed();
+    expect(store.readHistory('m1').map((entry) => entry.principal)).toEqual([undefined, 'billing-worker']);
+    expect(Object.keys(store.readHistory('m1')[0] ?? {})).not.toContain('principal');
+  });
 });

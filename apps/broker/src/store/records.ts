@@ -135,4 +135,10 @@ export interface HistoryRecord {
   readonly settledAt: number;
   readonly result: 'committed' | 'failed' | 'timedOut' | 'leaseExpired' | 'released' | 'deadLettered';
   readonly reason?: string;
+  /**
+   * The principal (DESIGN.md §7) whose ack, nack or release settled the delivery. Absent when
+   * the broker settled it (a timeout, a lease that expired, a session that ended), when it runs
+   * without authentication, and in history written before principals existed.
+   */
+  readonly principal?: string;
 }

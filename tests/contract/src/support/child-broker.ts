@@ -14,8 +14,14 @@ const require = createRequire(import.meta.url);
 /** The broker's CLI source, run through tsx with the in-repo source condition. */
 const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json')), 'src', 'main.ts');
 
-/** Start `ricochet-broker --port 0 --data-dir <dir>` and wait for the line that names its URL. */
-export async function startChildBroker(dataDir: string): Promise<ChildBroker> {
+/**
+ * Start `ricochet-broker --port 0 --data-dir <dir>` (plus `extraArgs`, e.g. `--auth-file`) and wait
+ * for the line that names its URL.
+ */
+export async function startChildBroker(
+  dataDir: string,
+  extraArgs: readonly string[] = [],
+): Promise<ChildBroker> {
   const child = spawn(
     process.execPath,
     [
@@ -29,6 +35,7 @@ export async function startChildBroker(dataDir: string): Promise<ChildBroker> {
       '127.0.0.1',
       '--data-dir',
       dataDir,
+      ...extraArgs,
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import type { AccessControl } from '../auth/access-control.js';
+import type { Action } from '../auth/permissions.js';
+import { replyError } from './http-error.js';
+
+/** Paths served to anyone: the health check, and the WebSocket upgrade (its `hello` carries the token). */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/ws']);
+
+/**
+ * What an HTTP request asks to do (DESIGN.md §7), from its method and path alone: `/metrics`
+ * needs `metrics`; every other path (any admin route, and paths no route serves, so a 404 tells
+ * nothing to a stranger) needs `admin` read for GET and HEAD, `admin` write for anything else.
+ * `undefined` for the open paths.
+ */
+export function httpActionOf(method: string, path: string): Action | undefined {
+  if (OPEN_PATHS.has(path)) return undefined;
+  if (path === '/metrics') return { type: 'metrics' };
+  return { type: 'admin', level: method === 'GET' || method === 'HEAD' ? 'read' : 'write' };
+}
+
+/** The token of an `Authorization: Bearer <token>` header (the scheme in any case), if any. */
+export function bearerTokenOf(header: string | undefined): string | undefined {
+  const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
+  return match?.[1];
+}
+
+/**
+ * Guard every HTTP route with the caller's token. It runs on each request before the body is read
+ * and before the route looks anything up: `401` (with `WWW-Authenticate: Bearer`) for a missing or
+ * unknown token, `403` for an action the principal may not take; either changes nothing.
+ */
+export function registerHttpAccess(app: FastifyInstance, access: AccessControl): void {
+  if (!access.enabled) return;
+  app.addHook('onRequest', async (request, reply) => {
+    // The route the request matched, so no spelling of a path (`//metrics`) reaches a route under
+    // another's rule; a request no route serves is judged by its raw path.
+    const path = request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '';
+    const action = httpActionOf(request.method, path);
+    if (action === undefined) return;
+    const where = `${request.method} ${path}`;
+    const authn = access.authenticate(bearerTokenOf(request.headers.authorization), where);
+    if (!authn.ok) {
+      reply.header('www-authenticate', 'Bearer realm="ricochet"');
+      return replyError(reply, 'UNAUTHORIZED', `${authn.message}: send Authorization: Bearer <token>`);
+    }
+    const decision = access.authorize(authn.caller, action, where);
+    if (decision.ok) return;
+    if (decision.status === 401) reply.header('www-authenticate', 'Bearer realm="ricochet"');
+    return replyError(reply, decision.status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN', decision.message);
+  });
+}
