@@ -3,8 +3,8 @@ import { buildBroker } from './app.js';
 import { parseCommandLine } from './config.js';
 
 /**
- * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, and drain on
- * SIGTERM/SIGINT. Everything else lives in `buildBroker`.
+ * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, drain on
+ * SIGTERM/SIGINT, and reload the TLS certificate on SIGHUP. Everything else lives in `buildBroker`.
  */
 async function main(): Promise<void> {
   const parsed = parseCommandLine(process.argv.slice(2), process.env);
@@ -38,6 +38,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // SIGHUP re-reads what may change under a running broker; a bad file is refused (and logged by
+  // the broker) and the old one stays in force. Without a handler SIGHUP would end the process.
+  process.on('SIGHUP', () => {
+    void broker.reloadTls().then((result) => {
+      if (result.ok) console.log('ricochet-broker: TLS certificate reloaded');
+      else if (result.reason === 'invalid') console.error(`ricochet-broker: ${result.message}; the old certificate stays in force`);
+    });
+  });
 }
 
 main().catch((error: unknown) => {
