@@ -43,7 +43,8 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => {
     void broker.reloadTls().then((result) => {
       if (result.ok) console.log('ricochet-broker: TLS certificate reloaded');
-      else if (result.reason === 'invalid') console.error(`ricochet-broker: ${result.message}; the old certificate stays in force`);
+      else if (result.reason === 'invalid')
+        console.error(`ricochet-broker: ${result.message}; the old certificate stays in force`);
     });
   });
 }
