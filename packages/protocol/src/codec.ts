@@ -1,6 +1,7 @@
 import { type Options, Packr } from 'msgpackr';
 import type { z } from 'zod';
 import { ERROR_CODES } from './error-catalogue.js';
+import { MAX_FRAME_NESTING, nestsDeeperThan } from './nesting-depth.js';
 import {
   type BrokerFrame,
   brokerFrameSchema,
@@ -85,6 +86,9 @@ function decodeWith<TFrame>(bytes: Uint8Array, schema: z.ZodType<TFrame>): Decod
     // Refuse anything but a map by its first byte, before unpacking: garbage (thousands of nested
     // arrays, say) then costs one comparison, not a parse.
     if (!isMapHeader(bytes[0] as number)) return failure('a frame is a MessagePack map', undefined);
+    if (nestsDeeperThan(bytes, MAX_FRAME_NESTING)) {
+      return failure(`a frame nests maps and arrays at most ${MAX_FRAME_NESTING} levels deep`, undefined);
+    }
     value = packr.unpack(bytes);
   } catch (cause) {
     return failure(`not a MessagePack value: ${describeThrown(cause)}`, undefined);

@@ -24,7 +24,7 @@ describe('logWebSocketError', () => {
     const error = Object.assign(new RangeError('Max payload size exceeded'), {
       code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH',
     });
-    logWebSocketError(error, log as never, limits());
+    expect(logWebSocketError(error, log as never, limits())).toBe('closing');
     expect(log.warn).toHaveBeenCalledWith(
       { code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', reason: 'Max payload size exceeded' },
       expect.any(String),
@@ -34,11 +34,13 @@ describe('logWebSocketError', () => {
 
   it('logs a reset connection at debug and a failure of its own at error', () => {
     const log = fakeLog();
-    logWebSocketError(
-      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }),
-      log as never,
-      limits(),
-    );
+    expect(
+      logWebSocketError(
+        Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }),
+        log as never,
+        limits(),
+      ),
+    ).toBe('terminate');
     expect(log.debug).toHaveBeenCalledTimes(1);
     logWebSocketError(new TypeError('bug'), log as never, limits());
     expect(log.error).toHaveBeenCalledTimes(1);

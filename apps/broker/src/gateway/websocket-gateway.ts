@@ -39,7 +39,9 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
     },
     // ws closes the connection (1009 for an oversized frame, 1002 for a broken one) and then reports
     // the error here: one warning without a stack trace, since the client is at fault, not the broker.
-    errorHandler: (error, _socket, request) => logWebSocketError(error, request.log, options.limits),
+    errorHandler: (error, socket, request) => {
+      if (logWebSocketError(error, request.log, options.limits) === 'terminate') socket.terminate();
+    },
     // Sessions are closed by the broker's drain, with a going-away code; this only catches stragglers.
     preClose(done) {
       for (const session of sessions) session.close(CLOSE_CODES.goingAway);
