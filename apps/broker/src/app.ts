@@ -8,12 +8,15 @@ import { registerMessageRoutes } from './admin/message-routes.js';
 import { registerTopicRoutes } from './admin/topic-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
-import { type BrokerConfig, type BrokerConfigInput, resolveBrokerConfig } from './config.js';
+import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrokerConfig } from './config.js';
 import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
+import { ConnectionLimits } from './gateway/connection-limits.js';
 import { registerGateway } from './gateway/websocket-gateway.js';
+import { httpServerOptions } from './http-server-options.js';
 import type { BrokerStore } from './store/broker-store.js';
 import { openLmdbStore } from './store/lmdb-store.js';
+import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
 
@@ -21,7 +24,7 @@ const MIB = 1024 * 1024;
 export interface BrokerAddress {
   readonly host: string;
   readonly port: number;
-  /** The endpoint clients take: `ws://host:port`. */
+  /** The endpoint clients take: `ws://host:port`, or `wss://host:port` with TLS. */
   readonly url: string;
 }
 
@@ -55,6 +58,12 @@ export interface Broker {
    */
   reloadAuth(): Promise<ReloadOutcome>;
   /**
+   * Read `tlsCert`/`tlsKey` again and serve new connections with them (what SIGHUP does). A pair
+   * that cannot be read or does not match is refused and logged; the old one stays in force.
+   * Never throws; without TLS it answers `{ ok: false, reason: 'tls-off' }`.
+   */
+  reloadTls(): Promise<TlsReloadResult>;
+  /**
    * Drain and stop: refuse new work, let requests in progress finish (bounded by
    * `drainTimeoutMs`), close every session, then flush and close the store. Idempotent.
    */
@@ -75,11 +84,26 @@ export async function buildBroker(
   const config = resolveBrokerConfig(input);
   // Before the store opens: a broker that may not start leaves nothing behind.
   const startupAuth = await loadStartupAuth(config);
-  const maxFrameBytes = Math.max(16 * MIB, config.maxBodyBytes + MIB);
+  const maxFrameBytes = maxFrameBytesOf(config);
+  // A bad pair fails the start, before the store opens: nothing to undo.
+  const tls =
+    config.tlsCert !== undefined && config.tlsKey !== undefined
+      ? await loadTlsCredentials(config.tlsCert, config.tlsKey)
+      : undefined;
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: 1 * MIB,
+    ...httpServerOptions(config, tls),
   });
+  const tlsReloader =
+    tls === undefined || config.tlsCert === undefined || config.tlsKey === undefined
+      ? undefined
+      : new TlsReloader({
+          certPath: config.tlsCert,
+          keyPath: config.tlsKey,
+          target: app.server as unknown as SecureContextTarget,
+          log: app.log,
+        });
   const opened = openLmdbStore({
     path: config.dataDir,
     flushPolicy: config.flushPolicy,
@@ -114,6 +138,8 @@ export async function buildBroker(
     maxBodyBytes: config.maxBodyBytes,
     maxFrameBytes,
     accepting: isAccepting,
+    limits: new ConnectionLimits(config, engine.metrics.registry),
+    websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
   });
   registerHealthRoutes(app, engine, isAccepting);
   registerTopicRoutes(app, engine);
@@ -152,11 +178,17 @@ export async function buildBroker(
       const bound = app.server.address();
       const port = typeof bound === 'object' && bound ? bound.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      address = { host: config.host, port, url: `ws://${host}:${port}` };
+      address = { host: config.host, port, url: `${tls === undefined ? 'ws' : 'wss'}://${host}:${port}` };
       return address;
     },
     reloadAuth() {
       return access.reload();
+    },
+    async reloadTls() {
+      if (tlsReloader === undefined) {
+        return { ok: false, reason: 'tls-off', message: 'TLS is off: start with tlsCert and tlsKey' };
+      }
+      return tlsReloader.reload();
     },
     close() {
       closing ??= drainAndClose();

@@ -12,56 +12,155 @@ export type FlushPolicy = (typeof FLUSH_POLICIES)[number];
 
 const MINUTE_MS = 60_000;
 
+// ---- TLS and connection limits (DESIGN.md §7, docs/guides/security.md): one block, kept together.
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** Room a frame needs beyond its largest body: properties (16 KiB), ids, names and MessagePack framing. */
+export const FRAME_OVERHEAD_BYTES = 64 * KIB;
+
+/** The TLS and limit settings; spread into {@link brokerConfigSchema}. */
+function networkLimitsFields() {
+  const positiveInt = () => z.coerce.number().int().min(1);
+  return {
+    /** PEM certificate chain; with `tlsKey`, the port serves `wss://` and `https://`. Reloaded on SIGHUP. @default undefined (plain ws/http) */
+    tlsCert: z.string().min(1).optional(),
+    /** PEM private key of `tlsCert`. @default undefined */
+    tlsKey: z.string().min(1).optional(),
+    /** WebSocket connections open at once; one more is refused at the upgrade with HTTP 503. @default 10000 */
+    maxConnections: positiveInt().default(10_000),
+    /**
+     * The largest WebSocket message read; a larger one closes the connection with 1009 as soon as
+     * its header announces the length, before it is buffered. At least `maxBodyBytes` + 64 KiB.
+     * @default max(16 MiB, maxBodyBytes + 1 MiB)
+     */
+    maxFrameBytes: positiveInt()
+      .max(128 * MIB)
+      .optional(),
+    /** Requests of one connection being worked on at once; one more is answered `530`. @default 4096 */
+    maxInflightRequestsPerConnection: positiveInt().default(4_096),
+    /** Long-polling receives (awaitDurationMs > 0) of one connection waiting at once; one more is answered `530`. @default 64 */
+    maxWaitingReceivesPerConnection: positiveInt().default(64),
+    /** Push subscriptions open on one connection; one more is answered `400`. @default 256 */
+    maxSubscriptionsPerConnection: positiveInt().default(256),
+    /** How long an HTTP request (an upgrade included) may take to send its request line and headers. @default 10 s */
+    httpHeadersTimeoutMs: positiveInt().default(10_000),
+    /** How long an HTTP request may take from its first byte to its last (body included). @default 30 s */
+    httpRequestTimeoutMs: positiveInt().default(30_000),
+    /** How long a WebSocket message may take from its first byte to its last (all its fragments). @default 60 s */
+    websocketMessageTimeoutMs: positiveInt().default(60_000),
+  };
+}
+
+const NETWORK_LIMITS_FLAGS = {
+  '--tls-cert': 'tlsCert',
+  '--tls-key': 'tlsKey',
+  '--max-connections': 'maxConnections',
+  '--max-frame-bytes': 'maxFrameBytes',
+  '--max-inflight-requests-per-connection': 'maxInflightRequestsPerConnection',
+  '--max-waiting-receives-per-connection': 'maxWaitingReceivesPerConnection',
+  '--max-subscriptions-per-connection': 'maxSubscriptionsPerConnection',
+  '--http-headers-timeout-ms': 'httpHeadersTimeoutMs',
+  '--http-request-timeout-ms': 'httpRequestTimeoutMs',
+  '--websocket-message-timeout-ms': 'websocketMessageTimeoutMs',
+} as const;
+
+function checkNetworkLimits(
+  config: {
+    tlsCert?: string | undefined;
+    tlsKey?: string | undefined;
+    maxFrameBytes?: number | undefined;
+    maxBodyBytes: number;
+    httpHeadersTimeoutMs: number;
+    httpRequestTimeoutMs: number;
+  },
+  context: z.RefinementCtx,
+): void {
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+    const missing = config.tlsCert === undefined ? 'tlsCert' : 'tlsKey';
+    context.addIssue({ code: 'custom', path: [missing], message: 'TLS needs both tlsCert and tlsKey' });
+  }
+  if (
+    config.maxFrameBytes !== undefined &&
+    config.maxFrameBytes < config.maxBodyBytes + FRAME_OVERHEAD_BYTES
+  ) {
+    context.addIssue({
+      code: 'custom',
+      path: ['maxFrameBytes'],
+      message: `must be at least maxBodyBytes + ${FRAME_OVERHEAD_BYTES} (${config.maxBodyBytes + FRAME_OVERHEAD_BYTES}), so that the largest message fits in a frame`,
+    });
+  }
+  // Node refuses a request timeout shorter than the headers timeout.
+  if (config.httpRequestTimeoutMs < config.httpHeadersTimeoutMs) {
+    context.addIssue({
+      code: 'custom',
+      path: ['httpRequestTimeoutMs'],
+      message: 'must be at least httpHeadersTimeoutMs',
+    });
+  }
+}
+
+/** The frame limit in force: the configured one, else max(16 MiB, maxBodyBytes + 1 MiB). */
+export function maxFrameBytesOf(config: Pick<BrokerConfig, 'maxFrameBytes' | 'maxBodyBytes'>): number {
+  return config.maxFrameBytes ?? Math.max(16 * MIB, config.maxBodyBytes + MIB);
+}
+
+// ---- end of TLS and connection limits
+
 /** Every setting of the broker, with its default. Parsed once, here. */
-export const brokerConfigSchema = z.object({
-  /** TCP port; 0 picks a free one. @default 7720 */
-  port: z.coerce.number().int().min(0).max(65_535).default(7720),
-  /** Interface to bind. @default '127.0.0.1' */
-  host: z.string().min(1).default('127.0.0.1'),
-  /** Directory of the embedded store; created if missing. @default './ricochet-data' */
-  dataDir: z.string().min(1).default('./ricochet-data'),
-  /** @default 'fsync' */
-  flushPolicy: z.enum(FLUSH_POLICIES).default('fsync'),
-  /** The largest message body accepted. @default 4 MiB */
-  maxBodyBytes: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(64 * 1024 * 1024)
-    .default(DEFAULT_MAX_BODY_BYTES),
-  /** How long a message id is remembered to answer retried sends with the original receipt (R3). @default 5 min */
-  dedupWindowMs: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(5 * MINUTE_MS),
-  /** The farthest ahead a delay message may be scheduled (T1). @default 24 h */
-  maxDelayMs: z.coerce.number().int().min(0).default(DEFAULT_MAX_DELAY_MS),
-  /** Create unknown topics on first send. @default true */
-  autoCreateTopics: z.boolean().default(true),
-  /** Create unknown groups on first use. @default true */
-  autoCreateGroups: z.boolean().default(true),
-  // ─── Authentication and permissions (DESIGN.md §7; docs/guides/security.md) ────────────────
-  /** The auth file: principals, their token digests and permissions; reloaded on SIGHUP. @default none (no authentication) */
-  authFile: z.string().min(1).optional(),
-  /** Listen on a non-loopback address without an auth file. @default false */
-  allowUnauthenticated: z.boolean().default(false),
-  /** Deprecated: tokens that may do everything; use `authFile`. Not with `authFile`. @default [] */
-  authTokens: z.array(z.string().min(1)).default([]),
-  // ─────────────────────────────────────────────────────────────────────────────────────────────
-  /** How long a new connection may take to send `hello`. @default 10 s */
-  helloTimeoutMs: z.coerce.number().int().min(1).default(10_000),
-  /** How long a SIGTERM/SIGINT drain waits for in-flight work before closing anyway. @default 10 s */
-  drainTimeoutMs: z.coerce.number().int().min(0).default(10_000),
-  /**
-   * Due retries and expired leases queued in memory per group, waiting for a consumer. More stay
-   * in the store's schedule until the queue drains, so a backlog of retries costs disk, not heap.
-   * @default 10000
-   */
-  maxReadyQueuePerGroup: z.coerce.number().int().min(1).default(10_000),
-  /** Log level of the broker's JSON log lines (pino, through Fastify). @default 'info' */
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-});
+export const brokerConfigSchema = z
+  .object({
+    /** TCP port; 0 picks a free one. @default 7720 */
+    port: z.coerce.number().int().min(0).max(65_535).default(7720),
+    /** Interface to bind. @default '127.0.0.1' */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** Directory of the embedded store; created if missing. @default './ricochet-data' */
+    dataDir: z.string().min(1).default('./ricochet-data'),
+    /** @default 'fsync' */
+    flushPolicy: z.enum(FLUSH_POLICIES).default('fsync'),
+    /** The largest message body accepted. @default 4 MiB */
+    maxBodyBytes: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .default(DEFAULT_MAX_BODY_BYTES),
+    /** How long a message id is remembered to answer retried sends with the original receipt (R3). @default 5 min */
+    dedupWindowMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(5 * MINUTE_MS),
+    /** The farthest ahead a delay message may be scheduled (T1). @default 24 h */
+    maxDelayMs: z.coerce.number().int().min(0).default(DEFAULT_MAX_DELAY_MS),
+    /** Create unknown topics on first send. @default true */
+    autoCreateTopics: z.boolean().default(true),
+    /** Create unknown groups on first use. @default true */
+    autoCreateGroups: z.boolean().default(true),
+    // ─── Authentication and permissions (DESIGN.md §7; docs/guides/security.md) ────────────────
+    /** The auth file: principals, their token digests and permissions; reloaded on SIGHUP. @default none (no authentication) */
+    authFile: z.string().min(1).optional(),
+    /** Listen on a non-loopback address without an auth file. @default false */
+    allowUnauthenticated: z.boolean().default(false),
+    /** Deprecated: tokens that may do everything; use `authFile`. Not with `authFile`. @default [] */
+    authTokens: z.array(z.string().min(1)).default([]),
+    // ─────────────────────────────────────────────────────────────────────────────────────────────
+    /** How long a new connection may take to send `hello`. @default 10 s */
+    helloTimeoutMs: z.coerce.number().int().min(1).default(10_000),
+    /** How long a SIGTERM/SIGINT drain waits for in-flight work before closing anyway. @default 10 s */
+    drainTimeoutMs: z.coerce.number().int().min(0).default(10_000),
+    /**
+     * Due retries and expired leases queued in memory per group, waiting for a consumer. More stay
+     * in the store's schedule until the queue drains, so a backlog of retries costs disk, not heap.
+     * @default 10000
+     */
+    maxReadyQueuePerGroup: z.coerce.number().int().min(1).default(10_000),
+    /** Log level of the broker's JSON log lines (pino, through Fastify). @default 'info' */
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    ...networkLimitsFields(),
+  })
+  .superRefine(checkNetworkLimits);
 
 /** The broker's settings after defaults. */
 export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
@@ -93,6 +192,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--drain-timeout-ms': 'drainTimeoutMs',
   '--max-ready-queue-per-group': 'maxReadyQueuePerGroup',
   '--log-level': 'logLevel',
+  ...NETWORK_LIMITS_FLAGS,
 };
 
 const BOOLEAN_FIELDS = new Set<keyof BrokerConfig>([

@@ -6,8 +6,8 @@ import { parseCommandLine } from './config.js';
 
 /**
  * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, reload the auth
- * file on SIGHUP, and drain on SIGTERM/SIGINT. Everything else lives in `buildBroker`.
- * `ricochet-broker token --name <name>` prints a new token instead.
+ * file and the TLS certificate on SIGHUP, and drain on SIGTERM/SIGINT. Everything else lives in
+ * `buildBroker`. `ricochet-broker token --name <name>` prints a new token instead.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -58,8 +58,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  // The outcome is logged by the broker; a refused file leaves the one in force.
-  process.on('SIGHUP', () => void broker.reloadAuth());
+  // SIGHUP re-reads what may change under a running broker; a bad file is refused (and logged by
+  // the broker) and the old one stays in force. Without a handler SIGHUP would end the process.
+  process.on('SIGHUP', () => {
+    void broker.reloadAuth();
+    void broker.reloadTls().then((result) => {
+      if (result.ok) console.log('ricochet-broker: TLS certificate reloaded');
+      else if (result.reason === 'invalid')
+        console.error(`ricochet-broker: ${result.message}; the old certificate stays in force`);
+    });
+  });
 }
 
 main().catch((error: unknown) => {

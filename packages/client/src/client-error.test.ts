@@ -9,6 +9,7 @@ describe('ClientError', () => {
     ['ABORTED', false],
     ['CLIENT_CLOSED', false],
     ['PROTOCOL_ERROR', false],
+    ['TLS_ERROR', false],
   ] as const)('%s is retryable: %s', (code, retryable) => {
     const error = new ClientError(code, 'what happened');
     expect(error).toBeInstanceOf(RicochetError);
@@ -23,6 +24,7 @@ describe('ClientError', () => {
       'CONNECTION_CLOSED',
       'PROTOCOL_ERROR',
       'TIMEOUT',
+      'TLS_ERROR',
     ]);
     const cause = new Error('socket hang up');
     expect(new ClientError('CONNECTION_CLOSED', 'dropped', { cause }).cause).toBe(cause);

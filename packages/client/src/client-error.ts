@@ -18,6 +18,11 @@ export const CLIENT_ERROR_CODES = {
    * decode or did not expect. Retrying would meet the same broker, so it is not retryable.
    */
   PROTOCOL_ERROR: { retryable: false },
+  /**
+   * The client refused the broker's TLS certificate (an unknown authority, a name that does not
+   * match, an expired certificate). Retrying would meet the same certificate, so it is not retryable.
+   */
+  TLS_ERROR: { retryable: false },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 /** The code of a {@link ClientError}, e.g. `'CONNECTION_CLOSED'`. */

@@ -1,6 +1,7 @@
 import type { ExponentialBackoffOptions } from '@ricochet/core';
 import { WEBSOCKET_PATH } from '@ricochet/protocol';
 import { badRequestError, type ClientError } from './client-error.js';
+import type { TlsOptions } from './tls-options.js';
 import type { WebSocketConstructor } from './web-socket.js';
 
 /** How long a request may wait for its answer unless it says otherwise: 30 s. */
@@ -31,6 +32,14 @@ export interface ConnectionOptions {
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /**
+   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private certificate authority.
+   * Node only: with it the connection opens its sockets with the `ws` package, since a standard
+   * WebSocket takes no TLS settings. A certificate the client refuses ends the connection with
+   * `TLS_ERROR` (not retried). Cannot be combined with `webSocket`.
+   * @default undefined (the runtime's defaults: the system's trusted CAs)
+   */
+  readonly tls?: TlsOptions;
   /**
    * The WebSocket implementation, for tests or unusual runtimes.
    * @default globalThis.WebSocket when the runtime has one, else the `ws` package
@@ -98,7 +107,7 @@ export function checkTimeoutMs(value: number, name: string): void {
 /** The options of a client (producer or consumer) that its connection takes as they are. */
 export type ClientConnectionOptions = Pick<
   ConnectionOptions,
-  'endpoint' | 'token' | 'clientId' | 'reconnectBackoff' | 'webSocket' | 'onProtocolError'
+  'endpoint' | 'token' | 'clientId' | 'reconnectBackoff' | 'webSocket' | 'onProtocolError' | 'tls'
 >;
 
 /**
@@ -109,7 +118,7 @@ export function connectionOptionsOf(
   options: ClientConnectionOptions,
   requestTimeoutMs: number,
 ): ConnectionOptions {
-  const { endpoint, token, clientId, reconnectBackoff, webSocket, onProtocolError } = options;
+  const { endpoint, token, clientId, reconnectBackoff, webSocket, onProtocolError, tls } = options;
   return {
     endpoint,
     requestTimeoutMs,
@@ -118,5 +127,6 @@ export function connectionOptionsOf(
     ...(reconnectBackoff === undefined ? {} : { reconnectBackoff }),
     ...(webSocket === undefined ? {} : { webSocket }),
     ...(onProtocolError === undefined ? {} : { onProtocolError }),
+    ...(tls === undefined ? {} : { tls }),
   };
 }

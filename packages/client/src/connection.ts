@@ -24,6 +24,7 @@ import { FrameRouter, type UnsolicitedFrames, type UnsolicitedFrameType } from '
 import { handshake, type SessionInfo, sessionInfoOf } from './handshake.js';
 import { ReconnectLoop } from './reconnect-loop.js';
 import { type AnswerFrame, type RequestFrameInput, RequestTable } from './request-table.js';
+import { checkTlsOption, type TlsOptions, tlsWebSocket } from './tls-options.js';
 import {
   closeSocket,
   describeCloseReason,
@@ -75,6 +76,7 @@ export class Connection {
   readonly #hello: HelloFrame;
   readonly #requestTimeoutMs: number;
   readonly #webSocket: WebSocketConstructor | undefined;
+  readonly #tls: TlsOptions | undefined;
   readonly #onHandlerError: (error: unknown) => void;
   /** Aborted by `close()`: every wait of the reconnect loop and every connect attempt stops. */
   readonly #lifetime = new AbortController();
@@ -104,6 +106,8 @@ export class Connection {
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     checkTimeoutMs(this.#requestTimeoutMs, 'requestTimeoutMs');
     this.#webSocket = options.webSocket;
+    checkTlsOption(options.tls, this.#url, options.webSocket !== undefined);
+    this.#tls = options.tls;
     this.#onHandlerError = options.onHandlerError ?? ((error) => console.error(error));
     this.#router = new FrameRouter({
       requests: this.#requests,
@@ -250,13 +254,15 @@ export class Connection {
     if (this.#status.state !== 'closed') this.#setStatus({ state: 'closed' });
   }
 
-  /** The injected constructor (treated as a standard WebSocket), else the runtime's; loaded once. */
+  /**
+   * The injected constructor (treated as a standard WebSocket), else `ws` with the TLS settings,
+   * else the runtime's; loaded once.
+   */
   #webSocketImplementation(): Promise<WebSocketImplementation> {
     if (this.#implementation === undefined) {
-      this.#implementation =
-        this.#webSocket === undefined
-          ? loadWebSocket()
-          : Promise.resolve({ create: this.#webSocket, binaryType: 'arraybuffer' });
+      if (this.#webSocket !== undefined) {
+        this.#implementation = Promise.resolve({ create: this.#webSocket, binaryType: 'arraybuffer' });
+      } else this.#implementation = this.#tls === undefined ? loadWebSocket() : tlsWebSocket(this.#tls);
     }
     return this.#implementation;
   }

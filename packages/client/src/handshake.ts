@@ -8,6 +8,7 @@ import {
   type WelcomeFrame,
 } from '@ricochet/protocol';
 import { ClientError } from './client-error.js';
+import { certificateErrorCode } from './tls-options.js';
 import {
   describeCloseReason,
   detach,
@@ -141,6 +142,19 @@ export function handshake(options: HandshakeOptions): Promise<void> {
       socketError = event.error ?? event.message;
     };
     socket.onclose = (event: WebSocketCloseEvent) => {
+      const certificateCode = certificateErrorCode(socketError);
+      if (certificateCode !== undefined) {
+        // Not retried: every attempt would meet the same certificate.
+        const why = socketError instanceof Error ? socketError.message : certificateCode;
+        fail(
+          new ClientError(
+            'TLS_ERROR',
+            `the TLS certificate of ${url} was refused: ${why} (${certificateCode}); trust its authority with the tls option, e.g. { tls: { ca } }`,
+            { cause: socketError },
+          ),
+        );
+        return;
+      }
       fail(
         new ClientError(
           'CONNECTION_CLOSED',

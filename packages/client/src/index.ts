@@ -28,6 +28,7 @@ export { checkIntegerField, checkIntegerInRange, type IntegerFieldSchema } from 
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
 export { ANSWER_TYPES, type AnswerFrame, type RequestFrameInput } from './request-table.js';
 export { TickBatcher, type TickBatcherOptions } from './tick-batcher.js';
+export type { TlsOptions } from './tls-options.js';
 export type {
   WebSocketCloseEvent,
   WebSocketConstructor,

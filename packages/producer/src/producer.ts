@@ -10,6 +10,7 @@ import {
   drainWithTimeout,
   IdleWaiters,
   TickBatcher,
+  type TlsOptions,
   toRicochetError,
   type WebSocketConstructor,
 } from '@ricochet/client';
@@ -64,6 +65,12 @@ export interface ProducerOptions {
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /**
+   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private authority; see
+   * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
+   * @default undefined (the system's trusted CAs)
+   */
+  readonly tls?: TlsOptions;
   /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
   readonly webSocket?: WebSocketConstructor;
   /** See `ConnectionOptions.onProtocolError`. @default console.warn */

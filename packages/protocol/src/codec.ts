@@ -1,6 +1,7 @@
 import { type Options, Packr } from 'msgpackr';
 import type { z } from 'zod';
 import { ERROR_CODES } from './error-catalogue.js';
+import { MAX_FRAME_NESTING, nestsDeeperThan } from './nesting-depth.js';
 import {
   type BrokerFrame,
   brokerFrameSchema,
@@ -82,6 +83,12 @@ function decodeWith<TFrame>(bytes: Uint8Array, schema: z.ZodType<TFrame>): Decod
     if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
       return failure('a frame is one non-empty MessagePack map', undefined);
     }
+    // Refuse anything but a map by its first byte, before unpacking: garbage (thousands of nested
+    // arrays, say) then costs one comparison, not a parse.
+    if (!isMapHeader(bytes[0] as number)) return failure('a frame is a MessagePack map', undefined);
+    if (nestsDeeperThan(bytes, MAX_FRAME_NESTING)) {
+      return failure(`a frame nests maps and arrays at most ${MAX_FRAME_NESTING} levels deep`, undefined);
+    }
     value = packr.unpack(bytes);
   } catch (cause) {
     return failure(`not a MessagePack value: ${describeThrown(cause)}`, undefined);
@@ -123,6 +130,11 @@ function failure(message: string, value: unknown, issues: readonly FrameIssue[] 
       issues,
     },
   };
+}
+
+/** MessagePack's map headers: fixmap (0x80–0x8f), map 16 (0xde), map 32 (0xdf). */
+function isMapHeader(firstByte: number): boolean {
+  return (firstByte >= 0x80 && firstByte <= 0x8f) || firstByte === 0xde || firstByte === 0xdf;
 }
 
 function describeThrown(cause: unknown): string {

@@ -36,6 +36,7 @@ export {
   TAG_PATTERN,
   TOPIC_NAME_PATTERN,
 } from './names.js';
+export { MAX_FRAME_NESTING } from './nesting-depth.js';
 export { BrokerError, type ErrorDetails, RicochetError } from './ricochet-error.js';
 export {
   groupConfigInputSchema,

@@ -6,6 +6,7 @@ import {
   checkIntegerInRange,
   checkSubscriptions,
   type ReceivedMessage,
+  type TlsOptions,
   type WebSocketConstructor,
 } from '@ricochet/client';
 import {
@@ -104,6 +105,12 @@ export interface PushConsumerOptions {
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /**
+   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private authority; see
+   * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
+   * @default undefined (the system's trusted CAs)
+   */
+  readonly tls?: TlsOptions;
   /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
   readonly webSocket?: WebSocketConstructor;
   /**

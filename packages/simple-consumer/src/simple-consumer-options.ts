@@ -1,4 +1,4 @@
-import type { ClientError, WebSocketConstructor } from '@ricochet/client';
+import type { ClientError, TlsOptions, WebSocketConstructor } from '@ricochet/client';
 import type { ExponentialBackoffOptions } from '@ricochet/core';
 
 /** How long an empty `receive` waits for a message unless told otherwise: 20 s (S2). */
@@ -35,6 +35,12 @@ export interface SimpleConsumerOptions {
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
+  /**
+   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private authority; see
+   * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
+   * @default undefined (the system's trusted CAs)
+   */
+  readonly tls?: TlsOptions;
   /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
   readonly webSocket?: WebSocketConstructor;
   /** See `ConnectionOptions.onProtocolError`. @default console.warn */

@@ -14,6 +14,7 @@ import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
+import type { ConnectionLimits } from './connection-limits.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 export interface SessionOptions {
@@ -26,6 +27,8 @@ export interface SessionOptions {
   readonly maxFrameBytes: number;
   /** Whether the broker still takes new work (false while draining). */
   readonly accepting: () => boolean;
+  /** Per-connection caps on requests, waiting receives and subscriptions. */
+  readonly limits: ConnectionLimits;
 }
 
 /**
@@ -46,6 +49,10 @@ export class Session {
   /** Aborted when the session ends: long polls answer at once, nothing is sent afterwards. */
   readonly #ended = new AbortController();
   #inFlight = 0;
+  /** Receives in flight that may wait for messages (long polls): capped per connection. */
+  #waitingReceives = 0;
+  /** A client's first invalid frame is logged at warn; the rest are only counted (metrics). */
+  #invalidFrameLogged = false;
   #idleWaiters: (() => void)[] = [];
   /** Push subscriptions taking deliveries on this session (credit and unsubscribe apply to these). */
   readonly #subscriptionIds = new Set<number>();
@@ -61,6 +68,7 @@ export class Session {
     this.#access = new SessionAccess(options.access);
     this.#clientId = `session-${this.id.slice(0, 8)}`;
     this.#helloTimer = setTimeout(() => {
+      options.limits.rejected('helloTimeoutMs');
       this.#fail(
         ERROR_CODES.BAD_REQUEST.code,
         `no hello within ${options.helloTimeoutMs} ms`,
@@ -95,6 +103,7 @@ export class Session {
     if (this.#phase === 'closed') return;
     if (!isBinary) {
       const message = 'frames are binary WebSocket messages';
+      this.#logInvalidFrameOnce(message);
       // Like any other bad first frame, a text message instead of hello ends the session.
       if (this.#phase === 'awaitingHello')
         this.#fail(ERROR_CODES.BAD_REQUEST.code, message, CLOSE_CODES.protocolError);
@@ -106,6 +115,7 @@ export class Session {
     if (!decoded.ok) {
       const { id, message } = decoded.error;
       this.#options.engine.metrics.rejected(decoded.error.code);
+      this.#logInvalidFrameOnce(message);
       if (this.#phase === 'awaitingHello') {
         this.#fail(decoded.error.code, `expected hello: ${message}`, CLOSE_CODES.protocolError);
       } else {
@@ -187,11 +197,23 @@ export class Session {
       if (verdict.endSession) this.close(CLOSE_CODES.policyViolation, verdict.error.message.slice(0, 120));
       return;
     }
+    const refusal = this.#options.limits.checkRequest(frame, {
+      inflightRequests: this.#inFlight,
+      waitingReceives: this.#waitingReceives,
+      subscriptions: this.#subscriptionIds.size,
+    });
+    if (refusal !== undefined) {
+      this.#sendFailure(refusal, id);
+      return;
+    }
+    const waits = frame.type === 'receive' && frame.awaitDurationMs > 0;
+    if (waits) this.#waitingReceives++;
     this.#inFlight++;
     this.#handle(frame, verdict)
       .then((answer) => this.#send(answer))
       .catch((error: unknown) => this.#sendFailure(error, id))
       .finally(() => {
+        if (waits) this.#waitingReceives--;
         this.#inFlight--;
         if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
       });
@@ -272,6 +294,16 @@ export class Session {
           failures: settleFailures(await engine.release(frame.receiptHandles, settledBy)),
         };
     }
+  }
+
+  /** A misbehaving client is worth one warning, without a stack trace: not one log line per frame. */
+  #logInvalidFrameOnce(reason: string): void {
+    if (this.#invalidFrameLogged) return;
+    this.#invalidFrameLogged = true;
+    this.#options.log.warn(
+      { session: this.id, clientId: this.#clientId, reason },
+      'client sent an invalid frame; later ones on this session are answered and counted, not logged',
+    );
   }
 
   #sendFailure(error: unknown, id: number): void {

@@ -1,9 +1,13 @@
 import websocket from '@fastify/websocket';
 import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
+import type { WebSocket } from 'ws';
 import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import { CLOSE_CODES } from './close-codes.js';
+import type { ConnectionLimits } from './connection-limits.js';
+import { watchMessageDeadline } from './message-deadline.js';
+import { logWebSocketError } from './protocol-violations.js';
 import { Session } from './session.js';
 
 export interface GatewayOptions {
@@ -13,6 +17,9 @@ export interface GatewayOptions {
   readonly maxBodyBytes: number;
   readonly maxFrameBytes: number;
   readonly accepting: () => boolean;
+  readonly limits: ConnectionLimits;
+  /** How long one WebSocket message may take from its first byte to its last. */
+  readonly websocketMessageTimeoutMs: number;
 }
 
 /** The live sessions of a gateway, for draining. */
@@ -30,6 +37,11 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
     options: {
       maxPayload: options.maxFrameBytes,
       handleProtocols: (protocols) => (protocols.has(WEBSOCKET_SUBPROTOCOL) ? WEBSOCKET_SUBPROTOCOL : false),
+    },
+    // ws closes the connection (1009 for an oversized frame, 1002 for a broken one) and then reports
+    // the error here: one warning without a stack trace, since the client is at fault, not the broker.
+    errorHandler: (error, socket, request) => {
+      if (logWebSocketError(error, request.log, options.limits) === 'terminate') socket.terminate();
     },
     // Sessions are closed by the broker's drain, with a going-away code; this only catches stragglers.
     preClose(done) {
@@ -53,6 +65,16 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
             message: `offer the WebSocket subprotocol "${WEBSOCKET_SUBPROTOCOL}"`,
           },
         });
+        return;
+      }
+      if (!options.limits.admitConnection(request.raw.socket)) {
+        await reply.code(503).send({
+          error: {
+            code: ERROR_CODES.BROKER_UNAVAILABLE.code,
+            name: 'BROKER_UNAVAILABLE',
+            message: `the broker has ${options.limits.caps.maxConnections} connections open (maxConnections)`,
+          },
+        });
       }
     },
     handler: (socket, request) => {
@@ -64,10 +86,32 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
         maxBodyBytes: options.maxBodyBytes,
         maxFrameBytes: options.maxFrameBytes,
         accepting: options.accepting,
+        limits: options.limits,
+      });
+      watchMessageDeadline(request.raw.socket, options.websocketMessageTimeoutMs, () => {
+        options.limits.rejected('websocketMessageTimeoutMs');
+        request.log.warn(
+          { session: session.id, timeoutMs: options.websocketMessageTimeoutMs },
+          'client did not finish a WebSocket message in time; closing',
+        );
+        session.close(
+          CLOSE_CODES.policyViolation,
+          `message not finished within ${options.websocketMessageTimeoutMs} ms`,
+        );
+        terminateIfStillOpen(socket);
       });
       sessions.add(session);
       socket.on('close', () => sessions.delete(session));
     },
   });
   return { sessions };
+}
+
+/** A client stuck mid-message cannot answer the close handshake: cut the TCP connection soon after. */
+const TERMINATE_AFTER_CLOSE_MS = 1_000;
+
+function terminateIfStillOpen(socket: WebSocket): void {
+  const timer = setTimeout(() => socket.terminate(), TERMINATE_AFTER_CLOSE_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }
