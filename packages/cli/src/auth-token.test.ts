@@ -9,7 +9,7 @@ import {
 import { FakeBroker } from '@ricochet/client-testkit';
 import type { HelloFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cli } from './cli-run.fixture.js';
+import { cli, startCli } from './cli-run.fixture.js';
 import { EXIT_CODES } from './exit-codes.js';
 
 /**
@@ -157,6 +157,22 @@ describe('the token', () => {
     expect(refused.code).toBe(EXIT_CODES.UNAUTHORIZED);
     expect(refused.stderr).toContain('unknown token (code 401)');
     expect(hellos.map((hello) => hello.token)).toEqual(['good', 'bad']);
+  });
+
+  it('ends a running tail with exit 3 when the broker stops accepting its token on a reconnect', async () => {
+    let accepted = 0;
+    fakeBroker = await FakeBroker.start({
+      onHello: () => (accepted++ === 0 ? undefined : { code: 401, message: 'token revoked' }),
+    });
+    const admin = await fakeAdmin(404);
+    const endpoint = await onePort(admin.url, fakeBroker.endpoint);
+    const tail = startCli(['tail', 'orders', '--group', 'watchers', '--endpoint', endpoint, '--token', 'tk']);
+    await tail.stderr.until(/^tailing orders/m);
+    fakeBroker.sessions[0]?.drop();
+    const run = await tail.done;
+    expect(run.code).toBe(EXIT_CODES.UNAUTHORIZED);
+    expect(run.stderr).toMatch(/^tail: connection lost.*; reconnecting$/m);
+    expect(run.stderr).toContain('error: token revoked (code 401)');
   });
 
   it('goes in the WebSocket hello of tail and on its admin request', async () => {

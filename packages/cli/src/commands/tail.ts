@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ConsumeResult, PushConsumer, type ReceivedMessage } from '@ricochet/push-consumer';
 import type { GroupView } from '../admin-views.js';
 import { CliError, usageError } from '../cli-error.js';
+import type { TextSink } from '../cli-io.js';
 import { clientFailure } from '../client-failure.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';
@@ -92,10 +93,13 @@ async function tail(
   try {
     await consumer.start({ signal: AbortSignal.any([AbortSignal.timeout(START_DEADLINE_MS), io.signal]) });
     io.stderr.write(`tailing ${topic} as group ${group} (instance ${clientId}); Ctrl-C to stop\n`);
-    await new Promise<void>((resolve) => {
-      if (io.signal.aborted) resolve();
-      io.signal.addEventListener('abort', () => resolve(), { once: true });
+    const stopped = new Promise<undefined>((resolve) => {
+      if (io.signal.aborted) resolve(undefined);
+      io.signal.addEventListener('abort', () => resolve(undefined), { once: true });
     });
+    const lost = watchConnection(consumer, io.stderr);
+    const error = await Promise.race([stopped, lost]);
+    if (error !== undefined) throw error;
     return undefined;
   } catch (error) {
     if (io.signal.aborted) return undefined; // stopped while connecting
@@ -103,6 +107,27 @@ async function tail(
   } finally {
     await consumer.close();
   }
+}
+
+/**
+ * Tell about reconnects on stderr (the consumer reconnects by itself, C1), and resolve with the
+ * error that closed the connection for good, such as a token the broker no longer accepts.
+ */
+async function watchConnection(consumer: PushConsumer, stderr: TextSink): Promise<unknown> {
+  let reconnecting = false;
+  for await (const status of consumer.status()) {
+    if (status.state === 'reconnecting' && !reconnecting) {
+      reconnecting = true;
+      const why = status.error === undefined ? '' : ` (${status.error.message})`;
+      stderr.write(`tail: connection lost${why}; reconnecting\n`);
+    } else if (status.state === 'connected' && reconnecting) {
+      reconnecting = false;
+      stderr.write('tail: reconnected\n');
+    } else if (status.state === 'closed') {
+      return status.error;
+    }
+  }
+  return undefined;
 }
 
 /** Make sure the tail group exists with its config; PUT only when it differs (needs admin write). */
