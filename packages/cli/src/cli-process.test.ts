@@ -7,6 +7,7 @@ import { EXIT_CODES } from './exit-codes.js';
 
 /** The bin's source, run as `ricochet` would be: a real Node process, through tsx, on the sources. */
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 /** Run the bin in a child process with `stdin` piped in, killed after `budgetMs`. */
 function runBin(
@@ -23,6 +24,8 @@ function runBin(
   } = process.env;
   const child = spawn(process.execPath, ['--conditions=@ricochet/source', '--import', 'tsx', MAIN, ...args], {
     env: { ...inherited, ...env },
+    // `--import tsx` resolves from here: this package has tsx, the repository's root does not.
+    cwd: PACKAGE_DIR,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.end(stdin);
