@@ -14,7 +14,8 @@ describe('T1: delay messages are delivered not before their time, at most 24 h a
     await broker.admin.putGroup('billing', { startFrom: 'earliest' });
     await using producer = await startProducer(broker.endpoint);
     const sentAt = Date.now();
-    await producer.send({ topic: 'orders', body: 'later', delayMs: 300 });
+    // 2 s: long enough that the plain message is received first even on a loaded machine.
+    await producer.send({ topic: 'orders', body: 'later', delayMs: 2_000 });
     await producer.send({ topic: 'orders', body: 'now' });
     await using consumer = await startSimpleConsumer(broker.endpoint, {
       group: 'billing',
@@ -24,7 +25,7 @@ describe('T1: delay messages are delivered not before their time, at most 24 h a
     expect(text(first?.body ?? new Uint8Array())).toBe('now');
     const [delayed] = await consumer.receive(1, 30_000);
     expect(text(delayed?.body ?? new Uint8Array())).toBe('later');
-    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(2_000);
     expect(delayed?.deliveryAttempt).toBe(1);
   });
 
@@ -54,7 +55,9 @@ describe('T1: delay messages are delivered not before their time, at most 24 h a
         const admin = new AdminApi(child.endpoint.replace(/^ws/, 'http'));
         await admin.putGroup('billing', { startFrom: 'earliest' });
         const producer = await startProducer(child.endpoint);
-        await producer.send({ topic: 'orders', body: 'soon', delayMs: 100 });
+        // 2 s: the receive below must come before it is due, and a consumer connecting to a child
+        // broker on a loaded machine can take hundreds of ms.
+        await producer.send({ topic: 'orders', body: 'soon', delayMs: 2_000 });
         await producer.send({ topic: 'orders', body: 'later', delayMs: 60_000 });
         // A receive makes the group pass both messages: each is parked until its time.
         const consumer = await startSimpleConsumer(child.endpoint, {
@@ -67,6 +70,7 @@ describe('T1: delay messages are delivered not before their time, at most 24 h a
         await eventually(
           () => admin.getGroup('billing'),
           (group) => group.stats.ready === 1,
+          15_000,
         );
         await child.kill9();
         await Promise.all([producer.close({ drainTimeoutMs: 0 }), consumer.close({ drainTimeoutMs: 0 })]);

@@ -40,6 +40,12 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
     workspace: ['@ricochet/broker', '@ricochet/core', '@ricochet/protocol'],
     external: [],
   },
+  // The `ricochet` CLI is a user of the broker, not part of it: it speaks the admin HTTP API with
+  // fetch and the wire protocol through the client packages, never by importing the broker.
+  '@ricochet/cli': {
+    workspace: ['@ricochet/producer', '@ricochet/push-consumer', '@ricochet/protocol'],
+    external: [],
+  },
   // Private, but held to its edges: every client package's tests import it, so an edge to any of
   // them would be a cycle.
   '@ricochet/client-testkit': {

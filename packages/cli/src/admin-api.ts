@@ -1,0 +1,146 @@
+import type { BrokerEndpoint } from './broker-endpoint.js';
+import { CliError } from './cli-error.js';
+import type { ExitCodeName } from './exit-codes.js';
+import { unreachableError } from './unreachable-error.js';
+
+/** How long one admin request may take before the CLI calls the broker unavailable: 10 s. */
+export const ADMIN_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The error body every admin route answers with (apps/broker/src/admin/http-error.ts). */
+interface AdminErrorBody {
+  readonly error?: {
+    readonly code?: number;
+    readonly name?: string;
+    readonly message?: string;
+    readonly issues?: readonly { readonly path?: readonly string[]; readonly message?: string }[];
+  };
+}
+
+/**
+ * The broker's admin HTTP API (DESIGN.md §4, §8) as the CLI uses it. Every request carries
+ * `Authorization: Bearer <token>` when a token is given (DESIGN.md §7); every failure becomes a
+ * {@link CliError} whose exit code says what kind of failure it was.
+ */
+export class AdminApi {
+  readonly #endpoint: BrokerEndpoint;
+  readonly #token: string | undefined;
+
+  constructor(endpoint: BrokerEndpoint, token: string | undefined) {
+    this.#endpoint = endpoint;
+    this.#token = token;
+  }
+
+  get(path: string): Promise<unknown> {
+    return this.request('GET', path);
+  }
+
+  put(path: string, body: unknown): Promise<unknown> {
+    return this.request('PUT', path, body);
+  }
+
+  post(path: string, body: unknown): Promise<unknown> {
+    return this.request('POST', path, body);
+  }
+
+  /**
+   * Whether anything answers HTTP at the endpoint: `GET /healthz`, which is open even with auth on.
+   * @throws CliError UNAVAILABLE when nothing does.
+   */
+  async probe(): Promise<void> {
+    await this.#fetch('GET', '/healthz', undefined);
+  }
+
+  /** One request; resolves with the parsed JSON answer of a 2xx. */
+  async request(method: string, path: string, body?: unknown): Promise<unknown> {
+    const response = await this.#fetch(method, path, body);
+    const text = await response.text();
+    if (response.ok) return text === '' ? undefined : parseJson(text, method, path);
+    throw this.#failure(method, path, response.status, text);
+  }
+
+  async #fetch(method: string, path: string, body: unknown): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await fetch(`${this.#endpoint.adminUrl}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(ADMIN_REQUEST_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw unreachableError(this.#endpoint, error);
+    }
+  }
+
+  #failure(method: string, path: string, status: number, text: string): CliError {
+    const payload = tryParseJson(text) as AdminErrorBody | undefined;
+    const brokerMessage = payload?.error?.message ?? (text.trim().slice(0, 300) || `HTTP ${status}`);
+    const detailLines = (payload?.error?.issues ?? []).map((issue) => {
+      const where = issue.path !== undefined && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      return `${where}${issue.message ?? 'invalid'}`;
+    });
+    const request = `${method} ${path}`;
+    switch (status) {
+      case 401:
+        return new CliError('UNAUTHORIZED', `the broker refused ${request}: ${brokerMessage}`, {
+          hint:
+            this.#token === undefined
+              ? 'this broker needs a token: pass --token <token> or set RICOCHET_TOKEN'
+              : 'the broker does not know this token: check --token / RICOCHET_TOKEN against its --auth-file',
+        });
+      case 403:
+        return new CliError('FORBIDDEN', `the token's principal may not ${request}: ${brokerMessage}`, {
+          hint:
+            method === 'GET'
+              ? 'it needs "admin": "read" (or "write") in the broker\'s --auth-file'
+              : 'it needs "admin": "write" in the broker\'s --auth-file',
+        });
+      case 404:
+        return new CliError('NOT_FOUND', brokerMessage, { hint: notFoundHint(path) });
+      case 503:
+        return new CliError('UNAVAILABLE', `the broker is unavailable: ${brokerMessage}`, {
+          hint: 'it may be shutting down; try again once it is back',
+        });
+      default:
+        return new CliError(exitOfStatus(status), `the broker refused ${request}: ${brokerMessage}`, {
+          detailLines,
+        });
+    }
+  }
+}
+
+function exitOfStatus(status: number): ExitCodeName {
+  // 400 bad request (a config that does not validate), 409, 413, 429 (throttled, code 530).
+  return status >= 400 && status < 500 ? 'REJECTED' : 'FAILED';
+}
+
+function notFoundHint(path: string): string {
+  if (path.startsWith('/v1/topics')) return 'list the topics with `ricochet topics ls`';
+  if (path.startsWith('/v1/messages'))
+    return 'a message id is what `ricochet send` printed (`ricochet dlq ls <group>` lists dead-lettered ones)';
+  return 'list the groups with `ricochet groups ls`';
+}
+
+function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseJson(text: string, method: string, path: string): unknown {
+  const parsed = tryParseJson(text);
+  if (parsed === undefined) {
+    throw new CliError(
+      'FAILED',
+      `${method} ${path} answered something that is not JSON: ${text.slice(0, 200)}`,
+      {
+        hint: 'is --endpoint a Ricochet broker?',
+      },
+    );
+  }
+  return parsed;
+}

@@ -1,0 +1,169 @@
+import { listAllGroups } from '../admin-paging.js';
+import type { GroupView } from '../admin-views.js';
+import { CliError, usageError } from '../cli-error.js';
+import type { Command } from '../command.js';
+import { stringOption } from '../command.js';
+import { type CommandContext, writeJson } from '../command-context.js';
+import { parseConfigAssignments } from '../config-assignments.js';
+import { describeRetryPolicy, formatDurationMs } from '../display-format.js';
+import { renderFields, renderTable } from '../text-table.js';
+
+const HELP = `Usage:
+  ricochet groups ls                          every group with its counts
+  ricochet groups get <group>                 one group: its config and counts
+  ricochet groups set <group> [field=value…]  create or change a group; fields you do not name keep
+                                              their current value (--replace: their default)
+
+Flags:
+  --config <json>   fields as one JSON object
+  --replace         send only the fields given, so the others take their defaults
+
+Fields: maxRetries, retryPolicy (JSON: {"type":"fixed","delayMs":500}, {"type":"stepped",
+"delaysMs":[…]}, {"type":"exponential",…}), fifo, consumeMode (clustering | broadcasting),
+consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs.
+
+Example:
+  ricochet groups set billing maxRetries=3 'retryPolicy={"type":"fixed","delayMs":500}'
+`;
+
+export const groupsCommand: Command = {
+  name: 'groups',
+  synopsis: 'ls | get | set',
+  summary: 'list, show and configure consumer groups',
+  help: HELP,
+  options: { config: { type: 'string' }, replace: { type: 'boolean' } },
+  async run(context, { positionals, values }) {
+    const [action, group, ...fields] = positionals;
+    switch (action) {
+      case 'ls':
+        return listGroups(context);
+      case 'get':
+        return showGroup(context, requireGroup(group));
+      case 'set':
+        return setGroup(
+          context,
+          requireGroup(group),
+          parseConfigAssignments(fields, stringOption(values, 'config'), 'groups'),
+          values.replace === true,
+        );
+      default:
+        throw usageError(
+          action === undefined ? 'groups needs ls, get or set' : `unknown action '${action}'`,
+          'groups',
+        );
+    }
+  },
+};
+
+function requireGroup(group: string | undefined): string {
+  if (group === undefined) throw usageError('name the group', 'groups');
+  return group;
+}
+
+export function groupPath(group: string): string {
+  return `/v1/groups/${encodeURIComponent(group)}`;
+}
+
+async function listGroups(context: CommandContext): Promise<undefined> {
+  const groups = await listAllGroups(context.admin);
+  if (context.json) {
+    writeJson(context, groups);
+    return undefined;
+  }
+  if (groups.length === 0) {
+    context.io.stdout.write(
+      'no groups yet: a consumer creates one, or `ricochet groups set <group> maxRetries=16`\n',
+    );
+    return undefined;
+  }
+  const rows = groups.map((group) => [
+    group.name,
+    group.config.consumeMode + (group.config.fifo ? ' fifo' : ''),
+    String(group.config.maxRetries),
+    String(group.stats.ready),
+    String(group.stats.inflight),
+    String(group.stats.waitingRetry),
+    String(group.stats.dlq),
+    String(group.stats.committed),
+  ]);
+  context.io.stdout.write(
+    renderTable(
+      ['GROUP', 'MODE', 'MAX-RETRIES', 'READY', 'INFLIGHT', 'WAITING-RETRY', 'DLQ', 'COMMITTED'],
+      rows,
+      {
+        rightAligned: [2, 3, 4, 5, 6, 7],
+      },
+    ),
+  );
+  return undefined;
+}
+
+async function showGroup(context: CommandContext, name: string): Promise<undefined> {
+  const group = (await context.admin.get(groupPath(name))) as GroupView;
+  if (context.json) writeJson(context, group);
+  else context.io.stdout.write(describeGroup(group));
+  return undefined;
+}
+
+const SHOWN_FIELDS = new Set([
+  'maxRetries',
+  'retryPolicy',
+  'fifo',
+  'consumeMode',
+  'consumptionTimeoutMs',
+  'startFrom',
+  'broadcastInstanceTtlMs',
+]);
+
+function describeGroup(group: GroupView): string {
+  const { config, stats } = group;
+  const extra = Object.entries(config).filter(([key]) => !SHOWN_FIELDS.has(key));
+  return renderFields([
+    ['group', group.name],
+    ['consumeMode', config.consumeMode],
+    ['fifo', String(config.fifo)],
+    ['maxRetries', `${config.maxRetries} (then the DLQ after delivery ${config.maxRetries + 1})`],
+    ['retryPolicy', describeRetryPolicy(config.retryPolicy)],
+    [
+      'consumptionTimeoutMs',
+      `${config.consumptionTimeoutMs} (${formatDurationMs(config.consumptionTimeoutMs)})`,
+    ],
+    ['startFrom', config.startFrom],
+    ...(config.broadcastInstanceTtlMs === undefined
+      ? []
+      : [['broadcastInstanceTtlMs', formatDurationMs(config.broadcastInstanceTtlMs)] as const]),
+    ...extra.map(([key, value]) => [key, JSON.stringify(value)] as const),
+    [
+      'stats',
+      `ready ${stats.ready} · inflight ${stats.inflight} · waitingRetry ${stats.waitingRetry} · dlq ${stats.dlq} · committed ${stats.committed}`,
+    ],
+  ]);
+}
+
+async function setGroup(
+  context: CommandContext,
+  name: string,
+  fields: Record<string, unknown>,
+  replace: boolean,
+): Promise<undefined> {
+  if (Object.keys(fields).length === 0 && !replace) {
+    throw usageError('name at least one field=value (or --config)', 'groups');
+  }
+  const current = replace ? undefined : await currentConfig(context, name);
+  const group = (await context.admin.put(groupPath(name), { ...current, ...fields })) as GroupView;
+  if (context.json) writeJson(context, group);
+  else context.io.stdout.write(`group ${name} saved\n${describeGroup(group)}`);
+  return undefined;
+}
+
+async function currentConfig(
+  context: CommandContext,
+  name: string,
+): Promise<Record<string, unknown> | undefined> {
+  try {
+    return ((await context.admin.get(groupPath(name))) as GroupView).config;
+  } catch (error) {
+    if (error instanceof CliError && error.exit === 'NOT_FOUND') return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliTestBroker, cli, startCli, startCliTestBroker } from './cli-run.fixture.js';
+import { EXIT_CODES } from './exit-codes.js';
+
+let broker: CliTestBroker;
+let endpoint: string[];
+
+beforeAll(async () => {
+  broker = await startCliTestBroker();
+  endpoint = ['--endpoint', broker.httpUrl];
+});
+afterAll(() => broker[Symbol.asyncDispose]());
+
+describe('ricochet topics', () => {
+  it('sets a topic, then shows it in ls and get, as tables and as JSON', async () => {
+    const set = await cli(['topics', 'set', 'ledger', 'type=fifo', 'maxBacklogMessages=500', ...endpoint]);
+    expect(set).toMatchObject({ code: EXIT_CODES.OK, stderr: '' });
+    expect(set.stdout).toContain('topic ledger saved');
+
+    const ls = await cli(['topics', 'ls', ...endpoint]);
+    expect(ls.code).toBe(EXIT_CODES.OK);
+    expect(ls.stdout).toMatch(/^TOPIC\s+TYPE\s+MESSAGES\s+NEXT-OFFSET\s+MAX-BACKLOG$/m);
+    expect(ls.stdout).toMatch(/^ledger\s+fifo\s+0\s+0\s+500$/m);
+
+    const get = await cli(['topics', 'get', 'ledger', '--json', ...endpoint]);
+    expect(JSON.parse(get.stdout)).toMatchObject({
+      name: 'ledger',
+      config: { type: 'fifo', maxBacklogMessages: 500 },
+      stats: { messages: 0 },
+    });
+    const listed = JSON.parse((await cli(['topics', 'ls', '--json', ...endpoint])).stdout) as {
+      name: string;
+    }[];
+    expect(listed.map((topic) => topic.name)).toContain('ledger');
+  });
+
+  it('changes only the fields named; --replace sends only those', async () => {
+    await cli(['topics', 'set', 'audit', 'type=delay', 'maxBacklogMessages=9', ...endpoint]);
+    await cli(['topics', 'set', 'audit', 'maxBacklogMessages=10', ...endpoint]);
+    const kept = JSON.parse((await cli(['topics', 'get', 'audit', '--json', ...endpoint])).stdout);
+    expect(kept.config).toEqual({ type: 'delay', maxBacklogMessages: 10 });
+
+    await cli(['topics', 'set', 'audit', '--replace', '--config', '{"type":"normal"}', ...endpoint]);
+    const replaced = JSON.parse((await cli(['topics', 'get', 'audit', '--json', ...endpoint])).stdout);
+    expect(replaced.config).toEqual({ type: 'normal' });
+  });
+
+  it('shows the broker validation error of a bad config, exits 6, and changes nothing', async () => {
+    await cli(['topics', 'set', 'ledger2', 'type=fifo', ...endpoint]);
+    const bad = await cli(['topics', 'set', 'ledger2', 'type=ring', ...endpoint]);
+    expect(bad.code).toBe(EXIT_CODES.REJECTED);
+    expect(bad.stderr).toContain('the broker refused PUT /v1/topics/ledger2: invalid body: type:');
+    expect(bad.stderr).toMatch(/^ {2}- type: .+/m);
+    const after = JSON.parse((await cli(['topics', 'get', 'ledger2', '--json', ...endpoint])).stdout);
+    expect(after.config).toEqual({ type: 'fifo' });
+  });
+
+  it('exits 2 with a hint for a topic that does not exist', async () => {
+    const run = await cli(['topics', 'get', 'nowhere', ...endpoint]);
+    expect(run.code).toBe(EXIT_CODES.NOT_FOUND);
+    expect(run.stderr).toBe(
+      'error: topic "nowhere" does not exist\nhint: list the topics with `ricochet topics ls`\n',
+    );
+  });
+});
+
+describe('ricochet groups', () => {
+  it('sets a group, keeps the fields not named, and lists it with its stats', async () => {
+    const set = await cli([
+      'groups',
+      'set',
+      'billing',
+      'maxRetries=3',
+      'retryPolicy={"type":"fixed","delayMs":500}',
+      ...endpoint,
+    ]);
+    expect(set.code).toBe(EXIT_CODES.OK);
+    expect(set.stdout).toMatch(/^retryPolicy:\s+fixed 500ms$/m);
+    await cli(['groups', 'set', 'billing', 'startFrom=earliest', ...endpoint]);
+
+    const get = JSON.parse((await cli(['groups', 'get', 'billing', '--json', ...endpoint])).stdout);
+    expect(get).toMatchObject({
+      name: 'billing',
+      config: { maxRetries: 3, retryPolicy: { type: 'fixed', delayMs: 500 }, startFrom: 'earliest' },
+      stats: { ready: 0, inflight: 0, waitingRetry: 0, dlq: 0, committed: 0 },
+    });
+    const human = await cli(['groups', 'get', 'billing', ...endpoint]);
+    expect(human.stdout).toMatch(/^maxRetries:\s+3 \(then the DLQ after delivery 4\)$/m);
+
+    const ls = await cli(['groups', 'ls', ...endpoint]);
+    expect(ls.stdout).toMatch(
+      /^GROUP\s+MODE\s+MAX-RETRIES\s+READY\s+INFLIGHT\s+WAITING-RETRY\s+DLQ\s+COMMITTED$/m,
+    );
+    expect(ls.stdout).toMatch(/^billing\s+clustering\s+3\s+0\s+0\s+0\s+0\s+0$/m);
+  });
+
+  it('shows every issue of a bad retry policy, exits 6, and keeps the old config', async () => {
+    await cli(['groups', 'set', 'payments', 'maxRetries=2', ...endpoint]);
+    const bad = await cli([
+      'groups',
+      'set',
+      'payments',
+      '--config',
+      '{"maxRetries":-1,"fifo":"yes"}',
+      ...endpoint,
+    ]);
+    expect(bad.code).toBe(EXIT_CODES.REJECTED);
+    expect(bad.stderr).toMatch(/^ {2}- maxRetries: /m);
+    expect(bad.stderr).toMatch(/^ {2}- fifo: /m);
+    const after = JSON.parse((await cli(['groups', 'get', 'payments', '--json', ...endpoint])).stdout);
+    expect(after.config).toMatchObject({ maxRetries: 2, fifo: false });
+  });
+
+  it('reports a usage error with exit 1 before sending anything', async () => {
+    const run = await cli(['groups', 'set', 'payments', 'maxRetries', ...endpoint]);
+    expect(run).toMatchObject({ code: EXIT_CODES.USAGE, stdout: '' });
+    expect(run.stderr).toContain("expected field=value, got 'maxRetries'");
+    expect((await cli(['groups', 'get', ...endpoint])).code).toBe(EXIT_CODES.USAGE);
+    expect((await cli(['groups', 'ls', '--frobnicate', ...endpoint])).stderr).toContain(
+      "Unknown option '--frobnicate'",
+    );
+  });
+});
+
+describe('ricochet stats', () => {
+  it('prints one snapshot when stdout is not a terminal, and JSON with --json', async () => {
+    const once = await cli(['stats', ...endpoint]);
+    expect(once.code).toBe(EXIT_CODES.OK);
+    expect(once.stdout).toMatch(/^TOPIC\s+TYPE\s+MESSAGES\s+SENT\/S$/m);
+    expect(once.stdout).toMatch(/^billing\s+0\s+0\s+0\s+0\s+0\s+-\s+-$/m);
+    const json = JSON.parse((await cli(['stats', '--json', ...endpoint])).stdout);
+    expect(json.groups.map((group: { name: string }) => group.name)).toContain('billing');
+    expect(typeof json.at).toBe('string');
+  });
+
+  it('refreshes on a terminal until Ctrl-C, then exits 0', async () => {
+    const stop = new AbortController();
+    const run = startCli(['stats', '--interval-ms', '100', ...endpoint], {
+      stdoutIsTTY: true,
+      signal: stop.signal,
+    });
+    // Two screens (each starts by clearing the terminal): the second has rates, measured against the first.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's clear-screen sequence
+    await run.stdout.until(/(\u001b\[H\u001b\[2J[^\u001b]*){2}/);
+    stop.abort();
+    const done = await run.done;
+    expect(done.code).toBe(EXIT_CODES.OK);
+    expect(done.stdout).toMatch(/^billing\s+0\s+0\s+0\s+0\s+0\s+0\.0\s+0\.0$/m);
+  });
+});
