@@ -45,6 +45,12 @@ export interface TopicRecord {
   readonly name: string;
   readonly config: TopicConfig;
   readonly createdAt: number;
+  /**
+   * The lowest offset retention kept (DESIGN.md §5): every message below it is deleted. Written
+   * with the deletions, so the offsets of a topic whose messages all expired survive a restart.
+   * Absent: 0.
+   */
+  readonly firstOffset?: number;
 }
 
 export interface GroupRecord {
