@@ -1,4 +1,4 @@
-import { DEFAULT_TOPIC_CONFIG } from '@ricochet/core';
+import { DEFAULT_RETENTION_MS, DEFAULT_TOPIC_CONFIG } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../store/records.js';
@@ -57,7 +57,8 @@ describe('TopicRegistry', () => {
     expect(again).toBe(first);
     expect(again.record).toEqual({
       name: 'orders',
-      config: { type: 'fifo', maxBacklogMessages: 3 },
+      // Retention is spelled out: a config without it keeps messages for the default 72 h.
+      config: { type: 'fifo', maxBacklogMessages: 3, retentionMs: DEFAULT_RETENTION_MS },
       createdAt,
     });
     expect(again.nextOffset).toBe(1);
@@ -128,6 +129,23 @@ describe('TopicRegistry', () => {
     expect(h.topics.getMessage('orders', 3)).toBe(fresh);
     expect(h.topics.getMessage('orders', 4)).toBeUndefined();
     expect(h.topics.readLog('orders', 4, 10)).toEqual([]);
+  });
+
+  it('forgets expired messages in memory at once and keeps the first offset across a restart, even with every message gone', async () => {
+    const orders = h.topics.require('orders');
+    const messages = [0, 1, 2].map(() => h.topics.append(orders, build('orders')));
+    for (const message of messages) void h.store.deleteExpiredMessage(message);
+    h.topics.expireBefore(orders, 3);
+    // In memory at once, though the deletions have not committed yet.
+    expect(h.topics.readLog('orders', 0, 10)).toEqual([]);
+    expect(h.topics.getMessage('orders', 2)).toBeUndefined();
+    expect(h.topics.isExpired('orders', 2)).toBe(true);
+    expect(h.topics.isExpired('orders', 3)).toBe(false);
+    await h.restart();
+    expect(h.topics.get('orders')).toMatchObject({ firstOffset: 3, nextOffset: 3 });
+    // Offsets are never handed out twice.
+    expect(h.topics.append(h.topics.require('orders'), build('orders', 'new')).offset).toBe(3);
+    expect(h.topics.readLog('orders', 0, 10).map((m) => m.messageId)).toEqual(['new3']);
   });
 
   it('reads a topic it does not hold from the store', async () => {

@@ -1,13 +1,15 @@
-import { type Clock, DEFAULT_TOPIC_CONFIG, type TopicConfig } from '@ricochet/core';
+import { type Clock, DEFAULT_TOPIC_CONFIG, resolveTopicConfig, type TopicConfig } from '@ricochet/core';
 import { BrokerError, groupOfDlqTopic } from '@ricochet/protocol';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { StoredMessage, TopicRecord } from '../store/records.js';
 import { RecentMessages } from './recent-messages.js';
 
-/** A topic as the engine holds it: its record, the next offset to hand out, its newest messages. */
+/** A topic as the engine holds it: its record, its retained offsets, its newest messages. */
 export interface TopicRuntime {
   readonly name: string;
   record: TopicRecord;
+  /** The lowest offset retention kept: every message below it is deleted (DESIGN.md §5). */
+  firstOffset: number;
   /** The offset the next appended message gets; every message below has its store write queued. */
   nextOffset: number;
   readonly recent: RecentMessages;
@@ -26,14 +28,21 @@ export class TopicRegistry {
     this.#autoCreate = autoCreate;
   }
 
-  /** Load every topic and recover its next offset from the last stored message. */
+  /**
+   * Load every topic and recover its next offset from the last stored message — or from the first
+   * offset retention kept, when every message expired: offsets are never handed out twice.
+   */
   load(): void {
-    for (const record of this.#store.listTopics()) {
+    for (const stored of this.#store.listTopics()) {
+      // Configs stored before retention existed take its default.
+      const record: TopicRecord = { ...stored, config: resolveTopicConfig(stored.config) };
+      const firstOffset = record.firstOffset ?? 0;
       const last = this.#store.lastOffset(record.name);
       this.#topics.set(record.name, {
         name: record.name,
         record,
-        nextOffset: last === undefined ? 0 : last + 1,
+        firstOffset,
+        nextOffset: Math.max(firstOffset, last === undefined ? 0 : last + 1),
         recent: new RecentMessages(),
       });
     }
@@ -64,13 +73,24 @@ export class TopicRegistry {
   /** Create a topic or replace its config; its messages and offsets stay. */
   put(name: string, config: TopicConfig): TopicRuntime {
     const existing = this.#topics.get(name);
-    const record: TopicRecord = { name, config, createdAt: existing?.record.createdAt ?? this.#clock.now() };
+    const record: TopicRecord = {
+      name,
+      config: resolveTopicConfig(config),
+      createdAt: existing?.record.createdAt ?? this.#clock.now(),
+      ...(existing?.record.firstOffset === undefined ? {} : { firstOffset: existing.record.firstOffset }),
+    };
     void this.#store.putTopic(record);
     if (existing) {
       existing.record = record;
       return existing;
     }
-    const runtime: TopicRuntime = { name, record, nextOffset: 0, recent: new RecentMessages() };
+    const runtime: TopicRuntime = {
+      name,
+      record,
+      firstOffset: 0,
+      nextOffset: 0,
+      recent: new RecentMessages(),
+    };
     this.#topics.set(name, runtime);
     return runtime;
   }
@@ -99,15 +119,36 @@ export class TopicRegistry {
    * their commit), older ones from the store.
    */
   readLog(topic: string, fromOffset: number, limit: number): StoredMessage[] {
-    return (
-      this.#topics.get(topic)?.recent.read(fromOffset, limit) ??
-      this.#store.readMessages(topic, fromOffset, limit)
-    );
+    const runtime = this.#topics.get(topic);
+    // Below the first retained offset the store may still show deletions not committed yet.
+    const from = Math.max(fromOffset, runtime?.firstOffset ?? 0);
+    return runtime?.recent.read(from, limit) ?? this.#store.readMessages(topic, from, limit);
   }
 
   /** One message of a topic, from memory when it is among the newest, else from the store. */
   getMessage(topic: string, offset: number): StoredMessage | undefined {
-    return this.#topics.get(topic)?.recent.get(offset) ?? this.#store.getMessage(topic, offset);
+    const runtime = this.#topics.get(topic);
+    if (runtime && offset < runtime.firstOffset) return undefined;
+    return runtime?.recent.get(offset) ?? this.#store.getMessage(topic, offset);
+  }
+
+  /** Whether retention deleted this offset of the topic. */
+  isExpired(topic: string, offset: number): boolean {
+    return offset < (this.#topics.get(topic)?.firstOffset ?? 0);
+  }
+
+  /**
+   * Retention deleted every message of `topic` below `firstOffset`: forget them in memory too, and
+   * queue the topic record that remembers the new first offset — in the caller's turn, so it
+   * commits with the deletions.
+   */
+  expireBefore(topic: TopicRuntime, firstOffset: number): void {
+    if (firstOffset <= topic.firstOffset) return;
+    topic.firstOffset = firstOffset;
+    topic.nextOffset = Math.max(topic.nextOffset, firstOffset);
+    topic.recent.dropBefore(firstOffset);
+    topic.record = { ...topic.record, firstOffset };
+    void this.#store.putTopic(topic.record);
   }
 
   /** Rewrite a stored message in place (a DLQ copy marked redriven), in the store and in memory. */

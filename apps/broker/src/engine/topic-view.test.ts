@@ -6,6 +6,7 @@ import { describeTopic } from './topic-view.js';
 const runtime = (nextOffset: number): TopicRuntime => ({
   name: 'orders',
   record: { name: 'orders', config: { type: 'fifo', maxBacklogMessages: 10 }, createdAt: 5 },
+  firstOffset: 0,
   nextOffset,
   recent: new RecentMessages(),
 });
@@ -21,6 +22,20 @@ describe('describeTopic', () => {
 
   it('shows an empty topic with no messages', () => {
     expect(describeTopic(runtime(0)).stats).toEqual({ firstOffset: 0, nextOffset: 0, messages: 0 });
+  });
+
+  it('counts the messages retained from the first retained offset on', () => {
+    const topic = runtime(10);
+    topic.firstOffset = 4;
+    expect(describeTopic(topic).stats).toEqual({ firstOffset: 4, nextOffset: 10, messages: 6 });
+  });
+
+  it("shows the retention the broker applies when it is not the topic's own (a DLQ topic)", () => {
+    expect(describeTopic(runtime(0), 1_000).config).toEqual({
+      type: 'fifo',
+      maxBacklogMessages: 10,
+      retentionMs: 1_000,
+    });
   });
 
   it('reads the current config and offset, not a copy taken earlier', () => {

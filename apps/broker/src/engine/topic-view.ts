@@ -3,7 +3,7 @@ import type { TopicRuntime } from './topic-registry.js';
 
 /** A topic's offsets for `GET /v1/topics/:topic` and `GET /v1/topics` (DESIGN.md §5). */
 export interface TopicStats {
-  /** The lowest offset still stored. */
+  /** The lowest offset still stored: retention deleted every message below it. */
   readonly firstOffset: number;
   /** The offset the next message will get. */
   readonly nextOffset: number;
@@ -20,15 +20,16 @@ export interface TopicView {
 
 /**
  * Describe a topic: the one builder behind the single-topic route and the listing, so the two
- * cannot drift apart.
+ * cannot drift apart. `retentionMs` is the retention the broker applies when it is not the
+ * topic's own: a DLQ topic keeps its group's `dlqRetentionMs`.
  */
-export function describeTopic(topic: TopicRuntime): TopicView {
-  // This broker has no retention yet and keeps every message, so the log always starts at 0 and
-  // every offset handed out is still stored. Retention (DESIGN.md §5) will move firstOffset.
-  const firstOffset = 0;
+export function describeTopic(topic: TopicRuntime, retentionMs?: number): TopicView {
+  // Retention deletes a prefix of the log (DESIGN.md §5): what is retained is contiguous.
+  const { firstOffset, nextOffset } = topic;
+  const config = topic.record.config;
   return {
     name: topic.name,
-    config: topic.record.config,
-    stats: { firstOffset, nextOffset: topic.nextOffset, messages: topic.nextOffset - firstOffset },
+    config: retentionMs === undefined ? config : { ...config, retentionMs },
+    stats: { firstOffset, nextOffset, messages: nextOffset - firstOffset },
   };
 }

@@ -34,6 +34,13 @@ export interface DeadLetterRecord {
   readonly redrivenAt?: number;
 }
 
+/** A message retention removes: where it is, and its id (for the index and the history). */
+export interface ExpiredMessage {
+  readonly topic: string;
+  readonly offset: number;
+  readonly messageId: string;
+}
+
 /** The message-id index: where a message lives, for dedup (R3) and the admin API. */
 export interface MessageLocation {
   readonly topic: string;
