@@ -115,7 +115,9 @@ flags win over the environment):
 ${Object.entries(FLAGS)
   .map(([flag, field]) => `  ${flag.padEnd(30)} ${envNameOf(field)}`)
   .join('\n')}
-  --help                         print this text`;
+  --help                         print this text
+
+ricochet-broker backup --data-dir <dir> --to <path>   copy a data directory, live (--help for more)`;
 
 /** `dataDir` → `RICOCHET_DATA_DIR`. */
 export function envNameOf(field: keyof BrokerConfig): string {

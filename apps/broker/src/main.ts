@@ -1,12 +1,20 @@
 #!/usr/bin/env node
 import { buildBroker } from './app.js';
+import { runBackupCommand } from './backup-command.js';
 import { parseCommandLine } from './config.js';
 
 /**
  * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, and drain on
- * SIGTERM/SIGINT. Everything else lives in `buildBroker`.
+ * SIGTERM/SIGINT. Everything else lives in `buildBroker`. `ricochet-broker backup …` copies a
+ * data directory instead (`backup-command.ts`).
  */
 async function main(): Promise<void> {
+  if (process.argv[2] === 'backup') {
+    const { exitCode, output } = await runBackupCommand(process.argv.slice(3));
+    (exitCode === 0 ? console.log : console.error)(output);
+    process.exitCode = exitCode;
+    return;
+  }
   const parsed = parseCommandLine(process.argv.slice(2), process.env);
   if (parsed.ok === 'help') {
     console.log(parsed.message);
