@@ -27,6 +27,8 @@ export class BrokerMetrics {
   readonly #retentionDeleted: Counter<'topic'>;
   readonly #retentionBatch: Histogram;
   readonly #watermark: Gauge<'watermark'>;
+  readonly #storeBytes: Gauge;
+  readonly #diskFreeBytes: Gauge;
 
   constructor(source: GroupGaugeSource) {
     // prom-client's own names already say `process_` or `nodejs_`: the one prefix every Ricochet
@@ -111,6 +113,16 @@ export class BrokerMetrics {
       labelNames: ['watermark'],
       registers,
     });
+    this.#storeBytes = new Gauge({
+      name: 'ricochet_store_bytes',
+      help: 'Bytes the store has in use (LMDB pages in use; free pages, which it reuses, not counted)',
+      registers,
+    });
+    this.#diskFreeBytes = new Gauge({
+      name: 'ricochet_disk_free_bytes',
+      help: 'Free bytes on the file system of the data directory',
+      registers,
+    });
     this.#watermark.set({ watermark: 'min_free_disk' }, 0);
     this.#watermark.set({ watermark: 'max_store' }, 0);
     new Gauge({
@@ -171,6 +183,10 @@ export class BrokerMetrics {
   }
   retentionBatch(seconds: number): void {
     this.#retentionBatch.observe(seconds);
+  }
+  storeLevels(storeBytes: number, diskFreeBytes: number | undefined): void {
+    this.#storeBytes.set(storeBytes);
+    if (diskFreeBytes !== undefined) this.#diskFreeBytes.set(diskFreeBytes);
   }
   watermarkExceeded(watermark: 'min_free_disk' | 'max_store', exceeded: boolean): void {
     this.#watermark.set({ watermark }, exceeded ? 1 : 0);

@@ -76,7 +76,8 @@ export class StoreWatermarks {
     const { limits } = this.#deps;
     const freeBytes = await this.#deps.freeDiskBytes();
     const lowDisk = freeBytes !== undefined && freeBytes < limits.minFreeDiskBytes;
-    const storeBytes = limits.maxStoreBytes === undefined ? 0 : this.#deps.storedBytes();
+    const storeBytes = this.#deps.storedBytes();
+    this.#deps.metrics.storeLevels(storeBytes, freeBytes);
     const overStore = limits.maxStoreBytes !== undefined && storeBytes > limits.maxStoreBytes;
     this.#deps.metrics.watermarkExceeded('min_free_disk', lowDisk);
     this.#deps.metrics.watermarkExceeded('max_store', overStore);
