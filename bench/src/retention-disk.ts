@@ -10,8 +10,8 @@ import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
  * [--retention-ms 30000] [--body-bytes 1024]`: bounded disk (DESIGN.md §5) over minutes. A
  * producer sends `rate` messages a second to a topic with `retentionMs`, a push consumer group acks
  * them all (so delivery history is written, and deleted with its messages), and a retention pass
- * runs every second. Every 10 s it prints the data file's size, the bytes LMDB has in use, the
- * messages retained and the longest retention batch: the file should level off once the first
+ * runs every second. Every 10 s it prints the data file's size, the most bytes LMDB had in use
+ * (`ricochet_store_bytes`) over those 10 s, the messages retained and the longest retention batch: the file should level off once the first
  * messages expire, at about rate × retention × (body + overhead).
  *
  * The broker runs in this process so the script can drive the passes and read the batch times; the
@@ -65,20 +65,30 @@ try {
   console.log(
     `retention-disk: ${RATE} msg/s of ${BODY_BYTES} B, retentionMs ${RETENTION_MS}, for ${DURATION_S} s; data in ${dataDir}`,
   );
-  console.log('elapsed_s  sent      acked     retained  data.mdb    in_use      longest_batch_ms');
+  console.log('elapsed_s  sent      acked     retained  data.mdb    peak_in_use longest_batch_ms');
   const startedAt = performance.now();
   let sent = 0;
   let failed = 0;
   let longestBatchMs = 0;
+  let peakInUse = 0;
   let nextPrintMs = PRINT_EVERY_MS;
-  let nextPassMs = 1_000;
   const sends: Promise<unknown>[] = [];
+  // The passes run on their own, once a second, while the sends go on.
+  let passing = true;
+  const passes = (async () => {
+    for (let pass = 0; passing && pass < DURATION_S * 10; pass++) {
+      const report = await broker.engine.runRetentionPass();
+      longestBatchMs = Math.max(longestBatchMs, report.longestBatchMs);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  })();
   const endMs = DURATION_S * 1_000;
   for (let tick = 0; tick < endMs / TICK_MS + 1; tick++) {
-    // Send what the rate allows by now: steady even when a tick comes late.
     const elapsedMs = performance.now() - startedAt;
     if (elapsedMs >= endMs) break;
-    const due = Math.floor((elapsedMs / 1_000) * RATE) - sent;
+    // Send what the rate allows by now, but never a burst of more than a second's worth: on a
+    // loaded machine a late tick would otherwise send in bursts that retention then has to keep.
+    const due = Math.min(RATE, Math.floor((elapsedMs / 1_000) * RATE) - sent);
     for (let i = 0; i < due; i++) {
       sent++;
       sends.push(
@@ -88,16 +98,12 @@ try {
       );
     }
     if (sends.length > 10_000) await Promise.all(sends.splice(0));
-    if (elapsedMs >= nextPassMs) {
-      nextPassMs += 1_000;
-      const report = await broker.engine.runRetentionPass();
-      longestBatchMs = Math.max(longestBatchMs, report.longestBatchMs);
-    }
+    await broker.engine.checkWatermarks();
+    peakInUse = Math.max(peakInUse, storedBytesOf(await broker.engine.metrics.render()));
     if (elapsedMs >= nextPrintMs) {
       nextPrintMs += PRINT_EVERY_MS;
       const stats = broker.engine.describeTopic(TOPIC)?.stats;
       const fileBytes = statSync(join(dataDir, 'data.mdb')).size;
-      const inUse = await storedBytesOf(broker);
       console.log(
         [
           String(Math.round(elapsedMs / 1_000)).padEnd(10),
@@ -105,14 +111,17 @@ try {
           String(acked).padEnd(9),
           String(stats?.messages ?? 0).padEnd(9),
           mib(fileBytes).padEnd(11),
-          mib(inUse).padEnd(11),
+          mib(peakInUse).padEnd(11),
           longestBatchMs.toFixed(2),
         ].join(' '),
       );
       longestBatchMs = 0;
+      peakInUse = 0;
     }
     await new Promise((resolve) => setTimeout(resolve, TICK_MS));
   }
+  passing = false;
+  await passes;
   await Promise.all(sends);
   console.log(`retention-disk: done; ${failed} sends failed`);
 } finally {
@@ -122,10 +131,8 @@ try {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-/** LMDB pages in use, as the broker's `ricochet_store_bytes` gauge shows them after a fresh check. */
-async function storedBytesOf(running: typeof broker): Promise<number> {
-  await running.engine.checkWatermarks();
-  const text = await running.engine.metrics.render();
-  const line = text.split('\n').find((l) => l.startsWith('ricochet_store_bytes '));
+/** LMDB pages in use, from the broker's `ricochet_store_bytes` gauge (set by each watermark check). */
+function storedBytesOf(metrics: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith('ricochet_store_bytes '));
   return line ? Number(line.split(' ')[1]) : Number.NaN;
 }

@@ -9,7 +9,6 @@ import {
 import {
   BrokerError,
   type DeliveredMessage,
-  groupOfDlqTopic,
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
@@ -39,9 +38,9 @@ import type { SettleFailure, SettleItem, SettleVerb } from './settle-item.js';
 import { settleSplit } from './settle-split.js';
 import { Settlement } from './settlement.js';
 import { type ReceiveRequest, SimpleConsumption } from './simple-consumption.js';
-import { StoreWatermarks } from './store-watermarks.js';
+import { type StoreWatermarks, watermarksFor } from './store-watermarks.js';
 import { systemTimers, type TimerService } from './timer-service.js';
-import { TopicRegistry, type TopicRuntime } from './topic-registry.js';
+import { TopicRegistry } from './topic-registry.js';
 import { describeTopic, type TopicView } from './topic-view.js';
 
 export interface BrokerEngineOptions {
@@ -55,12 +54,9 @@ export interface BrokerEngineOptions {
   readonly random?: Random;
   /** Where failures of background work are reported. @default console.error */
   readonly onError?: (error: unknown, context: string) => void;
-  /** Where notable changes are reported (sends paused or resumed). @default console.warn */
+  /** Where notable changes are reported (sends refused or accepted again). @default console.warn */
   readonly onNotice?: (message: string) => void;
-  /**
-   * Free bytes on the data directory's file system, for `minFreeDiskBytes`. @default unknown (no
-   * disk check: the engine does no I/O of its own; `buildBroker` passes a `statfs` of the data directory)
-   */
+  /** Free bytes for `minFreeDiskBytes` (`buildBroker`: a `statfs`). @default unknown: no disk check */
   readonly freeDiskBytes?: () => Promise<number | undefined>;
 }
 
@@ -108,17 +104,11 @@ export class BrokerEngine {
       broadcastInstances: (group) => this.#broadcast.instancesOf(group),
     });
     this.metrics = new BrokerMetrics({ groupGauges: () => this.#backlog.gauges() });
-    const onNotice = options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`));
-    this.#watermarks = new StoreWatermarks({
-      limits: { minFreeDiskBytes: config.minFreeDiskBytes, maxStoreBytes: config.maxStoreBytes },
-      // Real time, whatever the engine's clock: free disk space is the machine's.
-      timers: systemTimers,
+    this.#watermarks = watermarksFor(config, {
       metrics: this.metrics,
-      intervalMs: config.watermarkCheckIntervalMs,
-      freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
       storedBytes: () => store.storedBytes(),
-      onChange: (refused, reason) =>
-        onNotice(refused ? `sends refused: ${reason}` : `sends accepted again: ${reason}`),
+      freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
+      onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
       onError: (error) => this.#onError(error, 'watermark check failed'),
     });
     this.#records = new DeliveryRecords(store, this.#groups, timers);
@@ -235,12 +225,7 @@ export class BrokerEngine {
     void this.#watermarks.start().catch((error: unknown) => this.#onError(error, 'watermark check failed'));
   }
 
-  // ─── Storage lifecycle (DESIGN.md §5) ─────────────────────────────────────────────────────
-
-  /**
-   * Run a retention pass now (after the one in progress, if any): delete expired messages, in
-   * batches. Passes also run every `retentionCheckIntervalMs`; tests await this one instead.
-   */
+  /** Run a retention pass now (after one in progress); they also run every `retentionCheckIntervalMs`. */
   runRetentionPass(): Promise<RetentionPassReport> {
     this.#assertOpen();
     return this.#retention.runPass();
@@ -353,13 +338,13 @@ export class BrokerEngine {
   /** A topic as `GET /v1/topics/:topic` shows it, or `undefined` when it does not exist. */
   describeTopic(name: string): TopicView | undefined {
     const topic = this.#topics.get(name);
-    return topic && this.#describeTopic(topic);
+    return topic && describeTopic(topic, this.#groups);
   }
 
   /** Up to `limit` topics (DLQ topics too) named after `afterName`, by name, from memory. */
   listTopics(afterName: string | undefined, limit: number): NamePage<TopicView> {
     const page = pageByName(this.#topics.list(), afterName, limit);
-    return { items: page.items.map((topic) => this.#describeTopic(topic)), lastName: page.lastName };
+    return { items: page.items.map((topic) => describeTopic(topic, this.#groups)), lastName: page.lastName };
   }
 
   putGroup(name: string, input: GroupConfigInput): GroupView {
@@ -438,12 +423,6 @@ export class BrokerEngine {
 
   #assertOpen(): void {
     if (this.#closed) throw BrokerError.of('BROKER_UNAVAILABLE', 'the broker is shutting down');
-  }
-
-  #describeTopic(topic: TopicRuntime): TopicView {
-    const dlqOf = groupOfDlqTopic(topic.name);
-    const group = dlqOf === undefined ? undefined : this.#groups.get(dlqOf);
-    return describeTopic(topic, group?.config.dlqRetentionMs);
   }
 
   #describe(group: GroupRuntime): GroupView {

@@ -122,10 +122,13 @@ export class Retention {
     let deletedMessages = 0;
     let batches = 0;
     let longestBatchMs = 0;
+    // One instant for the whole pass: what expires while it runs waits for the next one, so a
+    // pass ends even when messages expire as fast as it deletes them.
+    const nowMs = this.#deps.clock.now();
     for (const topic of this.#deps.topics.list()) {
       for (let guard = 0; guard < 1_000_000 && !this.#stopped; guard++) {
         const startedAt = performance.now();
-        const deleted = this.#batch(topic);
+        const deleted = this.#batch(topic, nowMs);
         const batchMs = performance.now() - startedAt;
         if (deleted < 0) break;
         batches++;
@@ -144,7 +147,7 @@ export class Retention {
    * is not counted up to date, else delete up to {@link BATCH_SIZE} expired messages. Returns how
    * many it deleted (0 while counting), or -1 when the topic has nothing (more) to do.
    */
-  #batch(topic: TopicRuntime): number {
+  #batch(topic: TopicRuntime, nowMs: number): number {
     const retentionBytes = topic.record.config.retentionBytes;
     const counter = retentionBytes === undefined ? undefined : this.#counterOf(topic.name);
     if (
@@ -154,7 +157,6 @@ export class Retention {
       )
     )
       return 0;
-    const nowMs = this.#deps.clock.now();
     const ageLimitMs = Math.max(this.#retentionMsOf(topic), this.#deps.dedupWindowMs);
     // The first message alone first: most passes find nothing expired and decode one message.
     const first = this.#deps.topics.readLog(topic.name, topic.firstOffset, 1);

@@ -1,6 +1,7 @@
 import { BrokerError } from '@ricochet/protocol';
+import type { BrokerConfig } from '../config.js';
 import type { BrokerMetrics } from './broker-metrics.js';
-import type { TimerHandle, TimerService } from './timer-service.js';
+import { systemTimers, type TimerHandle, type TimerService } from './timer-service.js';
 
 /** The limits sends are refused beyond (DESIGN.md §5). */
 export interface WatermarkLimits {
@@ -104,4 +105,21 @@ export class StoreWatermarks {
       this.check().catch((error: unknown) => this.#deps.onError(error));
     });
   }
+}
+
+/** The broker's watermarks, from its config; checked on real time, whatever the engine's clock. */
+export function watermarksFor(
+  config: Pick<BrokerConfig, 'minFreeDiskBytes' | 'maxStoreBytes' | 'watermarkCheckIntervalMs'>,
+  deps: Pick<StoreWatermarksDeps, 'metrics' | 'storedBytes' | 'freeDiskBytes' | 'onError'> & {
+    readonly onNotice: (message: string) => void;
+  },
+): StoreWatermarks {
+  return new StoreWatermarks({
+    ...deps,
+    limits: { minFreeDiskBytes: config.minFreeDiskBytes, maxStoreBytes: config.maxStoreBytes },
+    timers: systemTimers,
+    intervalMs: config.watermarkCheckIntervalMs,
+    onChange: (refused, reason) =>
+      deps.onNotice(refused ? `sends refused: ${reason}` : `sends accepted again: ${reason}`),
+  });
 }

@@ -31,7 +31,11 @@ describe('describeTopic', () => {
   });
 
   it("shows the retention the broker applies when it is not the topic's own (a DLQ topic)", () => {
-    expect(describeTopic(runtime(0), 1_000).config).toEqual({
+    const dlq = { ...runtime(0), name: '%DLQ%billing' };
+    const groups = {
+      get: (name: string) => (name === 'billing' ? { config: { dlqRetentionMs: 1_000 } } : undefined),
+    };
+    expect(describeTopic(dlq, groups as never).config).toEqual({
       type: 'fifo',
       maxBacklogMessages: 10,
       retentionMs: 1_000,

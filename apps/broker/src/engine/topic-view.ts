@@ -1,4 +1,6 @@
 import type { TopicConfig } from '@ricochet/core';
+import { groupOfDlqTopic } from '@ricochet/protocol';
+import type { GroupRegistry } from './group-registry.js';
 import type { TopicRuntime } from './topic-registry.js';
 
 /** A topic's offsets for `GET /v1/topics/:topic` and `GET /v1/topics` (DESIGN.md §5). */
@@ -20,10 +22,11 @@ export interface TopicView {
 
 /**
  * Describe a topic: the one builder behind the single-topic route and the listing, so the two
- * cannot drift apart. `retentionMs` is the retention the broker applies when it is not the
- * topic's own: a DLQ topic keeps its group's `dlqRetentionMs`.
+ * cannot drift apart. A DLQ topic shows the retention it keeps: its group's `dlqRetentionMs`.
  */
-export function describeTopic(topic: TopicRuntime, retentionMs?: number): TopicView {
+export function describeTopic(topic: TopicRuntime, groups?: Pick<GroupRegistry, 'get'>): TopicView {
+  const dlqOf = groupOfDlqTopic(topic.name);
+  const retentionMs = dlqOf === undefined ? undefined : groups?.get(dlqOf)?.config.dlqRetentionMs;
   // Retention deletes a prefix of the log (DESIGN.md §5): what is retained is contiguous.
   const { firstOffset, nextOffset } = topic;
   const config = topic.record.config;
