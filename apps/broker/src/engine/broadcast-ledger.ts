@@ -87,7 +87,7 @@ export class BroadcastLedger {
       const runtime = this.#deps.topics.require(topic);
       instance.cursors.set(
         topic,
-        group.config.startFrom === 'earliest' ? runtime.firstOffset : runtime.nextOffset,
+        group.config.startFrom === 'earliest' ? runtime.retained.expiredBelow : runtime.nextOffset,
       );
     }
     this.#dirty.delete(instance);

@@ -63,7 +63,7 @@ export function describeGroup(
   const positions = Object.fromEntries(
     [...group.cursors].map(([topic, cursor]) => [
       topic,
-      { cursor, firstOffset: topics.get(topic)?.firstOffset ?? 0 },
+      { cursor, firstOffset: topics.get(topic)?.retained.firstOffset ?? 0 },
     ]),
   );
   return {

@@ -70,7 +70,7 @@ export class ReadySource {
     const runtime = this.#deps.topics.require(topic);
     group.cursors.set(
       topic,
-      group.config.startFrom === 'earliest' ? runtime.firstOffset : runtime.nextOffset,
+      group.config.startFrom === 'earliest' ? runtime.retained.expiredBelow : runtime.nextOffset,
     );
     this.#deps.groups.saveCursor(group, topic);
   }

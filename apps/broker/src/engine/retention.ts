@@ -51,7 +51,7 @@ export interface RetentionPassReport {
   readonly longestBatchMs: number;
 }
 
-/** Why the pass stopped at a message. */
+/** Why the pass keeps a message: not expired yet (the scan stops), or held by a group (it survives). */
 type Keep = 'notExpired' | 'held';
 
 /**
@@ -60,12 +60,13 @@ type Keep = 'notExpired' | 'held';
  * with their id-index entries and history, oldest first, in small batches that yield the event
  * loop between them.
  *
- * It deletes a prefix of each log and stops at the first message it must keep: one not expired,
- * or one some group still holds (a delivery record of any state: leased, Inflight, WaitingRetry,
- * Ready again; a broadcast instance's; a delay message not yet due). So the log stays contiguous
- * from `firstOffset` to `nextOffset`, and a held message delays the deletion of those behind it
- * until it is settled. Group cursors and broadcast positions below the new first offset skip
- * ahead (counted in `ricochet_messages_expired_total{group}`), in the same turn as the deletions:
+ * Each topic's scan starts at its expiry frontier and stops at the first message not expired
+ * (messages are stored in time order). An expired message some group still holds — a delivery
+ * record of any state (leased, Inflight, WaitingRetry, Ready again, parked behind a FIFO head), a
+ * broadcast instance's, a delay message not yet due — survives: it is kept and looked at again on
+ * each pass, while the messages around it go, so one message stuck in a long retry never holds
+ * the topic's disk. Group cursors and broadcast positions below the frontier skip up to it
+ * (counted in `ricochet_messages_expired_total{group}`), in the same turn as the deletions:
  * nothing in memory or in the store refers to a deleted message.
  */
 export class Retention {
@@ -119,84 +120,116 @@ export class Retention {
   }
 
   async #pass(): Promise<RetentionPassReport> {
-    let deletedMessages = 0;
-    let batches = 0;
-    let longestBatchMs = 0;
+    const report = { deletedMessages: 0, batches: 0, longestBatchMs: 0 };
     // One instant for the whole pass: what expires while it runs waits for the next one, so a
     // pass ends even when messages expire as fast as it deletes them.
     const nowMs = this.#deps.clock.now();
     for (const topic of this.#deps.topics.list()) {
+      // The survivors of earlier passes first: a lease or retry that has ended lets its message go.
+      const survivors = [...topic.retained.survivors];
+      for (let i = 0; i < survivors.length && !this.#stopped; i += BATCH_SIZE) {
+        const slice = survivors.slice(i, i + BATCH_SIZE);
+        await this.#timed(report, () => this.#recheckSurvivors(topic, slice, nowMs));
+      }
       for (let guard = 0; guard < 1_000_000 && !this.#stopped; guard++) {
-        const startedAt = performance.now();
-        const deleted = this.#batch(topic, nowMs);
-        const batchMs = performance.now() - startedAt;
-        if (deleted < 0) break;
-        batches++;
-        deletedMessages += deleted;
-        longestBatchMs = Math.max(longestBatchMs, batchMs);
-        this.#deps.metrics.retentionBatch(batchMs / 1_000);
-        // Let everything else run before the next batch.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        if ((await this.#timed(report, () => this.#scanBatch(topic, nowMs))) < 0) break;
       }
     }
-    return { deletedMessages, batches, longestBatchMs };
+    return report;
+  }
+
+  /** Run one synchronous batch, time it, then yield the event loop. Returns what the batch returned. */
+  async #timed(
+    report: { deletedMessages: number; batches: number; longestBatchMs: number },
+    batch: () => number,
+  ): Promise<number> {
+    const startedAt = performance.now();
+    const result = batch();
+    const batchMs = performance.now() - startedAt;
+    if (result < 0) return result;
+    report.batches++;
+    report.deletedMessages += result;
+    report.longestBatchMs = Math.max(report.longestBatchMs, batchMs);
+    this.#deps.metrics.retentionBatch(batchMs / 1_000);
+    // Let everything else run before the next batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return result;
   }
 
   /**
-   * One synchronous step on a topic: count its bytes a batch further when it has a size limit and
-   * is not counted up to date, else delete up to {@link BATCH_SIZE} expired messages. Returns how
-   * many it deleted (0 while counting), or -1 when the topic has nothing (more) to do.
+   * One synchronous step of the scan from the topic's expiry frontier: count its bytes a batch
+   * further when it has a size limit and is not counted up to date, else examine up to
+   * {@link BATCH_SIZE} messages, delete the expired ones no group holds and keep the held ones as
+   * survivors. Returns how many it deleted, or -1 when the scan has reached a message not expired.
    */
-  #batch(topic: TopicRuntime, nowMs: number): number {
-    const retentionBytes = topic.record.config.retentionBytes;
-    const counter = retentionBytes === undefined ? undefined : this.#counterOf(topic.name);
-    if (
-      counter &&
-      !counter.countStep(topic.firstOffset, topic.nextOffset, (from, limit) =>
-        this.#deps.topics.readLog(topic.name, from, limit),
-      )
-    )
-      return 0;
-    const ageLimitMs = Math.max(this.#retentionMsOf(topic), this.#deps.dedupWindowMs);
+  #scanBatch(topic: TopicRuntime, nowMs: number): number {
+    const counter = this.#counterOf(topic);
+    const readLog = (from: number, limit: number) => this.#deps.topics.readLog(topic.name, from, limit);
+    if (counter && !counter.countStep(topic.retained.firstOffset, topic.nextOffset, readLog)) return 0;
+    const from = topic.retained.expiredBelow;
     // The first message alone first: most passes find nothing expired and decode one message.
-    const first = this.#deps.topics.readLog(topic.name, topic.firstOffset, 1);
-    const candidates =
-      first.length === 0 || this.#keep(topic, first[0] as StoredMessage, nowMs, ageLimitMs, counter)
-        ? []
-        : this.#deps.topics.readLog(topic.name, topic.firstOffset, BATCH_SIZE);
+    const first = readLog(from, 1)[0];
+    if (!first || this.#keep(topic, first, nowMs, counter) === 'notExpired') return -1;
     const expired: StoredMessage[] = [];
-    for (const message of candidates) {
-      if (this.#keep(topic, message, nowMs, ageLimitMs, counter)) break;
-      expired.push(message);
-      counter?.deleted(message);
+    const kept: number[] = [];
+    let expiredBelow = from;
+    for (const message of readLog(from, BATCH_SIZE)) {
+      const keep = this.#keep(topic, message, nowMs, counter);
+      if (keep === 'notExpired') break;
+      expiredBelow = message.offset + 1;
+      if (keep === 'held') kept.push(message.offset);
+      else {
+        expired.push(message);
+        counter?.deleted(message);
+      }
     }
-    const last = expired.at(-1);
-    if (!last) return -1;
     for (const message of expired) void this.#deps.store.deleteExpiredMessage(message);
-    const firstOffset = last.offset + 1;
-    this.#deps.topics.expireBefore(topic, firstOffset);
-    this.#skipCursors(topic.name, firstOffset);
+    this.#deps.topics.expire(topic, { expiredBelow, kept });
+    this.#skipCursors(topic.name, expiredBelow);
     this.#deps.metrics.retentionDeleted(topic.name, expired.length);
     return expired.length;
   }
 
-  /** Whether the pass must keep `message`, and so every message after it, for now. */
+  /** Delete the survivors no group holds any more. Returns how many it deleted. */
+  #recheckSurvivors(topic: TopicRuntime, offsets: readonly number[], nowMs: number): number {
+    const counter = this.#counterOf(topic);
+    const released: number[] = [];
+    for (const offset of offsets) {
+      const message = this.#deps.topics.getMessage(topic.name, offset);
+      if (message && this.#keep(topic, message, nowMs, counter) !== undefined) continue;
+      released.push(offset);
+      if (!message) continue;
+      counter?.deleted(message);
+      void this.#deps.store.deleteExpiredMessage(message);
+    }
+    if (released.length > 0) this.#deps.topics.expire(topic, { released });
+    this.#deps.metrics.retentionDeleted(topic.name, released.length);
+    return released.length;
+  }
+
+  /**
+   * Whether the pass must keep `message`: `notExpired` (by age or size; messages are stored in
+   * time order, so the scan stops there), or `held` (expired, but a group still needs it: it
+   * survives until a later pass).
+   */
   #keep(
     topic: TopicRuntime,
     message: StoredMessage,
     nowMs: number,
-    ageLimitMs: number,
     counter: RetainedBytes | undefined,
   ): Keep | undefined {
-    // A delay message's age counts from when it became due: until then a group may still need it.
-    const visibleAt = Math.max(message.storedAt, message.deliverAt ?? 0);
-    if (visibleAt > nowMs) return 'held';
-    const tooOld = nowMs - visibleAt >= ageLimitMs;
+    const ageLimitMs = Math.max(this.#retentionMsOf(topic), this.#deps.dedupWindowMs);
+    const ageOf = (atMs: number) => nowMs - atMs;
+    const tooOld = ageOf(message.storedAt) >= ageLimitMs;
     const tooBig =
       counter !== undefined &&
       counter.bytes > (topic.record.config.retentionBytes ?? Number.POSITIVE_INFINITY) &&
-      nowMs - message.storedAt >= this.#deps.dedupWindowMs;
+      ageOf(message.storedAt) >= this.#deps.dedupWindowMs;
     if (!tooOld && !tooBig) return 'notExpired';
+    // A delay message's age counts from when it became due: until then a group may still need it.
+    const deliverAt = message.deliverAt;
+    if (deliverAt !== undefined && (deliverAt > nowMs || (!tooBig && ageOf(deliverAt) < ageLimitMs)))
+      return 'held';
     if (this.#deps.sendPending(message.messageId)) return 'held';
     return this.#held(topic.name, message.offset) ? 'held' : undefined;
   }
@@ -210,7 +243,7 @@ export class Retention {
     return this.#deps.broadcast.holds(topic, offset);
   }
 
-  /** Cursors behind the new first offset skip ahead, written in this turn with the deletions. */
+  /** Cursors behind the expiry frontier skip ahead, written in this turn with the deletions. */
   #skipCursors(topic: string, firstOffset: number): void {
     for (const group of this.#deps.groups.list()) {
       const cursor = group.cursors.get(topic);
@@ -230,11 +263,13 @@ export class Retention {
     return topic.record.config.retentionMs ?? DEFAULT_RETENTION_MS;
   }
 
-  #counterOf(topic: string): RetainedBytes {
-    let counter = this.#retainedBytes.get(topic);
+  /** The topic's byte count, when it has a size limit. */
+  #counterOf(topic: TopicRuntime): RetainedBytes | undefined {
+    if (topic.record.config.retentionBytes === undefined) return undefined;
+    let counter = this.#retainedBytes.get(topic.name);
     if (!counter) {
       counter = new RetainedBytes();
-      this.#retainedBytes.set(topic, counter);
+      this.#retainedBytes.set(topic.name, counter);
     }
     return counter;
   }

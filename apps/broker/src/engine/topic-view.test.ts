@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { RecentMessages } from './recent-messages.js';
+import { RetainedRange } from './retained-range.js';
 import type { TopicRuntime } from './topic-registry.js';
 import { describeTopic } from './topic-view.js';
 
 const runtime = (nextOffset: number): TopicRuntime => ({
   name: 'orders',
   record: { name: 'orders', config: { type: 'fifo', maxBacklogMessages: 10 }, createdAt: 5 },
-  firstOffset: 0,
+  retained: new RetainedRange(),
   nextOffset,
   recent: new RecentMessages(),
 });
@@ -24,10 +25,9 @@ describe('describeTopic', () => {
     expect(describeTopic(runtime(0)).stats).toEqual({ firstOffset: 0, nextOffset: 0, messages: 0 });
   });
 
-  it('counts the messages retained from the first retained offset on', () => {
-    const topic = runtime(10);
-    topic.firstOffset = 4;
-    expect(describeTopic(topic).stats).toEqual({ firstOffset: 4, nextOffset: 10, messages: 6 });
+  it('counts the messages retained: the survivors retention kept, and everything from its frontier on', () => {
+    const topic = { ...runtime(10), retained: new RetainedRange(6, [2, 4]) };
+    expect(describeTopic(topic).stats).toEqual({ firstOffset: 2, nextOffset: 10, messages: 2 + 4 });
   });
 
   it("shows the retention the broker applies when it is not the topic's own (a DLQ topic)", () => {

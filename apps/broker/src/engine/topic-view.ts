@@ -9,7 +9,7 @@ export interface TopicStats {
   readonly firstOffset: number;
   /** The offset the next message will get. */
   readonly nextOffset: number;
-  /** Messages retained: `nextOffset - firstOffset`. */
+  /** Messages retained: from `firstOffset` to `nextOffset`, less those retention deleted around the ones groups held. */
   readonly messages: number;
 }
 
@@ -27,12 +27,11 @@ export interface TopicView {
 export function describeTopic(topic: TopicRuntime, groups?: Pick<GroupRegistry, 'get'>): TopicView {
   const dlqOf = groupOfDlqTopic(topic.name);
   const retentionMs = dlqOf === undefined ? undefined : groups?.get(dlqOf)?.config.dlqRetentionMs;
-  // Retention deletes a prefix of the log (DESIGN.md §5): what is retained is contiguous.
-  const { firstOffset, nextOffset } = topic;
+  const { nextOffset, retained } = topic;
   const config = topic.record.config;
   return {
     name: topic.name,
     config: retentionMs === undefined ? config : { ...config, retentionMs },
-    stats: { firstOffset, nextOffset, messages: nextOffset - firstOffset },
+    stats: { firstOffset: retained.firstOffset, nextOffset, messages: retained.count(nextOffset) },
   };
 }

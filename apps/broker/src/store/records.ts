@@ -53,11 +53,12 @@ export interface TopicRecord {
   readonly config: TopicConfig;
   readonly createdAt: number;
   /**
-   * The lowest offset retention kept (DESIGN.md §5): every message below it is deleted. Written
-   * with the deletions, so the offsets of a topic whose messages all expired survive a restart.
-   * Absent: 0.
+   * Retention (DESIGN.md §5): every message below `expiredBelow` is deleted, but those a group
+   * still held when retention reached them, the lowest of which is `firstOffset`. Written with the
+   * deletions, so the offsets of a topic whose messages all expired survive a restart. Absent: 0.
    */
   readonly firstOffset?: number;
+  readonly expiredBelow?: number;
 }
 
 export interface GroupRecord {

@@ -18,7 +18,13 @@ const config: fc.Arbitrary<TopicConfig> = fc.record(
 );
 
 const topicRecord: fc.Arbitrary<TopicRecord> = fc.record(
-  { name: fc.string({ minLength: 1, maxLength: 12 }), config, createdAt: fc.nat(), firstOffset: fc.nat() },
+  {
+    name: fc.string({ minLength: 1, maxLength: 12 }),
+    config,
+    createdAt: fc.nat(),
+    firstOffset: fc.nat(),
+    expiredBelow: fc.nat(),
+  },
   { requiredKeys: ['name', 'config', 'createdAt'], ...PLAIN },
 );
 

@@ -16,15 +16,17 @@ export interface StoredTopicV1 {
   readonly name: string;
   readonly config: StoredTopicConfigV1;
   readonly createdAt: number;
-  /** The first offset retention has kept; absent until retention first removed a message (then 0). */
+  /** The lowest offset retention has kept; absent until retention first removed a message. */
   readonly firstOffset?: number;
+  /** Every message below it is deleted but the survivors from `firstOffset` on; absent like `firstOffset`. */
+  readonly expiredBelow?: number;
 }
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** The fields of the engine's topic record and core's topic config the mappers below copy; compiles only while that is all of them. */
 export const MAPPED_TOPIC_FIELDS = {
-  record: { name: true, config: true, createdAt: true, firstOffset: true },
+  record: { name: true, config: true, createdAt: true, firstOffset: true, expiredBelow: true },
   config: { type: true, maxBacklogMessages: true, retentionMs: true, retentionBytes: true },
 } as const satisfies { readonly record: AllFields<TopicRecord>; readonly config: AllFields<TopicConfig> };
 
@@ -36,6 +38,7 @@ export function toStoredTopic(record: TopicRecord): StoredTopicV1 {
     createdAt: record.createdAt,
   };
   if (record.firstOffset !== undefined) stored.firstOffset = record.firstOffset;
+  if (record.expiredBelow !== undefined) stored.expiredBelow = record.expiredBelow;
   return stored;
 }
 
@@ -47,6 +50,7 @@ export function fromStoredTopic(stored: StoredTopicV1): TopicRecord {
     createdAt: stored.createdAt,
   };
   if (stored.firstOffset !== undefined) record.firstOffset = stored.firstOffset;
+  if (stored.expiredBelow !== undefined) record.expiredBelow = stored.expiredBelow;
   return record;
 }
 
