@@ -155,6 +155,7 @@ describe('Retention by age (DESIGN.md §5): expired messages go, held ones stay,
       messages: 1,
     });
     expect((await broker.admin.getGroup('patient')).stats.waitingRetry).toBe(1);
+    expect((await broker.admin.getMessage(poison.messageId)).message.offset).toBe(0);
   });
 });
 
