@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
@@ -118,6 +119,12 @@ export async function buildBroker(
     ...(options.timers ? { timers: options.timers } : {}),
     ...(options.random ? { random: options.random } : {}),
     onError: (error, context) => app.log.error({ err: error }, context),
+    onNotice: (message) => app.log.warn(message),
+    // Free space for the broker's user (bavail), on the file system of the data directory.
+    freeDiskBytes: async () => {
+      const stats = await statfs(config.dataDir);
+      return stats.bavail * stats.bsize;
+    },
   });
   engine.start();
   const access = new AccessControl({

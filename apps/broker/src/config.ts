@@ -11,6 +11,7 @@ export const FLUSH_POLICIES = ['fsync', 'commit'] as const;
 export type FlushPolicy = (typeof FLUSH_POLICIES)[number];
 
 const MINUTE_MS = 60_000;
+const GIB = 1024 * 1024 * 1024;
 
 // ---- TLS and connection limits (DESIGN.md §7, docs/guides/security.md): one block, kept together.
 
@@ -156,6 +157,20 @@ export const brokerConfigSchema = z
      * @default 10000
      */
     maxReadyQueuePerGroup: z.coerce.number().int().min(1).default(10_000),
+    /**
+     * How often the retention pass deletes expired messages (DESIGN.md §5). Each pass works in small
+     * batches and yields the event loop between them. @default 60 s
+     */
+    retentionCheckIntervalMs: z.coerce.number().int().min(1).default(MINUTE_MS),
+    /**
+     * Sends are refused with 530 while the data directory's file system has less free space than
+     * this; consumption goes on. 0 turns the check off. @default 1 GiB
+     */
+    minFreeDiskBytes: z.coerce.number().int().min(0).default(GIB),
+    /** Sends are refused with 530 while the store's data takes more than this. @default no limit */
+    maxStoreBytes: z.coerce.number().int().min(1).optional(),
+    /** How often free disk space and the store's size are read for the two limits above. @default 1 s */
+    watermarkCheckIntervalMs: z.coerce.number().int().min(1).default(1_000),
     /** Log level of the broker's JSON log lines (pino, through Fastify). @default 'info' */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ...networkLimitsFields(),
@@ -191,6 +206,10 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--hello-timeout-ms': 'helloTimeoutMs',
   '--drain-timeout-ms': 'drainTimeoutMs',
   '--max-ready-queue-per-group': 'maxReadyQueuePerGroup',
+  '--retention-check-interval-ms': 'retentionCheckIntervalMs',
+  '--min-free-disk-bytes': 'minFreeDiskBytes',
+  '--max-store-bytes': 'maxStoreBytes',
+  '--watermark-check-interval-ms': 'watermarkCheckIntervalMs',
   '--log-level': 'logLevel',
   ...NETWORK_LIMITS_FLAGS,
 };
@@ -209,7 +228,9 @@ flags win over the environment):
 ${Object.entries(FLAGS)
   .map(([flag, field]) => `  ${flag.padEnd(30)} ${envNameOf(field)}`)
   .join('\n')}
-  --help                         print this text`;
+  --help                         print this text
+
+ricochet-broker backup --data-dir <dir> --to <path>   copy a data directory, live (--help for more)`;
 
 /** `dataDir` → `RICOCHET_DATA_DIR`. */
 export function envNameOf(field: keyof BrokerConfig): string {

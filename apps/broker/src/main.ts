@@ -2,12 +2,14 @@
 import { buildBroker } from './app.js';
 import { BrokerStartError } from './auth/startup-auth.js';
 import { runTokenCommand } from './auth/token-command.js';
+import { runBackupCommand } from './backup-command.js';
 import { parseCommandLine } from './config.js';
 
 /**
  * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, reload the auth
  * file and the TLS certificate on SIGHUP, and drain on SIGTERM/SIGINT. Everything else lives in
- * `buildBroker`. `ricochet-broker token --name <name>` prints a new token instead.
+ * `buildBroker`. `ricochet-broker token --name <name>` prints a new token instead, and
+ * `ricochet-broker backup …` copies a data directory (`backup-command.ts`).
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -17,6 +19,12 @@ async function main(): Promise<void> {
       console.error(`ricochet-broker token: ${result.message}`);
       process.exitCode = 2;
     } else console.log(result.ok === 'help' ? result.message : result.output);
+    return;
+  }
+  if (args[0] === 'backup') {
+    const { exitCode, output } = await runBackupCommand(args.slice(1));
+    (exitCode === 0 ? console.log : console.error)(output);
+    process.exitCode = exitCode;
     return;
   }
   const parsed = parseCommandLine(args, process.env);

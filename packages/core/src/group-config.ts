@@ -27,6 +27,14 @@ export interface TopicConfig {
    * groups is at or above this many messages (rule R4). Absent: no per-topic limit.
    */
   readonly maxBacklogMessages?: number;
+  /**
+   * How long a message is kept after it was stored (or, for a delay message, after it became
+   * due), DESIGN.md §5. Absent: {@link DEFAULT_RETENTION_MS}. Ignored for `%DLQ%<group>` topics,
+   * which keep their group's `dlqRetentionMs`.
+   */
+  readonly retentionMs?: number;
+  /** The most body bytes the topic keeps; older messages go first. Absent: no size limit. */
+  readonly retentionBytes?: number;
 }
 
 /** Metadata of a consumer group (DESIGN.md §2). */
@@ -49,6 +57,8 @@ export interface GroupConfig {
    * @default 86400000 (24 h)
    */
   readonly broadcastInstanceTtlMs: number;
+  /** How long the group's DLQ topic (`%DLQ%<group>`) keeps a message (DESIGN.md §5). @default 14 days */
+  readonly dlqRetentionMs: number;
 }
 
 /** A group config as a user writes it: every field optional, omitted ones keep their default. */
@@ -60,8 +70,22 @@ export const DEFAULT_CONSUMPTION_TIMEOUT_MS = 15 * 60 * 1_000;
 /** 24 hours: how long a broadcasting group remembers an instance it no longer sees (B1). */
 export const DEFAULT_BROADCAST_INSTANCE_TTL_MS = 24 * 60 * 60 * 1_000;
 
+/** 72 hours: how long a topic keeps a message by default, RocketMQ's `fileReservedTime` (DESIGN.md §5). */
+export const DEFAULT_RETENTION_MS = 72 * 60 * 60 * 1_000;
+
+/** 14 days: how long a group's DLQ keeps a message by default (DESIGN.md §5). */
+export const DEFAULT_DLQ_RETENTION_MS = 14 * 24 * 60 * 60 * 1_000;
+
 /** The config of a topic created without one. */
 export const DEFAULT_TOPIC_CONFIG: TopicConfig = Object.freeze({ type: 'normal' });
+
+/**
+ * A topic config with its retention spelled out: a config written before retention existed (or
+ * without it) keeps messages for {@link DEFAULT_RETENTION_MS}.
+ */
+export function resolveTopicConfig(config: TopicConfig): TopicConfig {
+  return config.retentionMs === undefined ? { ...config, retentionMs: DEFAULT_RETENTION_MS } : config;
+}
 
 /**
  * Fill a partial group config with the defaults of DESIGN.md §2. The retry policy's default
@@ -77,5 +101,6 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     consumptionTimeoutMs: input.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     startFrom: input.startFrom ?? 'latest',
     broadcastInstanceTtlMs: input.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
+    dlqRetentionMs: input.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
   };
 }

@@ -44,6 +44,7 @@ export {
   MAX_BROADCAST_INSTANCE_TTL_MS,
   MAX_CONSUMPTION_TIMEOUT_MS,
   MAX_MAX_RETRIES,
+  MAX_RETENTION_MS,
   retryPolicySchema,
   topicConfigSchema,
 } from './schemas/config.js';

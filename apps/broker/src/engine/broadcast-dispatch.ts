@@ -29,6 +29,7 @@ import {
   encodeBroadcastReceiptHandle,
   MAX_BROADCAST_CLIENT_ID_BYTES,
 } from './receipt-handle.js';
+import type { BroadcastRetention } from './retention.js';
 import {
   rejectionError,
   type SettleFailure,
@@ -112,6 +113,11 @@ export class BroadcastDispatch {
   /** The instances of a group, for its stats and message views. */
   instancesOf(group: string): readonly BroadcastInstance[] {
     return this.#ledger.instancesOf(group);
+  }
+
+  /** What retention needs to know of the instances (see {@link BroadcastRetention}). */
+  get retention(): BroadcastRetention {
+    return this.#ledger;
   }
 
   /**

@@ -302,4 +302,26 @@ describe('BroadcastLedger history', () => {
       reason: 'boom',
     });
   });
+
+  it('tells retention which messages an instance holds, and moves positions behind the first offset up to it', async () => {
+    h.appendMany('a', 10);
+    const group = broadcasting('g', 'earliest');
+    const behind = ledger.join(group, 'c1', ['a']);
+    const ahead = ledger.join(group, 'c2', ['a']);
+    ahead.cursors.set('a', 8);
+    behind.held.set(heldKey('a', 0), heldDelivery('a', 0));
+    expect(ledger.holds('a', 0)).toBe(true);
+    expect(ledger.holds('a', 1)).toBe(false);
+
+    expect([...ledger.skipExpired('a', 6)]).toEqual([['g', 6]]);
+    expect(behind.cursors.get('a')).toBe(6);
+    expect(ahead.cursors.get('a')).toBe(8);
+    await settle();
+    // Written in the same turn as the deletions: a restart never finds a position below the first offset.
+    expect(stored().find((record) => record.clientId === 'c1')?.positions).toEqual({ a: 0 });
+    behind.held.clear();
+    ledger.skipExpired('a', 7);
+    await settle();
+    expect(stored().find((record) => record.clientId === 'c1')?.positions).toEqual({ a: 7 });
+  });
 });

@@ -1,7 +1,7 @@
 import type { BroadcastState, Clock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { HistoryRecord, StoredMessage } from '../store/records.js';
-import { type BroadcastDelivery, BroadcastInstance, instanceKey } from './broadcast-instance.js';
+import { type BroadcastDelivery, BroadcastInstance, heldKey, instanceKey } from './broadcast-instance.js';
 import { WRITE_BEHIND_MS } from './delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import { RestartHorizon } from './restart-horizon.js';
@@ -85,7 +85,10 @@ export class BroadcastLedger {
     for (const topic of topics) {
       if (instance.cursors.has(topic)) continue;
       const runtime = this.#deps.topics.require(topic);
-      instance.cursors.set(topic, group.config.startFrom === 'earliest' ? 0 : runtime.nextOffset);
+      instance.cursors.set(
+        topic,
+        group.config.startFrom === 'earliest' ? runtime.retained.expiredBelow : runtime.nextOffset,
+      );
     }
     this.#dirty.delete(instance);
     void this.#deps.store.putBroadcastInstance(instance.toRecord());
@@ -102,6 +105,31 @@ export class BroadcastLedger {
   changed(instance: BroadcastInstance): void {
     this.#dirty.add(instance);
     this.#flushTimer ??= this.#deps.timers.setTimer(WRITE_BEHIND_MS, () => this.flush());
+  }
+
+  /** Retention: whether an instance holds the message (delivered and not consumed, or Ready again). */
+  holds(topic: string, offset: number): boolean {
+    const key = heldKey(topic, offset);
+    for (const instance of this.#instances.values()) if (instance.held.has(key)) return true;
+    return false;
+  }
+
+  /**
+   * Retention deleted `topic` below `firstOffset`: instances behind it skip ahead, their positions
+   * written in this turn with the deletions. Returns, per group, how many messages were skipped.
+   */
+  skipExpired(topic: string, firstOffset: number): Map<string, number> {
+    const skipped = new Map<string, number>();
+    for (const instance of this.#instances.values()) {
+      const cursor = instance.cursors.get(topic);
+      if (cursor === undefined || cursor >= firstOffset) continue;
+      instance.cursors.set(topic, firstOffset);
+      this.#dirty.delete(instance);
+      void this.#deps.store.putBroadcastInstance(instance.toRecord());
+      const group = instance.group.name;
+      skipped.set(group, (skipped.get(group) ?? 0) + firstOffset - cursor);
+    }
+    return skipped;
   }
 
   /** Write every changed instance now. */

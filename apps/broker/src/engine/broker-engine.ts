@@ -31,12 +31,14 @@ import { PushDispatch, type SubscribeRequest } from './push-dispatch.js';
 import { PushLeaseTable } from './push-lease-table.js';
 import { ReadySource } from './ready-source.js';
 import { recoverDeliveries } from './recovery.js';
+import { Retention, type RetentionPassReport } from './retention.js';
 import { Scheduler } from './scheduler.js';
 import { SendPath } from './send-path.js';
 import type { SettleFailure, SettleItem, SettleVerb } from './settle-item.js';
 import { settleSplit } from './settle-split.js';
 import { Settlement } from './settlement.js';
 import { type ReceiveRequest, SimpleConsumption } from './simple-consumption.js';
+import { type StoreWatermarks, watermarksFor } from './store-watermarks.js';
 import { systemTimers, type TimerService } from './timer-service.js';
 import { TopicRegistry } from './topic-registry.js';
 import { describeTopic, type TopicView } from './topic-view.js';
@@ -52,6 +54,10 @@ export interface BrokerEngineOptions {
   readonly random?: Random;
   /** Where failures of background work are reported. @default console.error */
   readonly onError?: (error: unknown, context: string) => void;
+  /** Where notable changes are reported (sends refused or accepted again). @default console.warn */
+  readonly onNotice?: (message: string) => void;
+  /** Free bytes for `minFreeDiskBytes` (`buildBroker`: a `statfs`). @default unknown: no disk check */
+  readonly freeDiskBytes?: () => Promise<number | undefined>;
 }
 
 /**
@@ -78,6 +84,8 @@ export class BrokerEngine {
   readonly #broadcast: BroadcastDispatch;
   readonly #backlog: GroupBacklog;
   readonly #deadLetters: DeadLetterAdmin;
+  readonly #retention: Retention;
+  readonly #watermarks: StoreWatermarks;
   #closed = false;
 
   constructor(options: BrokerEngineOptions) {
@@ -96,6 +104,13 @@ export class BrokerEngine {
       broadcastInstances: (group) => this.#broadcast.instancesOf(group),
     });
     this.metrics = new BrokerMetrics({ groupGauges: () => this.#backlog.gauges() });
+    this.#watermarks = watermarksFor(config, {
+      metrics: this.metrics,
+      storedBytes: () => store.storedBytes(),
+      freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
+      onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
+      onError: (error) => this.#onError(error, 'watermark check failed'),
+    });
     this.#records = new DeliveryRecords(store, this.#groups, timers);
     const appendWaker = new AppendWaker(this.#groups, (group, topic) => this.#backlog.reads(group, topic));
     // Timers first: the applier writes them; they report what falls due once started (see start()).
@@ -144,7 +159,7 @@ export class BrokerEngine {
       dedupWindowMs: config.dedupWindowMs,
       maxDelayMs: config.maxDelayMs,
       onAppended: (topic) => appendWaker.appended(topic),
-      throttle: (topic) => this.#backlog.throttle(topic),
+      throttle: (topic) => this.#watermarks.refusal() ?? this.#backlog.throttle(topic),
     });
     this.#simple = new SimpleConsumption({
       groups: this.#groups,
@@ -172,6 +187,20 @@ export class BrokerEngine {
       applier: this.#applier,
       nextSubscriptionId,
     });
+    this.#retention = new Retention({
+      store,
+      clock: this.#clock,
+      timers,
+      topics: this.#topics,
+      groups: this.#groups,
+      records: this.#records,
+      metrics: this.metrics,
+      broadcast: this.#broadcast.retention,
+      sendPending: (messageId) => this.#sendPath.isPending(messageId),
+      dedupWindowMs: config.dedupWindowMs,
+      intervalMs: config.retentionCheckIntervalMs,
+      onError: (error) => this.#onError(error, 'retention pass failed'),
+    });
     this.#deadLetters = new DeadLetterAdmin({
       topics: this.#topics,
       groups: this.#groups,
@@ -193,6 +222,19 @@ export class BrokerEngine {
     });
     this.#broadcast.load();
     this.#scheduler.start((group, due) => this.#dueEvents.onDue(group, due));
+    this.#retention.start();
+    void this.#watermarks.start().catch((error: unknown) => this.#onError(error, 'watermark check failed'));
+  }
+
+  /** Run a retention pass now (after one in progress); they also run every `retentionCheckIntervalMs`. */
+  runRetentionPass(): Promise<RetentionPassReport> {
+    this.#assertOpen();
+    return this.#retention.runPass();
+  }
+
+  /** Read free disk space and the store's size now, and refuse or accept sends accordingly. */
+  checkWatermarks(): Promise<void> {
+    return this.#watermarks.check();
   }
 
   // ─── Messaging ────────────────────────────────────────────────────────────────────────────
@@ -306,13 +348,13 @@ export class BrokerEngine {
   /** A topic as `GET /v1/topics/:topic` shows it, or `undefined` when it does not exist. */
   describeTopic(name: string): TopicView | undefined {
     const topic = this.#topics.get(name);
-    return topic && describeTopic(topic);
+    return topic && describeTopic(topic, this.#groups);
   }
 
   /** Up to `limit` topics (DLQ topics too) named after `afterName`, by name, from memory. */
   listTopics(afterName: string | undefined, limit: number): NamePage<TopicView> {
     const page = pageByName(this.#topics.list(), afterName, limit);
-    return { items: page.items.map(describeTopic), lastName: page.lastName };
+    return { items: page.items.map((topic) => describeTopic(topic, this.#groups)), lastName: page.lastName };
   }
 
   putGroup(name: string, input: GroupConfigInput): GroupView {
@@ -379,6 +421,8 @@ export class BrokerEngine {
     this.#broadcast.close();
     this.#pushLeases.stop();
     this.#scheduler.stop();
+    await this.#retention.stop();
+    await this.#watermarks.stop();
     await this.#scheduler.whenIdle();
     // Whatever still waits in memory is written before the store closes.
     this.#records.flush();

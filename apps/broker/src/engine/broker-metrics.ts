@@ -23,6 +23,12 @@ export class BrokerMetrics {
   readonly #broadcastFailures: Counter<'group'>;
   readonly #rejected: Counter<'code'>;
   readonly #sendLatency: Histogram;
+  readonly #expired: Counter<'group'>;
+  readonly #retentionDeleted: Counter<'topic'>;
+  readonly #retentionBatch: Histogram;
+  readonly #watermark: Gauge<'watermark'>;
+  readonly #storeBytes: Gauge;
+  readonly #diskFreeBytes: Gauge;
 
   constructor(source: GroupGaugeSource) {
     // prom-client's own names already say `process_` or `nodejs_`: the one prefix every Ricochet
@@ -83,6 +89,42 @@ export class BrokerMetrics {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers,
     });
+    this.#expired = new Counter({
+      name: 'ricochet_messages_expired_total',
+      help: 'Messages a group skipped because retention deleted them before it consumed them',
+      labelNames: ['group'],
+      registers,
+    });
+    this.#retentionDeleted = new Counter({
+      name: 'ricochet_retention_deleted_messages_total',
+      help: 'Messages deleted by retention (age or size), per topic',
+      labelNames: ['topic'],
+      registers,
+    });
+    this.#retentionBatch = new Histogram({
+      name: 'ricochet_retention_batch_seconds',
+      help: 'How long one retention batch held the event loop',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05],
+      registers,
+    });
+    this.#watermark = new Gauge({
+      name: 'ricochet_store_watermark_exceeded',
+      help: '1 while sends are refused because of this watermark (min_free_disk, max_store), else 0',
+      labelNames: ['watermark'],
+      registers,
+    });
+    this.#storeBytes = new Gauge({
+      name: 'ricochet_store_bytes',
+      help: 'Bytes the store has in use (LMDB pages in use; free pages, which it reuses, not counted)',
+      registers,
+    });
+    this.#diskFreeBytes = new Gauge({
+      name: 'ricochet_disk_free_bytes',
+      help: 'Free bytes on the file system of the data directory',
+      registers,
+    });
+    this.#watermark.set({ watermark: 'min_free_disk' }, 0);
+    this.#watermark.set({ watermark: 'max_store' }, 0);
     new Gauge({
       name: 'ricochet_group_inflight_messages',
       help: 'Messages leased to consumers',
@@ -131,6 +173,23 @@ export class BrokerMetrics {
   }
   sendLatency(seconds: number): void {
     this.#sendLatency.observe(seconds);
+  }
+
+  messagesExpired(group: string, count: number): void {
+    this.#expired.inc({ group }, count);
+  }
+  retentionDeleted(topic: string, count: number): void {
+    this.#retentionDeleted.inc({ topic }, count);
+  }
+  retentionBatch(seconds: number): void {
+    this.#retentionBatch.observe(seconds);
+  }
+  storeLevels(storeBytes: number, diskFreeBytes: number | undefined): void {
+    this.#storeBytes.set(storeBytes);
+    if (diskFreeBytes !== undefined) this.#diskFreeBytes.set(diskFreeBytes);
+  }
+  watermarkExceeded(watermark: 'min_free_disk' | 'max_store', exceeded: boolean): void {
+    this.#watermark.set({ watermark }, exceeded ? 1 : 0);
   }
 
   /** The exposition text for `GET /metrics`. */

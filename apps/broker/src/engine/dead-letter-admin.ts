@@ -73,6 +73,9 @@ export class DeadLetterAdmin {
         cursor = message.offset + 1;
         if (message.deadLetter?.redrivenAt !== undefined) continue;
         if (wanted && !wanted.has(message.messageId)) continue;
+        // Retention deleted the message it names: there is nothing left to deliver again.
+        const origin = message.deadLetter;
+        if (origin && this.#deps.topics.isExpired(origin.originTopic, origin.originOffset)) continue;
         queue.push(message);
       }
     }

@@ -215,9 +215,13 @@ export class EffectApplier {
   redrive(group: GroupRuntime, listed: StoredMessage): boolean {
     // The DLQ entry as it is now: a paced redrive works from a listing taken when it started, and
     // another redrive may have taken the entry since (and its message be consumed already).
-    const dlqMessage = this.#deps.topics.getMessage(listed.topic, listed.offset) ?? listed;
+    const { topics } = this.#deps;
+    // Retention may have deleted the DLQ entry since the listing, or the message it names.
+    if (topics.isExpired(listed.topic, listed.offset)) return false;
+    const dlqMessage = topics.getMessage(listed.topic, listed.offset) ?? listed;
     const deadLetter = dlqMessage.deadLetter;
     if (!deadLetter || deadLetter.redrivenAt !== undefined || deadLetter.group !== group.name) return false;
+    if (topics.isExpired(deadLetter.originTopic, deadLetter.originOffset)) return false;
     const address: DeliveryAddress = {
       group: group.name,
       topic: deadLetter.originTopic,
@@ -231,7 +235,7 @@ export class EffectApplier {
     };
     this.#deps.records.put(address, record, 'now');
     const redrivenAt = this.#deps.clock.now();
-    this.#deps.topics.rewrite({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt } });
+    topics.rewrite({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt } });
     group.redriven++;
     this.#countersChanged(group);
     this.#requeue(group, address);

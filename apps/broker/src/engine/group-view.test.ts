@@ -69,7 +69,14 @@ describe('describeGroup', () => {
     expect(describeGroup(group, h.topics)).toEqual({
       name: 'g',
       config: group.config,
-      stats: { ready: 2, inflight: 0, waitingRetry: 0, dlq: 0, committed: 1 },
+      stats: {
+        ready: 2,
+        inflight: 0,
+        waitingRetry: 0,
+        dlq: 0,
+        committed: 1,
+        topics: { a: { cursor: 0, firstOffset: 0 } },
+      },
     });
     expect(describeGroup(group, h.topics).config.maxRetries).toBe(3);
   });

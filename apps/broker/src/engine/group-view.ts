@@ -14,11 +14,20 @@ export interface GroupStats {
   readonly committed: number;
 }
 
+/**
+ * Per topic the group reads: its cursor (the next offset to dispatch) and the topic's first
+ * retained offset. Retention moves a cursor that falls behind the first offset up to it
+ * (DESIGN.md §5), counting what it skipped in `ricochet_messages_expired_total{group}`.
+ */
+export type GroupPositions = Readonly<
+  Record<string, { readonly cursor: number; readonly firstOffset: number }>
+>;
+
 /** A group as the admin API shows it. */
 export interface GroupView {
   readonly name: string;
   readonly config: GroupConfig;
-  readonly stats: GroupStats;
+  readonly stats: GroupStats & { readonly topics: GroupPositions };
 }
 
 /**
@@ -51,5 +60,15 @@ export function describeGroup(
   topics: TopicRegistry,
   instances: readonly BroadcastInstance[] = [],
 ): GroupView {
-  return { name: group.name, config: group.config, stats: groupStatsOf(group, topics, instances) };
+  const positions = Object.fromEntries(
+    [...group.cursors].map(([topic, cursor]) => [
+      topic,
+      { cursor, firstOffset: topics.get(topic)?.retained.firstOffset ?? 0 },
+    ]),
+  );
+  return {
+    name: group.name,
+    config: group.config,
+    stats: { ...groupStatsOf(group, topics, instances), topics: positions },
+  };
 }

@@ -12,6 +12,7 @@ const config = {
   consumptionTimeoutMs: 1_000,
   startFrom: 'latest',
   broadcastInstanceTtlMs: 1_000,
+  dlqRetentionMs: 1_000,
 } as const;
 const group = new GroupRuntime({ name: 'g', config, createdAt: 0 });
 

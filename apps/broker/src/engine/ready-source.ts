@@ -78,7 +78,10 @@ export class ReadySource {
   ensureCursor(group: GroupRuntime, topic: string): void {
     if (group.cursors.has(topic)) return;
     const runtime = this.#deps.topics.require(topic);
-    group.cursors.set(topic, group.config.startFrom === 'earliest' ? 0 : runtime.nextOffset);
+    group.cursors.set(
+      topic,
+      group.config.startFrom === 'earliest' ? runtime.retained.expiredBelow : runtime.nextOffset,
+    );
     this.#deps.groups.saveCursor(group, topic);
   }
 

@@ -48,6 +48,22 @@ export class RecentMessages {
     }
   }
 
+  /** Forget every message below `offset` (retention deleted them). */
+  dropBefore(offset: number): void {
+    while (this.#head < this.#messages.length && this.#startOffset < offset) {
+      this.#bodyBytes -= this.#messages[this.#head]?.body.byteLength ?? 0;
+      this.#messages[this.#head] = undefined as unknown as StoredMessage;
+      this.#head++;
+      this.#startOffset++;
+    }
+    if (this.#head === this.#messages.length) {
+      // Nothing left: the next append starts over from its own offset.
+      this.#messages = [];
+      this.#head = 0;
+      this.#bodyBytes = 0;
+    }
+  }
+
   /** The message at `offset`, if it is still kept. */
   get(offset: number): StoredMessage | undefined {
     if (offset < this.#startOffset) return undefined;

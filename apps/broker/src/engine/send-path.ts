@@ -60,6 +60,11 @@ export class SendPath {
     this.#deps = deps;
   }
 
+  /** Whether a send of this id is stored and not yet durable (its index write still queued). */
+  isPending(messageId: string): boolean {
+    return this.#pending.has(messageId);
+  }
+
   /** Store a batch; one receipt per message, in order. Never rejects. */
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
     const startedAt = performance.now();

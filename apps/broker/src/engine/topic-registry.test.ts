@@ -1,4 +1,4 @@
-import { DEFAULT_TOPIC_CONFIG } from '@ricochet/core';
+import { DEFAULT_RETENTION_MS, DEFAULT_TOPIC_CONFIG } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../store/records.js';
@@ -57,7 +57,8 @@ describe('TopicRegistry', () => {
     expect(again).toBe(first);
     expect(again.record).toEqual({
       name: 'orders',
-      config: { type: 'fifo', maxBacklogMessages: 3 },
+      // Retention is spelled out: a config without it keeps messages for the default 72 h.
+      config: { type: 'fifo', maxBacklogMessages: 3, retentionMs: DEFAULT_RETENTION_MS },
       createdAt,
     });
     expect(again.nextOffset).toBe(1);
@@ -128,6 +129,50 @@ describe('TopicRegistry', () => {
     expect(h.topics.getMessage('orders', 3)).toBe(fresh);
     expect(h.topics.getMessage('orders', 4)).toBeUndefined();
     expect(h.topics.readLog('orders', 4, 10)).toEqual([]);
+  });
+
+  it('forgets expired messages in memory at once and keeps the first offset across a restart, even with every message gone', async () => {
+    const orders = h.topics.require('orders');
+    const messages = [0, 1, 2].map(() => h.topics.append(orders, build('orders')));
+    for (const message of messages) void h.store.deleteExpiredMessage(message);
+    h.topics.expire(orders, { expiredBelow: 3 });
+    // In memory at once, though the deletions have not committed yet.
+    expect(h.topics.readLog('orders', 0, 10)).toEqual([]);
+    expect(h.topics.getMessage('orders', 2)).toBeUndefined();
+    expect(h.topics.isExpired('orders', 2)).toBe(true);
+    expect(h.topics.isExpired('orders', 3)).toBe(false);
+    await h.restart();
+    expect(h.topics.get('orders')).toMatchObject({
+      nextOffset: 3,
+      retained: { firstOffset: 3, expiredBelow: 3 },
+    });
+    // Offsets are never handed out twice.
+    expect(h.topics.append(h.topics.require('orders'), build('orders', 'new')).offset).toBe(3);
+    expect(h.topics.readLog('orders', 0, 10).map((m) => m.messageId)).toEqual(['new3']);
+  });
+
+  it('keeps the survivors a group held when retention passed them, and finds them again after a restart', async () => {
+    const orders = h.topics.require('orders');
+    const messages = [0, 1, 2, 3, 4].map(() => h.topics.append(orders, build('orders')));
+    for (const message of messages.filter((m) => m.offset === 0 || m.offset === 2))
+      void h.store.deleteExpiredMessage(message);
+    h.topics.expire(orders, { expiredBelow: 4, kept: [1, 3] });
+    const ids = () => h.topics.readLog('orders', 0, 10).map((m) => m.messageId);
+    expect(ids()).toEqual(['m1', 'm3', 'm4']);
+    expect(h.topics.getMessage('orders', 2)).toBeUndefined();
+    expect(h.topics.getMessage('orders', 3)?.messageId).toBe('m3');
+    await h.restart();
+    expect(h.topics.get('orders')?.retained).toMatchObject({
+      firstOffset: 1,
+      expiredBelow: 4,
+      survivors: [1, 3],
+    });
+    expect(ids()).toEqual(['m1', 'm3', 'm4']);
+    const restarted = h.topics.require('orders');
+    void h.store.deleteExpiredMessage(messages[1] as StoredMessage);
+    h.topics.expire(restarted, { released: [1] });
+    expect(ids()).toEqual(['m3', 'm4']);
+    expect(restarted.retained.firstOffset).toBe(3);
   });
 
   it('reads a topic it does not hold from the store', async () => {

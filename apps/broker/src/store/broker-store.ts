@@ -3,6 +3,7 @@ import type {
   CursorRecord,
   DeliveryAddress,
   DeliveryRecord,
+  ExpiredMessage,
   GroupCounters,
   GroupRecord,
   HistoryRecord,
@@ -171,6 +172,35 @@ export interface BrokerStore {
    * delivery a crash lost.
    */
   readHistory(messageId: string): HistoryRecord[];
+
+  // ─── Retention (DESIGN.md §5) ───────────────────────────────────────────────────────────────
+
+  /**
+   * Delete an expired message and everything stored about it: the message at its topic and
+   * offset, its id-index entry when that entry (as committed) names this message — a DLQ copy
+   * shares its origin's id and is not indexed — and the history entries of its deliveries on this
+   * topic and offset. A queued write like any other (rules 1–3): a retention batch's deletions and
+   * the topic record with its new retained range (`firstOffset`, `expiredBelow`) are queued in one
+   * turn and commit together.
+   *
+   * The engine keeps the rules that make this safe, and the store does not check them:
+   * - it deletes only messages no group holds: no delivery record names the message (leased,
+   *   Inflight, WaitingRetry, Ready again, parked behind a FIFO head), no broadcast instance holds
+   *   it, and a delay message is not yet due — so there is never a delivery record or schedule
+   *   entry to delete with it, and the effect applier stays the only writer of those;
+   * - it moves every cursor below the deleted range past it in the same turn, and stops reading
+   *   deleted offsets at once (the topic's retained range, written with the deletions in the topic
+   *   record), so nothing stored or in memory refers to a deleted message;
+   * - it never deletes a message whose id has an index write queued and not yet committed (a send
+   *   of the same id, after the dedup window), which the committed read here could not see.
+   */
+  deleteExpiredMessage(message: ExpiredMessage): Promise<void>;
+  /**
+   * Bytes the stored data takes up now: pages in use, committed, free pages not counted (LMDB
+   * reuses them, so the data file does not shrink, but it stops growing). Cheap: a few counters.
+   * Read once a second for `--max-store-bytes`.
+   */
+  storedBytes(): number;
 
   // ─── Commit points ──────────────────────────────────────────────────────────────────────────
 

@@ -9,6 +9,7 @@ import type {
   CursorRecord,
   DeliveryAddress,
   DeliveryRecord,
+  ExpiredMessage,
   GroupCounters,
   GroupRecord,
   HistoryRecord,
@@ -30,6 +31,14 @@ export interface LmdbStoreOptions {
   readonly flushPolicy?: FlushPolicy;
   /** Called once for every write that fails (e.g. disk full), with the error. */
   readonly onWriteError?: (error: unknown) => void;
+}
+
+/** The page counts of one database (or the environment's main one), as lmdb-js's `getStats` reports them. */
+interface LmdbPageStats {
+  readonly pageSize: number;
+  readonly treeBranchPageCount: number;
+  readonly treeLeafPageCount: number;
+  readonly overflowPages: number;
 }
 
 /** Where a database with shared structures keeps them. */
@@ -325,6 +334,43 @@ class LmdbStore implements BrokerStore {
       records.push(value);
     }
     return records;
+  }
+
+  deleteExpiredMessage(message: ExpiredMessage): Promise<void> {
+    const { topic, offset, messageId } = message;
+    let write = this.#messages.remove([topic, offset]);
+    const location = this.#messageIds.get(messageId);
+    if (location?.topic === topic && location.offset === offset) write = this.#messageIds.remove(messageId);
+    for (const { key, value } of this.#history.getRange({ start: [messageId], end: [messageId, '\uffff'] })) {
+      if (value.topic === topic && value.offset === offset) write = this.#history.remove(key);
+    }
+    // Every write of this turn shares one transaction and so one promise: the last one stands for all.
+    return this.#track(write);
+  }
+
+  storedBytes(): number {
+    const pagesOf = (stats: LmdbPageStats) =>
+      stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages;
+    const rootStats = this.#root.getStats() as LmdbPageStats & { readonly root: LmdbPageStats };
+    let pages = pagesOf(rootStats.root);
+    for (const db of this.#databases()) pages += pagesOf(db.getStats() as LmdbPageStats);
+    return pages * rootStats.pageSize;
+  }
+
+  #databases(): Database[] {
+    return [
+      this.#meta,
+      this.#topics,
+      this.#groups,
+      this.#cursors,
+      this.#counters,
+      this.#broadcastInstances,
+      this.#messages,
+      this.#messageIds,
+      this.#deliveries,
+      this.#schedule,
+      this.#history,
+    ] as Database[];
   }
 
   async committed(): Promise<void> {

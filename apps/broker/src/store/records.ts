@@ -34,6 +34,13 @@ export interface DeadLetterRecord {
   readonly redrivenAt?: number;
 }
 
+/** A message retention removes: where it is, and its id (for the index and the history). */
+export interface ExpiredMessage {
+  readonly topic: string;
+  readonly offset: number;
+  readonly messageId: string;
+}
+
 /** The message-id index: where a message lives, for dedup (R3) and the admin API. */
 export interface MessageLocation {
   readonly topic: string;
@@ -45,6 +52,13 @@ export interface TopicRecord {
   readonly name: string;
   readonly config: TopicConfig;
   readonly createdAt: number;
+  /**
+   * Retention (DESIGN.md §5): every message below `expiredBelow` is deleted, but those a group
+   * still held when retention reached them, the lowest of which is `firstOffset`. Written with the
+   * deletions, so the offsets of a topic whose messages all expired survive a restart. Absent: 0.
+   */
+  readonly firstOffset?: number;
+  readonly expiredBelow?: number;
 }
 
 export interface GroupRecord {

@@ -10,6 +10,9 @@ export const MAX_CONSUMPTION_TIMEOUT_MS = 24 * 60 * 60 * 1_000;
 /** The longest a broadcasting group may remember an instance it no longer sees: 365 days. */
 export const MAX_BROADCAST_INSTANCE_TTL_MS = 365 * 24 * 60 * 60 * 1_000;
 
+/** The longest retention a topic or DLQ may have: 10 years. */
+export const MAX_RETENTION_MS = 10 * 365 * 24 * 60 * 60 * 1_000;
+
 /**
  * A retry policy (DESIGN.md §2). zod checks the shape; `@ricochet/core`'s validator checks the
  * values, so the bounds and their messages exist once. Its type equals core's `RetryPolicy`.
@@ -43,6 +46,7 @@ const groupConfigShape = {
   consumptionTimeoutMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
   startFrom: z.enum(['latest', 'earliest']),
   broadcastInstanceTtlMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS),
+  dlqRetentionMs: z.number().int().min(1).max(MAX_RETENTION_MS),
 };
 
 /** A complete group config, as the broker reports it. */
@@ -58,6 +62,7 @@ export const groupConfigInputSchema = z
     consumptionTimeoutMs: groupConfigShape.consumptionTimeoutMs.exactOptional(),
     startFrom: groupConfigShape.startFrom.exactOptional(),
     broadcastInstanceTtlMs: groupConfigShape.broadcastInstanceTtlMs.exactOptional(),
+    dlqRetentionMs: groupConfigShape.dlqRetentionMs.exactOptional(),
   })
   .strict()
   .readonly();
@@ -67,6 +72,9 @@ export const topicConfigSchema = z
   .object({
     type: z.enum(['normal', 'fifo', 'delay']),
     maxBacklogMessages: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
+    /** Absent: 72 h (DESIGN.md §5); the broker reports the value it uses. */
+    retentionMs: z.number().int().min(1).max(MAX_RETENTION_MS).exactOptional(),
+    retentionBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
   })
   .strict()
   .readonly();

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { type NodeRun, runNode } from './node-process.js';
 
 /** A broker in a child process, to be killed for real (`kill -9`) by crash tests. */
 export interface ChildBroker extends AsyncDisposable {
@@ -58,4 +59,12 @@ export async function startChildBroker(
     await exited;
   };
   return { endpoint, process: child, kill9, [Symbol.asyncDispose]: kill9 };
+}
+
+/** Run `ricochet-broker <args>` (e.g. `backup …`) to its end, as an operator would, killed after `budgetMs`. */
+export function runBrokerCli(args: readonly string[], budgetMs: number): Promise<NodeRun> {
+  return runNode(['--conditions=@ricochet/source', '--import', 'tsx', BROKER_MAIN, ...args], {
+    cwd: dirname(BROKER_MAIN),
+    budgetMs,
+  });
 }

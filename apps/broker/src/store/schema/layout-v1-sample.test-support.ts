@@ -1,3 +1,4 @@
+import { DEFAULT_DLQ_RETENTION_MS } from '@ricochet/core';
 import type { StoreContents } from './store-contents.test-support.js';
 
 const T0 = 1_700_000_000_000;
@@ -28,6 +29,7 @@ export const LAYOUT_V1_SAMPLE: StoreContents = {
         consumptionTimeoutMs: MINUTE_MS,
         startFrom: 'earliest',
         broadcastInstanceTtlMs: 60 * MINUTE_MS,
+        dlqRetentionMs: DEFAULT_DLQ_RETENTION_MS,
       },
       createdAt: T0 + 3,
     },
@@ -46,6 +48,7 @@ export const LAYOUT_V1_SAMPLE: StoreContents = {
         consumptionTimeoutMs: 15 * MINUTE_MS,
         startFrom: 'latest',
         broadcastInstanceTtlMs: 24 * 60 * MINUTE_MS,
+        dlqRetentionMs: DEFAULT_DLQ_RETENTION_MS,
       },
       createdAt: T0 + 4,
     },
@@ -59,6 +62,7 @@ export const LAYOUT_V1_SAMPLE: StoreContents = {
         consumptionTimeoutMs: 15 * MINUTE_MS,
         startFrom: 'earliest',
         broadcastInstanceTtlMs: 24 * 60 * MINUTE_MS,
+        dlqRetentionMs: DEFAULT_DLQ_RETENTION_MS,
       },
       createdAt: T0 + 5,
     },

@@ -1,4 +1,9 @@
-import { DEFAULT_BROADCAST_INSTANCE_TTL_MS, type GroupConfig, type RetryPolicy } from '@ricochet/core';
+import {
+  DEFAULT_BROADCAST_INSTANCE_TTL_MS,
+  DEFAULT_DLQ_RETENTION_MS,
+  type GroupConfig,
+  type RetryPolicy,
+} from '@ricochet/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { GroupRecord } from '../records.js';
@@ -36,6 +41,8 @@ const config: fc.Arbitrary<GroupConfig> = fc.record(
     consumptionTimeoutMs: positive,
     startFrom: fc.constantFrom('latest' as const, 'earliest' as const),
     broadcastInstanceTtlMs: positive,
+    // The default half the time: a group with the default DLQ retention stores none (stored-group.ts).
+    dlqRetentionMs: fc.oneof(fc.constant(DEFAULT_DLQ_RETENTION_MS), positive),
   },
   PLAIN,
 );
@@ -55,8 +62,13 @@ describe('stored group records (layout 1)', () => {
   });
 
   it('map stored → engine → stored to the same fields in the same order (property)', () => {
-    // Layout 1's group has core's fields today, in the same order: the same generator makes both.
-    const stored: fc.Arbitrary<StoredGroupV1> = groupRecord;
+    // Layout 1's group has core's fields today, in the same order: the same generator makes both,
+    // except that the default DLQ retention is stored as an absent field.
+    const stored: fc.Arbitrary<StoredGroupV1> = groupRecord.map((record) => {
+      if (record.config.dlqRetentionMs !== DEFAULT_DLQ_RETENTION_MS) return record;
+      const { dlqRetentionMs: _default, ...config } = record.config;
+      return { ...record, config };
+    });
     fc.assert(
       fc.property(stored, (record) => {
         const again = toStoredGroup(fromStoredGroup(record));
@@ -80,5 +92,26 @@ describe('stored group records (layout 1)', () => {
       createdAt: 1,
     };
     expect(fromStoredGroup(stored).config.broadcastInstanceTtlMs).toBe(DEFAULT_BROADCAST_INSTANCE_TTL_MS);
+    expect(fromStoredGroup(stored).config.dlqRetentionMs).toBe(DEFAULT_DLQ_RETENTION_MS);
+  });
+
+  it('store a group with the default DLQ retention without the field, as before retention existed', () => {
+    const engine = fromStoredGroup({
+      name: 'billing',
+      config: {
+        maxRetries: 2,
+        retryPolicy: { type: 'fixed', delayMs: 100 },
+        fifo: false,
+        consumeMode: 'clustering',
+        consumptionTimeoutMs: 1_000,
+        startFrom: 'latest',
+        broadcastInstanceTtlMs: 5,
+      },
+      createdAt: 1,
+    });
+    expect('dlqRetentionMs' in toStoredGroup(engine).config).toBe(false);
+    expect(
+      toStoredGroup({ ...engine, config: { ...engine.config, dlqRetentionMs: 7 } }).config.dlqRetentionMs,
+    ).toBe(7);
   });
 });

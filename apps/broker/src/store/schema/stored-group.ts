@@ -1,6 +1,7 @@
 import {
   assertNever,
   DEFAULT_BROADCAST_INSTANCE_TTL_MS,
+  DEFAULT_DLQ_RETENTION_MS,
   type GroupConfig,
   type RetryPolicy,
 } from '@ricochet/core';
@@ -29,6 +30,11 @@ export interface StoredGroupConfigV1 {
   readonly startFrom: 'latest' | 'earliest';
   /** Absent from groups stored before broadcasting groups (B1) existed: they take the default. */
   readonly broadcastInstanceTtlMs?: number;
+  /**
+   * Absent from groups stored before retention existed, and written only when it differs from the
+   * default, so a group with the default is stored byte for byte as before: absent means the default.
+   */
+  readonly dlqRetentionMs?: number;
 }
 
 /** A value of the `groups` database in layout 1. */
@@ -49,6 +55,7 @@ export const MAPPED_GROUP_FIELDS = {
     consumptionTimeoutMs: true,
     startFrom: true,
     broadcastInstanceTtlMs: true,
+    dlqRetentionMs: true,
   },
   retryPolicy: {
     stepped: { type: true, delaysMs: true },
@@ -64,19 +71,17 @@ export const MAPPED_GROUP_FIELDS = {
 /** The engine's group record as layout 1 stores it, fields in the order the broker has always written them. */
 export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
   const { config } = record;
-  return {
-    name: record.name,
-    config: {
-      maxRetries: config.maxRetries,
-      retryPolicy: toStoredRetryPolicy(config.retryPolicy),
-      fifo: config.fifo,
-      consumeMode: config.consumeMode,
-      consumptionTimeoutMs: config.consumptionTimeoutMs,
-      startFrom: config.startFrom,
-      broadcastInstanceTtlMs: config.broadcastInstanceTtlMs,
-    },
-    createdAt: record.createdAt,
+  const stored: { -readonly [K in keyof StoredGroupConfigV1]: StoredGroupConfigV1[K] } = {
+    maxRetries: config.maxRetries,
+    retryPolicy: toStoredRetryPolicy(config.retryPolicy),
+    fifo: config.fifo,
+    consumeMode: config.consumeMode,
+    consumptionTimeoutMs: config.consumptionTimeoutMs,
+    startFrom: config.startFrom,
+    broadcastInstanceTtlMs: config.broadcastInstanceTtlMs,
   };
+  if (config.dlqRetentionMs !== DEFAULT_DLQ_RETENTION_MS) stored.dlqRetentionMs = config.dlqRetentionMs;
+  return { name: record.name, config: stored, createdAt: record.createdAt };
 }
 
 /** A stored group record as the engine's, with the defaults of fields added since layout 1 began. */
@@ -92,6 +97,7 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       consumptionTimeoutMs: config.consumptionTimeoutMs,
       startFrom: config.startFrom,
       broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
+      dlqRetentionMs: config.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
     },
     createdAt: stored.createdAt,
   };

@@ -11,13 +11,21 @@ const config: fc.Arbitrary<TopicConfig> = fc.record(
   {
     type: fc.constantFrom('normal' as const, 'fifo' as const, 'delay' as const),
     maxBacklogMessages: fc.integer({ min: 1, max: 2 ** 40 }),
+    retentionMs: fc.integer({ min: 1, max: 2 ** 40 }),
+    retentionBytes: fc.integer({ min: 1, max: 2 ** 40 }),
   },
   { requiredKeys: ['type'], ...PLAIN },
 );
 
 const topicRecord: fc.Arbitrary<TopicRecord> = fc.record(
-  { name: fc.string({ minLength: 1, maxLength: 12 }), config, createdAt: fc.nat() },
-  PLAIN,
+  {
+    name: fc.string({ minLength: 1, maxLength: 12 }),
+    config,
+    createdAt: fc.nat(),
+    firstOffset: fc.nat(),
+    expiredBelow: fc.nat(),
+  },
+  { requiredKeys: ['name', 'config', 'createdAt'], ...PLAIN },
 );
 
 describe('stored topic records (layout 1)', () => {
