@@ -106,9 +106,20 @@ describe('soak accounting', () => {
     const report = accountSoak({ ...cleanRun(), retries, downtime: [{ fromMs: 1_000, toMs: 2_800 }] });
     expect(report.retriesMeasured).toBe(3);
     expect(report.lateRetries).toBe(1);
+    expect(report.lateRetriesAcrossRestart).toBe(0);
     expect(report.retryLatenessMaxMs).toBe(1_500);
     expect(report.kills).toBe(1);
     expect(report.downtimeMs).toBe(1_800);
+  });
+
+  it('tells late retries with a kill between failure and redelivery from the others', () => {
+    const retries = [
+      { failedAtMs: 0, delayMs: 500, redeliveredAtMs: 3_000 },
+      { failedAtMs: 10_000, delayMs: 500, redeliveredAtMs: 12_000 },
+    ];
+    const report = accountSoak({ ...cleanRun(), retries, downtime: [{ fromMs: 1_000, toMs: 1_100 }] });
+    expect(report.lateRetries).toBe(2);
+    expect(report.lateRetriesAcrossRestart).toBe(1);
   });
 
   it('counts only the part of a downtime inside the span', () => {
