@@ -24,6 +24,23 @@ export interface BenchProcess extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+/**
+ * Resident memory of a live process from Linux /proc: `Rss` and `Anonymous` from smaps_rollup
+ * (heap, stacks and other private memory), file-backed pages from status's `RssFile` (for the
+ * broker, LMDB's memory map: page cache the kernel may reclaim).
+ */
+export function residentMemoryOf(pid: number): ResidentMemory {
+  const kb = (text: string, field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    rssBytes: kb(rollup, 'Rss'),
+    anonBytes: kb(rollup, 'Anonymous'),
+    fileBytes: kb(status, 'RssFile'),
+  };
+}
+
 const require = createRequire(import.meta.url);
 /**
  * The broker as it ships: its built `dist/main.js` (`pnpm bench` builds it first), so a
@@ -63,12 +80,7 @@ async function start(
   return {
     child,
     banner,
-    memory() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = (field: string) =>
-        Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-      return { rssBytes: kb('VmRSS'), anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') };
-    },
+    memory: () => residentMemoryOf(child.pid ?? 0),
     stop,
     [Symbol.asyncDispose]: stop,
   };
@@ -94,6 +106,8 @@ export interface KillableBroker {
   readonly port: number;
   /** SIGKILL: no drain, no flush; resolves once the process is gone. */
   kill9(): Promise<void>;
+  /** Its resident memory now (Linux /proc). */
+  memory(): ResidentMemory;
 }
 
 /** The built broker on `dataDir`, on `port` (0 picks one); the caller owns the directory. */
@@ -115,6 +129,7 @@ export async function startKillableBroker(dataDir: string, port = 0): Promise<Ki
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    memory: process_.memory,
   };
 }
 
