@@ -41,6 +41,17 @@ export function residentMemoryOf(pid: number): ResidentMemory {
   };
 }
 
+/**
+ * CPU time a live process has used, user + system, in ms (Linux /proc/<pid>/stat, in USER_HZ
+ * ticks of 10 ms). On a machine shared with other work this is what a start-up costs, where the
+ * wall time also counts the waits for a core.
+ */
+export function cpuTimeOf(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const require = createRequire(import.meta.url);
 /**
  * The broker as it ships: its built `dist/main.js` (`pnpm bench` builds it first), so a
@@ -108,6 +119,8 @@ export interface KillableBroker {
   kill9(): Promise<void>;
   /** Its resident memory now (Linux /proc). */
   memory(): ResidentMemory;
+  /** Its CPU time so far, in ms (Linux /proc). */
+  cpuTimeMs(): number;
 }
 
 /** The built broker on `dataDir`, on `port` (0 picks one); the caller owns the directory. */
@@ -130,6 +143,7 @@ export async function startKillableBroker(dataDir: string, port = 0): Promise<Ki
       await exited;
     },
     memory: process_.memory,
+    cpuTimeMs: () => cpuTimeOf(child.pid ?? 0),
   };
 }
 

@@ -63,7 +63,7 @@ if (wanted('pending')) {
     `anon ${mb(m.anonBytes)}, file-backed ${mb(m.fileBytes)} (RSS ${mb(m.rssBytes)})`;
   const lateness = (l: LatenessSummary) => `p50 ${ms(l.p50Ms)} p99 ${ms(l.p99Ms)} max ${ms(l.maxMs)}`;
   const startup = (s: StartupTimes) =>
-    `listening ${ms(s.listeningMs)}, /healthz ${ms(s.healthyMs)}, push consumer served ${ms(s.pushServedMs)}`;
+    `listening ${ms(s.listeningMs)} (CPU ${ms(s.listeningCpuMs)}), /healthz ${ms(s.healthyMs)}, push consumer served ${ms(s.pushServedMs)}`;
   console.log(
     `Pending retries: ${count(result.pending)} WaitingRetry (of ${count(PENDING_RETRIES)}); fill: sends ${(result.sendMs / 1_000).toFixed(1)} s + failures ${(result.failMs / 1_000).toFixed(1)} s`,
   );

@@ -21,6 +21,8 @@ export interface StartupTimes {
   readonly healthyMs: number;
   /** Until a push consumer that subscribed after the restart received a stored message. */
   readonly pushServedMs: number;
+  /** The broker's CPU time (user + system) until it listened. */
+  readonly listeningCpuMs: number;
 }
 
 export interface PendingRetriesSummary {
@@ -133,6 +135,7 @@ async function restartAfterKill(
   const spawnedAt = performance.now();
   const restarted = await startKillableBroker(dataDir, broker.port);
   const listeningMs = performance.now() - spawnedAt;
+  const listeningCpuMs = restarted.cpuTimeMs();
   const healthz = `${restarted.endpoint.replace(/^ws/, 'http')}/healthz`;
   for (let attempt = 0; attempt < 1_000 && (await fetch(healthz)).status !== 200; attempt++) await sleep(10);
   const healthyMs = performance.now() - spawnedAt;
@@ -151,5 +154,5 @@ async function restartAfterKill(
   await received;
   const pushServedMs = performance.now() - spawnedAt;
   await consumer.close();
-  return [restarted, { listeningMs, healthyMs, pushServedMs }];
+  return [restarted, { listeningMs, healthyMs, pushServedMs, listeningCpuMs }];
 }
