@@ -1,128 +1,104 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Producer } from '@ricochet/producer';
-import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
-import { groupStats, putGroup } from './admin.js';
+import { dlqTopicOf } from '@ricochet/protocol';
 import { type KillableBroker, startKillableBroker } from './processes.js';
+import {
+  accountSoak,
+  type DownInterval,
+  formatSoakReport,
+  type SoakObservations,
+  soakFailures,
+} from './soak/accounting.js';
+import { RETRY_GROUP, SOAK_TOPIC, SoakLoad } from './soak/soak-load.js';
+import { parseSoakOptions } from './soak/soak-options.js';
+import { readStoredLogs } from './soak/store-read.js';
 
 /**
- * `pnpm soak [kills] [msPerLife]`: crash safety under load, as an operator would try it. Four
- * producers send (each `send` awaited, with the producer's own retries and message-id reuse) and a
- * push consumer group consumes, while the broker is killed with SIGKILL and started again on the
- * same port and data directory, `kills` times (default 50), after lives of about `msPerLife`
- * (default 1500 ms, ±50 %). Then it checks what a user trusts:
- * - every message whose `send` resolved reached the live group's listener (never received: 0);
- * - the group's `committed` stat equals the messages stored in the topic (each committed once);
- * - nothing is left ready, inflight or waiting.
- * Exits 1 when one of them fails.
+ * `pnpm soak [--duration <s>] [--kills <n>] [--life <ms>]`: crash safety under load, as an operator
+ * would try it. Four producers send (each `send` awaited, with the producer's retries and
+ * message-id reuse); a push group, a simple-consumer group and a push group that fails some
+ * messages (retried after 500 ms; a poison tenth of them dead-lettered after 3 failures, then
+ * redriven through the admin API and committed) consume the same topic. Meanwhile the broker is
+ * killed with SIGKILL and started again on the same port and data directory after random lives.
+ * After `--duration` seconds sending stops, the groups drain, the broker is killed one last time,
+ * and the store is read from its data directory. The figures and what fails the run are in
+ * `soak/accounting.ts`; exits 1 when the run fails, and keeps the data directory then.
  */
-const KILLS = Number(process.argv[2] ?? 50);
-const MS_PER_LIFE = Number(process.argv[3] ?? 1_500);
-const PRODUCERS = 4;
-const TOPIC = 'soak';
-const GROUP = 'soak';
-/** How long the group may take to catch up after the last restart. */
-const DRAIN_TIMEOUT_MS = 60_000;
-const FAST_RECONNECT = { initialMs: 20, maxMs: 200, minConnectTimeoutMs: 2_000 } as const;
+const options = parseSoakOptions(process.argv.slice(2));
+/** How long the groups may take to settle everything after sending stopped. */
+const DRAIN_TIMEOUT_MS = 180_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const count = (n: number) => n.toLocaleString('en');
 
 const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-soak-'));
 let broker: KillableBroker = await startKillableBroker(dataDir);
-const { endpoint, port } = broker;
+const { port } = broker;
+const load = new SoakLoad(broker.endpoint);
+const downtime: DownInterval[] = [];
 try {
-  await putGroup(endpoint, GROUP, { startFrom: 'earliest' });
-
-  const received = new Set<string>();
-  let deliveries = 0;
-  const consumer = new PushConsumer({
-    endpoint,
-    group: GROUP,
-    subscriptions: { [TOPIC]: '*' },
-    reconnectBackoff: FAST_RECONNECT,
-    onError: () => {},
-    listener: (message) => {
-      deliveries++;
-      received.add(message.messageId);
-      return ConsumeResult.SUCCESS;
-    },
-  });
-  await consumer.start();
-
-  const acknowledged = new Set<string>();
-  let failedSends = 0;
-  let sending = true;
-  const producers = Array.from(
-    { length: PRODUCERS },
-    () =>
-      new Producer({
-        endpoint,
-        maxAttempts: 10,
-        requestTimeoutMs: 5_000,
-        reconnectBackoff: FAST_RECONNECT,
-      }),
-  );
-  const senders = producers.map(async (producer, index) => {
-    for (let i = 0; sending && i < 10_000_000; i++) {
-      try {
-        const { messageId } = await producer.send({ topic: TOPIC, body: `producer ${index} message ${i}` });
-        acknowledged.add(messageId);
-      } catch {
-        failedSends++;
-      }
-    }
-  });
-
+  await load.start();
   const startedAt = performance.now();
-  for (let kill = 1; kill <= KILLS; kill++) {
-    await sleep(MS_PER_LIFE * (0.5 + Math.random()));
+  const endAt = startedAt + options.durationS * 1_000;
+  while (downtime.length < options.maxKills) {
+    const lifeMs = options.meanLifeMs * (0.5 + Math.random());
+    if (performance.now() + lifeMs >= endAt) break;
+    await sleep(lifeMs);
+    const fromMs = performance.now();
     await broker.kill9();
     broker = await startKillableBroker(dataDir, port);
-    if (kill % 10 === 0) console.log(`  ${kill} kills, ${count(acknowledged.size)} acknowledged so far`);
+    downtime.push({ fromMs, toMs: performance.now() });
+    if (downtime.length % 10 === 0)
+      console.log(
+        `  ${downtime.length} kills, ${count(load.acknowledged.size)} acknowledged after ${((performance.now() - startedAt) / 1_000).toFixed(0)} s`,
+      );
   }
-  sending = false;
-  await Promise.all(senders);
-  await Promise.all(producers.map((producer) => producer.close()));
+  await sleep(Math.max(0, endAt - performance.now()));
+  await load.stopSending();
 
+  // Drain: every group settled everything, nothing is left in the retry group's DLQ.
+  const groups = [load.push, load.simple, load.retry];
   const drainDeadline = performance.now() + DRAIN_TIMEOUT_MS;
-  const neverReceived = () => [...acknowledged].filter((id) => !received.has(id));
-  while (neverReceived().length > 0 && performance.now() < drainDeadline) await sleep(100);
-  // Acks travel after the listener returned; give the group's stats the same chance to settle.
-  let stats = await groupStats(endpoint, GROUP);
-  while ((stats.inflight ?? 0) + (stats.ready ?? 0) > 0 && performance.now() < drainDeadline) {
-    await sleep(100);
-    stats = await groupStats(endpoint, GROUP);
-  }
-  await consumer.close();
-  const topic = (await (await fetch(`http://127.0.0.1:${port}/v1/topics/${TOPIC}`)).json()) as {
-    stats: { messages: number };
+  const unsettled = async () => {
+    for (const group of groups) {
+      const stats = await load.stats(group.name);
+      const left = (stats.ready ?? 0) + (stats.inflight ?? 0) + (stats.waitingRetry ?? 0) + (stats.dlq ?? 0);
+      if (left > 0) return true;
+      for (const messageId of load.acknowledged.keys()) if (!group.offsetsById.has(messageId)) return true;
+    }
+    return false;
   };
-  const stored = topic.stats.messages;
-
-  const missing = neverReceived();
+  while ((await unsettled()) && performance.now() < drainDeadline) await sleep(500);
+  const stats = await Promise.all(groups.map((group) => load.stats(group.name)));
+  await load.stop();
   const seconds = (performance.now() - startedAt) / 1_000;
-  console.log(
-    `kill -9 soak: ${KILLS} kills in ${seconds.toFixed(0)} s; ${count(acknowledged.size)} sends acknowledged (${count(failedSends)} failed after retries), ${count(stored)} messages stored`,
-  );
-  console.log(
-    `  live group: ${count(received.size)} distinct messages received in ${count(deliveries)} deliveries; acknowledged but never received: ${missing.length}`,
-  );
-  console.log(
-    `  group stats: committed ${count(stats.committed ?? 0)} (stored ${count(stored)}), ready ${stats.ready}, inflight ${stats.inflight}, waitingRetry ${stats.waitingRetry}`,
-  );
-  const ok =
-    missing.length === 0 &&
-    stats.committed === stored &&
-    stats.ready === 0 &&
-    stats.inflight === 0 &&
-    stats.waitingRetry === 0;
-  console.log(
-    ok ? 'PASS' : `FAIL${missing.length > 0 ? `: never received ${missing.slice(0, 10).join(', ')}` : ''}`,
-  );
-  process.exitCode = ok ? 0 : 1;
-} finally {
+
+  // The final SIGKILL, then the store as it is on disk.
   await broker.kill9();
-  rmSync(dataDir, { recursive: true, force: true });
+  const deadLetterTopic = dlqTopicOf(RETRY_GROUP);
+  const logs = readStoredLogs(dataDir, [SOAK_TOPIC, deadLetterTopic]);
+  const observations: SoakObservations = {
+    sent: load.sent,
+    acknowledged: load.acknowledged,
+    stored: logs.get(SOAK_TOPIC) ?? [],
+    deadLetterLogs: new Map([[deadLetterTopic, logs.get(deadLetterTopic) ?? []]]),
+    groups: groups.map((group, index) => group.observation(stats[index] ?? {})),
+    retries: load.retries,
+    downtime,
+  };
+  const report = accountSoak(observations);
+  for (const line of formatSoakReport(report, seconds)) console.log(line);
+  console.log(
+    `  sends failed after the producer's retries ${count(load.failedSends)}; dead letters stored ${count(observations.deadLetterLogs.get(deadLetterTopic)?.length ?? 0)}`,
+  );
+  const failures = soakFailures(report);
+  console.log(failures.length === 0 ? 'PASS' : `FAIL\n  ${failures.join('\n  ')}`);
+  process.exitCode = failures.length === 0 ? 0 : 1;
+} finally {
+  await load.stop().catch(() => {});
+  await broker.kill9();
+  // A failed run keeps its data directory: the store is the evidence.
+  if (process.exitCode === 0) rmSync(dataDir, { recursive: true, force: true });
+  else console.log(`  data directory kept: ${dataDir}`);
 }

@@ -24,6 +24,34 @@ export interface BenchProcess extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+/**
+ * Resident memory of a live process from Linux /proc: `Rss` and `Anonymous` from smaps_rollup
+ * (heap, stacks and other private memory), file-backed pages from status's `RssFile` (for the
+ * broker, LMDB's memory map: page cache the kernel may reclaim).
+ */
+export function residentMemoryOf(pid: number): ResidentMemory {
+  const kb = (text: string, field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    rssBytes: kb(rollup, 'Rss'),
+    anonBytes: kb(rollup, 'Anonymous'),
+    fileBytes: kb(status, 'RssFile'),
+  };
+}
+
+/**
+ * CPU time a live process has used, user + system, in ms (Linux /proc/<pid>/stat, in USER_HZ
+ * ticks of 10 ms). On a machine shared with other work this is what a start-up costs, where the
+ * wall time also counts the waits for a core.
+ */
+export function cpuTimeOf(pid: number): number {
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const require = createRequire(import.meta.url);
 /**
  * The broker as it ships: its built `dist/main.js` (`pnpm bench` builds it first), so a
@@ -63,12 +91,7 @@ async function start(
   return {
     child,
     banner,
-    memory() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = (field: string) =>
-        Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-      return { rssBytes: kb('VmRSS'), anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') };
-    },
+    memory: () => residentMemoryOf(child.pid ?? 0),
     stop,
     [Symbol.asyncDispose]: stop,
   };
@@ -94,6 +117,10 @@ export interface KillableBroker {
   readonly port: number;
   /** SIGKILL: no drain, no flush; resolves once the process is gone. */
   kill9(): Promise<void>;
+  /** Its resident memory now (Linux /proc). */
+  memory(): ResidentMemory;
+  /** Its CPU time so far, in ms (Linux /proc). */
+  cpuTimeMs(): number;
 }
 
 /** The built broker on `dataDir`, on `port` (0 picks one); the caller owns the directory. */
@@ -115,6 +142,8 @@ export async function startKillableBroker(dataDir: string, port = 0): Promise<Ki
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    memory: process_.memory,
+    cpuTimeMs: () => cpuTimeOf(child.pid ?? 0),
   };
 }
 

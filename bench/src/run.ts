@@ -1,5 +1,7 @@
+import type { ResidentMemory } from './processes.js';
 import { startBrokerProcess } from './processes.js';
-import { PENDING_RETRIES, runPendingRetries } from './workloads/pending-retries.js';
+import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
+import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
 import { runW1, W1_MESSAGES } from './workloads/w1-publish.js';
 import { runW2, W2_MESSAGES } from './workloads/w2-push-consume.js';
 import { runW2s, W2S_MESSAGES } from './workloads/w2s-simple-consume.js';
@@ -43,8 +45,6 @@ if (wanted('w3')) {
 }
 if (wanted('w4')) {
   // Measured twice on one broker: cold (its first work after start), then warm on a new topic.
-  // The warm round is the one to compare with W4 with a million retries pending, which runs on a
-  // broker warmed by failing those million messages.
   await using broker = await startBrokerProcess();
   for (const [round, topic] of [
     ['cold', 'w4'],
@@ -59,11 +59,23 @@ if (wanted('w4')) {
 if (wanted('pending')) {
   const result = await runPendingRetries();
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
-  const { before, withPending } = result;
+  const memory = (m: ResidentMemory) =>
+    `anon ${mb(m.anonBytes)}, file-backed ${mb(m.fileBytes)} (RSS ${mb(m.rssBytes)})`;
+  const lateness = (l: LatenessSummary) => `p50 ${ms(l.p50Ms)} p99 ${ms(l.p99Ms)} max ${ms(l.maxMs)}`;
+  const startup = (s: StartupTimes) =>
+    `listening ${ms(s.listeningMs)} (CPU ${ms(s.listeningCpuMs)}), /healthz ${ms(s.healthyMs)}, push consumer served ${ms(s.pushServedMs)}`;
   console.log(
-    `RSS with ${count(result.pending)} pending retries (of ${count(PENDING_RETRIES)})   ${mb(withPending.rssBytes)} = ${mb(withPending.anonBytes)} anon + ${mb(withPending.fileBytes)} mapped store pages (idle broker ${mb(before.rssBytes)} = ${mb(before.anonBytes)} + ${mb(before.fileBytes)})   (target ≤ 200 MB)`,
+    `Pending retries: ${count(result.pending)} WaitingRetry (of ${count(PENDING_RETRIES)}); fill: sends ${(result.sendMs / 1_000).toFixed(1)} s + failures ${(result.failMs / 1_000).toFixed(1)} s`,
+  );
+  console.log(`  memory idle                 ${memory(result.idle)}`);
+  console.log(`  memory with them pending    ${memory(result.withPending)}   (target anon ≤ 200 MB)`);
+  console.log(`  memory after kill -9 + start ${memory(result.afterRestart)}`);
+  console.log(`  start after kill -9, without them   ${startup(result.baselineStartup)}`);
+  console.log(`  start after kill -9, with them      ${startup(result.pendingStartup)}   (target ≤ 10 s)`);
+  console.log(
+    `  retry lateness (${count(PROBE_MESSAGES)} × 100 ms at 500/s), without them   ${lateness(result.baselineLateness)}`,
   );
   console.log(
-    `W4 with them pending (warm)          total ${ms(result.w4WithPending.totalMs)}   lateness p50 ${ms(result.w4WithPending.latenessP50Ms)} p99 ${ms(result.w4WithPending.latenessP99Ms)}`,
+    `  retry lateness, with them pending                ${lateness(result.pendingLateness)}   (target p99 within 5 ms of without: ${(result.pendingLateness.p99Ms - result.baselineLateness.p99Ms).toFixed(2)} ms)`,
   );
 }

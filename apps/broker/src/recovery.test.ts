@@ -53,12 +53,22 @@ describe('recovery after a restart', () => {
       expect(nacked).toMatchObject({ type: 'settled', failures: [] });
     });
 
-    // The crash window: the scheduler took the entry (committed) but the Ready state it moved the
-    // delivery to was still in write-behind memory. Reproduce that state on disk.
+    // The crash window of a broker that kept a due retry's Ready state in write-behind memory:
+    // the scheduler took the entry (committed) once it was due, the Ready state was lost.
+    // Reproduce that state on disk: the entry gone, the record's retry time passed.
     const store = openLmdbStore({ path: dataDir });
     const keys = store.scheduleKeys('billing', 10);
     expect(keys).toHaveLength(1);
+    const [group, , topic, offset] = keys[0] as (typeof keys)[number];
     await store.deleteSchedule(keys[0] as (typeof keys)[number]);
+    const address = { group, topic, offset };
+    const record = store.getDelivery(address);
+    expect(record?.state.state).toBe('waitingRetry');
+    if (record)
+      await store.putDelivery(address, {
+        ...record,
+        scheduleKey: [group, Date.now() - 1_000, topic, offset],
+      });
     await store.close();
 
     // Second life: the retry is delivered at once, not lost in WaitingRetry forever.

@@ -214,6 +214,7 @@ export class BrokerEngine {
     this.#topics.load();
     this.#groups.load();
     recoverDeliveries({
+      clock: this.#clock,
       store: this.#store,
       groups: this.#groups,
       applier: this.#applier,

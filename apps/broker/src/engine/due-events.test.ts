@@ -126,6 +126,14 @@ describe('DueEvents', () => {
     expect(queued()).toEqual([0]);
   });
 
+  it("writes a due retry's Ready state at once, in the commit that removes its entry", async () => {
+    failPush();
+    await timersAdvance(RETRY_MS);
+    // No write-behind flush has run: the store holds the Ready state and no longer the entry.
+    expect(h.store.getDelivery(at(0))?.state).toMatchObject({ state: 'ready', failures: 1 });
+    expect(h.store.countSchedule('g')).toBe(0);
+  });
+
   it('ignores a retry entry that is not the record one, or of a message without a record', () => {
     failPush();
     // Past the retry time, so only the key tells this entry from the record's.

@@ -294,8 +294,11 @@ export class EffectApplier {
   /**
    * The record the transition leaves: none once terminal. Simple-consumer records are written at
    * once (a client may still ack a lease after a restart; an expired lease's schedule entry is gone
-   * with this turn), and so is WaitingRetry, with its schedule entry. Other push states may wait
-   * for the write-behind flush: a crash before it costs a redelivery, never a loss.
+   * with this turn), and so is WaitingRetry, with its schedule entry, and the Ready state a due
+   * retry moves to: the scheduler removes the entry after this write is queued, so no commit holds
+   * a WaitingRetry without its entry, and recovery need not look up the entry of every pending
+   * retry. Other push states may wait for the write-behind flush: a crash before it costs a
+   * redelivery, never a loss.
    */
   #writeRecord(change: DeliveryChange, scheduleKey: ScheduleKey | undefined): void {
     const { address, next } = change;
@@ -319,7 +322,7 @@ export class EffectApplier {
     if (scheduleKey !== undefined) record.scheduleKey = scheduleKey;
     if (consumerId !== undefined) record.consumerId = consumerId;
     if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
-    if (change.consumer === 'simple' || next.state === 'waitingRetry') {
+    if (change.consumer === 'simple' || next.state === 'waitingRetry' || change.eventType === 'retryDue') {
       this.#deps.records.put(address, record, 'now');
     } else if (change.before === undefined) {
       this.#deps.records.putNew(address, record);

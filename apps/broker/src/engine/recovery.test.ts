@@ -51,6 +51,7 @@ async function restart(beforeRecovery: () => Promise<void> = async () => {}): Pr
   await beforeRecovery();
   build();
   recoverDeliveries({
+    clock: h.clock,
     store: h.store,
     groups: h.groups,
     applier: parts.applier,
@@ -114,7 +115,12 @@ describe('recoverDeliveries', () => {
   });
 
   it('leaves a WaitingRetry on disk for the scheduler, and makes Ready one whose entry fired already', async () => {
-    for (const _ of [0, 1]) parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+    parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+    h.clock.advanceBy(RETRY_MS / 2);
+    parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+    // Down until the second retry's time, with its entry taken as a broker whose Ready state of a
+    // due retry waited in memory could leave it.
+    h.clock.advanceBy(RETRY_MS);
     await restart(async () => {
       // The scheduler took this entry before the crash; the Ready state it led to was in memory.
       const taken = h.store.getDelivery(at(1))?.scheduleKey;
@@ -125,10 +131,31 @@ describe('recoverDeliveries', () => {
     expect(parts.records.get(at(1))).not.toHaveProperty('scheduleKey');
     expect(group.waitingRetry).toBe(1);
     expect(queued()).toEqual([1]);
-    await h.timers.advanceBy(RETRY_MS, settle);
+    // Its retry is due too: the scheduler fires it at its first turn.
+    await h.timers.advanceBy(0, settle);
     expect(stateOf(0)?.state).toBe('ready');
     expect(group.waitingRetry).toBe(0);
     expect(queued()).toEqual([0]);
+  });
+
+  it('does not look up the schedule entries of retries not due yet: pending retries cost one scan', async () => {
+    for (const _ of [0, 1, 2])
+      parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+    let lookups = 0;
+    await restart(async () => {
+      const getSchedule = h.store.getSchedule.bind(h.store);
+      h.store.getSchedule = (key) => {
+        lookups++;
+        return getSchedule(key);
+      };
+    });
+    expect(lookups).toBe(0);
+    expect([0, 1, 2].map((offset) => stateOf(offset)?.state)).toEqual([
+      'waitingRetry',
+      'waitingRetry',
+      'waitingRetry',
+    ]);
+    expect(group.waitingRetry).toBe(3);
   });
 
   it('queues Ready records, discards terminal leftovers, skips records of unknown groups', async () => {

@@ -1,3 +1,4 @@
+import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { DueEvents } from './due-events.js';
 import type { EffectApplier } from './effect-applier.js';
@@ -5,6 +6,7 @@ import type { GroupRegistry } from './group-registry.js';
 import type { Settlement } from './settlement.js';
 
 export interface RecoveryDeps {
+  readonly clock: Clock;
   readonly store: BrokerStore;
   readonly groups: GroupRegistry;
   readonly applier: EffectApplier;
@@ -23,6 +25,7 @@ export interface RecoveryDeps {
  * lag behind them, so they are taken from the logs again.
  */
 export function recoverDeliveries(deps: RecoveryDeps): void {
+  const nowMs = deps.clock.now();
   for (const { address, record } of deps.store.scanDeliveries()) {
     const group = deps.groups.get(address.group);
     if (!group) continue;
@@ -35,8 +38,16 @@ export function recoverDeliveries(deps: RecoveryDeps): void {
     deps.applier.adopt(group, address, record);
     if (state === 'inflight' && record.consumer === 'push')
       deps.settlement.release(address, record.state.lease);
-    // The scheduler took its entry, but the Ready state it moved to was still in memory.
-    if (state === 'waitingRetry' && record.scheduleKey && !deps.store.getSchedule(record.scheduleKey))
+    // The scheduler took its entry, but the Ready state it moved to was still in memory (a
+    // broker before the Ready state of a due retry was written at once). Only an entry due by now
+    // can have been taken: the entries of retries still to come are not looked up, so a million
+    // pending retries cost one scan here, not a million reads besides.
+    if (
+      state === 'waitingRetry' &&
+      record.scheduleKey &&
+      record.scheduleKey[1] <= nowMs &&
+      !deps.store.getSchedule(record.scheduleKey)
+    )
       deps.dueEvents.retryFellDueBeforeRestart(group, address, record);
   }
 }
