@@ -1,10 +1,13 @@
 import type { Clock, Random } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerCounterRoutes } from './admin/counter-routes.js';
 import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
+import { registerFifoRoutes } from './admin/fifo-routes.js';
 import { registerGroupRoutes } from './admin/group-routes.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import { registerMessageRoutes } from './admin/message-routes.js';
 import { registerTopicRoutes } from './admin/topic-routes.js';
+import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { type BrokerConfig, type BrokerConfigInput, resolveBrokerConfig } from './config.js';
 import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
@@ -100,6 +103,9 @@ export async function buildBroker(
   registerGroupRoutes(app, engine);
   registerMessageRoutes(app, engine);
   registerDeadLetterRoutes(app, engine);
+  registerFifoRoutes(app, engine);
+  registerCounterRoutes(app, engine);
+  if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 
   let address: BrokerAddress | undefined;
   let closing: Promise<void> | undefined;
