@@ -1,4 +1,8 @@
 import { formatRate, HISTORY_MS, type RatePoint } from '../rates';
+import { formatDuration } from '../retry-schedule';
+
+/** The narrowest time span drawn: a page opened a few seconds ago still shows a readable line. */
+const MIN_WINDOW_MS = 60_000;
 
 export interface ChartSeries {
   readonly label: string;
@@ -9,7 +13,8 @@ export interface ChartSeries {
 
 /**
  * The last 15 minutes of some rates as an inline SVG: one line per series, time on x (now at the
- * right edge), per second on y from 0 to the highest point. `compact` draws a table-cell sparkline
+ * right edge; while the page has less history than that, the span it has, from 1 minute), per
+ * second on y from 0 to the highest point. `compact` draws a table-cell sparkline
  * without legend or labels.
  */
 export function RateChart(props: {
@@ -22,8 +27,10 @@ export function RateChart(props: {
   const width = props.width ?? 600;
   const height = props.height ?? 120;
   const pad = props.compact ? 1 : 4;
+  const oldest = Math.min(...props.series.map((series) => series.points[0]?.atMs ?? props.nowMs));
+  const windowMs = Math.min(HISTORY_MS, Math.max(MIN_WINDOW_MS, props.nowMs - oldest));
   const max = Math.max(1, ...props.series.flatMap((series) => series.points.map((point) => point.perSecond)));
-  const x = (atMs: number) => pad + ((atMs - (props.nowMs - HISTORY_MS)) / HISTORY_MS) * (width - 2 * pad);
+  const x = (atMs: number) => pad + ((atMs - (props.nowMs - windowMs)) / windowMs) * (width - 2 * pad);
   const y = (perSecond: number) => height - pad - (perSecond / max) * (height - 2 * pad);
   return (
     <figure class={props.compact ? 'chart compact' : 'chart'}>
@@ -40,7 +47,7 @@ export function RateChart(props: {
             key={series.label}
             class={`chart-line ${series.className}`}
             points={series.points
-              .filter((point) => point.atMs >= props.nowMs - HISTORY_MS)
+              .filter((point) => point.atMs >= props.nowMs - windowMs)
               .map((point) => `${x(point.atMs).toFixed(1)},${y(point.perSecond).toFixed(1)}`)
               .join(' ')}
           />
@@ -51,7 +58,7 @@ export function RateChart(props: {
               {formatRate(max)}/s
             </text>
             <text class="chart-label" x={pad + 2} y={height - pad - 2}>
-              −15 min
+              −{formatDuration(Math.round(windowMs / 1_000) * 1_000)}
             </text>
             <text class="chart-label" x={width - pad - 2} y={height - pad - 2} text-anchor="end">
               now

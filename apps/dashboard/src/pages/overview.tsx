@@ -42,7 +42,7 @@ export function OverviewPage() {
             <th class="num">inflight</th>
             <th class="num">waiting retry</th>
             <th class="num">DLQ</th>
-            <th>last 15 min</th>
+            <th>recent rates</th>
           </tr>
         </thead>
         <tbody>
@@ -95,7 +95,7 @@ export function OverviewPage() {
             <th>type</th>
             <th class="num">sent/s</th>
             <th class="num">messages</th>
-            <th>last 15 min</th>
+            <th>recent rates</th>
           </tr>
         </thead>
         <tbody>
