@@ -125,4 +125,4 @@ await browser.close();
 await producer.close();
 for (const consumer of consumers) await consumer.close();
 await running.close();
-console.log(`screenshots written to ${IMAGES}`);
+process.stdout.write(`screenshots written to ${IMAGES}\n`);
