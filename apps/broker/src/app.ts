@@ -1,12 +1,15 @@
 import { statfs } from 'node:fs/promises';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerCounterRoutes } from './admin/counter-routes.js';
 import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
+import { registerFifoRoutes } from './admin/fifo-routes.js';
 import { registerGroupRoutes } from './admin/group-routes.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
 import { registerMessageRoutes } from './admin/message-routes.js';
 import { registerTopicRoutes } from './admin/topic-routes.js';
+import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
 import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrokerConfig } from './config.js';
@@ -153,6 +156,9 @@ export async function buildBroker(
   registerGroupRoutes(app, engine);
   registerMessageRoutes(app, engine);
   registerDeadLetterRoutes(app, engine);
+  registerFifoRoutes(app, engine);
+  registerCounterRoutes(app, engine);
+  if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 
   let address: BrokerAddress | undefined;
   let closing: Promise<void> | undefined;

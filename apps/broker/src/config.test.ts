@@ -34,6 +34,16 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('turns the dashboard off with --no-ui or RICOCHET_UI=false, and on by default', () => {
+    expect(parseCommandLine([], {})).toMatchObject({ ok: true, config: { ui: true } });
+    expect(parseCommandLine(['--no-ui'], {})).toMatchObject({ ok: true, config: { ui: false } });
+    expect(parseCommandLine([], { RICOCHET_UI: 'false' })).toMatchObject({ ok: true, config: { ui: false } });
+    expect(parseCommandLine(['--no-port'], {})).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('unknown flag --no-port'),
+    });
+  });
+
   it('takes a bare boolean flag as true', () => {
     expect(parseCommandLine(['--auto-create-groups'], { RICOCHET_AUTO_CREATE_GROUPS: 'off' })).toMatchObject({
       ok: true,

@@ -171,6 +171,13 @@ export const brokerConfigSchema = z
     maxStoreBytes: z.coerce.number().int().min(1).optional(),
     /** How often free disk space and the store's size are read for the two limits above. @default 1 s */
     watermarkCheckIntervalMs: z.coerce.number().int().min(1).default(1_000),
+    /** Serve the dashboard at `/ui` (`--no-ui` turns it off). @default true */
+    ui: z.boolean().default(true),
+    /**
+     * The dashboard's built files. @default the bundle shipped beside the broker's code (`dist/ui`),
+     * or the dashboard package's `dist` when running from this repository
+     */
+    uiDir: z.string().min(1).optional(),
     /** Log level of the broker's JSON log lines (pino, through Fastify). @default 'info' */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ...networkLimitsFields(),
@@ -210,6 +217,8 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--min-free-disk-bytes': 'minFreeDiskBytes',
   '--max-store-bytes': 'maxStoreBytes',
   '--watermark-check-interval-ms': 'watermarkCheckIntervalMs',
+  '--ui': 'ui',
+  '--ui-dir': 'uiDir',
   '--log-level': 'logLevel',
   ...NETWORK_LIMITS_FLAGS,
 };
@@ -218,7 +227,11 @@ const BOOLEAN_FIELDS = new Set<keyof BrokerConfig>([
   'autoCreateTopics',
   'autoCreateGroups',
   'allowUnauthenticated',
+  'ui',
 ]);
+
+/** `--no-<flag>` turns a boolean flag off: `--no-ui` is `--ui=false`. */
+const NEGATED_PREFIX = '--no-';
 
 export const USAGE = `Usage: ricochet-broker [flags]
        ricochet-broker token --name <name>    print a new token and its auth-file entry
@@ -228,6 +241,7 @@ flags win over the environment):
 ${Object.entries(FLAGS)
   .map(([flag, field]) => `  ${flag.padEnd(30)} ${envNameOf(field)}`)
   .join('\n')}
+  --no-ui                        RICOCHET_UI=false (no dashboard at /ui)
   --help                         print this text
 
 ricochet-broker backup --data-dir <dir> --to <path>   copy a data directory, live (--help for more)`;
@@ -258,6 +272,13 @@ export function parseCommandLine(
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
     if (arg === '--help' || arg === '-h') return { ok: 'help', message: USAGE };
+    const negated = `--${arg.slice(NEGATED_PREFIX.length)}`;
+    if (arg.startsWith(NEGATED_PREFIX) && BOOLEAN_FIELDS.has(FLAGS[negated] as keyof BrokerConfig)) {
+      const field = FLAGS[negated] as keyof BrokerConfig;
+      raw[field] = false;
+      source.set(field, arg);
+      continue;
+    }
     const [flag, inline] = arg.includes('=')
       ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
       : [arg, undefined];

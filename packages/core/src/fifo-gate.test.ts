@@ -60,4 +60,17 @@ describe('FifoGate (P5)', () => {
       { numRuns: 500 },
     );
   });
+
+  it('lists each held message group with its head, and forgets it once released', () => {
+    const gate = new FifoGate();
+    gate.claim('orders', 'customer-1', 4);
+    gate.claim('orders', 'customer-1', 9);
+    gate.claim('payments', 'customer-2', 7);
+    expect([...gate.heads()]).toEqual([
+      { topic: 'orders', messageGroup: 'customer-1', offset: 4 },
+      { topic: 'payments', messageGroup: 'customer-2', offset: 7 },
+    ]);
+    gate.release('orders', 'customer-1', 4);
+    expect([...gate.heads()]).toEqual([{ topic: 'payments', messageGroup: 'customer-2', offset: 7 }]);
+  });
 });

@@ -31,6 +31,14 @@ export class FifoGate {
   get size(): number {
     return this.#heads.size;
   }
+
+  /** Every message group that has a head now, and that head's offset (for the admin view). */
+  *heads(): Generator<{ topic: string; messageGroup: string; offset: number }> {
+    for (const [key, offset] of this.#heads) {
+      const split = key.indexOf('\u0000');
+      yield { topic: key.slice(0, split), messageGroup: key.slice(split + 1), offset };
+    }
+  }
 }
 
 function keyOf(topic: string, messageGroup: string): string {

@@ -7,6 +7,12 @@ describe('httpActionOf', () => {
     expect(httpActionOf('GET', '/v1/ws')).toBeUndefined();
   });
 
+  it("leaves the dashboard's static files open: they hold no data, and the page asks for a token", () => {
+    for (const path of ['/ui', '/ui/', '/ui/*', '/ui/assets/index.js'])
+      expect(httpActionOf('GET', path)).toBeUndefined();
+    expect(httpActionOf('GET', '/uix')).toEqual({ type: 'admin', level: 'read' });
+  });
+
   it('asks metrics for /metrics, admin read for GETs, admin write for the rest', () => {
     expect(httpActionOf('GET', '/metrics')).toEqual({ type: 'metrics' });
     expect(httpActionOf('GET', '/v1/groups/billing')).toEqual({ type: 'admin', level: 'read' });

@@ -10,12 +10,20 @@ const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/ws']);
  * What an HTTP request asks to do (DESIGN.md §7), from its method and path alone: `/metrics`
  * needs `metrics`; every other path (any admin route, and paths no route serves, so a 404 tells
  * nothing to a stranger) needs `admin` read for GET and HEAD, `admin` write for anything else.
- * `undefined` for the open paths.
+ * `undefined` for the open paths and the dashboard's files under `/ui`.
  */
 export function httpActionOf(method: string, path: string): Action | undefined {
-  if (OPEN_PATHS.has(path)) return undefined;
+  if (OPEN_PATHS.has(path) || isDashboardPath(path)) return undefined;
   if (path === '/metrics') return { type: 'metrics' };
   return { type: 'admin', level: method === 'GET' || method === 'HEAD' ? 'read' : 'write' };
+}
+
+/**
+ * The dashboard's static files: open, as they hold no data; the page asks for a token when the
+ * admin API it calls answers 401.
+ */
+function isDashboardPath(path: string): boolean {
+  return path === '/ui' || path.startsWith('/ui/');
 }
 
 /** The token of an `Authorization: Bearer <token>` header (the scheme in any case), if any. */

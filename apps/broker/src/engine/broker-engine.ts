@@ -21,6 +21,7 @@ import { DeadLetterAdmin, type DeadLetterPage } from './dead-letter-admin.js';
 import { DeliveryRecords } from './delivery-records.js';
 import { DueEvents } from './due-events.js';
 import { EffectApplier } from './effect-applier.js';
+import { describeFifoHeads, type FifoHeadView } from './fifo-view.js';
 import { GroupBacklog } from './group-backlog.js';
 import { GroupRegistry, type GroupRuntime } from './group-registry.js';
 import { describeGroup, type GroupView } from './group-view.js';
@@ -410,6 +411,17 @@ export class BrokerEngine {
   ): { accepted: number } {
     this.#assertOpen();
     return this.#deadLetters.redrive(group, options);
+  }
+
+  /**
+   * P5: the message groups of a FIFO group held by a head now, with the head message.
+   * @throws BrokerError NOT_FOUND for an unknown group.
+   */
+  fifoHeads(groupName: string, limit: number): FifoHeadView[] {
+    const group = this.#groups.get(groupName);
+    if (!group)
+      throw BrokerError.of('NOT_FOUND', `group "${groupName}" does not exist`, { group: groupName });
+    return describeFifoHeads(group, { records: this.#records, topics: this.#topics }, limit);
   }
 
   /** Stop the scheduler and close the store after its last flush. Call after sessions are idle. */

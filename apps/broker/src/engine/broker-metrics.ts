@@ -8,6 +8,14 @@ export interface GroupGaugeSource {
   groupGauges(): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }>;
 }
 
+type GroupCounterName = 'delivered' | 'acked' | 'retried' | 'deadLettered' | 'released';
+
+/** {@link BrokerMetrics.counterTotals}: counts since the broker started (not stored across restarts). */
+export interface CounterTotals {
+  readonly topics: readonly { readonly name: string; readonly sent: number }[];
+  readonly groups: readonly ({ readonly name: string } & Readonly<Record<GroupCounterName, number>>)[];
+}
+
 /**
  * The broker's Prometheus metrics, in a registry of its own (never prom-client's global one, so
  * two brokers in one process — tests — do not collide).
@@ -190,6 +198,42 @@ export class BrokerMetrics {
   }
   watermarkExceeded(watermark: 'min_free_disk' | 'max_store', exceeded: boolean): void {
     this.#watermark.set({ watermark }, exceeded ? 1 : 0);
+  }
+  /**
+   * The message counters since the broker started, per topic and per group, for `GET
+   * /v1/counters`: a dashboard derives rates from two readings, without parsing `/metrics`.
+   */
+  async counterTotals(): Promise<CounterTotals> {
+    const topics = new Map<string, { sent: number }>();
+    for (const { labels, value } of (await this.#sent.get()).values) {
+      topics.set(String(labels.topic), { sent: value });
+    }
+    const groups = new Map<string, Record<GroupCounterName, number>>();
+    const perGroup: [GroupCounterName, Counter<'group'>][] = [
+      ['delivered', this.#delivered],
+      ['acked', this.#acked],
+      ['retried', this.#retried],
+      ['deadLettered', this.#deadLettered],
+      ['released', this.#released],
+    ];
+    for (const [name, counter] of perGroup) {
+      for (const { labels, value } of (await counter.get()).values) {
+        const group = String(labels.group);
+        const totals = groups.get(group) ?? {
+          delivered: 0,
+          acked: 0,
+          retried: 0,
+          deadLettered: 0,
+          released: 0,
+        };
+        totals[name] = value;
+        groups.set(group, totals);
+      }
+    }
+    return {
+      topics: [...topics].map(([name, totals]) => ({ name, ...totals })),
+      groups: [...groups].map(([name, totals]) => ({ name, ...totals })),
+    };
   }
 
   /** The exposition text for `GET /metrics`. */
