@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliTestBroker, cli, startCli, startCliTestBroker } from './cli-run.fixture.js';
 import { EXIT_CODES } from './exit-codes.js';
 
+/** What the broker fills in for a topic config that names no retention (72 h, RocketMQ's default). */
+const DEFAULT_RETENTION_MS = 72 * 60 * 60 * 1_000;
+
 let broker: CliTestBroker;
 let endpoint: string[];
 
@@ -38,11 +41,11 @@ describe('ricochet topics', () => {
     await cli(['topics', 'set', 'audit', 'type=delay', 'maxBacklogMessages=9', ...endpoint]);
     await cli(['topics', 'set', 'audit', 'maxBacklogMessages=10', ...endpoint]);
     const kept = JSON.parse((await cli(['topics', 'get', 'audit', '--json', ...endpoint])).stdout);
-    expect(kept.config).toEqual({ type: 'delay', maxBacklogMessages: 10 });
+    expect(kept.config).toEqual({ type: 'delay', maxBacklogMessages: 10, retentionMs: DEFAULT_RETENTION_MS });
 
     await cli(['topics', 'set', 'audit', '--replace', '--config', '{"type":"normal"}', ...endpoint]);
     const replaced = JSON.parse((await cli(['topics', 'get', 'audit', '--json', ...endpoint])).stdout);
-    expect(replaced.config).toEqual({ type: 'normal' });
+    expect(replaced.config).toEqual({ type: 'normal', retentionMs: DEFAULT_RETENTION_MS });
   });
 
   it('shows the broker validation error of a bad config, exits 6, and changes nothing', async () => {
@@ -52,7 +55,7 @@ describe('ricochet topics', () => {
     expect(bad.stderr).toContain('the broker refused PUT /v1/topics/ledger2: invalid body: type:');
     expect(bad.stderr).toMatch(/^ {2}- type: .+/m);
     const after = JSON.parse((await cli(['topics', 'get', 'ledger2', '--json', ...endpoint])).stdout);
-    expect(after.config).toEqual({ type: 'fifo' });
+    expect(after.config).toEqual({ type: 'fifo', retentionMs: DEFAULT_RETENTION_MS });
   });
 
   it('exits 2 with a hint for a topic that does not exist', async () => {
