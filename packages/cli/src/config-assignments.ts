@@ -1,4 +1,5 @@
-import { usageError } from './cli-error.js';
+import { CliError, usageError } from './cli-error.js';
+import type { CommandContext } from './command-context.js';
 
 /**
  * The config fields a `set` command names: `field=value` words (the value read as JSON when it is
@@ -39,5 +40,21 @@ function parseValue(raw: string): unknown {
     return JSON.parse(raw);
   } catch {
     return raw;
+  }
+}
+
+/**
+ * The config of the topic or group at `path` now, or `undefined` when it does not exist yet: what a
+ * `set` merges the named fields into, since the broker's PUT replaces the whole config.
+ */
+export async function currentConfigAt(
+  context: CommandContext,
+  path: string,
+): Promise<Record<string, unknown> | undefined> {
+  try {
+    return ((await context.admin.get(path)) as { config: Record<string, unknown> }).config;
+  } catch (error) {
+    if (error instanceof CliError && error.exit === 'NOT_FOUND') return undefined;
+    throw error;
   }
 }

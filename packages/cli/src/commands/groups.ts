@@ -1,10 +1,10 @@
 import { listAllGroups } from '../admin-paging.js';
 import type { GroupView } from '../admin-views.js';
-import { CliError, usageError } from '../cli-error.js';
+import { usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';
 import { type CommandContext, writeJson } from '../command-context.js';
-import { parseConfigAssignments } from '../config-assignments.js';
+import { currentConfigAt, parseConfigAssignments } from '../config-assignments.js';
 import { describeRetryPolicy, formatDurationMs } from '../display-format.js';
 import { renderFields, renderTable } from '../text-table.js';
 
@@ -20,7 +20,8 @@ Flags:
 
 Fields: maxRetries, retryPolicy (JSON: {"type":"fixed","delayMs":500}, {"type":"stepped",
 "delaysMs":[…]}, {"type":"exponential",…}), fifo, consumeMode (clustering | broadcasting),
-consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs.
+consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs, dlqRetentionMs (how
+long its DLQ keeps messages; default 14 days).
 
 Example:
   ricochet groups set billing maxRetries=3 'retryPolicy={"type":"fixed","delayMs":500}'
@@ -149,21 +150,9 @@ async function setGroup(
   if (Object.keys(fields).length === 0 && !replace) {
     throw usageError('name at least one field=value (or --config)', 'groups');
   }
-  const current = replace ? undefined : await currentConfig(context, name);
+  const current = replace ? undefined : await currentConfigAt(context, groupPath(name));
   const group = (await context.admin.put(groupPath(name), { ...current, ...fields })) as GroupView;
   if (context.json) writeJson(context, group);
   else context.io.stdout.write(`group ${name} saved\n${describeGroup(group)}`);
   return undefined;
-}
-
-async function currentConfig(
-  context: CommandContext,
-  name: string,
-): Promise<Record<string, unknown> | undefined> {
-  try {
-    return ((await context.admin.get(groupPath(name))) as GroupView).config;
-  } catch (error) {
-    if (error instanceof CliError && error.exit === 'NOT_FOUND') return undefined;
-    throw error;
-  }
 }

@@ -1,10 +1,10 @@
 import { listAllTopics } from '../admin-paging.js';
 import type { TopicView } from '../admin-views.js';
-import { CliError, usageError } from '../cli-error.js';
+import { usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';
 import { type CommandContext, writeJson } from '../command-context.js';
-import { parseConfigAssignments } from '../config-assignments.js';
+import { currentConfigAt, parseConfigAssignments } from '../config-assignments.js';
 import { renderFields, renderTable } from '../text-table.js';
 
 const HELP = `Usage:
@@ -17,7 +17,8 @@ Flags:
   --config <json>   fields as one JSON object, e.g. '{"type":"fifo"}'
   --replace         send only the fields given, so the others take their defaults
 
-Fields: type (normal | fifo | delay), maxBacklogMessages (sends get 530 past it, R4).
+Fields: type (normal | fifo | delay), maxBacklogMessages (sends get 530 past it, R4),
+retentionMs (how long messages are kept; default 72 h), retentionBytes (optional size bound).
 
 Example:
   ricochet topics set ledger type=fifo maxBacklogMessages=100000
@@ -124,7 +125,7 @@ async function setTopic(
   if (Object.keys(fields).length === 0 && !replace) {
     throw usageError('name at least one field=value (or --config)', 'topics');
   }
-  const current = replace ? undefined : await currentConfig(context, name);
+  const current = replace ? undefined : await currentConfigAt(context, topicPath(name));
   // A new topic without a type gets the broker's default, `normal`: the PUT requires one.
   const config = { type: 'normal', ...current, ...fields };
   await context.admin.put(topicPath(name), config);
@@ -132,17 +133,4 @@ async function setTopic(
   if (context.json) writeJson(context, topic);
   else context.io.stdout.write(`topic ${name} saved\n${describeTopic(topic)}`);
   return undefined;
-}
-
-/** The topic's config now, or `undefined` when it does not exist yet. */
-async function currentConfig(
-  context: CommandContext,
-  name: string,
-): Promise<Record<string, unknown> | undefined> {
-  try {
-    return ((await context.admin.get(topicPath(name))) as TopicView).config;
-  } catch (error) {
-    if (error instanceof CliError && error.exit === 'NOT_FOUND') return undefined;
-    throw error;
-  }
 }
