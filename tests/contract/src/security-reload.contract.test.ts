@@ -89,6 +89,9 @@ describe('the auth file is reloaded on SIGHUP; a bad one is refused and the old 
       // A broken file first: refused, the process lives on with the old principals.
       auth.writeRaw('{');
       child.process.kill('SIGHUP');
+      // Only once the broker has read (and refused) it may the file change again: a rewrite
+      // before the read would be the one refused-or-not.
+      await child.printed(/auth file refused on reload/);
       auth.write({ ops: { admin: 'read' }, late: { admin: 'read' } });
       expect(await status(auth.token('late'))).toBe(401);
       child.process.kill('SIGHUP');

@@ -7,6 +7,11 @@ import { type NodeRun, runNode } from './node-process.js';
 export interface ChildBroker extends AsyncDisposable {
   readonly endpoint: string;
   readonly process: ChildProcess;
+  /**
+   * Resolves once the broker's stdout (its log included) has printed a line matching `pattern`
+   * since it started; rejects after `budgetMs`. How a test learns that a signal was handled.
+   */
+  printed(pattern: RegExp, budgetMs?: number): Promise<void>;
   /** SIGKILL, then wait for the exit: no drain, no flush, no goodbye. */
   kill9(): Promise<void>;
 }
@@ -45,20 +50,43 @@ export async function startChildBroker(
     },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (ws:\/\/\S+)/.exec(output);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`broker exited with ${code} before listening: ${output}`)));
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
   });
+  const printed = (pattern: RegExp, budgetMs = 30_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!pattern.test(output)) return false;
+        finish();
+        resolve();
+        return true;
+      };
+      const onExit = (code: number | null) => {
+        finish();
+        reject(new Error(`broker exited with ${code} before printing ${pattern}: ${output}`));
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`broker did not print ${pattern} within ${budgetMs} ms: ${output}`));
+      }, budgetMs);
+      const finish = () => {
+        clearTimeout(timer);
+        child.stdout?.off('data', check);
+        child.off('exit', onExit);
+      };
+      if (check()) return;
+      child.stdout?.on('data', check);
+      child.once('exit', onExit);
+    });
+  // Generous: a tsx-compiled start on a loaded 2-core machine can take many seconds.
+  await printed(/listening on ws:\/\/\S+/, 120_000);
+  const endpoint = /listening on (ws:\/\/\S+)/.exec(output)?.[1] ?? '';
   const kill9 = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   };
-  return { endpoint, process: child, kill9, [Symbol.asyncDispose]: kill9 };
+  return { endpoint, process: child, printed, kill9, [Symbol.asyncDispose]: kill9 };
 }
 
 /** Run `ricochet-broker <args>` (e.g. `backup …`) to its end, as an operator would, killed after `budgetMs`. */
