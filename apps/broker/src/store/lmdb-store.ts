@@ -3,6 +3,14 @@ import { type Database, open, type RootDatabase } from 'lmdb';
 import type { FlushPolicy } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
 import { decideLayout, LAYOUT_VERSION, LayoutVersionError } from './layout-version.js';
+import {
+  dueScheduleEntries,
+  firstScheduleKey,
+  type ScheduleDatabase,
+  scheduleCount,
+  scheduleGroups,
+  scheduleKeysAfter,
+} from './lmdb-schedule-ranges.js';
 import { PendingOverlay } from './pending-overlay.js';
 import type {
   BroadcastInstanceRecord,
@@ -88,7 +96,7 @@ class LmdbStore implements BrokerStore {
   readonly #messages: Database<StoredMessage, [string, number]>;
   readonly #messageIds: Database<MessageLocation, string>;
   readonly #deliveries: Database<StoredDeliveryV1, [string, string, number]>;
-  readonly #schedule: Database<ScheduleEntry, [string, number, string, number]>;
+  readonly #schedule: ScheduleDatabase;
   readonly #history: Database<HistoryRecord, [string, string, number]>;
   readonly #flushPolicy: FlushPolicy;
   readonly #onWriteError: (error: unknown) => void;
@@ -265,39 +273,13 @@ class LmdbStore implements BrokerStore {
     return this.#track(this.#schedule.remove([...key]));
   }
   listScheduleGroups(): string[] {
-    // Jump from group to group: after reading one group's first key, continue past its last
-    // possible key, so the scan costs one read per group, not one per entry.
-    const groups: string[] = [];
-    let start: [string] | [string, number] = [''];
-    for (let guard = 0; guard < 1_000_000; guard++) {
-      let next: string | undefined;
-      for (const key of this.#schedule.getKeys({ start, limit: 1 })) next = key[0];
-      if (next === undefined) break;
-      groups.push(next);
-      start = [next, Number.POSITIVE_INFINITY];
-    }
-    return groups;
+    return scheduleGroups(this.#schedule);
   }
   firstSchedule(group: string): ScheduleKey | undefined {
-    for (const key of this.#schedule.getKeys({
-      start: [group, Number.NEGATIVE_INFINITY],
-      end: [group, Number.POSITIVE_INFINITY],
-      limit: 1,
-    })) {
-      return key;
-    }
-    return undefined;
+    return firstScheduleKey(this.#schedule, group);
   }
   scheduleKeys(group: string, limit: number, after?: ScheduleKey): ScheduleKey[] {
-    const keys: ScheduleKey[] = [];
-    for (const key of this.#schedule.getKeys({
-      start: scheduleStart(group, after),
-      end: [group, Number.POSITIVE_INFINITY],
-      limit,
-    })) {
-      keys.push(key);
-    }
-    return keys;
+    return scheduleKeysAfter(this.#schedule, group, limit, after);
   }
   readDueSchedule(
     group: string,
@@ -305,22 +287,10 @@ class LmdbStore implements BrokerStore {
     limit: number,
     after?: ScheduleKey,
   ): { key: ScheduleKey; entry: ScheduleEntry }[] {
-    const due: { key: ScheduleKey; entry: ScheduleEntry }[] = [];
-    // Keys sort [group, dueAtMs, topic, offset]; every key of a due time `nowMs` sorts below [group, nowMs + 1].
-    for (const { key, value } of this.#schedule.getRange({
-      start: scheduleStart(group, after),
-      end: [group, Math.floor(nowMs) + 1],
-      limit,
-    })) {
-      due.push({ key, entry: value });
-    }
-    return due;
+    return dueScheduleEntries(this.#schedule, group, nowMs, limit, after);
   }
   countSchedule(group: string): number {
-    return this.#schedule.getKeysCount({
-      start: [group, Number.NEGATIVE_INFINITY],
-      end: [group, Number.POSITIVE_INFINITY],
-    });
+    return scheduleCount(this.#schedule, group);
   }
 
   appendHistory(messageId: string, record: HistoryRecord & { readonly lease: number }): Promise<void> {
@@ -395,17 +365,4 @@ function deliveryKey(address: DeliveryAddress): [string, string, number] {
 
 function deliveryKeyString(address: DeliveryAddress): string {
   return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
-}
-
-/**
- * Where a range over a group's schedule starts: at its beginning, or just after `after`. Offsets
- * are integers and keys encode numbers as doubles, so `offset + 0.5` sorts between `after` and
- * the next possible key.
- */
-function scheduleStart(
-  group: string,
-  after: ScheduleKey | undefined,
-): [string, number] | [string, number, string, number] {
-  if (after === undefined) return [group, Number.NEGATIVE_INFINITY];
-  return [group, after[1], after[2], after[3] + 0.5];
 }

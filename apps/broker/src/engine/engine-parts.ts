@@ -1,0 +1,204 @@
+import { type Clock, type Random, systemClock, systemRandom } from '@ricochet/core';
+import type { BrokerConfig } from '../config.js';
+import type { BrokerStore } from '../store/broker-store.js';
+import { AppendWaker } from './append-waker.js';
+import { BroadcastDispatch } from './broadcast-dispatch.js';
+import { BrokerMetrics } from './broker-metrics.js';
+import { DeadLetterAdmin } from './dead-letter-admin.js';
+import { DeliveryRecords } from './delivery-records.js';
+import { DueEvents } from './due-events.js';
+import { EffectApplier } from './effect-applier.js';
+import { GroupBacklog } from './group-backlog.js';
+import { GroupRegistry } from './group-registry.js';
+import { LeaseGrant } from './lease-grant.js';
+import { PushDispatch } from './push-dispatch.js';
+import { PushLeaseTable } from './push-lease-table.js';
+import { ReadySource } from './ready-source.js';
+import { Retention } from './retention.js';
+import { Scheduler } from './scheduler.js';
+import { SendPath } from './send-path.js';
+import { Settlement } from './settlement.js';
+import { SimpleConsumption } from './simple-consumption.js';
+import { type StoreWatermarks, watermarksFor } from './store-watermarks.js';
+import { systemTimers, type TimerService } from './timer-service.js';
+import { TopicRegistry } from './topic-registry.js';
+
+export interface BrokerEngineOptions {
+  readonly store: BrokerStore;
+  readonly config: BrokerConfig;
+  /** @default systemClock */
+  readonly clock?: Clock;
+  /** @default Node's timers */
+  readonly timers?: TimerService;
+  /** Jitter for exponential retry policies. @default Math.random */
+  readonly random?: Random;
+  /** Where failures of background work are reported. @default console.error */
+  readonly onError?: (error: unknown, context: string) => void;
+  /** Where notable changes are reported (sends refused or accepted again). @default console.warn */
+  readonly onNotice?: (message: string) => void;
+  /** Free bytes for `minFreeDiskBytes` (`buildBroker`: a `statfs`). @default unknown: no disk check */
+  readonly freeDiskBytes?: () => Promise<number | undefined>;
+}
+
+/**
+ * The engine's parts, each built once and handed the others it calls. Every edge between them is
+ * here, in the order they may be built: a part is only given parts built before it (the scheduler
+ * gets its listener in `BrokerEngine.start()`, once recovery has run).
+ */
+export interface EngineParts {
+  readonly store: BrokerStore;
+  readonly clock: Clock;
+  readonly onError: (error: unknown, context: string) => void;
+  readonly metrics: BrokerMetrics;
+  readonly topics: TopicRegistry;
+  readonly groups: GroupRegistry;
+  readonly backlog: GroupBacklog;
+  readonly watermarks: StoreWatermarks;
+  readonly records: DeliveryRecords;
+  readonly scheduler: Scheduler;
+  readonly pushLeases: PushLeaseTable;
+  readonly applier: EffectApplier;
+  readonly settlement: Settlement;
+  readonly dueEvents: DueEvents;
+  readonly readySource: ReadySource;
+  readonly sendPath: SendPath;
+  readonly simple: SimpleConsumption;
+  readonly push: PushDispatch;
+  readonly broadcast: BroadcastDispatch;
+  readonly retention: Retention;
+  readonly deadLetters: DeadLetterAdmin;
+}
+
+/** Build the engine's parts over `options.store`; nothing runs until `BrokerEngine.start()`. */
+export function wireEngine(options: BrokerEngineOptions): EngineParts {
+  const { store, config } = options;
+  const clock = options.clock ?? systemClock;
+  const timers = options.timers ?? systemTimers;
+  const random = options.random ?? systemRandom;
+  const onError =
+    options.onError ??
+    ((error: unknown, context: string) => console.error(`ricochet engine: ${context}`, error));
+  const topics = new TopicRegistry(store, clock, config.autoCreateTopics);
+  const groups = new GroupRegistry(store, clock, config.autoCreateGroups);
+  // Broadcast instances are counted by a part built later; the backlog asks only when read.
+  let broadcast: BroadcastDispatch | undefined;
+  const broadcastInstances = (group: string) => broadcast?.instancesOf(group) ?? [];
+  const backlog = new GroupBacklog({ topics, groups, broadcastInstances });
+  const metrics = new BrokerMetrics({ groupGauges: () => backlog.gauges() });
+  const watermarks = watermarksFor(config, {
+    metrics,
+    storedBytes: () => store.storedBytes(),
+    freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
+    onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
+    onError: (error) => onError(error, 'watermark check failed'),
+  });
+  const records = new DeliveryRecords(store, groups, timers);
+  const appendWaker = new AppendWaker(groups, (group, topic) => backlog.reads(group, topic));
+  // Timers first: the applier writes them; they report what falls due once started.
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    timers,
+    onError: (error) => onError(error, 'scheduler pass failed'),
+  });
+  const pushLeases = new PushLeaseTable(clock, timers);
+  const applier = new EffectApplier({
+    store,
+    records,
+    clock,
+    topics,
+    groups,
+    metrics,
+    scheduler,
+    pushLeases,
+    appendWaker,
+  });
+  const decided = { clock, random, groups, records };
+  const settlement = new Settlement({ ...decided, applier });
+  const dueEvents = new DueEvents({
+    ...decided,
+    applier,
+    maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
+  });
+  pushLeases.start((lease) => dueEvents.onPushLeaseExpired(lease));
+  const leaseGrant = new LeaseGrant({ clock, random, applier });
+  const readySource = new ReadySource({
+    records,
+    topics,
+    groups,
+    clock,
+    applier,
+    scheduler,
+    maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
+  });
+  const sendPath = new SendPath({
+    store,
+    clock,
+    topics,
+    metrics,
+    maxBodyBytes: config.maxBodyBytes,
+    dedupWindowMs: config.dedupWindowMs,
+    maxDelayMs: config.maxDelayMs,
+    onAppended: (topic) => appendWaker.appended(topic),
+    throttle: (topic) => watermarks.refusal() ?? backlog.throttle(topic),
+  });
+  const simple = new SimpleConsumption({ groups, readySource, leaseGrant, timers });
+  let lastSubscriptionId = 0;
+  const nextSubscriptionId = () => ++lastSubscriptionId;
+  const push = new PushDispatch({
+    groups,
+    readySource,
+    leaseGrant,
+    settlement,
+    pushLeases,
+    nextSubscriptionId,
+  });
+  broadcast = new BroadcastDispatch({
+    store,
+    clock,
+    timers,
+    topics,
+    groups,
+    metrics,
+    applier,
+    nextSubscriptionId,
+  });
+  const retention = new Retention({
+    store,
+    clock,
+    timers,
+    topics,
+    groups,
+    records,
+    metrics,
+    broadcast: broadcast.retention,
+    sendPending: (messageId) => sendPath.isPending(messageId),
+    dedupWindowMs: config.dedupWindowMs,
+    intervalMs: config.retentionCheckIntervalMs,
+    onError: (error) => onError(error, 'retention pass failed'),
+  });
+  const deadLetters = new DeadLetterAdmin({ topics, groups, applier, timers });
+  return {
+    store,
+    clock,
+    onError,
+    metrics,
+    topics,
+    groups,
+    backlog,
+    watermarks,
+    records,
+    scheduler,
+    pushLeases,
+    applier,
+    settlement,
+    dueEvents,
+    readySource,
+    sendPath,
+    simple,
+    push,
+    broadcast,
+    retention,
+    deadLetters,
+  };
+}
