@@ -20,7 +20,10 @@ describe('bounded disk', () => {
       retentionCheckIntervalMs: 3_600_000,
       flushPolicy: 'commit',
     });
-    broker.engine.putTopic('stream', { type: 'normal', retentionBytes: 2 * PER_ROUND * BODY.byteLength });
+    await broker.engine.putTopic('stream', {
+      type: 'normal',
+      retentionBytes: 2 * PER_ROUND * BODY.byteLength,
+    });
     let sent = 0;
     let longestBatchMs = 0;
     const round = async () => {

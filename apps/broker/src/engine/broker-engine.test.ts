@@ -46,12 +46,12 @@ const turns = async (count = 3) => {
   for (let i = 0; i < count; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 };
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ricochet-engine-'));
   clock = new ManualClock(Date.UTC(2026, 10, 23));
   timers = new ManualTimers(clock);
   engine = startEngine();
-  engine.putGroup('billing', { startFrom: 'earliest', retryPolicy: { type: 'fixed', delayMs: 1_000 } });
+  await engine.putGroup('billing', { startFrom: 'earliest', retryPolicy: { type: 'fixed', delayMs: 1_000 } });
 });
 
 afterEach(async () => {

@@ -172,8 +172,13 @@ export class BrokerEngine {
 
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
 
-  putTopic(name: string, config: TopicConfig): { name: string; config: TopicConfig } {
+  /**
+   * Create or replace a topic's config; answers once the config is durable, so a config the admin
+   * API confirmed survives `kill -9`.
+   */
+  async putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }> {
     const topic = this.#parts.topics.put(name, config);
+    await this.#parts.store.durable();
     return { name: topic.name, config: topic.record.config };
   }
 
@@ -192,8 +197,11 @@ export class BrokerEngine {
     };
   }
 
-  putGroup(name: string, input: GroupConfigInput): GroupView {
-    return this.#describe(this.#parts.groups.put(name, input));
+  /** Create or replace a group's config; answers once it is durable (it survives `kill -9`). */
+  async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
+    const view = this.#describe(this.#parts.groups.put(name, input));
+    await this.#parts.store.durable();
+    return view;
   }
 
   /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */

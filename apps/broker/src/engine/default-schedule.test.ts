@@ -38,7 +38,7 @@ describe('the default push retry schedule, walked with an injected clock (P3, P4
     let notify: () => void = () => {};
     const nextDelivery = () => new Promise<void>((resolve) => (notify = resolve));
     let arrived = nextDelivery();
-    engine.putGroup('billing', { startFrom: 'earliest' });
+    await engine.putGroup('billing', { startFrom: 'earliest' });
     engine.subscribe({
       group: 'billing',
       subscriptions: { orders: '*' },
