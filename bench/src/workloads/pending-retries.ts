@@ -12,6 +12,8 @@ import { type LatenessSummary, runRetryProbe } from './retry-probe.js';
 export const PENDING_RETRIES = 1_000_000;
 const BODY = randomBytes(64);
 const STARTUP_TOPIC = 'startup';
+/** How long a restarted broker may take to serve the stored message before the bench gives up. */
+const SERVED_BUDGET_MS = 120_000;
 
 /** How long a broker took to come back after SIGKILL, from spawning it. */
 export interface StartupTimes {
@@ -151,7 +153,12 @@ async function restartAfterKill(
     },
   });
   await consumer.start();
+  // Bounded: a broker that lost the group's config (or the message) must fail the bench, not hang it.
+  const budget = setTimeout(() => served(), SERVED_BUDGET_MS);
   await received;
+  clearTimeout(budget);
+  if (performance.now() - spawnedAt >= SERVED_BUDGET_MS)
+    throw new Error(`group ${group} was not served within ${SERVED_BUDGET_MS} ms of the restart`);
   const pushServedMs = performance.now() - spawnedAt;
   await consumer.close();
   return [restarted, { listeningMs, healthyMs, pushServedMs, listeningCpuMs }];
