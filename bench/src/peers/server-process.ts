@@ -17,6 +17,37 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/**
+ * Process groups started and not yet stopped. A server runs detached, out of the terminal's reach:
+ * should the bench end without stopping it (an uncaught error, Ctrl-C), the exit hook kills these
+ * and removes their data dirs.
+ */
+const liveGroups = new Map<number, string>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  const killAll = () => {
+    for (const [pgid, dataDir] of liveGroups) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    liveGroups.clear();
+  };
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
 /** A peer's server process, in a process group of its own, stopped by this handle. */
 export interface ServerProcess extends AsyncDisposable {
   readonly child: ChildProcess;
@@ -47,6 +78,9 @@ export async function startServerProcess(
     cwd: options.cwd,
     env: options.env ?? process.env,
   });
+  installExitHook();
+  const pgid = child.pid;
+  if (pgid !== undefined) liveGroups.set(pgid, options.dataDir);
   let output = '';
   const append = (chunk: Buffer) => {
     // Only the start-up banner matters; keep the tail so a long-running server holds little.
@@ -77,6 +111,7 @@ export async function startServerProcess(
       clearTimeout(killTimer);
       // Anything of the group still there (a helper the leader did not wait for) goes too.
       signalGroup('SIGKILL');
+      if (pgid !== undefined) liveGroups.delete(pgid);
       rmSync(options.dataDir, { recursive: true, force: true });
     })();
     return stopped;
