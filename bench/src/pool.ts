@@ -29,3 +29,17 @@ export function percentile(values: readonly number[], p: number): number {
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank] ?? Number.NaN;
 }
+
+/** A count to `target`: `tick()` once per event; `done` resolves at the `target`-th tick. */
+export function countdown(target: number): { tick: () => void; done: Promise<void> } {
+  let seen = 0;
+  let resolve: () => void = () => {};
+  const done = new Promise<void>((r) => (resolve = r));
+  return {
+    tick: () => {
+      seen++;
+      if (seen === target) resolve();
+    },
+    done,
+  };
+}

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Resident memory of a process, in bytes: all of it, and its anonymous and file-backed parts. */
 export interface ResidentMemory {
@@ -21,6 +21,11 @@ export interface BenchProcess extends AsyncDisposable {
   readonly banner: string;
   /** Its resident memory now (Linux /proc). */
   memory(): ResidentMemory;
+  /**
+   * Send `signal` and resolve with the first match of `pattern` in what the process prints after
+   * it; rejects after `timeoutMs` or when the process exits first.
+   */
+  signalForOutput(signal: NodeJS.Signals, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
   stop(): Promise<void>;
 }
 
@@ -59,30 +64,63 @@ const require = createRequire(import.meta.url);
  */
 const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json')), 'dist', 'main.js');
 const REFERENCE_MAIN = join(dirname(fileURLToPath(import.meta.url)), 'reference-server.ts');
+const EVENT_LOOP_PROBE = join(dirname(fileURLToPath(import.meta.url)), 'event-loop-probe.mjs');
 
 async function start(
   script: string,
   args: string[],
   ready: RegExp,
   cleanup: () => void = () => {},
+  nodeArgs: string[] = [],
 ): Promise<BenchProcess> {
   // TypeScript sources (the reference server) run through tsx; the built broker runs as plain JS.
   const loader = script.endsWith('.ts') ? ['--conditions=@ricochet/source', '--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, script, ...args], {
+  const child = spawn(process.execPath, [...loader, ...nodeArgs, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: dirname(script),
     env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let output = '';
+  const onOutput = new Set<() => void>();
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of onOutput) listener();
+  });
   const banner = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
+    const listener = () => {
       const match = ready.exec(output);
-      if (match) resolve(match[0]);
-    });
+      if (match) {
+        onOutput.delete(listener);
+        resolve(match[0]);
+      }
+    };
+    onOutput.add(listener);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output}`)));
   });
+  const signalForOutput = (signal: NodeJS.Signals, pattern: RegExp, timeoutMs: number) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const since = output.length;
+      const settle = (error?: Error, match?: RegExpExecArray) => {
+        clearTimeout(timer);
+        onOutput.delete(listener);
+        child.off('exit', onExit);
+        if (match) resolve(match);
+        else reject(error);
+      };
+      const listener = () => {
+        const match = pattern.exec(output.slice(since));
+        if (match) settle(undefined, match);
+      };
+      const onExit = () => settle(new Error(`${script} exited before printing ${pattern}`));
+      const timer = setTimeout(
+        () => settle(new Error(`${script} printed no ${pattern} in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      onOutput.add(listener);
+      child.once('exit', onExit);
+      child.kill(signal);
+    });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
@@ -92,14 +130,19 @@ async function start(
     child,
     banner,
     memory: () => residentMemoryOf(child.pid ?? 0),
+    signalForOutput,
     stop,
     [Symbol.asyncDispose]: stop,
   };
 }
 
-/** The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy. */
+/**
+ * The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy.
+ * `eventLoopProbe` preloads event-loop-probe.mjs into it: see {@link brokerEventLoopDelay}.
+ */
 export async function startBrokerProcess(
   extraArgs: string[] = [],
+  { eventLoopProbe = false }: { eventLoopProbe?: boolean } = {},
 ): Promise<BenchProcess & { readonly endpoint: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
   const process_ = await start(
@@ -107,8 +150,26 @@ export async function startBrokerProcess(
     ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
     /ws:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
+    eventLoopProbe ? ['--import', pathToFileURL(EVENT_LOOP_PROBE).href] : [],
   );
   return Object.assign(process_, { endpoint: process_.banner });
+}
+
+/** The broker's event-loop delay, in ms beyond the probe's 1 ms timer, since the last reading. */
+export interface EventLoopDelay {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly samples: number;
+}
+
+/**
+ * Read (and start over) the event-loop delay histogram of a broker started with
+ * `eventLoopProbe`: read once before a workload to start its window, once after to get it.
+ */
+export async function brokerEventLoopDelay(broker: BenchProcess): Promise<EventLoopDelay> {
+  const match = await broker.signalForOutput('SIGUSR2', /event-loop-delay (\{.*\})\n/, 10_000);
+  return JSON.parse(match[1] ?? '{}') as EventLoopDelay;
 }
 
 /** A broker the soak kills with SIGKILL and starts again on the same port and data directory. */

@@ -1,62 +1,157 @@
+import { PeerUnavailableError } from './peers/debian-package.js';
+import {
+  jetStreamW1,
+  jetStreamW2,
+  jetStreamW2s,
+  jetStreamW3,
+  jetStreamW4,
+} from './peers/jetstream-workloads.js';
+import { rabbitMqW1, rabbitMqW2, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
 import type { ResidentMemory } from './processes.js';
 import { startBrokerProcess } from './processes.js';
+import { BenchArgsError, parseBenchArgs } from './report/bench-args.js';
+import { ROWS, WORKLOAD_SIZES } from './report/row-specs.js';
+import {
+  formatSideBySide,
+  type Outcome,
+  type Row,
+  type RowSpec,
+  SYSTEMS,
+  type SystemName,
+} from './report/side-by-side.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
-import { runW1, W1_MESSAGES } from './workloads/w1-publish.js';
-import { runW2, W2_MESSAGES } from './workloads/w2-push-consume.js';
-import { runW2s, W2S_MESSAGES } from './workloads/w2s-simple-consume.js';
-import { runW3, W3_MESSAGES } from './workloads/w3-latency.js';
-import { runW4, W4_MESSAGES } from './workloads/w4-retry.js';
+import { runW1 } from './workloads/w1-publish.js';
+import { runW2 } from './workloads/w2-push-consume.js';
+import { runW2s } from './workloads/w2s-simple-consume.js';
+import { runW3 } from './workloads/w3-latency.js';
+import { runW4 } from './workloads/w4-retry.js';
 
 /**
- * `pnpm bench`: every workload against the broker (a child process, fsync on every commit) and,
- * in the same run, the bare ws + msgpackr reference with the same client pattern.
- * `pnpm bench w1 w2s` runs a subset: w1, w2s, w2, w3, w4, pending.
+ * `pnpm bench [--peers] [--runs N] [w1 w2s w2 w3 w4 pending]`: every workload against the broker
+ * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
+ * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
+ * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
  */
-const selected = new Set(process.argv.slice(2).map((name) => name.toLowerCase()));
-const wanted = (name: string) => selected.size === 0 || selected.has(name);
-const count = (n: number) => n.toLocaleString('en');
-const ms = (n: number) => `${n.toFixed(2)} ms`;
+let args: ReturnType<typeof parseBenchArgs>;
+try {
+  args = parseBenchArgs(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof BenchArgsError)) throw error;
+  console.error(`pnpm bench: ${error.message}`);
+  process.exit(2);
+}
+const systems: readonly SystemName[] = args.peers ? SYSTEMS : ['ricochet', 'reference'];
+const rows = new Map<RowSpec, Partial<Record<SystemName, Outcome[]>>>();
+const durability = new Set<string>();
+/** A peer that could not be had once (not installed, no root) is not tried again in this bench. */
+const peerDown = new Map<SystemName, string>();
 
-function throughput(name: string, ricochet: number, reference: number, target: string): void {
-  console.log(
-    `${name.padEnd(36)} ricochet ${count(Math.round(ricochet)).padStart(9)} msg/s   reference ${count(Math.round(reference)).padStart(9)} msg/s   ratio ${(ricochet / reference).toFixed(2)}   (target ${target})`,
-  );
+function record(spec: RowSpec, system: SystemName, outcome: Outcome): void {
+  const runs = rows.get(spec) ?? {};
+  rows.set(spec, runs);
+  runs[system] = [...(runs[system] ?? []), outcome];
+  // Progress on stderr, so a long run shows where it is; the table on stdout is the result.
+  const shown = 'figures' in outcome ? JSON.stringify(outcome.figures) : JSON.stringify(outcome);
+  console.error(`  ${system}: ${shown}`);
 }
 
-console.log(`node ${process.version}, ${new Date().toISOString()}`);
-if (wanted('w1')) {
-  const { ricochet, reference } = await runW1();
-  throughput(`W1 publish (${count(W1_MESSAGES)} × 256 B)`, ricochet, reference, '≥ 0.85');
-}
-if (wanted('w2s')) {
-  const { ricochet, reference } = await runW2s();
-  throughput(`W2s receive+ack (${count(W2S_MESSAGES)})`, ricochet, reference, '≥ 0.50');
-}
-if (wanted('w2')) {
-  const { ricochet, reference } = await runW2();
-  throughput(`W2 push consume (${count(W2_MESSAGES)})`, ricochet, reference, '≥ 1.00');
-}
-if (wanted('w3')) {
-  const { ricochet, reference } = await runW3();
-  console.log(
-    `W3 latency (${count(W3_MESSAGES)} at 2,000/s)        ricochet p50 ${ms(ricochet.p50Ms)} p99 ${ms(ricochet.p99Ms)} max ${ms(ricochet.maxMs)}   reference p50 ${ms(reference.p50Ms)} p99 ${ms(reference.p99Ms)} max ${ms(reference.maxMs)}   (target p99 ≤ 1.5 ms)`,
-  );
-}
-if (wanted('w4')) {
-  // Measured twice on one broker: cold (its first work after start), then warm on a new topic.
-  await using broker = await startBrokerProcess();
-  for (const [round, topic] of [
-    ['cold', 'w4'],
-    ['warm', 'w4-warm'],
-  ] as const) {
-    const result = await runW4(broker, topic);
-    console.log(
-      `W4 retry (${count(W4_MESSAGES)} × fail once, 200 ms), ${round}   total ${ms(result.totalMs)}   lateness p50 ${ms(result.latenessP50Ms)} p99 ${ms(result.latenessP99Ms)}   (target total ≤ 600 ms, p99 ≤ 10 ms)`,
-    );
+const figures = (values: object): Outcome => ({ figures: values as Record<string, number> });
+
+/** Run a peer's workload; what goes wrong becomes its `unavailable` cell, never a crash of the bench. */
+async function runPeer<T>(system: SystemName, work: () => Promise<T>): Promise<{ value: T } | Outcome> {
+  const down = peerDown.get(system);
+  if (down !== undefined) return { unavailable: down };
+  try {
+    return { value: await work() };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    if (error instanceof PeerUnavailableError) peerDown.set(system, reason);
+    return { unavailable: reason.split('\n')[0] ?? reason };
   }
 }
-if (wanted('pending')) {
+
+async function peerRow(spec: RowSpec, system: SystemName, work: () => Promise<object>): Promise<void> {
+  const result = await runPeer(system, work);
+  record(spec, system, 'value' in result ? figures(result.value) : result);
+}
+
+async function peerW4(
+  system: SystemName,
+  work: () => Promise<{ cold: object; warm: object }>,
+): Promise<void> {
+  const result = await runPeer(system, work);
+  record(ROWS.w4Cold, system, 'value' in result ? figures(result.value.cold) : result);
+  record(ROWS.w4Warm, system, 'value' in result ? figures(result.value.warm) : result);
+}
+
+console.log(
+  `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}`,
+);
+for (let run = 1; run <= args.runs; run++) {
+  for (const workload of args.workloads) {
+    if (workload === 'pending') continue;
+    console.error(`${workload} run ${run}/${args.runs}`);
+    if (workload === 'w1') {
+      const { ricochet, reference } = await runW1();
+      record(ROWS.w1, 'ricochet', figures({ rate: ricochet }));
+      record(ROWS.w1, 'reference', figures({ rate: reference }));
+      if (args.peers) {
+        await peerRow(ROWS.w1, 'jetstream', async () => ({ rate: await jetStreamW1(durability) }));
+        await peerRow(ROWS.w1, 'rabbitmq', async () => ({ rate: await rabbitMqW1(durability) }));
+      }
+    } else if (workload === 'w2s') {
+      const { ricochet, reference } = await runW2s();
+      record(ROWS.w2s, 'ricochet', figures({ rate: ricochet }));
+      record(ROWS.w2s, 'reference', figures({ rate: reference }));
+      if (args.peers) {
+        await peerRow(ROWS.w2s, 'jetstream', async () => ({ rate: await jetStreamW2s(durability) }));
+        record(ROWS.w2s, 'rabbitmq', {
+          notApplicable: 'AMQP 0-9-1 has no batched pull receive (basic.get takes one message)',
+        });
+      }
+    } else if (workload === 'w2') {
+      const { ricochet, reference } = await runW2();
+      record(ROWS.w2, 'ricochet', figures({ rate: ricochet }));
+      record(ROWS.w2, 'reference', figures({ rate: reference }));
+      if (args.peers) {
+        await peerRow(ROWS.w2, 'jetstream', async () => ({ rate: await jetStreamW2(durability) }));
+        await peerRow(ROWS.w2, 'rabbitmq', async () => ({ rate: await rabbitMqW2(durability) }));
+      }
+    } else if (workload === 'w3') {
+      const { ricochet, reference, brokerEventLoop } = await runW3();
+      record(ROWS.w3, 'ricochet', figures(ricochet));
+      record(ROWS.w3, 'reference', figures(reference));
+      record(ROWS.w3EventLoop, 'ricochet', figures(brokerEventLoop));
+      if (args.peers) {
+        await peerRow(ROWS.w3, 'jetstream', () => jetStreamW3(durability));
+        await peerRow(ROWS.w3, 'rabbitmq', () => rabbitMqW3(durability));
+      }
+    } else if (workload === 'w4') {
+      // Measured twice on one broker: cold (its first work after start), then warm on a new topic.
+      await using broker = await startBrokerProcess();
+      record(ROWS.w4Cold, 'ricochet', figures(await runW4(broker, 'w4')));
+      record(ROWS.w4Warm, 'ricochet', figures(await runW4(broker, 'w4-warm')));
+      if (args.peers) {
+        await peerW4('jetstream', () => jetStreamW4(durability));
+        await peerW4('rabbitmq', () => rabbitMqW4(durability));
+      }
+    }
+  }
+}
+
+if (rows.size > 0) {
+  const table = [...rows].map(([spec, runs]): Row => ({ spec, runs }));
+  console.log(WORKLOAD_SIZES);
+  console.log(formatSideBySide(table, systems).join('\n'));
+  if (durability.size > 0)
+    console.log(['durability of the peers, as run:', ...[...durability].map((d) => `  ${d}`)].join('\n'));
+}
+
+if (args.workloads.includes('pending')) {
+  // Ricochet alone, and once whatever --runs says: it fills a million retries (minutes).
+  const ms = (n: number) => `${n.toFixed(2)} ms`;
+  const count = (n: number) => n.toLocaleString('en');
   const result = await runPendingRetries();
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
   const memory = (m: ResidentMemory) =>

@@ -2,27 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { groupStats, putGroup } from '../admin.js';
-import { rate, runPool } from '../pool.js';
+import { countdown, rate, runPool } from '../pool.js';
 import { startBrokerProcess, startReferenceProcess } from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
 
 export const W2_MESSAGES = 100_000;
 const CACHED = 1_000;
 const BODY = randomBytes(256);
-
-/** Resolves when `count()` reaches `target`, checked by the caller after each increment. */
-function countdown(target: number): { tick: () => void; done: Promise<void> } {
-  let seen = 0;
-  let resolve: () => void = () => {};
-  const done = new Promise<void>((r) => (resolve = r));
-  return {
-    tick: () => {
-      seen++;
-      if (seen === target) resolve();
-    },
-    done,
-  };
-}
 
 /**
  * W2 push consume: 100,000 pre-published messages, each acked, 1,000 cached. The clock runs from

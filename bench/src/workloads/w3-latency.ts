@@ -2,7 +2,12 @@ import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { putGroup } from '../admin.js';
 import { percentile } from '../pool.js';
-import { startBrokerProcess, startReferenceProcess } from '../processes.js';
+import {
+  brokerEventLoopDelay,
+  type EventLoopDelay,
+  startBrokerProcess,
+  startReferenceProcess,
+} from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
 
 const RATE_PER_SECOND = 2_000;
@@ -18,17 +23,17 @@ export interface LatencySummary {
 }
 
 /** The send time travels in the body: both ends are this process, so one clock measures it. */
-function stampedBody(): Uint8Array {
+export function stampedBody(): Uint8Array {
   const body = new Uint8Array(256);
   new DataView(body.buffer).setFloat64(0, performance.now());
   return body;
 }
 
-function sentAt(body: Uint8Array): number {
+export function sentAt(body: Uint8Array): number {
   return new DataView(body.buffer, body.byteOffset, body.byteLength).getFloat64(0);
 }
 
-function summarize(latenciesMs: number[]): LatencySummary {
+export function summarize(latenciesMs: number[]): LatencySummary {
   return {
     p50Ms: percentile(latenciesMs, 50),
     p99Ms: percentile(latenciesMs, 99),
@@ -37,7 +42,7 @@ function summarize(latenciesMs: number[]): LatencySummary {
 }
 
 /** Send `PER_TICK` messages every `TICK_MS` until `W3_MESSAGES` were sent; resolve when all arrived. */
-async function paced(send: () => void, arrived: Promise<void>): Promise<void> {
+export async function paced(send: () => void, arrived: Promise<void>): Promise<void> {
   let sent = 0;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
@@ -53,12 +58,18 @@ async function paced(send: () => void, arrived: Promise<void>): Promise<void> {
 
 /**
  * W3 latency: 2,000 msg/s for 10 s, publish-to-listener (push consumer), against the broker and
- * against the reference relaying each message from one connection to another.
+ * against the reference relaying each message from one connection to another; with the broker's
+ * event-loop delay over the paced span.
  */
-export async function runW3(): Promise<{ ricochet: LatencySummary; reference: LatencySummary }> {
+export async function runW3(): Promise<{
+  ricochet: LatencySummary;
+  reference: LatencySummary;
+  brokerEventLoop: EventLoopDelay;
+}> {
   let ricochet: LatencySummary;
+  let brokerEventLoop: EventLoopDelay;
   {
-    await using broker = await startBrokerProcess();
+    await using broker = await startBrokerProcess([], { eventLoopProbe: true });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
     const latencies: number[] = [];
     let allArrived: () => void = () => {};
@@ -76,7 +87,9 @@ export async function runW3(): Promise<{ ricochet: LatencySummary; reference: La
     await consumer.start();
     const producer = new Producer({ endpoint: broker.endpoint });
     await producer.start();
+    await brokerEventLoopDelay(broker);
     await paced(() => void producer.send({ topic: 'w3', body: stampedBody() }), arrived);
+    brokerEventLoop = await brokerEventLoopDelay(broker);
     ricochet = summarize(latencies);
     await producer.close();
     await consumer.close();
@@ -98,5 +111,5 @@ export async function runW3(): Promise<{ ricochet: LatencySummary; reference: La
     await paced(() => void producer.request({ t: 'send', body: stampedBody() }), arrived);
     reference = summarize(latencies);
   }
-  return { ricochet, reference };
+  return { ricochet, reference, brokerEventLoop };
 }

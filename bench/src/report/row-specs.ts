@@ -1,0 +1,66 @@
+import { W1_MESSAGES } from '../workloads/w1-publish.js';
+import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
+import { W3_MESSAGES } from '../workloads/w3-latency.js';
+import { W4_MESSAGES } from '../workloads/w4-retry.js';
+import { count, fixed2, type RowSpec } from './side-by-side.js';
+
+/** What the rows measure, printed above the table (the labels stay short). */
+export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B, 1,000 in flight; W2s and W2 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}); W3 ${count(W3_MESSAGES)} at 2,000/s; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
+
+/** The rows of `pnpm bench`'s table, with issue 12's targets. */
+const rate = [{ key: 'rate', format: count }] as const;
+const latency = [
+  { key: 'p50Ms', format: fixed2 },
+  { key: 'p99Ms', format: fixed2 },
+  { key: 'maxMs', format: fixed2 },
+] as const;
+const retry = [
+  { key: 'totalMs', format: count },
+  { key: 'latenessP50Ms', format: fixed2 },
+  { key: 'latenessP99Ms', format: fixed2 },
+] as const;
+
+export const ROWS = {
+  w1: {
+    label: 'W1 publish, msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '≥ 0.9 × ref',
+  },
+  w2s: {
+    label: 'W2s receive + ack, msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '≥ 0.6 × ref W2',
+  },
+  w2: {
+    label: 'W2 push consume + ack, msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '≥ 0.85 × ref, ≥ 1.1 × JetStream',
+  },
+  w3: {
+    label: 'W3 latency p50 / p99 / max, ms',
+    measures: latency,
+    ratio: { key: 'p99Ms', better: 'lower' },
+    target: 'p99 ≤ 2 × ref and < JetStream, max ≤ 10',
+  },
+  w3EventLoop: {
+    label: 'W3 broker event-loop delay, ms',
+    measures: latency,
+    target: 'each stall ≤ ~1 ms',
+  },
+  w4Cold: {
+    label: 'W4 cold: total / late p50 / p99, ms',
+    measures: retry,
+    ratio: { key: 'totalMs', better: 'lower' },
+    target: 'p99 ≤ 10, total ≤ 0.5 × RabbitMQ',
+  },
+  w4Warm: {
+    label: 'W4 warm: total / late p50 / p99, ms',
+    measures: retry,
+    ratio: { key: 'totalMs', better: 'lower' },
+    target: 'p99 ≤ 10, total ≤ 0.5 × RabbitMQ',
+  },
+} as const satisfies Record<string, RowSpec>;
