@@ -136,23 +136,39 @@ async function start(
   };
 }
 
+/** A transport the bench compares: the WebSocket endpoint or the TCP listener. */
+export type BenchTransport = 'ws' | 'tcp';
+
+/** The transports W1–W3 run over, side by side. */
+export const BENCH_TRANSPORTS: readonly BenchTransport[] = ['ws', 'tcp'];
+
 /**
- * The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy.
+ * The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy,
+ * serving WebSocket (`endpoint`, which the admin API shares) and TCP (`--tcp-port 0`).
  * `eventLoopProbe` preloads event-loop-probe.mjs into it: see {@link brokerEventLoopDelay}.
  */
 export async function startBrokerProcess(
   extraArgs: string[] = [],
   { eventLoopProbe = false }: { eventLoopProbe?: boolean } = {},
-): Promise<BenchProcess & { readonly endpoint: string }> {
+): Promise<
+  BenchProcess & {
+    readonly endpoint: string;
+    endpointFor(transport: BenchTransport): string;
+  }
+> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
   const process_ = await start(
     BROKER_MAIN,
-    ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
-    /ws:\/\/127\.0\.0\.1:\d+/,
+    ['--port', '0', '--tcp-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
+    /ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
     eventLoopProbe ? ['--import', pathToFileURL(EVENT_LOOP_PROBE).href] : [],
   );
-  return Object.assign(process_, { endpoint: process_.banner });
+  const [endpoint = '', tcpEndpoint = ''] = process_.banner.split(', ');
+  return Object.assign(process_, {
+    endpoint,
+    endpointFor: (transport: BenchTransport) => (transport === 'ws' ? endpoint : tcpEndpoint),
+  });
 }
 
 /** The broker's event-loop delay, in ms beyond the probe's 1 ms timer, since the last reading. */

@@ -7,12 +7,13 @@ import {
   jetStreamW4,
 } from './peers/jetstream-workloads.js';
 import { rabbitMqW1, rabbitMqW2, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
-import type { ResidentMemory } from './processes.js';
+import type { BenchTransport, ResidentMemory } from './processes.js';
 import { startBrokerProcess } from './processes.js';
 import { BenchArgsError, parseBenchArgs } from './report/bench-args.js';
 import { ROWS, WORKLOAD_SIZES } from './report/row-specs.js';
 import {
   formatSideBySide,
+  median,
   type Outcome,
   type Row,
   type RowSpec,
@@ -32,6 +33,8 @@ import { runW4 } from './workloads/w4-retry.js';
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
+ * W1, W2 and W3 run ricochet over WebSocket and over TCP, each on a fresh broker: the TCP rows sit
+ * beside the same reference, and the TCP ÷ WebSocket ratios follow the table.
  */
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -46,6 +49,8 @@ const rows = new Map<RowSpec, Partial<Record<SystemName, Outcome[]>>>();
 const durability = new Set<string>();
 /** A peer that could not be had once (not installed, no root) is not tried again in this bench. */
 const peerDown = new Map<SystemName, string>();
+/** Per throughput row, ricochet over TCP ÷ over WebSocket, one ratio per run. */
+const tcpOverWs = new Map<string, number[]>();
 
 function record(spec: RowSpec, system: SystemName, outcome: Outcome): void {
   const runs = rows.get(spec) ?? {};
@@ -85,6 +90,24 @@ async function peerW4(
   record(ROWS.w4Warm, system, 'value' in result ? figures(result.value.warm) : result);
 }
 
+/**
+ * Ricochet over WebSocket on the row the peers share, over TCP on a row of its own (each beside the
+ * same reference run), and the TCP ÷ WS ratio of this run for the summary under the table.
+ */
+function recordByTransport(
+  wsRow: RowSpec,
+  tcpRow: RowSpec,
+  ricochet: Record<BenchTransport, number>,
+  reference: number,
+): void {
+  record(wsRow, 'ricochet', figures({ rate: ricochet.ws }));
+  record(wsRow, 'reference', figures({ rate: reference }));
+  record(tcpRow, 'ricochet', figures({ rate: ricochet.tcp }));
+  record(tcpRow, 'reference', figures({ rate: reference }));
+  const ratios = tcpOverWs.get(wsRow.label) ?? [];
+  tcpOverWs.set(wsRow.label, [...ratios, ricochet.tcp / ricochet.ws]);
+}
+
 console.log(
   `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}`,
 );
@@ -94,8 +117,7 @@ for (let run = 1; run <= args.runs; run++) {
     console.error(`${workload} run ${run}/${args.runs}`);
     if (workload === 'w1') {
       const { ricochet, reference } = await runW1();
-      record(ROWS.w1, 'ricochet', figures({ rate: ricochet }));
-      record(ROWS.w1, 'reference', figures({ rate: reference }));
+      recordByTransport(ROWS.w1, ROWS.w1Tcp, ricochet, reference);
       if (args.peers) {
         await peerRow(ROWS.w1, 'jetstream', async () => ({ rate: await jetStreamW1(durability) }));
         await peerRow(ROWS.w1, 'rabbitmq', async () => ({ rate: await rabbitMqW1(durability) }));
@@ -112,17 +134,19 @@ for (let run = 1; run <= args.runs; run++) {
       }
     } else if (workload === 'w2') {
       const { ricochet, reference } = await runW2();
-      record(ROWS.w2, 'ricochet', figures({ rate: ricochet }));
-      record(ROWS.w2, 'reference', figures({ rate: reference }));
+      recordByTransport(ROWS.w2, ROWS.w2Tcp, ricochet, reference);
       if (args.peers) {
         await peerRow(ROWS.w2, 'jetstream', async () => ({ rate: await jetStreamW2(durability) }));
         await peerRow(ROWS.w2, 'rabbitmq', async () => ({ rate: await rabbitMqW2(durability) }));
       }
     } else if (workload === 'w3') {
       const { ricochet, reference, brokerEventLoop } = await runW3();
-      record(ROWS.w3, 'ricochet', figures(ricochet));
+      record(ROWS.w3, 'ricochet', figures(ricochet.ws));
       record(ROWS.w3, 'reference', figures(reference));
-      record(ROWS.w3EventLoop, 'ricochet', figures(brokerEventLoop));
+      record(ROWS.w3EventLoop, 'ricochet', figures(brokerEventLoop.ws));
+      record(ROWS.w3Tcp, 'ricochet', figures(ricochet.tcp));
+      record(ROWS.w3Tcp, 'reference', figures(reference));
+      record(ROWS.w3TcpEventLoop, 'ricochet', figures(brokerEventLoop.tcp));
       if (args.peers) {
         await peerRow(ROWS.w3, 'jetstream', () => jetStreamW3(durability));
         await peerRow(ROWS.w3, 'rabbitmq', () => rabbitMqW3(durability));
@@ -144,6 +168,8 @@ if (rows.size > 0) {
   const table = [...rows].map(([spec, runs]): Row => ({ spec, runs }));
   console.log(WORKLOAD_SIZES);
   console.log(formatSideBySide(table, systems).join('\n'));
+  for (const [label, ratios] of tcpOverWs)
+    console.log(`${label}: TCP ÷ WebSocket ${median(ratios).toFixed(2)} (median of ${ratios.length})`);
   if (durability.size > 0)
     console.log(['durability of the peers, as run:', ...[...durability].map((d) => `  ${d}`)].join('\n'));
 }

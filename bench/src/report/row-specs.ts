@@ -51,6 +51,29 @@ export const ROWS = {
     measures: latency,
     target: 'each stall ≤ ~1 ms',
   },
+  w1Tcp: {
+    label: 'W1 publish over TCP, msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: 'TCP the fastest path',
+  },
+  w2Tcp: {
+    label: 'W2 push consume over TCP, msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: 'TCP the fastest path',
+  },
+  w3Tcp: {
+    label: 'W3 latency over TCP, ms',
+    measures: latency,
+    ratio: { key: 'p99Ms', better: 'lower' },
+    target: 'TCP the fastest path',
+  },
+  w3TcpEventLoop: {
+    label: 'W3 over TCP, broker event loop, ms',
+    measures: latency,
+    target: 'each stall ≤ ~1 ms',
+  },
   w4Cold: {
     label: 'W4 cold: total / late p50 / p99, ms',
     measures: retry,

@@ -3,6 +3,8 @@ import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { putGroup } from '../admin.js';
 import { percentile } from '../pool.js';
 import {
+  BENCH_TRANSPORTS,
+  type BenchTransport,
   brokerEventLoopDelay,
   type EventLoopDelay,
   startBrokerProcess,
@@ -58,16 +60,31 @@ export async function paced(send: () => void, arrived: Promise<void>): Promise<v
 
 /**
  * W3 latency: 2,000 msg/s for 10 s, publish-to-listener (push consumer), against the broker and
- * against the reference relaying each message from one connection to another; with the broker's
- * event-loop delay over the paced span.
+ * against the reference relaying each message from one connection to another. Ricochet is measured
+ * over each transport, each on a fresh broker, with the broker's event-loop delay over the paced span.
  */
 export async function runW3(): Promise<{
-  ricochet: LatencySummary;
+  ricochet: Record<BenchTransport, LatencySummary>;
+  brokerEventLoop: Record<BenchTransport, EventLoopDelay>;
   reference: LatencySummary;
-  brokerEventLoop: EventLoopDelay;
 }> {
-  let ricochet: LatencySummary;
-  let brokerEventLoop: EventLoopDelay;
+  const ricochet: Partial<Record<BenchTransport, LatencySummary>> = {};
+  const brokerEventLoop: Partial<Record<BenchTransport, EventLoopDelay>> = {};
+  for (const transport of BENCH_TRANSPORTS) {
+    const measured = await ricochetW3(transport);
+    ricochet[transport] = measured.latency;
+    brokerEventLoop[transport] = measured.eventLoop;
+  }
+  return {
+    ricochet: ricochet as Record<BenchTransport, LatencySummary>,
+    brokerEventLoop: brokerEventLoop as Record<BenchTransport, EventLoopDelay>,
+    reference: await referenceW3(),
+  };
+}
+
+async function ricochetW3(
+  transport: BenchTransport,
+): Promise<{ latency: LatencySummary; eventLoop: EventLoopDelay }> {
   {
     await using broker = await startBrokerProcess([], { eventLoopProbe: true });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
@@ -75,7 +92,7 @@ export async function runW3(): Promise<{
     let allArrived: () => void = () => {};
     const arrived = new Promise<void>((resolve) => (allArrived = resolve));
     const consumer = new PushConsumer({
-      endpoint: broker.endpoint,
+      endpoint: broker.endpointFor(transport),
       group: 'w3',
       subscriptions: { w3: '*' },
       listener: (message) => {
@@ -85,16 +102,19 @@ export async function runW3(): Promise<{
       },
     });
     await consumer.start();
-    const producer = new Producer({ endpoint: broker.endpoint });
+    const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await producer.start();
     await brokerEventLoopDelay(broker);
     await paced(() => void producer.send({ topic: 'w3', body: stampedBody() }), arrived);
-    brokerEventLoop = await brokerEventLoopDelay(broker);
-    ricochet = summarize(latencies);
+    const eventLoop = await brokerEventLoopDelay(broker);
+    const latency = summarize(latencies);
     await producer.close();
     await consumer.close();
+    return { latency, eventLoop };
   }
-  let reference: LatencySummary;
+}
+
+async function referenceW3(): Promise<LatencySummary> {
   {
     await using server = await startReferenceProcess();
     await using consumer = await ReferenceClient.connect(server.url);
@@ -109,7 +129,6 @@ export async function runW3(): Promise<{
     };
     consumer.oneWay({ t: 'subscribe', credit: 1_024 });
     await paced(() => void producer.request({ t: 'send', body: stampedBody() }), arrived);
-    reference = summarize(latencies);
+    return summarize(latencies);
   }
-  return { ricochet, reference, brokerEventLoop };
 }
