@@ -16,6 +16,7 @@ import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrok
 import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
+import { registerHttpFrames } from './gateway/http-frames.js';
 import { registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
 import type { BrokerStore } from './store/broker-store.js';
@@ -140,6 +141,7 @@ export async function buildBroker(
   registerHttpAccess(app, access);
 
   let accepting = true;
+  const limits = new ConnectionLimits(config, engine.metrics.registry);
   const isAccepting = () => accepting;
   const gateway = await registerGateway(app, {
     engine,
@@ -148,8 +150,16 @@ export async function buildBroker(
     maxBodyBytes: config.maxBodyBytes,
     maxFrameBytes,
     accepting: isAccepting,
-    limits: new ConnectionLimits(config, engine.metrics.registry),
+    limits,
     websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
+  });
+  const httpFrames = await registerHttpFrames(app, {
+    engine,
+    access,
+    maxBodyBytes: config.maxBodyBytes,
+    maxFrameBytes,
+    accepting: isAccepting,
+    limits,
   });
   registerHealthRoutes(app, engine, isAccepting);
   registerTopicRoutes(app, engine);
@@ -166,7 +176,8 @@ export async function buildBroker(
   const drainAndClose = async () => {
     accepting = false;
     engine.drain();
-    const idle = Promise.all([...gateway.sessions].map((session) => session.whenIdle()));
+    const sessions = [...gateway.sessions, ...httpFrames.sessions];
+    const idle = Promise.all(sessions.map((session) => session.whenIdle()));
     let drainTimer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
       drainTimer = setTimeout(resolve, config.drainTimeoutMs);
@@ -174,7 +185,7 @@ export async function buildBroker(
     });
     await Promise.race([idle, timedOut]);
     clearTimeout(drainTimer);
-    for (const session of gateway.sessions) session.close();
+    for (const session of [...gateway.sessions, ...httpFrames.sessions]) session.close();
     await app.close();
     await engine.close();
   };
