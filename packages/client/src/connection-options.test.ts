@@ -1,24 +1,6 @@
-import { WEBSOCKET_PATH } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
 import { ClientError } from './client-error.js';
-import { checkTimeoutMs, connectionOptionsOf, webSocketUrl } from './connection-options.js';
-
-describe('webSocketUrl', () => {
-  it.each([
-    ['ws://127.0.0.1:7720', `ws://127.0.0.1:7720${WEBSOCKET_PATH}`],
-    ['wss://broker.example/', `wss://broker.example${WEBSOCKET_PATH}`],
-    ['ws://proxy.example/ricochet//', `ws://proxy.example/ricochet${WEBSOCKET_PATH}`],
-  ])('opens %s at %s, keeping a path prefix', (endpoint, url) => {
-    expect(webSocketUrl(endpoint)).toBe(url);
-  });
-
-  it('refuses what is not a ws:// or wss:// URL with 400', () => {
-    expect(() => webSocketUrl('http://127.0.0.1:1')).toThrow(
-      new ClientError(400, "endpoint 'http://127.0.0.1:1' must start with ws:// or wss://"),
-    );
-    expect(() => webSocketUrl('not a url')).toThrow(/^endpoint 'not a url' is not a URL$/);
-  });
-});
+import { checkTimeoutMs, connectionOptionsOf } from './connection-options.js';
 
 describe('checkTimeoutMs', () => {
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses %s with 400', (value) => {

@@ -1,5 +1,4 @@
 import type { ExponentialBackoffOptions } from '@ricochet/core';
-import { WEBSOCKET_PATH } from '@ricochet/protocol';
 import { badRequestError, type ClientError } from './client-error.js';
 import type { TlsOptions } from './tls-options.js';
 import type { WebSocketConstructor } from './web-socket.js';
@@ -13,10 +12,17 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
 /** Options of {@link Connection}. */
 export interface ConnectionOptions {
   /**
-   * The broker's base URL, `ws://host:port` or `wss://host:port` (a path prefix is kept, for
-   * brokers behind a proxy). The connection opens `endpoint` + `/v1/ws`. Required.
+   * The broker's endpoint; its scheme picks the transport (docs/protocol/transports.md):
+   * `ws://host:port` or `wss://host:port` for WebSocket (a path prefix is kept, for brokers
+   * behind a proxy; the connection opens `endpoint` + `/v1/ws`), `tcp://host:port` or
+   * `tls://host:port` for the broker's TCP listener (Node only). Required.
    */
   readonly endpoint: string;
+  /**
+   * Refuse an endpoint whose links are not streams (request/response HTTP): a push consumer
+   * needs the broker to send `deliver` frames unasked. @default false
+   */
+  readonly requireStream?: boolean;
   /** The auth token sent in `hello`. @default undefined (no token) */
   readonly token?: string;
   /** A name for this client in the broker's logs and delivery histories. @default undefined */
@@ -33,15 +39,15 @@ export interface ConnectionOptions {
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
   /**
-   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private certificate authority.
-   * Node only: with it the connection opens its sockets with the `ws` package, since a standard
-   * WebSocket takes no TLS settings. A certificate the client refuses ends the connection with
+   * TLS settings for a `wss://` or `tls://` endpoint, e.g. `{ ca }` to trust a private certificate
+   * authority. Node only: with it a `wss://` connection opens its sockets with the `ws` package,
+   * since a standard WebSocket takes no TLS settings. A certificate the client refuses ends the connection with
    * `TLS_ERROR` (not retried). Cannot be combined with `webSocket`.
    * @default undefined (the runtime's defaults: the system's trusted CAs)
    */
   readonly tls?: TlsOptions;
   /**
-   * The WebSocket implementation, for tests or unusual runtimes.
+   * The WebSocket implementation for `ws://`/`wss://` endpoints, for tests or unusual runtimes.
    * @default globalThis.WebSocket when the runtime has one, else the `ws` package
    */
   readonly webSocket?: WebSocketConstructor;
@@ -74,24 +80,6 @@ export interface CloseOptions {
    * @default 5000 (ms)
    */
   readonly drainTimeoutMs?: number;
-}
-
-/**
- * The URL a connection opens: `endpoint` + `/v1/ws`, keeping a path prefix.
- * @throws ClientError `400` when `endpoint` is not a `ws:` or `wss:` URL.
- */
-export function webSocketUrl(endpoint: string): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch (cause) {
-    throw badRequestError(`endpoint '${endpoint}' is not a URL`, { cause });
-  }
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
-    throw badRequestError(`endpoint '${endpoint}' must start with ws:// or wss://`);
-  }
-  const prefix = url.pathname.replace(/\/+$/, '');
-  return `${url.protocol}//${url.host}${prefix}${WEBSOCKET_PATH}`;
 }
 
 /**

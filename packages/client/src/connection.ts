@@ -8,7 +8,7 @@ import {
   type RicochetError,
   type WelcomeFrame,
 } from '@ricochet/protocol';
-import { abortedError, ClientError, untilAborted } from './client-error.js';
+import { abortedError, badRequestError, ClientError, untilAborted } from './client-error.js';
 import {
   type CloseOptions,
   type ConnectionOptions,
@@ -16,7 +16,6 @@ import {
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   type RequestOptions,
-  webSocketUrl,
 } from './connection-options.js';
 import { type ConnectionStatus, StatusFeed } from './connection-status.js';
 import { drainWithTimeout } from './drain-with-timeout.js';
@@ -24,25 +23,17 @@ import { FrameRouter, type UnsolicitedFrames, type UnsolicitedFrameType } from '
 import { handshake, type SessionInfo, sessionInfoOf } from './handshake.js';
 import { ReconnectLoop } from './reconnect-loop.js';
 import { type AnswerFrame, type RequestFrameInput, RequestTable } from './request-table.js';
-import { checkTlsOption, type TlsOptions, tlsWebSocket } from './tls-options.js';
-import {
-  closeSocket,
-  describeCloseReason,
-  loadWebSocket,
-  type WebSocketCloseEvent,
-  type WebSocketConstructor,
-  type WebSocketImplementation,
-  type WebSocketLike,
-  type WebSocketMessageEvent,
-} from './web-socket.js';
+import type { FrameLink, LinkCloseEvent, Transport } from './transport.js';
+import { transportFor } from './transports.js';
+import { describeCloseReason } from './web-socket.js';
 
 /**
- * How long `close()` waits for the WebSocket closing handshake before it stops waiting. The
- * socket is closed either way; this only bounds how long `close()` itself takes.
+ * How long `close()` waits for the link's closing handshake before it stops waiting. The link is
+ * closed either way; this only bounds how long `close()` itself takes.
  */
 const CLOSE_HANDSHAKE_TIMEOUT_MS = 1_000;
 
-/** The WebSocket close code for a normal closure. */
+/** The close code for a normal closure (RFC 6455), on every transport. */
 const NORMAL_CLOSURE = 1000;
 
 /** A client frame that carries no `id` and gets no answer, such as `credit`. */
@@ -51,7 +42,7 @@ export type OneWayFrame = Exclude<ClientFrame, ClientRequestFrame | HelloFrame>;
 type ReconnectedHandler = () => void | Promise<void>;
 
 /**
- * The one WebSocket connection to a broker that every Ricochet client builds on: the handshake,
+ * The one connection to a broker that every Ricochet client builds on: the handshake,
  * request/answer correlation by `id`, per-request timeouts, listeners for unsolicited frames, and
  * the reconnect loop of rule C1 (written once, here).
  *
@@ -63,7 +54,9 @@ type ReconnectedHandler = () => void | Promise<void>;
  *
  * The parts live beside it: `RequestTable` (the queue and the in-flight table), `handshake` (one
  * connect attempt), `ReconnectLoop` (C1's attempts and backoff), `FrameRouter` (a session's
- * frames to their request or listeners); this class owns the socket, the status and the closing.
+ * frames to their request or listeners); this class owns the link, the status and the closing.
+ * The link itself comes from the {@link Transport} the endpoint's scheme picks (`transports.ts`):
+ * everything here is the same on every transport.
  *
  * @example
  * await using connection = new Connection({ endpoint: 'ws://127.0.0.1:7720' });
@@ -72,11 +65,9 @@ type ReconnectedHandler = () => void | Promise<void>;
  * @see DESIGN.md §3 C1, docs/protocol/README.md (session lifecycle, correlation)
  */
 export class Connection {
-  readonly #url: string;
+  readonly #transport: Transport;
   readonly #hello: HelloFrame;
   readonly #requestTimeoutMs: number;
-  readonly #webSocket: WebSocketConstructor | undefined;
-  readonly #tls: TlsOptions | undefined;
   readonly #onHandlerError: (error: unknown) => void;
   /** Aborted by `close()`: every wait of the reconnect loop and every connect attempt stops. */
   readonly #lifetime = new AbortController();
@@ -85,18 +76,25 @@ export class Connection {
   readonly #router: FrameRouter;
   readonly #reconnectLoop: ReconnectLoop;
   readonly #reconnectedHandlers = new Set<ReconnectedHandler>();
-  #implementation: Promise<WebSocketImplementation> | undefined;
   #status: ConnectionStatus = { state: 'disconnected' };
-  #socket: WebSocketLike | undefined;
+  #link: FrameLink | undefined;
   #session: SessionInfo | undefined;
   #sessionsOpened = 0;
   /** Set once the connection can never carry a request again: by `close()` or a fatal handshake. */
   #closedError: RicochetError | undefined;
   #closing: Promise<void> | undefined;
 
-  /** @throws ClientError `400` when `endpoint` is not a `ws:` or `wss:` URL or an option is out of range. */
+  /**
+   * @throws ClientError `400` when `endpoint` is not a URL of a known scheme, when `requireStream`
+   *   is set and the scheme's links are not streams, or an option is out of range.
+   */
   constructor(options: ConnectionOptions) {
-    this.#url = webSocketUrl(options.endpoint);
+    this.#transport = transportFor(options.endpoint, { webSocket: options.webSocket, tls: options.tls });
+    if (options.requireStream === true && !this.#transport.stream) {
+      throw badRequestError(
+        `endpoint '${options.endpoint}' is request/response; this client needs a stream: ws://, wss://, tcp:// or tls://`,
+      );
+    }
     this.#hello = {
       type: 'hello',
       protocolVersion: PROTOCOL_VERSION,
@@ -105,9 +103,6 @@ export class Connection {
     };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     checkTimeoutMs(this.#requestTimeoutMs, 'requestTimeoutMs');
-    this.#webSocket = options.webSocket;
-    checkTlsOption(options.tls, this.#url, options.webSocket !== undefined);
-    this.#tls = options.tls;
     this.#onHandlerError = options.onHandlerError ?? ((error) => console.error(error));
     this.#router = new FrameRouter({
       requests: this.#requests,
@@ -176,7 +171,7 @@ export class Connection {
       return Promise.reject(error);
     }
     // The table resolves with the frame of the type ANSWER_TYPES names for this request.
-    return this.#requests.add(frame, timeoutMs, signal, this.#socket) as Promise<AnswerFrame<TFrame['type']>>;
+    return this.#requests.add(frame, timeoutMs, signal, this.#link) as Promise<AnswerFrame<TFrame['type']>>;
   }
 
   /**
@@ -185,9 +180,9 @@ export class Connection {
    * @returns whether the frame was written to a session.
    */
   sendOneWay(frame: OneWayFrame): boolean {
-    const socket = this.#socket;
-    if (socket === undefined) return false;
-    socket.send(encodeFrame(frame));
+    const link = this.#link;
+    if (link === undefined) return false;
+    link.send(encodeFrame(frame));
     return true;
   }
 
@@ -223,7 +218,7 @@ export class Connection {
   /**
    * Close for good: stop reconnecting at once, fail queued requests with `CLIENT_CLOSED`, let
    * in-flight requests be answered for up to `drainTimeoutMs` (then fail them with
-   * `CLIENT_CLOSED`), and close the socket with code 1000. Idempotent: later calls return the
+   * `CLIENT_CLOSED`), and close the link with code 1000. Idempotent: later calls return the
    * first call's promise.
    */
   close(options: CloseOptions = {}): Promise<void> {
@@ -245,53 +240,36 @@ export class Connection {
       await drainWithTimeout(this.#requests.whenDrained(), drainTimeoutMs);
     }
     this.#requests.failAllInflight(closedError);
-    const socket = this.#socket;
-    this.#socket = undefined;
-    if (socket !== undefined) {
-      await closeSocket(socket, NORMAL_CLOSURE, 'client closed', CLOSE_HANDSHAKE_TIMEOUT_MS);
-    }
+    const link = this.#link;
+    this.#link = undefined;
+    if (link !== undefined) await link.close(NORMAL_CLOSURE, 'client closed', CLOSE_HANDSHAKE_TIMEOUT_MS);
     // A fatal handshake error may have closed the connection already, with that error.
     if (this.#status.state !== 'closed') this.#setStatus({ state: 'closed' });
   }
 
-  /**
-   * The injected constructor (treated as a standard WebSocket), else `ws` with the TLS settings,
-   * else the runtime's; loaded once.
-   */
-  #webSocketImplementation(): Promise<WebSocketImplementation> {
-    if (this.#implementation === undefined) {
-      if (this.#webSocket !== undefined) {
-        this.#implementation = Promise.resolve({ create: this.#webSocket, binaryType: 'arraybuffer' });
-      } else this.#implementation = this.#tls === undefined ? loadWebSocket() : tlsWebSocket(this.#tls);
-    }
-    return this.#implementation;
-  }
-
   /** One connect attempt of the reconnect loop. */
   async #openSession(timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const implementation = await this.#webSocketImplementation();
-    if (signal.aborted) throw signal.reason;
     await handshake({
-      url: this.#url,
+      transport: this.#transport,
       hello: this.#hello,
-      implementation,
       timeoutMs,
       signal,
-      onWelcome: (socket, welcome) => this.#adopt(socket, welcome),
+      onWelcome: (link, welcome) => this.#adopt(link, welcome),
     });
   }
 
-  /** Make `socket` the session: route its frames, write the queued requests, run the hooks. */
-  #adopt(socket: WebSocketLike, welcome: WelcomeFrame): void {
+  /** Make `link` the session: route its frames, write the queued requests, run the hooks. */
+  #adopt(link: FrameLink, welcome: WelcomeFrame): void {
     this.#session = sessionInfoOf(welcome);
-    this.#socket = socket;
+    this.#link = link;
     this.#sessionsOpened += 1;
-    socket.onmessage = (event: WebSocketMessageEvent) => this.#router.route(event.data);
-    socket.onclose = (event: WebSocketCloseEvent) => this.#onSocketClose(socket, event);
-    // A close event always follows an error event; the close handler does the work.
-    socket.onerror = () => {};
+    link.listen({
+      onFrame: (bytes) => this.#router.route(bytes),
+      onUnreadable: (description) => this.#router.unreadable(description),
+      onClose: (event) => this.#onLinkClose(link, event),
+    });
     this.#setStatus({ state: 'connected', sessionId: welcome.sessionId });
-    this.#requests.writeQueued(socket);
+    this.#requests.writeQueued(link);
     if (this.#sessionsOpened > 1) {
       for (const handler of this.#reconnectedHandlers) this.#runHandler(handler);
     }
@@ -306,9 +284,9 @@ export class Connection {
     }
   }
 
-  #onSocketClose(socket: WebSocketLike, event: WebSocketCloseEvent): void {
-    if (socket !== this.#socket) return;
-    this.#socket = undefined;
+  #onLinkClose(link: FrameLink, event: LinkCloseEvent): void {
+    if (link !== this.#link) return;
+    this.#link = undefined;
     const error = new ClientError(
       'CONNECTION_CLOSED',
       `the connection closed (code ${event.code}${describeCloseReason(event.reason, undefined)})`,

@@ -4,7 +4,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ClientError } from './client-error.js';
 import { FrameRouter } from './frame-router.js';
 import { RequestTable } from './request-table.js';
-import type { WebSocketLike } from './web-socket.js';
 
 // The requests' timeouts never fire here; fake timers keep them from outliving the tests.
 beforeEach(() => {
@@ -18,8 +17,8 @@ afterEach(() => {
 /** A router over a table holding one `unsubscribe` in flight (id 0), and what it reported. */
 function routerWithOneRequest() {
   const requests = new RequestTable();
-  const socket = { send: () => {} } as unknown as WebSocketLike;
-  const answer = requests.add({ type: 'unsubscribe', subscriptionId: 1 }, 60_000, undefined, socket).then(
+  const link = { send: () => {} };
+  const answer = requests.add({ type: 'unsubscribe', subscriptionId: 1 }, 60_000, undefined, link).then(
     (frame) => ({ answered: frame }),
     (error: unknown) => ({ failed: error }),
   );
@@ -57,7 +56,7 @@ describe('FrameRouter', () => {
 
   it('reports a text message and a second welcome, and carries on', async () => {
     const { router, answer, protocolErrors } = routerWithOneRequest();
-    router.route('hello?');
+    router.unreadable('a text message');
     router.route(
       bytes({
         type: 'welcome',
@@ -107,7 +106,7 @@ describe('FrameRouter', () => {
     });
     router.onFrame('deliver', later);
     router.route(bytes({ type: 'deliver', subscriptionId: 1, messages: [deliveredMessage()] }));
-    router.route('text');
+    router.unreadable('a text message');
     expect(onHandlerError.mock.calls).toEqual([[new Error('listener bug')], [new Error('hook bug')]]);
     expect(later).toHaveBeenCalledOnce();
   });

@@ -1,7 +1,6 @@
 import { type BrokerFrame, type DeliverFrame, decodeBrokerFrame, type ErrorFrame } from '@ricochet/protocol';
 import { ClientError } from './client-error.js';
 import type { RequestTable } from './request-table.js';
-import { messageBytes } from './web-socket.js';
 
 /** A broker frame that answers no request: `deliver`, and `error` without `id`. */
 export interface UnsolicitedFrames {
@@ -59,13 +58,13 @@ export class FrameRouter {
     };
   }
 
-  /** Route one WebSocket message's `data`. */
-  route(data: unknown): void {
-    const bytes = messageBytes(data);
-    if (bytes === undefined) {
-      this.#reportProtocolError(new ClientError('PROTOCOL_ERROR', 'the broker sent a text message'));
-      return;
-    }
+  /** Report something the link received that cannot be a frame, e.g. `'a text message'`. */
+  unreadable(description: string): void {
+    this.#reportProtocolError(new ClientError('PROTOCOL_ERROR', `the broker sent ${description}`));
+  }
+
+  /** Route one frame's bytes. */
+  route(bytes: Uint8Array): void {
     const decoded = decodeBrokerFrame(bytes);
     if (!decoded.ok) {
       const error = new ClientError(

@@ -4,21 +4,18 @@ import {
   encodeFrame,
   type HelloFrame,
   PROTOCOL_VERSION,
-  WEBSOCKET_SUBPROTOCOL,
   type WelcomeFrame,
 } from '@ricochet/protocol';
 import { ClientError } from './client-error.js';
-import { certificateErrorCode } from './tls-options.js';
-import {
-  describeCloseReason,
-  detach,
-  messageBytes,
-  type WebSocketCloseEvent,
-  type WebSocketErrorEvent,
-  type WebSocketImplementation,
-  type WebSocketLike,
-  type WebSocketMessageEvent,
-} from './web-socket.js';
+import { openingFailure } from './link-failure.js';
+import type { FrameLink, LinkCloseEvent, Transport } from './transport.js';
+import { describeCloseReason } from './web-socket.js';
+
+/** How long a failed attempt waits for its link to close before it stops waiting. */
+const FAILED_ATTEMPT_CLOSE_TIMEOUT_MS = 1_000;
+
+/** The close code a client uses for a link it gives up (a normal closure). */
+const NORMAL_CLOSURE = 1000;
 
 /** What the broker said about the current (or, while reconnecting, the last) session. */
 export interface SessionInfo {
@@ -27,28 +24,26 @@ export interface SessionInfo {
   /** The broker's body limit; a producer refuses larger bodies locally. */
   readonly maxBodyBytes: number;
   /**
-   * The largest WebSocket message the broker reads; a larger one closes the connection (1009), so
-   * a producer splits its batches below it.
+   * The largest frame the broker reads; a larger one closes the connection (1009), so a producer
+   * splits its batches below it.
    */
   readonly maxFrameBytes: number;
 }
 
 /** What one connect attempt needs. */
 export interface HandshakeOptions {
-  /** The WebSocket URL, `endpoint` + `/v1/ws`. */
-  readonly url: string;
+  readonly transport: Transport;
   readonly hello: HelloFrame;
-  readonly implementation: WebSocketImplementation;
-  /** How long the attempt may take, from opening the socket to `welcome`. */
+  /** How long the attempt may take, from opening the link to `welcome`. */
   readonly timeoutMs: number;
   /** Stops the attempt at once, rejecting with the signal's reason. */
   readonly signal: AbortSignal;
   /**
-   * Takes the socket over once `welcome` arrived. Called inside the welcome's own message event,
+   * Takes the link over once `welcome` arrived. Called inside the welcome's own frame event,
    * before the attempt resolves: the broker may send the next frame in the same tick, and it must
-   * find the session's handlers in place.
+   * find the session's listener in place.
    */
-  readonly onWelcome: (socket: WebSocketLike, welcome: WelcomeFrame) => void;
+  readonly onWelcome: (link: FrameLink, welcome: WelcomeFrame) => void;
 }
 
 /** The session fields of a `welcome`. */
@@ -62,106 +57,93 @@ export function sessionInfoOf(welcome: WelcomeFrame): SessionInfo {
 }
 
 /**
- * One connect attempt: open a socket, check that the broker selected `ricochet.v1`, send `hello`
- * and wait for `welcome`. A failed attempt closes its socket.
+ * One connect attempt, the same on every transport: open a link, send `hello` and wait for
+ * `welcome`. A failed attempt closes its link.
  *
  * @throws BrokerError with the broker's code when it refuses the handshake (`401`, `503`, …).
- * @throws ClientError `PROTOCOL_ERROR` when the server does not speak `ricochet.v1`,
- *   `CONNECTION_CLOSED` when the socket cannot open or closes first, `TIMEOUT` after `timeoutMs`.
+ * @throws ClientError `PROTOCOL_ERROR` when the peer is not a Ricochet broker,
+ *   `CONNECTION_CLOSED` when the link cannot open or closes first, `TLS_ERROR` when the broker's
+ *   certificate is refused, `TIMEOUT` after `timeoutMs`.
  */
-export function handshake(options: HandshakeOptions): Promise<void> {
-  const { url, implementation, timeoutMs, signal } = options;
+export async function handshake(options: HandshakeOptions): Promise<void> {
+  const { transport, timeoutMs, signal } = options;
+  const attempt = new AbortController();
+  const timer = setTimeout(() => {
+    attempt.abort(new ClientError('TIMEOUT', `no session with ${transport.address} within ${timeoutMs} ms`));
+  }, timeoutMs);
+  const onAbort = (): void => attempt.abort(signal.reason);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const link = await transport.connect({ signal: attempt.signal });
+    await awaitWelcome(link, options, attempt.signal);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Send `hello` on `link` and settle with the broker's first frame. */
+function awaitWelcome(link: FrameLink, options: HandshakeOptions, attempt: AbortSignal): Promise<void> {
+  const address = options.transport.address;
   return new Promise<void>((resolve, reject) => {
-    let socket: WebSocketLike;
-    try {
-      socket = new implementation.create(url, WEBSOCKET_SUBPROTOCOL);
-      socket.binaryType = implementation.binaryType;
-    } catch (cause) {
-      reject(new ClientError('CONNECTION_CLOSED', `cannot open a WebSocket to ${url}`, { cause }));
-      return;
-    }
-    let socketError: unknown;
     const fail = (error: unknown): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      detach(socket);
-      socket.close();
+      attempt.removeEventListener('abort', onAbort);
+      void link.close(NORMAL_CLOSURE, '', FAILED_ATTEMPT_CLOSE_TIMEOUT_MS);
       reject(error);
     };
-    const onAbort = (): void => fail(signal.reason);
-    const timer = setTimeout(() => {
-      fail(new ClientError('TIMEOUT', `no session with ${url} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    signal.addEventListener('abort', onAbort, { once: true });
-
-    socket.onopen = () => {
-      // The broker must select our subprotocol; a server that ignores it is not a Ricochet broker.
-      if (socket.protocol !== WEBSOCKET_SUBPROTOCOL) {
+    const onAbort = (): void => fail(attempt.reason);
+    if (attempt.aborted) {
+      onAbort();
+      return;
+    }
+    attempt.addEventListener('abort', onAbort, { once: true });
+    link.listen({
+      onFrame: (bytes) => {
+        const decoded = decodeBrokerFrame(bytes);
+        if (!decoded.ok) {
+          fail(
+            new ClientError(
+              'PROTOCOL_ERROR',
+              `the broker's first frame is not welcome: ${decoded.error.message}`,
+            ),
+          );
+          return;
+        }
+        const frame = decoded.frame;
+        if (frame.type === 'error') {
+          // A refused handshake (400, 401, 503, …): retried or not by the code's catalogue flag.
+          fail(BrokerError.fromFrame(frame));
+          return;
+        }
+        if (frame.type !== 'welcome' || frame.protocolVersion !== PROTOCOL_VERSION) {
+          fail(
+            new ClientError(
+              'PROTOCOL_ERROR',
+              frame.type === 'welcome'
+                ? `the broker speaks protocol version ${frame.protocolVersion}, not ${PROTOCOL_VERSION}`
+                : `the broker's first frame is ${frame.type}, not welcome`,
+            ),
+          );
+          return;
+        }
+        attempt.removeEventListener('abort', onAbort);
+        options.onWelcome(link, frame);
+        resolve();
+      },
+      onUnreadable: (description) => {
+        fail(new ClientError('PROTOCOL_ERROR', `the broker's first frame is not welcome: ${description}`));
+      },
+      onClose: (event: LinkCloseEvent) => {
         fail(
-          new ClientError(
-            'PROTOCOL_ERROR',
-            `the server selected the subprotocol '${socket.protocol}', not '${WEBSOCKET_SUBPROTOCOL}'`,
+          openingFailure(
+            address,
+            `the connection to ${address} closed before welcome (code ${event.code}${describeCloseReason(event.reason, event.error)})`,
+            event.error,
           ),
         );
-        return;
-      }
-      socket.send(encodeFrame(options.hello));
-    };
-    socket.onmessage = (event: WebSocketMessageEvent) => {
-      const bytes = messageBytes(event.data);
-      const decoded = bytes === undefined ? undefined : decodeBrokerFrame(bytes);
-      if (decoded === undefined || !decoded.ok) {
-        const why = decoded === undefined ? 'a text message' : decoded.error.message;
-        fail(new ClientError('PROTOCOL_ERROR', `the broker's first frame is not welcome: ${why}`));
-        return;
-      }
-      const frame = decoded.frame;
-      if (frame.type === 'error') {
-        // A refused handshake (400, 401, 503, …): retried or not by the code's catalogue flag.
-        fail(BrokerError.fromFrame(frame));
-        return;
-      }
-      if (frame.type !== 'welcome' || frame.protocolVersion !== PROTOCOL_VERSION) {
-        fail(
-          new ClientError(
-            'PROTOCOL_ERROR',
-            frame.type === 'welcome'
-              ? `the broker speaks protocol version ${frame.protocolVersion}, not ${PROTOCOL_VERSION}`
-              : `the broker's first frame is ${frame.type}, not welcome`,
-          ),
-        );
-        return;
-      }
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      options.onWelcome(socket, frame);
-      resolve();
-    };
-    socket.onerror = (event: WebSocketErrorEvent) => {
-      // The close event follows; keep what the error said for its message.
-      socketError = event.error ?? event.message;
-    };
-    socket.onclose = (event: WebSocketCloseEvent) => {
-      const certificateCode = certificateErrorCode(socketError);
-      if (certificateCode !== undefined) {
-        // Not retried: every attempt would meet the same certificate.
-        const why = socketError instanceof Error ? socketError.message : certificateCode;
-        fail(
-          new ClientError(
-            'TLS_ERROR',
-            `the TLS certificate of ${url} was refused: ${why} (${certificateCode}); trust its authority with the tls option, e.g. { tls: { ca } }`,
-            { cause: socketError },
-          ),
-        );
-        return;
-      }
-      fail(
-        new ClientError(
-          'CONNECTION_CLOSED',
-          `the connection to ${url} closed before welcome (code ${event.code}${describeCloseReason(event.reason, socketError)})`,
-          socketError === undefined ? {} : { cause: socketError },
-        ),
-      );
-    };
+      },
+    });
+    link.send(encodeFrame(options.hello));
   });
 }

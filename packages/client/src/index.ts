@@ -30,6 +30,14 @@ export { ANSWER_TYPES, type AnswerFrame, type RequestFrameInput } from './reques
 export { TickBatcher, type TickBatcherOptions } from './tick-batcher.js';
 export type { TlsOptions } from './tls-options.js';
 export type {
+  FrameLink,
+  LinkCloseEvent,
+  LinkConnectOptions,
+  LinkListener,
+  Transport,
+} from './transport.js';
+export { type TransportChoice, transportFor } from './transports.js';
+export type {
   WebSocketCloseEvent,
   WebSocketConstructor,
   WebSocketErrorEvent,

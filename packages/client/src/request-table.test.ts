@@ -8,7 +8,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClientError } from './client-error.js';
 import { type RequestFrameInput, RequestTable } from './request-table.js';
-import type { WebSocketLike } from './web-socket.js';
+import type { FrameLink } from './transport.js';
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -19,7 +19,7 @@ afterEach(() => {
 });
 
 /** A socket that decodes and keeps what it is sent, or throws when `broken`. */
-function recordingSocket(broken = false): { socket: WebSocketLike; written: ClientRequestFrame[] } {
+function recordingSocket(broken = false): { socket: Pick<FrameLink, 'send'>; written: ClientRequestFrame[] } {
   const written: ClientRequestFrame[] = [];
   const socket = {
     send(data: Uint8Array) {
@@ -30,7 +30,7 @@ function recordingSocket(broken = false): { socket: WebSocketLike; written: Clie
       }
       written.push(decoded.frame);
     },
-  } as unknown as WebSocketLike;
+  } as unknown as Pick<FrameLink, 'send'>;
   return { socket, written };
 }
 

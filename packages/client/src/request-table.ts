@@ -7,7 +7,7 @@ import {
 } from '@ricochet/protocol';
 import { abortedError, ClientError } from './client-error.js';
 import { IdleWaiters } from './drain-with-timeout.js';
-import type { WebSocketLike } from './web-socket.js';
+import type { FrameLink } from './transport.js';
 
 /** The answer frame type of every request frame type. */
 export const ANSWER_TYPES = {
@@ -68,14 +68,14 @@ export class RequestTable {
 
   /**
    * Track `frame` until it is answered, `timeoutMs` passes (`TIMEOUT`) or `signal` fires
-   * (`ABORTED`): written to `socket` at once, or queued until {@link writeQueued} when no session
+   * (`ABORTED`): written to `link` at once, or queued until {@link writeQueued} when no session
    * is open. Resolves with the answer frame; a broker `error` answer rejects with its BrokerError.
    */
   add(
     frame: RequestFrameInput,
     timeoutMs: number,
     signal: AbortSignal | undefined,
-    socket: WebSocketLike | undefined,
+    link: Pick<FrameLink, 'send'> | undefined,
   ): Promise<BrokerFrame> {
     return new Promise((resolve, reject) => {
       const pending: PendingRequest = {
@@ -97,15 +97,15 @@ export class RequestTable {
         },
       };
       signal?.addEventListener('abort', pending.onAbort, { once: true });
-      if (socket !== undefined) this.#write(socket, pending);
+      if (link !== undefined) this.#write(link, pending);
       else this.#outgoing.add(pending);
     });
   }
 
-  /** Write every queued request to the session that just opened on `socket`, in call order. */
-  writeQueued(socket: WebSocketLike): void {
+  /** Write every queued request to the session that just opened on `link`, in call order. */
+  writeQueued(link: Pick<FrameLink, 'send'>): void {
     // Deleting from a Set while iterating it is well defined: each entry is visited once.
-    for (const pending of this.#outgoing) this.#write(socket, pending);
+    for (const pending of this.#outgoing) this.#write(link, pending);
   }
 
   /**
@@ -155,13 +155,13 @@ export class RequestTable {
     return this.#drained.whenIdle();
   }
 
-  #write(socket: WebSocketLike, pending: PendingRequest): void {
+  #write(link: Pick<FrameLink, 'send'>, pending: PendingRequest): void {
     this.#outgoing.delete(pending);
     const id = this.#allocateId();
     pending.id = id;
     this.#inflight.set(id, pending);
     try {
-      socket.send(encodeFrame({ ...pending.frame, id } as ClientRequestFrame));
+      link.send(encodeFrame({ ...pending.frame, id } as ClientRequestFrame));
     } catch (cause) {
       this.#fail(pending, new ClientError('CONNECTION_CLOSED', 'the frame could not be written', { cause }));
     }

@@ -1,9 +1,8 @@
-import { badRequestError } from './client-error.js';
 import type { WebSocketImplementation } from './web-socket.js';
 
 /**
- * TLS settings for a `wss://` endpoint, passed as they are to the socket (Node's `tls.connect`
- * options, through the `ws` package). Every field is optional.
+ * TLS settings for a `wss://` or `tls://` endpoint, passed as they are to the socket (Node's
+ * `tls.connect` options, through the `ws` package for `wss://`). Every field is optional.
  */
 export interface TlsOptions {
   /** Certificate authorities to trust instead of the system's, PEM. @default undefined (the system's) */
@@ -49,18 +48,6 @@ const CERTIFICATE_ERROR_CODES = new Set([
 export function certificateErrorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && CERTIFICATE_ERROR_CODES.has(code) ? code : undefined;
-}
-
-/**
- * Check the `tls` option against the endpoint and the `webSocket` option.
- * @throws ClientError `400` for `tls` with a `ws://` endpoint or with an injected `webSocket`.
- */
-export function checkTlsOption(tls: TlsOptions | undefined, url: string, injected: boolean): void {
-  if (tls === undefined) return;
-  if (!url.startsWith('wss:')) throw badRequestError('the tls option needs a wss:// endpoint');
-  if (injected) {
-    throw badRequestError('tls and webSocket cannot be combined: give your own WebSocket its TLS settings');
-  }
 }
 
 /**

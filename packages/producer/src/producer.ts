@@ -38,7 +38,10 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Options of {@link Producer}. */
 export interface ProducerOptions {
-  /** The broker's base URL, `ws://host:port` or `wss://host:port`. Required. */
+  /**
+   * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
+   * `tls://host:port` (Node only); see `ConnectionOptions.endpoint`. Required.
+   */
   readonly endpoint: string;
   /** The auth token sent in `hello`. @default undefined (no token) */
   readonly token?: string;
@@ -66,12 +69,12 @@ export interface ProducerOptions {
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
   /**
-   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private authority; see
+   * TLS settings for a `wss://` or `tls://` endpoint, e.g. `{ ca }` to trust a private authority; see
    * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
    * @default undefined (the system's trusted CAs)
    */
   readonly tls?: TlsOptions;
-  /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
+  /** The WebSocket implementation for `ws(s)://`. @default globalThis.WebSocket, else the `ws` package */
   readonly webSocket?: WebSocketConstructor;
   /** See `ConnectionOptions.onProtocolError`. @default console.warn */
   readonly onProtocolError?: (error: ClientError) => void;
@@ -147,7 +150,7 @@ export class Producer {
   /** Waits for every pending send to settle, as `close()` drains them. */
   readonly #idle = new IdleWaiters(() => this.#pending.size === 0);
 
-  /** @throws ClientError `400` when an option is out of range or `endpoint` is not a ws(s) URL. */
+  /** @throws ClientError `400` when an option is out of range or `endpoint` is not a URL of a known scheme. */
   constructor(options: ProducerOptions) {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1)) {

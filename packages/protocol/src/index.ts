@@ -116,5 +116,14 @@ export {
   outgoingMessageSchema,
 } from './schemas/message.js';
 export { type ErrorPayload, errorPayloadSchema } from './schemas/primitives.js';
+export {
+  encodeStreamClose,
+  encodeStreamFrame,
+  MAX_STREAM_CLOSE_PAYLOAD_BYTES,
+  STREAM_LENGTH_PREFIX_BYTES,
+  StreamFrameReader,
+  type StreamRecord,
+  streamFramePrefix,
+} from './stream-framing.js';
 export { matchesTagFilter, parseTagFilter, type TagFilter, type TagFilterParse } from './tag-filter.js';
 export { PROTOCOL_VERSION, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from './version.js';

@@ -40,7 +40,11 @@ const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
 /** Options of {@link PushConsumer}. */
 export interface PushConsumerOptions {
-  /** The broker's base URL, `ws://host:port` or `wss://host:port`. Required. */
+  /**
+   * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
+   * `tls://host:port` (Node only). Push needs a stream, so request/response endpoints are refused.
+   * Required.
+   */
   readonly endpoint: string;
   /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
   readonly group: string;
@@ -106,12 +110,12 @@ export interface PushConsumerOptions {
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
   /**
-   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private authority; see
+   * TLS settings for a `wss://` or `tls://` endpoint, e.g. `{ ca }` to trust a private authority; see
    * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
    * @default undefined (the system's trusted CAs)
    */
   readonly tls?: TlsOptions;
-  /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
+  /** The WebSocket implementation for `ws(s)://`. @default globalThis.WebSocket, else the `ws` package */
   readonly webSocket?: WebSocketConstructor;
   /**
    * Called when a delivery fails because of its listener: it threw or rejected (`error` as

@@ -85,12 +85,17 @@ export class PushConsumer {
   /** `sessionId/subscriptionId` of stray subscriptions already asked to stop, so each is asked once. */
   readonly #strays = new Set<string>();
 
-  /** @throws ClientError `400` when the group, a subscription or an option is invalid. */
+  /**
+   * @throws ClientError `400` when the group, a subscription or an option is invalid, or the
+   *   endpoint is not a stream (request/response HTTP).
+   */
   constructor(options: PushConsumerOptions) {
     this.#options = resolvePushConsumerOptions(options);
-    this.#connection = new Connection(
-      connectionOptionsOf(options, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
-    );
+    // Deliveries come unasked: push needs a stream, never a request/response link.
+    this.#connection = new Connection({
+      ...connectionOptionsOf(options, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+      requireStream: true,
+    });
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
     this.#pool = new ListenerPool<Delivery>({
       listener: this.#options.listener,

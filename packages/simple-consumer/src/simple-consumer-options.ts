@@ -6,7 +6,10 @@ export const DEFAULT_AWAIT_DURATION_MS = 20_000;
 
 /** Options of {@link SimpleConsumer}. */
 export interface SimpleConsumerOptions {
-  /** The broker's base URL, `ws://host:port` or `wss://host:port`. Required. */
+  /**
+   * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
+   * `tls://host:port` (Node only); see `ConnectionOptions.endpoint`. Required.
+   */
   readonly endpoint: string;
   /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
   readonly group: string;
@@ -36,12 +39,12 @@ export interface SimpleConsumerOptions {
    */
   readonly reconnectBackoff?: ExponentialBackoffOptions;
   /**
-   * TLS settings for a `wss://` endpoint, e.g. `{ ca }` to trust a private authority; see
+   * TLS settings for a `wss://` or `tls://` endpoint, e.g. `{ ca }` to trust a private authority; see
    * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
    * @default undefined (the system's trusted CAs)
    */
   readonly tls?: TlsOptions;
-  /** The WebSocket implementation. @default globalThis.WebSocket, else the `ws` package */
+  /** The WebSocket implementation for `ws(s)://`. @default globalThis.WebSocket, else the `ws` package */
   readonly webSocket?: WebSocketConstructor;
   /** See `ConnectionOptions.onProtocolError`. @default console.warn */
   readonly onProtocolError?: (error: ClientError) => void;

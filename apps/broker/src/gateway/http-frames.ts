@@ -10,20 +10,19 @@ import {
   splitFrameBatch,
 } from '@ricochet/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { WebSocket } from 'ws';
 import { bearerTokenOf } from '../admin/http-access.js';
 import { httpStatusOf } from '../admin/http-error.js';
 import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import { HttpFrameChannel } from './http-frame-channel.js';
 import {
   type HttpFrameBody,
   type HttpFrameEntry,
   readJsonFrames,
   writeJsonFrames,
 } from './http-frame-json.js';
-import { HttpFrameSocket } from './http-frame-socket.js';
 import { Session } from './session.js';
 
 /** Where request frames are POSTed (docs/protocol/http-transport.md). */
@@ -119,8 +118,8 @@ export async function registerHttpFrames(
             message: read.message,
           });
         }
-        const socket = new HttpFrameSocket();
-        const session = new Session(socket as unknown as WebSocket, {
+        const channel = new HttpFrameChannel();
+        const session = new Session(channel, {
           engine: options.engine,
           log: request.log,
           access: options.access,
@@ -136,7 +135,7 @@ export async function registerHttpFrames(
         reply.raw.once('close', () => session.close(CLOSE_CODES.goingAway, 'client went away'));
         try {
           const answers = await exchangeAll(
-            socket,
+            channel,
             read.entries,
             bearerTokenOf(request.headers.authorization),
           );
@@ -159,14 +158,14 @@ type Answers = { readonly refused: Uint8Array } | { readonly frames: readonly Ui
  * answer: one answer per frame, in order.
  */
 async function exchangeAll(
-  socket: HttpFrameSocket,
+  channel: HttpFrameChannel,
   entries: readonly HttpFrameEntry[],
   token: string | undefined,
 ): Promise<Answers> {
   const first = entries[0];
   const ownHello =
     first !== undefined && 'frame' in first && first.type === 'hello' ? first.frame : undefined;
-  const welcome = await socket.exchange(helloOf(ownHello, token));
+  const welcome = await channel.exchange(helloOf(ownHello, token));
   if (welcome === undefined || peekFrameType(welcome) !== 'welcome') {
     return {
       refused: welcome ?? errorBytes(ERROR_CODES.BROKER_UNAVAILABLE.code, 'the broker is shutting down'),
@@ -189,8 +188,8 @@ async function exchangeAll(
       );
       continue;
     }
-    const answer = await socket.exchange(entry.frame);
-    frames.push(answer ?? endedAnswer(socket.closeCode, decodeIdOf(entry.frame)));
+    const answer = await channel.exchange(entry.frame);
+    frames.push(answer ?? endedAnswer(channel.closeCode, decodeIdOf(entry.frame)));
   }
   return { frames };
 }

@@ -9,12 +9,12 @@ import {
   PROTOCOL_VERSION,
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
-import type { WebSocket } from 'ws';
 import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
+import type { FrameChannel } from './frame-channel.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 export interface SessionOptions {
@@ -34,11 +34,12 @@ export interface SessionOptions {
 /**
  * One client connection: the handshake, then one frame in, one answer out, per request. Every
  * failure is answered on this session only: a malformed frame gets a `400` error frame and the
- * session goes on; nothing a client sends can disturb another session.
+ * session goes on; nothing a client sends can disturb another session. The connection is a
+ * {@link FrameChannel}, so every transport gets the same session.
  */
 export class Session {
   readonly id = randomUUID();
-  readonly #socket: WebSocket;
+  readonly #channel: FrameChannel;
   readonly #options: SessionOptions;
   readonly #access: SessionAccess;
   #clientId: string;
@@ -62,8 +63,8 @@ export class Session {
    */
   readonly #openedSubscriptionIds = new Set<number>();
 
-  constructor(socket: WebSocket, options: SessionOptions) {
-    this.#socket = socket;
+  constructor(channel: FrameChannel, options: SessionOptions) {
+    this.#channel = channel;
     this.#options = options;
     this.#access = new SessionAccess(options.access);
     this.#clientId = `session-${this.id.slice(0, 8)}`;
@@ -76,9 +77,11 @@ export class Session {
       );
     }, options.helloTimeoutMs);
     this.#helloTimer.unref();
-    socket.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
-    socket.on('close', () => this.#onClose());
-    socket.on('error', (error) => options.log.debug({ err: error, session: this.id }, 'websocket error'));
+    channel.listen({
+      onFrame: (bytes) => this.#onFrame(bytes),
+      onUnreadable: (description) => this.#onUnreadable(description),
+      onClose: () => this.#onClose(),
+    });
   }
 
   /** Requests being worked on. */
@@ -95,22 +98,21 @@ export class Session {
   /** Close the connection with `code` (the broker is going away). */
   close(code: number = CLOSE_CODES.goingAway, reason = 'broker shutting down'): void {
     if (this.#phase === 'closed') return;
-    this.#socket.close(code, reason);
+    this.#channel.close(code, reason);
     this.#onClose();
   }
 
-  #onMessage(data: unknown, isBinary: boolean): void {
+  #onUnreadable(message: string): void {
     if (this.#phase === 'closed') return;
-    if (!isBinary) {
-      const message = 'frames are binary WebSocket messages';
-      this.#logInvalidFrameOnce(message);
-      // Like any other bad first frame, a text message instead of hello ends the session.
-      if (this.#phase === 'awaitingHello')
-        this.#fail(ERROR_CODES.BAD_REQUEST.code, message, CLOSE_CODES.protocolError);
-      else this.#sendError(ERROR_CODES.BAD_REQUEST.code, message);
-      return;
-    }
-    const bytes = toBytes(data);
+    this.#logInvalidFrameOnce(message);
+    // Like any other bad first frame, a text message instead of hello ends the session.
+    if (this.#phase === 'awaitingHello')
+      this.#fail(ERROR_CODES.BAD_REQUEST.code, message, CLOSE_CODES.protocolError);
+    else this.#sendError(ERROR_CODES.BAD_REQUEST.code, message);
+  }
+
+  #onFrame(bytes: Uint8Array): void {
+    if (this.#phase === 'closed') return;
     const decoded = decodeClientFrame(bytes);
     if (!decoded.ok) {
       const { id, message } = decoded.error;
@@ -339,8 +341,8 @@ export class Session {
   }
 
   #send(frame: BrokerFrame): void {
-    if (this.#phase === 'closed' || this.#socket.readyState !== this.#socket.OPEN) return;
-    this.#socket.send(encodeFrame(frame));
+    if (this.#phase === 'closed' || !this.#channel.open) return;
+    this.#channel.send(encodeFrame(frame));
   }
 
   #onClose(): void {
@@ -362,11 +364,4 @@ function settleFailures(failures: readonly SettleFailure[]) {
     message: error.message,
     ...(error.details === undefined ? {} : { details: { ...error.details } }),
   }));
-}
-
-function toBytes(data: unknown): Uint8Array {
-  if (data instanceof Uint8Array) return data;
-  if (Array.isArray(data)) return Buffer.concat(data as Buffer[]);
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  return new Uint8Array();
 }

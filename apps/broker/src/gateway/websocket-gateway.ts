@@ -9,6 +9,7 @@ import type { ConnectionLimits } from './connection-limits.js';
 import { watchMessageDeadline } from './message-deadline.js';
 import { logWebSocketError } from './protocol-violations.js';
 import { Session } from './session.js';
+import { WebSocketChannel } from './websocket-channel.js';
 
 export interface GatewayOptions {
   readonly engine: BrokerEngine;
@@ -78,7 +79,7 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
       }
     },
     handler: (socket, request) => {
-      const session = new Session(socket, {
+      const session = new Session(new WebSocketChannel(socket, request.log), {
         engine: options.engine,
         log: request.log,
         access: options.access,
