@@ -97,18 +97,34 @@ async function start(
   };
 }
 
-/** The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy. */
-export async function startBrokerProcess(
-  extraArgs: string[] = [],
-): Promise<BenchProcess & { readonly endpoint: string }> {
+/** A transport the bench compares: the WebSocket endpoint or the TCP listener. */
+export type BenchTransport = 'ws' | 'tcp';
+
+/** The transports W1–W3 run over, side by side. */
+export const BENCH_TRANSPORTS: readonly BenchTransport[] = ['ws', 'tcp'];
+
+/**
+ * The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy,
+ * serving WebSocket (`endpoint`, which the admin API shares) and TCP (`--tcp-port 0`).
+ */
+export async function startBrokerProcess(extraArgs: string[] = []): Promise<
+  BenchProcess & {
+    readonly endpoint: string;
+    endpointFor(transport: BenchTransport): string;
+  }
+> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
   const process_ = await start(
     BROKER_MAIN,
-    ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
-    /ws:\/\/127\.0\.0\.1:\d+/,
+    ['--port', '0', '--tcp-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
+    /ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
-  return Object.assign(process_, { endpoint: process_.banner });
+  const [endpoint = '', tcpEndpoint = ''] = process_.banner.split(', ');
+  return Object.assign(process_, {
+    endpoint,
+    endpointFor: (transport: BenchTransport) => (transport === 'ws' ? endpoint : tcpEndpoint),
+  });
 }
 
 /** A broker the soak kills with SIGKILL and starts again on the same port and data directory. */

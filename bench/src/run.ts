@@ -1,5 +1,5 @@
-import type { ResidentMemory } from './processes.js';
-import { startBrokerProcess } from './processes.js';
+import type { BenchTransport, ResidentMemory } from './processes.js';
+import { BENCH_TRANSPORTS, startBrokerProcess } from './processes.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
 import { runW1, W1_MESSAGES } from './workloads/w1-publish.js';
@@ -10,7 +10,8 @@ import { runW4, W4_MESSAGES } from './workloads/w4-retry.js';
 
 /**
  * `pnpm bench`: every workload against the broker (a child process, fsync on every commit) and,
- * in the same run, the bare ws + msgpackr reference with the same client pattern.
+ * in the same run, the bare ws + msgpackr reference with the same client pattern. W1, W2 and W3
+ * run over WebSocket and over TCP side by side, with the ratio TCP ÷ WS.
  * `pnpm bench w1 w2s` runs a subset: w1, w2s, w2, w3, w4, pending.
  */
 const selected = new Set(process.argv.slice(2).map((name) => name.toLowerCase()));
@@ -25,9 +26,21 @@ function throughput(name: string, ricochet: number, reference: number, target: s
 }
 
 console.log(`node ${process.version}, ${new Date().toISOString()}`);
+/** Ricochet over WebSocket and over TCP, each against the reference, and TCP ÷ WS. */
+function throughputByTransport(
+  name: string,
+  ricochet: Record<BenchTransport, number>,
+  reference: number,
+  target: string,
+): void {
+  throughput(`${name} ws`, ricochet.ws, reference, target);
+  throughput(`${name} tcp`, ricochet.tcp, reference, target);
+  console.log(`${name} TCP ÷ WS ${(ricochet.tcp / ricochet.ws).toFixed(2)}`);
+}
+
 if (wanted('w1')) {
   const { ricochet, reference } = await runW1();
-  throughput(`W1 publish (${count(W1_MESSAGES)} × 256 B)`, ricochet, reference, '≥ 0.85');
+  throughputByTransport(`W1 publish (${count(W1_MESSAGES)} × 256 B)`, ricochet, reference, '≥ 0.85');
 }
 if (wanted('w2s')) {
   const { ricochet, reference } = await runW2s();
@@ -35,12 +48,18 @@ if (wanted('w2s')) {
 }
 if (wanted('w2')) {
   const { ricochet, reference } = await runW2();
-  throughput(`W2 push consume (${count(W2_MESSAGES)})`, ricochet, reference, '≥ 1.00');
+  throughputByTransport(`W2 push consume (${count(W2_MESSAGES)})`, ricochet, reference, '≥ 1.00');
 }
 if (wanted('w3')) {
   const { ricochet, reference } = await runW3();
+  for (const transport of BENCH_TRANSPORTS) {
+    const latency = ricochet[transport];
+    console.log(
+      `W3 latency (${count(W3_MESSAGES)} at 2,000/s) ${transport.padEnd(3)}    ricochet p50 ${ms(latency.p50Ms)} p99 ${ms(latency.p99Ms)} max ${ms(latency.maxMs)}   reference p50 ${ms(reference.p50Ms)} p99 ${ms(reference.p99Ms)} max ${ms(reference.maxMs)}   (target p99 ≤ 1.5 ms)`,
+    );
+  }
   console.log(
-    `W3 latency (${count(W3_MESSAGES)} at 2,000/s)        ricochet p50 ${ms(ricochet.p50Ms)} p99 ${ms(ricochet.p99Ms)} max ${ms(ricochet.maxMs)}   reference p50 ${ms(reference.p50Ms)} p99 ${ms(reference.p99Ms)} max ${ms(reference.maxMs)}   (target p99 ≤ 1.5 ms)`,
+    `W3 latency TCP ÷ WS   p50 ${(ricochet.tcp.p50Ms / ricochet.ws.p50Ms).toFixed(2)}   p99 ${(ricochet.tcp.p99Ms / ricochet.ws.p99Ms).toFixed(2)}`,
   );
 }
 if (wanted('w4')) {

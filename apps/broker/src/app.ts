@@ -17,7 +17,8 @@ import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
-import { registerGateway } from './gateway/websocket-gateway.js';
+import { TcpGateway } from './gateway/tcp-gateway.js';
+import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
 import type { BrokerStore } from './store/broker-store.js';
 import { openLmdbStore } from './store/lmdb-store.js';
@@ -29,8 +30,14 @@ const MIB = 1024 * 1024;
 export interface BrokerAddress {
   readonly host: string;
   readonly port: number;
-  /** The endpoint clients take: `ws://host:port`, or `wss://host:port` with TLS. */
+  /** The WebSocket endpoint clients take: `ws://host:port`, or `wss://host:port` with TLS. */
   readonly url: string;
+  /** The TCP listener's port, when `tcpPort` is set. */
+  readonly tcpPort?: number;
+  /** The TCP endpoint, `tcp://host:port` or `tls://host:port` with TLS, when `tcpPort` is set. */
+  readonly tcpUrl?: string;
+  /** Every endpoint, WebSocket first: what the start line names. */
+  readonly endpoints: readonly string[];
 }
 
 /** Test and embedding hooks; production uses the defaults. */
@@ -55,7 +62,7 @@ export interface Broker {
   readonly config: BrokerConfig;
   /** The bound address once listening. */
   readonly address: BrokerAddress | undefined;
-  /** Listen on the configured host and port (`0` picks a free port). */
+  /** Listen on the configured host and port, and `tcpPort` when set (`0` picks a free port). */
   listen(): Promise<BrokerAddress>;
   /**
    * Read the auth file again and put it in force (what `SIGHUP` does): open sessions are judged by
@@ -78,7 +85,7 @@ export interface Broker {
 
 /**
  * Build the broker: the store, the engine, the WebSocket gateway on `/v1/ws` and the admin HTTP
- * routes, in one Fastify app. It does not listen by itself, so tests can use `app.inject` or
+ * routes, in one Fastify app, and the TCP listener when `tcpPort` is set. It does not listen by itself, so tests can use `app.inject` or
  * listen on port 0.
  * @throws BrokerStartError for a bad auth file, or no authentication on a non-loopback host.
  */
@@ -106,7 +113,7 @@ export async function buildBroker(
       : new TlsReloader({
           certPath: config.tlsCert,
           keyPath: config.tlsKey,
-          target: app.server as unknown as SecureContextTarget,
+          targets: [app.server as unknown as SecureContextTarget],
           log: app.log,
         });
   const opened = openLmdbStore({
@@ -143,24 +150,30 @@ export async function buildBroker(
   let accepting = true;
   const limits = new ConnectionLimits(config, engine.metrics.registry);
   const isAccepting = () => accepting;
-  const gateway = await registerGateway(app, {
+  const gatewayOptions: GatewayOptions = {
     engine,
     access,
     helloTimeoutMs: config.helloTimeoutMs,
     maxBodyBytes: config.maxBodyBytes,
     maxFrameBytes,
     accepting: isAccepting,
+    // One instance for every transport: maxConnections counts them together.
     limits,
     websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
-  });
-  const httpFrames = await registerHttpFrames(app, {
-    engine,
-    access,
-    maxBodyBytes: config.maxBodyBytes,
-    maxFrameBytes,
-    accepting: isAccepting,
-    limits,
-  });
+  };
+  const gateway = await registerGateway(app, gatewayOptions);
+  const httpFrames = await registerHttpFrames(app, gatewayOptions);
+  const tcpGateway =
+    config.tcpPort === undefined
+      ? undefined
+      : new TcpGateway({
+          ...gatewayOptions,
+          log: app.log,
+          tls,
+          tlsHandshakeTimeoutMs: config.httpHeadersTimeoutMs,
+        });
+  if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
+  const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerHealthRoutes(app, engine, isAccepting);
   registerTopicRoutes(app, engine);
   registerGroupRoutes(app, engine);
@@ -176,8 +189,7 @@ export async function buildBroker(
   const drainAndClose = async () => {
     accepting = false;
     engine.drain();
-    const sessions = [...gateway.sessions, ...httpFrames.sessions];
-    const idle = Promise.all(sessions.map((session) => session.whenIdle()));
+    const idle = Promise.all(allSessions().map((session) => session.whenIdle()));
     let drainTimer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
       drainTimer = setTimeout(resolve, config.drainTimeoutMs);
@@ -185,7 +197,8 @@ export async function buildBroker(
     });
     await Promise.race([idle, timedOut]);
     clearTimeout(drainTimer);
-    for (const session of [...gateway.sessions, ...httpFrames.sessions]) session.close();
+    for (const session of allSessions()) session.close();
+    await tcpGateway?.close();
     await app.close();
     await engine.close();
   };
@@ -202,7 +215,14 @@ export async function buildBroker(
       const bound = app.server.address();
       const port = typeof bound === 'object' && bound ? bound.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-      address = { host: config.host, port, url: `${tls === undefined ? 'ws' : 'wss'}://${host}:${port}` };
+      const url = `${tls === undefined ? 'ws' : 'wss'}://${host}:${port}`;
+      if (tcpGateway === undefined || config.tcpPort === undefined) {
+        address = { host: config.host, port, url, endpoints: [url] };
+        return address;
+      }
+      const tcpPort = await tcpGateway.listen(config.host, config.tcpPort);
+      const tcpUrl = `${tls === undefined ? 'tcp' : 'tls'}://${host}:${tcpPort}`;
+      address = { host: config.host, port, url, tcpPort, tcpUrl, endpoints: [url, tcpUrl] };
       return address;
     },
     reloadAuth() {

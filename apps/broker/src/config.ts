@@ -112,8 +112,14 @@ export function maxFrameBytesOf(config: Pick<BrokerConfig, 'maxFrameBytes' | 'ma
 /** Every setting of the broker, with its default. Parsed once, here. */
 export const brokerConfigSchema = z
   .object({
-    /** TCP port; 0 picks a free one. @default 7720 */
+    /** TCP port of the WebSocket endpoint and the HTTP API; 0 picks a free one. @default 7720 */
     port: z.coerce.number().int().min(0).max(65_535).default(7720),
+    /**
+     * Port of the TCP listener (`tcp://`, or `tls://` with `tlsCert`): the same frames as the
+     * WebSocket endpoint, length-prefixed (docs/protocol/transports.md); 0 picks a free one.
+     * @default undefined (no TCP listener)
+     */
+    tcpPort: z.coerce.number().int().min(0).max(65_535).optional(),
     /** Interface to bind. @default '127.0.0.1' */
     host: z.string().min(1).default('127.0.0.1'),
     /** Directory of the embedded store; created if missing. @default './ricochet-data' */
@@ -200,6 +206,7 @@ export type CommandLineParse =
 const FLAGS: Record<string, keyof BrokerConfig> = {
   '--port': 'port',
   '--host': 'host',
+  '--tcp-port': 'tcpPort',
   '--data-dir': 'dataDir',
   '--flush-policy': 'flushPolicy',
   '--max-body-bytes': 'maxBodyBytes',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,12 +15,12 @@ const CLI_BUDGET_MS = 30_000;
 const MAIN = join(SOURCE_DIR, 'main.ts');
 
 /** Run the CLI from source (tsx), as `ricochet-broker` would run from dist. */
-function startCli(args: string[]) {
+function startCli(args: string[], env: Record<string, string> = {}) {
   return spawn(process.execPath, ['--conditions=@ricochet/source', '--import', 'tsx', MAIN, ...args], {
     // From the package directory, so `--import tsx` resolves the broker's own devDependency.
     cwd: dirname(SOURCE_DIR),
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+    env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', ...env },
   });
 }
 
@@ -35,6 +36,20 @@ function collect(stream: NodeJS.ReadableStream): { text: () => string; line: Pro
     if (newline >= 0) resolveLine(text.slice(0, newline));
   });
   return { text: () => text, line };
+}
+
+/** Write `bytes` to a TCP port and resolve with everything read until the peer ends the connection. */
+function firstBytes(port: number, bytes: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(bytes));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => {
+      socket.end();
+      resolve(Buffer.concat(chunks));
+    });
+    socket.on('error', reject);
+  });
 }
 
 describe('ricochet-broker CLI', () => {
@@ -54,6 +69,32 @@ describe('ricochet-broker CLI', () => {
         child.kill('SIGTERM');
         expect(await exited).toBe(0);
         expect(stdout.text().trim().split('\n')).toHaveLength(1);
+      } finally {
+        child.kill('SIGKILL');
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    CLI_BUDGET_MS,
+  );
+
+  it(
+    'names the TCP listener in the start line with RICOCHET_TCP_PORT, and serves frames there',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-cli-'));
+      const child = startCli(['--port', '0', '--data-dir', dataDir], { RICOCHET_TCP_PORT: '0' });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      try {
+        const line = await collect(child.stdout).line;
+        const endpoints =
+          /listening on ws:\/\/127\.0\.0\.1:(\d+), tcp:\/\/127\.0\.0\.1:(\d+) \(data in /.exec(line);
+        expect(endpoints, line).not.toBeNull();
+        expect(endpoints?.[2]).not.toBe(endpoints?.[1]);
+        // The TCP port speaks Ricochet: a first frame that is not hello gets an error frame (a
+        // length prefix first) and the close record.
+        const answer = await firstBytes(Number(endpoints?.[2]), Buffer.from([0, 0, 0, 1, 0xc1]));
+        expect(answer.readUInt32BE(0)).toBeGreaterThan(0);
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
       } finally {
         child.kill('SIGKILL');
         rmSync(dataDir, { recursive: true, force: true });

@@ -47,7 +47,9 @@ async function main(): Promise<void> {
     return;
   }
   const address = await broker.listen();
-  console.log(`ricochet-broker listening on ${address.url} (data in ${parsed.config.dataDir})`);
+  console.log(
+    `ricochet-broker listening on ${address.endpoints.join(', ')} (data in ${parsed.config.dataDir})`,
+  );
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

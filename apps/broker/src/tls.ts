@@ -35,29 +35,34 @@ export interface SecureContextTarget {
 }
 
 /**
- * Swaps the certificate of a listening server (on SIGHUP): new handshakes use the new pair,
+ * Swaps the certificate of the listening servers (on SIGHUP): new handshakes use the new pair,
  * connections already open keep theirs. A pair that cannot be read or does not match is refused and
  * logged; the pair in force stays.
  */
 export class TlsReloader {
   readonly #certPath: string;
   readonly #keyPath: string;
-  readonly #target: SecureContextTarget;
+  readonly #targets: SecureContextTarget[];
   readonly #log: Pick<FastifyBaseLogger, 'info' | 'error'>;
 
   constructor(options: {
     readonly certPath: string;
     readonly keyPath: string;
-    readonly target: SecureContextTarget;
+    readonly targets: readonly SecureContextTarget[];
     readonly log: Pick<FastifyBaseLogger, 'info' | 'error'>;
   }) {
     this.#certPath = options.certPath;
     this.#keyPath = options.keyPath;
-    this.#target = options.target;
+    this.#targets = [...options.targets];
     this.#log = options.log;
   }
 
-  /** Read the files again and put the pair in force if it is valid. Never throws. */
+  /** Serve `target` too (the TCP listener beside the HTTPS server). */
+  addTarget(target: SecureContextTarget): void {
+    this.#targets.push(target);
+  }
+
+  /** Read the files again and put the pair in force on every target if it is valid. Never throws. */
   async reload(): Promise<TlsReloadResult> {
     let credentials: TlsCredentials;
     try {
@@ -70,7 +75,8 @@ export class TlsReloader {
       );
       return { ok: false, reason: 'invalid', message };
     }
-    this.#target.setSecureContext({ cert: credentials.cert, key: credentials.key });
+    for (const target of this.#targets)
+      target.setSecureContext({ cert: credentials.cert, key: credentials.key });
     this.#log.info({ certPath: this.#certPath }, 'TLS certificate reloaded');
     return { ok: true };
   }

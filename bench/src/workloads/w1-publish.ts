@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
 import { rate, runPool } from '../pool.js';
-import { startBrokerProcess, startReferenceProcess } from '../processes.js';
+import {
+  BENCH_TRANSPORTS,
+  type BenchTransport,
+  startBrokerProcess,
+  startReferenceProcess,
+} from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
 
 export const W1_MESSAGES = 100_000;
@@ -11,13 +16,19 @@ const WARM_UP = 5_000;
 
 /**
  * W1 publish: 100,000 messages of 256 bytes, up to 1,000 sends in flight, each awaited. Every
- * Ricochet send is acknowledged only after the commit holding it was fsynced.
+ * Ricochet send is acknowledged only after the commit holding it was fsynced. Ricochet is measured
+ * over each transport, each on a fresh broker.
  */
-export async function runW1(): Promise<{ ricochet: number; reference: number }> {
-  let ricochet: number;
+export async function runW1(): Promise<{ ricochet: Record<BenchTransport, number>; reference: number }> {
+  const ricochet = { ws: 0, tcp: 0 };
+  for (const transport of BENCH_TRANSPORTS) ricochet[transport] = await ricochetW1(transport);
+  return { ricochet, reference: await referenceW1() };
+}
+
+async function ricochetW1(transport: BenchTransport): Promise<number> {
   {
     await using broker = await startBrokerProcess();
-    const producer = new Producer({ endpoint: broker.endpoint });
+    const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await producer.start();
     await runPool(
       WARM_UP,
@@ -30,17 +41,19 @@ export async function runW1(): Promise<{ ricochet: number; reference: number }> 
       IN_FLIGHT,
       async () => void (await producer.send({ topic: 'w1', body: BODY })),
     );
-    ricochet = rate(W1_MESSAGES, startedAt);
+    const ricochet = rate(W1_MESSAGES, startedAt);
     await producer.close();
+    return ricochet;
   }
-  let reference: number;
+}
+
+async function referenceW1(): Promise<number> {
   {
     await using server = await startReferenceProcess();
     await using client = await ReferenceClient.connect(server.url);
     await runPool(WARM_UP, IN_FLIGHT, async () => void (await client.request({ t: 'send', body: BODY })));
     const startedAt = performance.now();
     await runPool(W1_MESSAGES, IN_FLIGHT, async () => void (await client.request({ t: 'send', body: BODY })));
-    reference = rate(W1_MESSAGES, startedAt);
+    return rate(W1_MESSAGES, startedAt);
   }
-  return { ricochet, reference };
 }

@@ -3,7 +3,12 @@ import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { groupStats, putGroup } from '../admin.js';
 import { rate, runPool } from '../pool.js';
-import { startBrokerProcess, startReferenceProcess } from '../processes.js';
+import {
+  BENCH_TRANSPORTS,
+  type BenchTransport,
+  startBrokerProcess,
+  startReferenceProcess,
+} from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
 
 export const W2_MESSAGES = 100_000;
@@ -27,18 +32,24 @@ function countdown(target: number): { tick: () => void; done: Promise<void> } {
 /**
  * W2 push consume: 100,000 pre-published messages, each acked, 1,000 cached. The clock runs from
  * subscribing until the last message was processed; the broker's committed count is checked after.
+ * Ricochet is measured over each transport (publish and consume alike), each on a fresh broker.
  */
-export async function runW2(): Promise<{ ricochet: number; reference: number }> {
-  let ricochet: number;
+export async function runW2(): Promise<{ ricochet: Record<BenchTransport, number>; reference: number }> {
+  const ricochet = { ws: 0, tcp: 0 };
+  for (const transport of BENCH_TRANSPORTS) ricochet[transport] = await ricochetW2(transport);
+  return { ricochet, reference: await referenceW2() };
+}
+
+async function ricochetW2(transport: BenchTransport): Promise<number> {
   {
     await using broker = await startBrokerProcess();
     await putGroup(broker.endpoint, 'w2', { startFrom: 'earliest' });
-    const producer = new Producer({ endpoint: broker.endpoint });
+    const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await runPool(W2_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2', body: BODY })));
     await producer.close();
     const processed = countdown(W2_MESSAGES);
     const consumer = new PushConsumer({
-      endpoint: broker.endpoint,
+      endpoint: broker.endpointFor(transport),
       group: 'w2',
       subscriptions: { w2: '*' },
       maxCachedMessages: CACHED,
@@ -50,12 +61,15 @@ export async function runW2(): Promise<{ ricochet: number; reference: number }> 
     const startedAt = performance.now();
     await consumer.start();
     await processed.done;
-    ricochet = rate(W2_MESSAGES, startedAt);
+    const ricochet = rate(W2_MESSAGES, startedAt);
     await consumer.close();
     const stats = await groupStats(broker.endpoint, 'w2');
     if (stats.committed !== W2_MESSAGES) throw new Error(`W2 committed ${stats.committed} of ${W2_MESSAGES}`);
+    return ricochet;
   }
-  let reference: number;
+}
+
+async function referenceW2(): Promise<number> {
   {
     await using server = await startReferenceProcess();
     await using client = await ReferenceClient.connect(server.url);
@@ -68,7 +82,6 @@ export async function runW2(): Promise<{ ricochet: number; reference: number }> 
     const startedAt = performance.now();
     client.oneWay({ t: 'subscribe', credit: CACHED });
     await processed.done;
-    reference = rate(W2_MESSAGES, startedAt);
+    return rate(W2_MESSAGES, startedAt);
   }
-  return { ricochet, reference };
 }

@@ -2,7 +2,12 @@ import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { putGroup } from '../admin.js';
 import { percentile } from '../pool.js';
-import { startBrokerProcess, startReferenceProcess } from '../processes.js';
+import {
+  BENCH_TRANSPORTS,
+  type BenchTransport,
+  startBrokerProcess,
+  startReferenceProcess,
+} from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
 
 const RATE_PER_SECOND = 2_000;
@@ -53,10 +58,19 @@ async function paced(send: () => void, arrived: Promise<void>): Promise<void> {
 
 /**
  * W3 latency: 2,000 msg/s for 10 s, publish-to-listener (push consumer), against the broker and
- * against the reference relaying each message from one connection to another.
+ * against the reference relaying each message from one connection to another. Ricochet is measured
+ * over each transport, each on a fresh broker.
  */
-export async function runW3(): Promise<{ ricochet: LatencySummary; reference: LatencySummary }> {
-  let ricochet: LatencySummary;
+export async function runW3(): Promise<{
+  ricochet: Record<BenchTransport, LatencySummary>;
+  reference: LatencySummary;
+}> {
+  const ricochet: Partial<Record<BenchTransport, LatencySummary>> = {};
+  for (const transport of BENCH_TRANSPORTS) ricochet[transport] = await ricochetW3(transport);
+  return { ricochet: ricochet as Record<BenchTransport, LatencySummary>, reference: await referenceW3() };
+}
+
+async function ricochetW3(transport: BenchTransport): Promise<LatencySummary> {
   {
     await using broker = await startBrokerProcess();
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
@@ -64,7 +78,7 @@ export async function runW3(): Promise<{ ricochet: LatencySummary; reference: La
     let allArrived: () => void = () => {};
     const arrived = new Promise<void>((resolve) => (allArrived = resolve));
     const consumer = new PushConsumer({
-      endpoint: broker.endpoint,
+      endpoint: broker.endpointFor(transport),
       group: 'w3',
       subscriptions: { w3: '*' },
       listener: (message) => {
@@ -74,14 +88,17 @@ export async function runW3(): Promise<{ ricochet: LatencySummary; reference: La
       },
     });
     await consumer.start();
-    const producer = new Producer({ endpoint: broker.endpoint });
+    const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await producer.start();
     await paced(() => void producer.send({ topic: 'w3', body: stampedBody() }), arrived);
-    ricochet = summarize(latencies);
+    const ricochet = summarize(latencies);
     await producer.close();
     await consumer.close();
+    return ricochet;
   }
-  let reference: LatencySummary;
+}
+
+async function referenceW3(): Promise<LatencySummary> {
   {
     await using server = await startReferenceProcess();
     await using consumer = await ReferenceClient.connect(server.url);
@@ -96,7 +113,6 @@ export async function runW3(): Promise<{ ricochet: LatencySummary; reference: La
     };
     consumer.oneWay({ t: 'subscribe', credit: 1_024 });
     await paced(() => void producer.request({ t: 'send', body: stampedBody() }), arrived);
-    reference = summarize(latencies);
+    return summarize(latencies);
   }
-  return { ricochet, reference };
 }

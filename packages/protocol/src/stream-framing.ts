@@ -77,6 +77,11 @@ export class StreamFrameReader {
     this.#maxFrameBytes = maxFrameBytes;
   }
 
+  /** Whether part of a record has been read and the rest not yet: the peer is mid-frame. */
+  get midRecord(): boolean {
+    return this.#buffered > 0;
+  }
+
   /** The records that `chunk` completes, in order. */
   push(chunk: Uint8Array): StreamRecord[] {
     if (this.#ended) return [];

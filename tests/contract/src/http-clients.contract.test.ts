@@ -8,23 +8,21 @@ import { describe, expect, it } from 'vitest';
 import { AdminApi } from './support/admin.js';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
 import { AuthFileFixture } from './support/security.js';
-import { startBroker, type TestBroker } from './support/test-broker.js';
+import { startBroker } from './support/test-broker.js';
+import { transportsServing } from './support/transports.js';
 
 /**
- * The producer and simple-consumer rules on both transports that serve them to the browser and
- * to serverless code: WebSocket, and HTTP (docs/protocol/http-transport.md), unchanged clients.
+ * What the producer and the simple consumer add on every transport that serves them, HTTP
+ * (docs/protocol/http-transport.md) included, with the clients unchanged: dead-lettering by the
+ * consumer, and tokens.
  */
-const TRANSPORTS = {
-  ws: (broker: TestBroker) => broker.endpoint,
-  http: (broker: TestBroker) => broker.endpoint.replace(/^ws/, 'http'),
-} as const;
 
 const SUBSCRIPTIONS = { orders: '*' } as const;
 
-describe.each(Object.entries(TRANSPORTS))('producer and simple consumer over %s', (_, endpointOf) => {
+describe.each(transportsServing('request'))('producer and simple consumer over %s', (transport) => {
   it('R1/S1: send resolves stored; receive leases it; ack settles it for good', async () => {
     await using broker = await startBroker();
-    const endpoint = endpointOf(broker);
+    const endpoint = broker.endpointFor(transport);
     await using consumer = await startSimpleConsumer(endpoint, {
       group: 'billing',
       subscriptions: SUBSCRIPTIONS,
@@ -43,7 +41,7 @@ describe.each(Object.entries(TRANSPORTS))('producer and simple consumer over %s'
 
   it('S2/S3: an unacked message comes back after its lease with deliveryAttempt 2; the stale handle is 410', async () => {
     await using broker = await startBroker();
-    const endpoint = endpointOf(broker);
+    const endpoint = broker.endpointFor(transport);
     await using consumer = await startSimpleConsumer(endpoint, {
       group: 'billing',
       subscriptions: SUBSCRIPTIONS,
@@ -60,7 +58,7 @@ describe.each(Object.entries(TRANSPORTS))('producer and simple consumer over %s'
 
   it('S4: changeInvisibleDuration keeps the lease; the new handle acks', async () => {
     await using broker = await startBroker();
-    const endpoint = endpointOf(broker);
+    const endpoint = broker.endpointFor(transport);
     await using consumer = await startSimpleConsumer(endpoint, {
       group: 'billing',
       subscriptions: SUBSCRIPTIONS,
@@ -76,7 +74,7 @@ describe.each(Object.entries(TRANSPORTS))('producer and simple consumer over %s'
 
   it('dead-letters on the consumer’s word, into the group’s DLQ', async () => {
     await using broker = await startBroker();
-    const endpoint = endpointOf(broker);
+    const endpoint = broker.endpointFor(transport);
     await using consumer = await startSimpleConsumer(endpoint, {
       group: 'billing',
       subscriptions: SUBSCRIPTIONS,
@@ -92,7 +90,7 @@ describe.each(Object.entries(TRANSPORTS))('producer and simple consumer over %s'
   it('refuses a missing token with 401, not retried', async () => {
     using auth = new AuthFileFixture({ 'orders-service': { publish: ['orders'] } });
     await using broker = await startBroker({ authFile: auth.path });
-    const endpoint = endpointOf(broker);
+    const endpoint = broker.endpointFor(transport);
     await expect(startProducer(endpoint)).rejects.toMatchObject({ code: 401 });
     await using producer = await startProducer(endpoint, { token: auth.token('orders-service') });
     await expect(producer.send({ topic: 'orders', body: 'x' })).resolves.toMatchObject({ offset: 0 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer } from './support/clients.js';
 import { startBroker } from './support/test-broker.js';
+import { transportsServing } from './support/transports.js';
 
 async function rejected530(admin: {
   fetch(method: string, path: string): Promise<Response>;
@@ -10,36 +11,39 @@ async function rejected530(admin: {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-describe('R4 with R2: a topic past its backlog limit throttles sends with 530, which the producer retries with backoff', () => {
-  it('retries 530 maxAttempts times, rejects with 530, and sends again once the backlog drains', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putTopic('orders', { type: 'normal', maxBacklogMessages: 2 });
-    await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using consumer = await startSimpleConsumer(broker.endpoint, {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      awaitDurationMs: 0,
-    });
-    expect(await consumer.receive(1, 30_000)).toEqual([]);
+describe.each(transportsServing('request'))(
+  'R4 with R2: a topic past its backlog limit throttles sends with 530, which the producer retries with backoff (over %s)',
+  (transport) => {
+    it('retries 530 maxAttempts times, rejects with 530, and sends again once the backlog drains', async () => {
+      await using broker = await startBroker();
+      await broker.admin.putTopic('orders', { type: 'normal', maxBacklogMessages: 2 });
+      await broker.admin.putGroup('billing', { startFrom: 'earliest' });
+      await using consumer = await startSimpleConsumer(broker.endpointFor(transport), {
+        group: 'billing',
+        subscriptions: { orders: '*' },
+        awaitDurationMs: 0,
+      });
+      expect(await consumer.receive(1, 30_000)).toEqual([]);
 
-    await using producer = await startProducer(broker.endpoint, {
-      maxAttempts: 3,
-      retryBackoff: { initialMs: 5, multiplier: 1.6, jitter: 0.2, maxMs: 50 },
-    });
-    await producer.send({ topic: 'orders', body: '1' });
-    await producer.send({ topic: 'orders', body: '2' });
-    const startedAt = Date.now();
-    await expect(producer.send({ topic: 'orders', body: '3' })).rejects.toMatchObject({
-      code: 530,
-      retryable: true,
-    });
-    // Three attempts, two backoff waits between them (5 ms, then 8 ms ± 20 %).
-    expect(await rejected530(broker.admin)).toBe(3);
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(5 + 6);
+      await using producer = await startProducer(broker.endpointFor(transport), {
+        maxAttempts: 3,
+        retryBackoff: { initialMs: 5, multiplier: 1.6, jitter: 0.2, maxMs: 50 },
+      });
+      await producer.send({ topic: 'orders', body: '1' });
+      await producer.send({ topic: 'orders', body: '2' });
+      const startedAt = Date.now();
+      await expect(producer.send({ topic: 'orders', body: '3' })).rejects.toMatchObject({
+        code: 530,
+        retryable: true,
+      });
+      // Three attempts, two backoff waits between them (5 ms, then 8 ms ± 20 %).
+      expect(await rejected530(broker.admin)).toBe(3);
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(5 + 6);
 
-    const [oldest] = await consumer.receive(1, 30_000);
-    if (!oldest) throw new Error('no message');
-    await consumer.ack(oldest);
-    expect((await producer.send({ topic: 'orders', body: '3' })).offset).toBe(2);
-  });
-});
+      const [oldest] = await consumer.receive(1, 30_000);
+      if (!oldest) throw new Error('no message');
+      await consumer.ack(oldest);
+      expect((await producer.send({ topic: 'orders', body: '3' })).offset).toBe(2);
+    });
+  },
+);

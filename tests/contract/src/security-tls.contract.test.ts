@@ -10,6 +10,7 @@ import { FAST_BACKOFF, startProducer, text } from './support/clients.js';
 import { startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
 import { createTestCertificateAuthority, issueServerCertificate } from './support/test-certificate.js';
+import { transportsServing } from './support/transports.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'ricochet-tls-'));
 const certPath = join(directory, 'broker.crt');
@@ -55,62 +56,68 @@ async function startFailure(endpoint: string, ca: string | undefined): Promise<u
   }
 }
 
-describe('TLS: --tls-cert/--tls-key serve wss:// and https:// on one port (DESIGN.md §7)', () => {
-  it('carries a producer and a push consumer over wss:// with the CA, refuses a client without it, serves https admin', async () => {
-    const ca = createTestCertificateAuthority();
-    installCertificate(ca);
-    await using broker = await startBroker({ tlsCert: certPath, tlsKey: keyPath });
-    expect(broker.endpoint).toMatch(/^wss:\/\/127\.0\.0\.1:\d+$/);
-    const tls = { ca: ca.certPem };
+describe('TLS: --tls-cert/--tls-key serve wss:// and https:// on one port, and tls:// on the TCP port (DESIGN.md §7)', () => {
+  describe.each(transportsServing('stream'))('over %s', (transport) => {
+    it('carries a producer and a push consumer over TLS with the CA, refuses a client without it, serves https admin', async () => {
+      const ca = createTestCertificateAuthority();
+      installCertificate(ca);
+      await using broker = await startBroker({ tlsCert: certPath, tlsKey: keyPath });
+      const endpoint = broker.endpointFor(transport);
+      expect(endpoint).toMatch(
+        transport === 'ws' ? /^wss:\/\/127\.0\.0\.1:\d+$/ : /^tls:\/\/127\.0\.0\.1:\d+$/,
+      );
+      const tls = { ca: ca.certPem };
 
-    await using consumer = await startRecordingConsumer(
-      broker.endpoint,
-      { group: 'tls-readers', subscriptions: { secure: '*' }, tls },
-      () => ConsumeResult.SUCCESS,
-    );
-    await using producer = await startProducer(broker.endpoint, { tls });
-    for (let i = 0; i < 20; i++) await producer.send({ topic: 'secure', body: `m${i}` });
-    const seen = await consumer.delivered(20);
-    expect(seen.map((delivery) => text(delivery.message.body)).sort()).toEqual(
-      Array.from({ length: 20 }, (_, i) => `m${i}`).sort(),
-    );
+      await using consumer = await startRecordingConsumer(
+        endpoint,
+        { group: 'tls-readers', subscriptions: { secure: '*' }, tls },
+        () => ConsumeResult.SUCCESS,
+      );
+      await using producer = await startProducer(endpoint, { tls });
+      for (let i = 0; i < 20; i++) await producer.send({ topic: 'secure', body: `m${i}` });
+      const seen = await consumer.delivered(20);
+      expect(seen.map((delivery) => text(delivery.message.body)).sort()).toEqual(
+        Array.from({ length: 20 }, (_, i) => `m${i}`).sort(),
+      );
 
-    // A client that does not trust the CA fails at once with a clear, non-retryable error.
-    const refused = await startFailure(broker.endpoint, undefined);
-    expect(refused).toBeInstanceOf(ClientError);
-    expect(refused).toMatchObject({ code: 'TLS_ERROR', retryable: false });
-    expect((refused as Error).message).toMatch(/certificate .* was refused: .*tls option/);
+      // A client that does not trust the CA fails at once with a clear, non-retryable error.
+      const refused = await startFailure(endpoint, undefined);
+      expect(refused).toBeInstanceOf(ClientError);
+      expect(refused).toMatchObject({ code: 'TLS_ERROR', retryable: false });
+      expect((refused as Error).message).toMatch(/certificate .* was refused: .*tls option/);
 
-    // The admin API on the same port, over https.
-    const origin = `https://127.0.0.1:${broker.broker.address?.port}`;
-    const topics = await httpsGet(`${origin}/v1/topics`, ca.certPem);
-    expect(topics.status).toBe(200);
-    expect(JSON.parse(topics.body).topics.map((topic: { name: string }) => topic.name)).toContain('secure');
-    expect((await httpsGet(`${origin}/healthz`, ca.certPem)).status).toBe(200);
-  });
+      // The admin API on the same port, over https.
+      const origin = `https://127.0.0.1:${broker.broker.address?.port}`;
+      const topics = await httpsGet(`${origin}/v1/topics`, ca.certPem);
+      expect(topics.status).toBe(200);
+      expect(JSON.parse(topics.body).topics.map((topic: { name: string }) => topic.name)).toContain('secure');
+      expect((await httpsGet(`${origin}/healthz`, ca.certPem)).status).toBe(200);
+    });
 
-  it('reloads the pair in place (SIGHUP): new handshakes use it, open sessions stay; a bad pair is refused and the old one kept', async () => {
-    const first = createTestCertificateAuthority('first CA');
-    installCertificate(first);
-    await using broker = await startBroker({ tlsCert: certPath, tlsKey: keyPath });
-    await using producer = await startProducer(broker.endpoint, { tls: { ca: first.certPem } });
-    await producer.send({ topic: 'rotated', body: 'before' });
+    it('reloads the pair in place (SIGHUP): new handshakes use it, open sessions stay; a bad pair is refused and the old one kept', async () => {
+      const first = createTestCertificateAuthority('first CA');
+      installCertificate(first);
+      await using broker = await startBroker({ tlsCert: certPath, tlsKey: keyPath });
+      const endpoint = broker.endpointFor(transport);
+      await using producer = await startProducer(endpoint, { tls: { ca: first.certPem } });
+      await producer.send({ topic: 'rotated', body: 'before' });
 
-    const second = createTestCertificateAuthority('second CA');
-    installCertificate(second);
-    expect(await broker.broker.reloadTls()).toEqual({ ok: true });
-    expect(await startFailure(broker.endpoint, first.certPem)).toMatchObject({ code: 'TLS_ERROR' });
-    expect(await startFailure(broker.endpoint, second.certPem)).toBeUndefined();
-    // The session opened under the first certificate carries on.
-    await producer.send({ topic: 'rotated', body: 'after' });
+      const second = createTestCertificateAuthority('second CA');
+      installCertificate(second);
+      expect(await broker.broker.reloadTls()).toEqual({ ok: true });
+      expect(await startFailure(endpoint, first.certPem)).toMatchObject({ code: 'TLS_ERROR' });
+      expect(await startFailure(endpoint, second.certPem)).toBeUndefined();
+      // The session opened under the first certificate carries on.
+      await producer.send({ topic: 'rotated', body: 'after' });
 
-    // A key that does not match the certificate: refused, and the second pair stays in force.
-    writeFileSync(keyPath, issueServerCertificate(second).keyPem);
-    expect(await broker.broker.reloadTls()).toMatchObject({ ok: false, reason: 'invalid' });
-    expect(await startFailure(broker.endpoint, second.certPem)).toBeUndefined();
-    writeFileSync(keyPath, 'not a key');
-    expect(await broker.broker.reloadTls()).toMatchObject({ ok: false, reason: 'invalid' });
-    expect(await startFailure(broker.endpoint, second.certPem)).toBeUndefined();
+      // A key that does not match the certificate: refused, and the second pair stays in force.
+      writeFileSync(keyPath, issueServerCertificate(second).keyPem);
+      expect(await broker.broker.reloadTls()).toMatchObject({ ok: false, reason: 'invalid' });
+      expect(await startFailure(endpoint, second.certPem)).toBeUndefined();
+      writeFileSync(keyPath, 'not a key');
+      expect(await broker.broker.reloadTls()).toMatchObject({ ok: false, reason: 'invalid' });
+      expect(await startFailure(endpoint, second.certPem)).toBeUndefined();
+    });
   });
 
   it('refuses to start with a key that does not match the certificate', async () => {

@@ -33,8 +33,8 @@ export interface SessionUsage {
 type RequestFrame = Exclude<ClientFrame, { type: 'hello' | 'credit' }>;
 
 /**
- * The broker's connection limits (DESIGN.md §7): how many WebSocket connections may be open, and
- * what one connection may have open at once. Over a cap a request is refused with an error from the
+ * The broker's connection limits (DESIGN.md §7): how many connections may be open (every transport
+ * together), and what one connection may have open at once. Over a cap a request is refused with an error from the
  * catalogue and the connection stays usable; every refusal is counted by limit.
  */
 export class ConnectionLimits {
@@ -54,7 +54,7 @@ export class ConnectionLimits {
     const limits = this;
     new Gauge({
       name: 'ricochet_websocket_connections',
-      help: 'WebSocket connections open (upgraded), handshake done or not',
+      help: 'Client connections open (WebSocket upgraded, or TCP), handshake done or not',
       registers: [registry],
       collect() {
         this.set(limits.openConnections);
@@ -62,15 +62,15 @@ export class ConnectionLimits {
     });
   }
 
-  /** WebSocket connections admitted and not yet closed. */
+  /** Client connections (WebSocket and TCP) admitted and not yet closed. */
   get openConnections(): number {
     return this.#openConnections;
   }
 
   /**
-   * Admit one more WebSocket connection unless `maxConnections` are open. An admitted connection
+   * Admit one more client connection (WebSocket or TCP) unless `maxConnections` are open. An admitted connection
    * counts until its TCP socket closes, whether or not the upgrade completes.
-   * @returns false when the connection must be refused (the gateway answers 503).
+   * @returns false when the connection must be refused (with 503).
    */
   admitConnection(socket: Socket): boolean {
     if (this.#openConnections >= this.caps.maxConnections) {

@@ -81,7 +81,7 @@ export async function startChildBroker(
     });
   // Generous: a tsx-compiled start on a loaded 2-core machine can take many seconds.
   await printed(/listening on ws:\/\/\S+/, 120_000);
-  const endpoint = /listening on (ws:\/\/\S+)/.exec(output)?.[1] ?? '';
+  const endpoint = /listening on (ws:\/\/[^\s,]+)/.exec(output)?.[1] ?? '';
   const kill9 = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;

@@ -2,6 +2,7 @@ import type { SendResult } from '@ricochet/producer';
 import type { SimpleConsumer, SimpleConsumerOptions } from '@ricochet/simple-consumer';
 import { startProducer, startSimpleConsumer } from './clients.js';
 import { startBroker, type TestBroker } from './test-broker.js';
+import type { TransportName } from './transports.js';
 
 /** What {@link oneMessageForSimpleConsumer} sets up; `await using` stops all of it. */
 export interface OneMessageScenario extends AsyncDisposable {
@@ -13,17 +14,20 @@ export interface OneMessageScenario extends AsyncDisposable {
 
 /**
  * Where most simple-consumer tests start: a broker, the group `billing` reading `orders` from its
- * beginning, one message (body `x`) sent there, and a started simple consumer of the group.
+ * beginning, one message (body `x`) sent there, and a started simple consumer of the group, both
+ * clients over `transport`.
  */
 export async function oneMessageForSimpleConsumer(
   consumerOptions: Partial<SimpleConsumerOptions> = {},
+  transport: TransportName = 'ws',
 ): Promise<OneMessageScenario> {
   const broker = await startBroker();
   try {
     await broker.admin.putGroup('billing', { startFrom: 'earliest' });
-    await using producer = await startProducer(broker.endpoint);
+    const endpoint = broker.endpointFor(transport);
+    await using producer = await startProducer(endpoint);
     const sent = await producer.send({ topic: 'orders', body: 'x' });
-    const consumer = await startSimpleConsumer(broker.endpoint, {
+    const consumer = await startSimpleConsumer(endpoint, {
       group: 'billing',
       subscriptions: { orders: '*' },
       ...consumerOptions,

@@ -3,12 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Broker, type BrokerConfigInput, buildBroker } from '@ricochet/broker';
 import { AdminApi } from './admin.js';
+import type { TransportName } from './transports.js';
 
 /** A broker listening on 127.0.0.1:0 over a temporary data directory, for one test. */
 export interface TestBroker extends AsyncDisposable {
   readonly broker: Broker;
-  /** The endpoint clients take, `ws://127.0.0.1:<port>`. */
+  /** The WebSocket endpoint clients take, `ws://127.0.0.1:<port>`. */
   readonly endpoint: string;
+  /** The endpoint of `transport`: `ws://127.0.0.1:<port>`, the TCP listener's `tcp://127.0.0.1:<tcpPort>`, or `http://127.0.0.1:<port>`. */
+  endpointFor(transport: TransportName): string;
   readonly admin: AdminApi;
   readonly dataDir: string;
   /** Close the broker (drain) and open a new one on the same data directory and port 0. */
@@ -16,21 +19,36 @@ export interface TestBroker extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Start a broker; `await using` closes it and removes its data directory. */
+/**
+ * Start a broker with its WebSocket endpoint and its TCP listener (both on free ports); `await
+ * using` closes it and removes its data directory.
+ */
 export async function startBroker(config: BrokerConfigInput = {}, dataDir?: string): Promise<TestBroker> {
   const directory = dataDir ?? mkdtempSync(join(tmpdir(), 'ricochet-contract-'));
   const broker = await buildBroker({
     ...config,
     host: '127.0.0.1',
     port: 0,
+    tcpPort: 0,
     logLevel: 'silent',
     dataDir: directory,
   });
-  const { url, port } = await broker.listen();
+  const { url, port, tcpUrl } = await broker.listen();
   let removeOnClose = dataDir === undefined;
   const testBroker: TestBroker = {
     broker,
     endpoint: url,
+    endpointFor(transport) {
+      switch (transport) {
+        case 'ws':
+          return url;
+        case 'tcp':
+          return tcpUrl ?? '';
+        case 'http':
+          // The HTTP transport shares the main port: POST /v1/frames (docs/protocol/http-transport.md).
+          return url.replace(/^ws/, 'http');
+      }
+    },
     admin: new AdminApi(`http://127.0.0.1:${port}`),
     dataDir: directory,
     async restart() {
