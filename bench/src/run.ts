@@ -2,7 +2,7 @@ import type { BenchTransport, ResidentMemory } from './processes.js';
 import { BENCH_TRANSPORTS, startBrokerProcess } from './processes.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
-import { runW1, W1_MESSAGES } from './workloads/w1-publish.js';
+import { runW1, W1_HTTP_MESSAGES, W1_MESSAGES } from './workloads/w1-publish.js';
 import { runW2, W2_MESSAGES } from './workloads/w2-push-consume.js';
 import { runW2s, W2S_MESSAGES } from './workloads/w2s-simple-consume.js';
 import { runW3, W3_MESSAGES } from './workloads/w3-latency.js';
@@ -11,7 +11,7 @@ import { runW4, W4_MESSAGES } from './workloads/w4-retry.js';
 /**
  * `pnpm bench`: every workload against the broker (a child process, fsync on every commit) and,
  * in the same run, the bare ws + msgpackr reference with the same client pattern. W1, W2 and W3
- * run over WebSocket and over TCP side by side, with the ratio TCP ÷ WS.
+ * run over WebSocket and over TCP side by side, with the ratio TCP ÷ WS; W1 runs over HTTP too.
  * `pnpm bench w1 w2s` runs a subset: w1, w2s, w2, w3, w4, pending.
  */
 const selected = new Set(process.argv.slice(2).map((name) => name.toLowerCase()));
@@ -39,8 +39,11 @@ function throughputByTransport(
 }
 
 if (wanted('w1')) {
-  const { ricochet, reference } = await runW1();
+  const { ricochet, http, reference } = await runW1();
   throughputByTransport(`W1 publish (${count(W1_MESSAGES)} × 256 B)`, ricochet, reference, '≥ 0.85');
+  // No target: HTTP is for runtimes that cannot keep a socket open, not for throughput.
+  throughput(`W1 publish (${count(W1_HTTP_MESSAGES)} × 256 B) http`, http, reference, 'none');
+  console.log(`W1 publish HTTP ÷ WS ${(http / ricochet.ws).toFixed(2)}`);
 }
 if (wanted('w2s')) {
   const { ricochet, reference } = await runW2s();
