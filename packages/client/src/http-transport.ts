@@ -4,7 +4,7 @@ import { LinkEvents } from './link-events.js';
 import type { TlsOptions } from './tls-options.js';
 import type { FrameLink, LinkConnectOptions, LinkListener, Transport } from './transport.js';
 
-/** Where the broker takes frames over HTTP (docs/protocol/http-transport.md). */
+/** Where the broker takes frames over HTTP (docs/protocol/transports.md#http). */
 export const HTTP_FRAMES_PATH = '/v1/frames';
 
 const MSGPACK = 'application/msgpack';

@@ -13,7 +13,7 @@ import { transportsServing } from './support/transports.js';
 
 /**
  * What the producer and the simple consumer add on every transport that serves them, HTTP
- * (docs/protocol/http-transport.md) included, with the clients unchanged: dead-lettering by the
+ * (docs/protocol/transports.md#http) included, with the clients unchanged: dead-lettering by the
  * consumer, and tokens.
  */
 

@@ -18,7 +18,7 @@ function receive(id: number, group: string, awaitDurationMs = 0) {
   } as const;
 }
 
-describe('the HTTP transport: POST /v1/frames (docs/protocol/http-transport.md)', () => {
+describe('the HTTP transport: POST /v1/frames (docs/protocol/transports.md#http)', () => {
   it('sends, then registers, receives and acks statelessly, each request its own session', async () => {
     await using broker = await startBroker();
     const registered = await postFrames(broker.endpoint, {

@@ -25,7 +25,7 @@ import {
 } from './http-frame-json.js';
 import { Session } from './session.js';
 
-/** Where request frames are POSTed (docs/protocol/http-transport.md). */
+/** Where request frames are POSTed (docs/protocol/transports.md#http). */
 export const HTTP_FRAMES_PATH = '/v1/frames';
 
 const MSGPACK = 'application/msgpack';

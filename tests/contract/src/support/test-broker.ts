@@ -45,7 +45,7 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
         case 'tcp':
           return tcpUrl ?? '';
         case 'http':
-          // The HTTP transport shares the main port: POST /v1/frames (docs/protocol/http-transport.md).
+          // The HTTP transport shares the main port: POST /v1/frames (docs/protocol/transports.md#http).
           return url.replace(/^ws/, 'http');
       }
     },
