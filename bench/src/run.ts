@@ -34,7 +34,7 @@ import { runW4 } from './workloads/w4-retry.js';
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
  * W1, W2 and W3 run ricochet over WebSocket and over TCP, each on a fresh broker: the TCP rows sit
- * beside the same reference, and the TCP ÷ WebSocket ratios follow the table.
+ * beside the same reference, and the TCP ÷ WebSocket ratios follow the table; W1 runs over HTTP too.
  */
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -51,6 +51,8 @@ const durability = new Set<string>();
 const peerDown = new Map<SystemName, string>();
 /** Per throughput row, ricochet over TCP ÷ over WebSocket, one ratio per run. */
 const tcpOverWs = new Map<string, number[]>();
+/** W1 over HTTP ÷ over WebSocket, one ratio per run. */
+const httpOverWs: number[] = [];
 
 function record(spec: RowSpec, system: SystemName, outcome: Outcome): void {
   const runs = rows.get(spec) ?? {};
@@ -116,8 +118,11 @@ for (let run = 1; run <= args.runs; run++) {
     if (workload === 'pending') continue;
     console.error(`${workload} run ${run}/${args.runs}`);
     if (workload === 'w1') {
-      const { ricochet, reference } = await runW1();
+      const { ricochet, http, reference } = await runW1();
       recordByTransport(ROWS.w1, ROWS.w1Tcp, ricochet, reference);
+      record(ROWS.w1Http, 'ricochet', figures({ rate: http }));
+      record(ROWS.w1Http, 'reference', figures({ rate: reference }));
+      httpOverWs.push(http / ricochet.ws);
       if (args.peers) {
         await peerRow(ROWS.w1, 'jetstream', async () => ({ rate: await jetStreamW1(durability) }));
         await peerRow(ROWS.w1, 'rabbitmq', async () => ({ rate: await rabbitMqW1(durability) }));
@@ -170,6 +175,10 @@ if (rows.size > 0) {
   console.log(formatSideBySide(table, systems).join('\n'));
   for (const [label, ratios] of tcpOverWs)
     console.log(`${label}: TCP ÷ WebSocket ${median(ratios).toFixed(2)} (median of ${ratios.length})`);
+  if (httpOverWs.length > 0)
+    console.log(
+      `${ROWS.w1.label}: HTTP ÷ WebSocket ${median(httpOverWs).toFixed(2)} (median of ${httpOverWs.length})`,
+    );
   if (durability.size > 0)
     console.log(['durability of the peers, as run:', ...[...durability].map((d) => `  ${d}`)].join('\n'));
 }

@@ -16,6 +16,7 @@ import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrok
 import { BrokerEngine } from './engine/broker-engine.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
+import { registerHttpFrames } from './gateway/http-frames.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
@@ -147,6 +148,7 @@ export async function buildBroker(
   registerHttpAccess(app, access);
 
   let accepting = true;
+  const limits = new ConnectionLimits(config, engine.metrics.registry);
   const isAccepting = () => accepting;
   const gatewayOptions: GatewayOptions = {
     engine,
@@ -156,10 +158,11 @@ export async function buildBroker(
     maxFrameBytes,
     accepting: isAccepting,
     // One instance for every transport: maxConnections counts them together.
-    limits: new ConnectionLimits(config, engine.metrics.registry),
+    limits,
     websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
   };
   const gateway = await registerGateway(app, gatewayOptions);
+  const httpFrames = await registerHttpFrames(app, gatewayOptions);
   const tcpGateway =
     config.tcpPort === undefined
       ? undefined
@@ -170,7 +173,7 @@ export async function buildBroker(
           tlsHandshakeTimeoutMs: config.httpHeadersTimeoutMs,
         });
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
-  const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? [])];
+  const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerHealthRoutes(app, engine, isAccepting);
   registerTopicRoutes(app, engine);
   registerGroupRoutes(app, engine);

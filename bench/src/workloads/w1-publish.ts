@@ -10,6 +10,8 @@ import {
 import { ReferenceClient } from '../reference-client.js';
 
 export const W1_MESSAGES = 100_000;
+/** Over HTTP each send is a POST: fewer messages keep the run short; the rate is what counts. */
+export const W1_HTTP_MESSAGES = 20_000;
 const IN_FLIGHT = 1_000;
 const BODY = randomBytes(256);
 const WARM_UP = 5_000;
@@ -19,16 +21,27 @@ const WARM_UP = 5_000;
  * Ricochet send is acknowledged only after the commit holding it was fsynced. Ricochet is measured
  * over each transport, each on a fresh broker.
  */
-export async function runW1(): Promise<{ ricochet: Record<BenchTransport, number>; reference: number }> {
+export async function runW1(): Promise<{
+  ricochet: Record<BenchTransport, number>;
+  http: number;
+  reference: number;
+}> {
   const ricochet = { ws: 0, tcp: 0 };
   for (const transport of BENCH_TRANSPORTS) ricochet[transport] = await ricochetW1(transport);
-  return { ricochet, reference: await referenceW1() };
+  const http = await ricochetW1('http', W1_HTTP_MESSAGES);
+  return { ricochet, http, reference: await referenceW1() };
 }
 
-async function ricochetW1(transport: BenchTransport): Promise<number> {
+/**
+ * One transport's W1 on a fresh broker. `http` is the HTTP transport on the main port: the same
+ * producer, each send one `POST /v1/frames` (fetch keeps its connections alive).
+ */
+async function ricochetW1(transport: BenchTransport | 'http', messages = W1_MESSAGES): Promise<number> {
   {
     await using broker = await startBrokerProcess();
-    const producer = new Producer({ endpoint: broker.endpointFor(transport) });
+    const endpoint =
+      transport === 'http' ? broker.endpointFor('ws').replace(/^ws/, 'http') : broker.endpointFor(transport);
+    const producer = new Producer({ endpoint });
     await producer.start();
     await runPool(
       WARM_UP,
@@ -36,12 +49,8 @@ async function ricochetW1(transport: BenchTransport): Promise<number> {
       async () => void (await producer.send({ topic: 'warm-up', body: BODY })),
     );
     const startedAt = performance.now();
-    await runPool(
-      W1_MESSAGES,
-      IN_FLIGHT,
-      async () => void (await producer.send({ topic: 'w1', body: BODY })),
-    );
-    const ricochet = rate(W1_MESSAGES, startedAt);
+    await runPool(messages, IN_FLIGHT, async () => void (await producer.send({ topic: 'w1', body: BODY })));
+    const ricochet = rate(messages, startedAt);
     await producer.close();
     return ricochet;
   }

@@ -56,8 +56,8 @@ describe('handshake', () => {
     expect(connection.currentStatus.state).toBe('connected');
   });
 
-  it('rejects an endpoint that is not ws:// or wss:// before any I/O', () => {
-    expect(() => new Connection({ endpoint: 'http://127.0.0.1:1' })).toThrow(ClientError);
+  it('rejects an endpoint of no known scheme before any I/O', () => {
+    expect(() => new Connection({ endpoint: 'ftp://127.0.0.1:1' })).toThrow(ClientError);
     expect(() => new Connection({ endpoint: 'not a url' })).toThrow(/not a URL/);
   });
 

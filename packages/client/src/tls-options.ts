@@ -1,4 +1,4 @@
-import type { WebSocketImplementation } from './web-socket.js';
+import { importWs, type WebSocketImplementation } from './web-socket.js';
 
 /**
  * TLS settings for a `wss://` or `tls://` endpoint, passed as they are to the socket (Node's
@@ -55,7 +55,7 @@ export function certificateErrorCode(error: unknown): string | undefined {
  * settings, so with this option the client uses `ws` even where the runtime has its own (Node only).
  */
 export async function tlsWebSocket(tls: TlsOptions): Promise<WebSocketImplementation> {
-  const { default: ws } = await import('ws');
+  const { default: ws } = await importWs();
   const settings = { ...tls, ca: Array.isArray(tls.ca) ? [...tls.ca] : tls.ca } as ConstructorParameters<
     typeof ws
   >[2];

@@ -1,4 +1,5 @@
 import { badRequestError } from './client-error.js';
+import { HttpTransport } from './http-transport.js';
 import { TcpTransport } from './tcp-transport.js';
 import type { TlsOptions } from './tls-options.js';
 import type { Transport } from './transport.js';
@@ -17,7 +18,8 @@ const TRANSPORTS: Readonly<Record<string, (endpoint: URL, choice: TransportChoic
   'wss:': (endpoint, { webSocket, tls }) => new WebSocketTransport(endpoint, { webSocket, tls }),
   'tcp:': (endpoint) => new TcpTransport(endpoint, undefined),
   'tls:': (endpoint, { tls }) => new TcpTransport(endpoint, tls),
-  // `http:` and `https:` (request/response links) join here with the HTTP transport.
+  'http:': (endpoint) => new HttpTransport(endpoint, undefined),
+  'https:': (endpoint, { tls }) => new HttpTransport(endpoint, tls),
 };
 
 /** The schemes that carry TLS, where the `tls` option applies. */
@@ -25,8 +27,8 @@ const TLS_SCHEMES: ReadonlySet<string> = new Set(['wss:', 'tls:', 'https:']);
 
 /**
  * The transport for `endpoint`, by its scheme: `ws://`/`wss://` a WebSocket, `tcp://`/`tls://` a
- * length-prefixed stream. Nothing is loaded yet: each transport imports its runtime modules
- * (`ws`, `net`, `tls`) when it first connects.
+ * length-prefixed stream, `http://`/`https://` a POST per frame. Nothing is loaded yet: each
+ * transport imports its runtime modules (`ws`, `net`, `tls`, `https`) when it first connects.
  * @throws ClientError `400` when `endpoint` is not a URL or has another scheme, or for `tls` with
  *   a scheme without TLS, or `tls` combined with `webSocket`.
  */
@@ -44,7 +46,7 @@ export function transportFor(endpoint: string, choice: TransportChoice = {}): Tr
   }
   if (choice.tls !== undefined) {
     if (!TLS_SCHEMES.has(url.protocol)) {
-      throw badRequestError('the tls option needs a wss:// or tls:// endpoint');
+      throw badRequestError('the tls option needs a wss://, tls:// or https:// endpoint');
     }
     if (choice.webSocket !== undefined) {
       throw badRequestError('tls and webSocket cannot be combined: give your own WebSocket its TLS settings');

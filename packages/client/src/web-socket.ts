@@ -55,9 +55,20 @@ export async function loadWebSocket(): Promise<WebSocketImplementation> {
   if (typeof native === 'function') {
     return { create: native as WebSocketConstructor, binaryType: 'arraybuffer' };
   }
-  const { default: ws } = await import('ws');
+  const { default: ws } = await importWs();
   // ws hands binary messages over as Buffers that view its receive buffer: no copy per message.
   return { create: ws, binaryType: 'nodebuffer' };
+}
+
+/**
+ * The module name in a variable: a bundler then leaves it alone, so a browser bundle holds not even
+ * `ws`'s browser stub, and Node loads it only where it has no WebSocket of its own.
+ */
+const WS_MODULE: string = 'ws';
+
+/** The `ws` package, loaded on first use. */
+export function importWs(): Promise<typeof import('ws')> {
+  return import(WS_MODULE) as Promise<typeof import('ws')>;
 }
 
 /**

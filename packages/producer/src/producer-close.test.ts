@@ -76,7 +76,7 @@ describe('abort and close', () => {
 
   it('checks its options', () => {
     expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', maxAttempts: 0 })).toThrow(ClientError);
-    expect(() => new Producer({ endpoint: 'http://127.0.0.1:1' })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: 'ftp://127.0.0.1:1' })).toThrow(ClientError);
     expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', retryBackoff: { initialMs: -1 } })).toThrow(
       RangeError,
     );

@@ -14,6 +14,13 @@ export {
   errorNameOf,
   isRetryableCode,
 } from './error-catalogue.js';
+export {
+  encodeFrameBatch,
+  type FrameBatchSplit,
+  MAX_FRAME_BATCH,
+  peekFrameType,
+  splitFrameBatch,
+} from './frame-batch.js';
 export { fromHex, toHex } from './hex.js';
 export {
   DEFAULT_MAX_BODY_BYTES,

@@ -42,7 +42,7 @@ export function nestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
 }
 
 /** The number of values inside a map (keys and values) or array at `position`; undefined for a scalar. */
-function containerSize(bytes: Uint8Array, position: number, header: number): number | undefined {
+export function containerSize(bytes: Uint8Array, position: number, header: number): number | undefined {
   if (header >= 0x80 && header <= 0x8f) return (header & 0x0f) * 2;
   if (header >= 0x90 && header <= 0x9f) return header & 0x0f;
   if (header === 0xdc) return readUint(bytes, position + 1, 2);
@@ -52,14 +52,14 @@ function containerSize(bytes: Uint8Array, position: number, header: number): num
   return undefined;
 }
 
-function containerHeaderLength(header: number): number {
+export function containerHeaderLength(header: number): number {
   if (header === 0xdc || header === 0xde) return 3;
   if (header === 0xdd || header === 0xdf) return 5;
   return 1;
 }
 
 /** The whole length of the scalar at `position`, header included; undefined for the unused 0xc1. */
-function scalarLength(bytes: Uint8Array, position: number, header: number): number | undefined {
+export function scalarLength(bytes: Uint8Array, position: number, header: number): number | undefined {
   if (header <= 0x7f || header >= 0xe0) return 1; // positive and negative fixint
   if (header >= 0xa0 && header <= 0xbf) return 1 + (header & 0x1f); // fixstr
   switch (header) {

@@ -63,7 +63,7 @@ describe('local validation', () => {
     ['a bad topic', { subscriptions: { 'or ders': '*' } }],
     ['a bad tag expression', { subscriptions: { orders: 'a || *' } }],
     ['a long awaitDurationMs', { awaitDurationMs: 30_001 }],
-    ['a bad endpoint', { endpoint: 'http://127.0.0.1:1' }],
+    ['a bad endpoint', { endpoint: 'ftp://127.0.0.1:1' }],
   ])('refuses %s at construction with 400', (_, options) => {
     expect(
       () =>

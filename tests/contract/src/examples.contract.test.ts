@@ -171,4 +171,14 @@ describe('examples/ against a real broker', () => {
       },
     );
   });
+
+  // The README says the producer and simple consumer run unchanged over http://.
+  it('send-and-receive.mjs runs unchanged over the HTTP transport', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
+    const run = await runExample('send-and-receive.mjs', broker.endpoint.replace(/^ws/, 'http'));
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout, describeRun(run)).toMatch(wholeOutput(EXPECTED_OUTPUT['send-and-receive.mjs'] ?? []));
+    expect(run.stderr, describeRun(run)).toBe('');
+  });
 });

@@ -21,6 +21,7 @@ export const WORKSPACE_GLOBS = [
   'bench',
   'examples',
   'examples/testing',
+  'examples/browser',
 ] as const;
 
 /** Every package of the workspace, read from disk. */

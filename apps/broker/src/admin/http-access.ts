@@ -3,8 +3,12 @@ import type { AccessControl } from '../auth/access-control.js';
 import type { Action } from '../auth/permissions.js';
 import { replyError } from './http-error.js';
 
-/** Paths served to anyone: the health check, and the WebSocket upgrade (its `hello` carries the token). */
-const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/ws']);
+/**
+ * Paths served to anyone: the health check, the WebSocket upgrade (its `hello` carries the token),
+ * and the HTTP transport, which checks the token itself and judges each frame by its own
+ * permission (publish, consume), never by `admin`.
+ */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/ws', '/v1/frames']);
 
 /**
  * What an HTTP request asks to do (DESIGN.md §7), from its method and path alone: `/metrics`

@@ -10,7 +10,7 @@ export interface TestBroker extends AsyncDisposable {
   readonly broker: Broker;
   /** The WebSocket endpoint clients take, `ws://127.0.0.1:<port>`. */
   readonly endpoint: string;
-  /** The endpoint of `transport`: `ws://127.0.0.1:<port>` or the TCP listener's `tcp://127.0.0.1:<tcpPort>`. */
+  /** The endpoint of `transport`: `ws://127.0.0.1:<port>`, the TCP listener's `tcp://127.0.0.1:<tcpPort>`, or `http://127.0.0.1:<port>`. */
   endpointFor(transport: TransportName): string;
   readonly admin: AdminApi;
   readonly dataDir: string;
@@ -44,6 +44,9 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
           return url;
         case 'tcp':
           return tcpUrl ?? '';
+        case 'http':
+          // The HTTP transport shares the main port: POST /v1/frames (docs/protocol/transports.md#http).
+          return url.replace(/^ws/, 'http');
       }
     },
     admin: new AdminApi(`http://127.0.0.1:${port}`),

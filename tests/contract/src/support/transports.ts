@@ -4,9 +4,12 @@
  * `describe.each(transportsServing('stream'))('… over %s', (transport) => …)` and takes its
  * endpoint from `broker.endpointFor(transport)`.
  */
-export const TRANSPORTS = ['ws', 'tcp'] as const;
+export const TRANSPORTS = ['ws', 'tcp', 'http'] as const;
 
-/** A transport of the matrix: `ws` (WebSocket on the main port), `tcp` (the TCP listener). */
+/**
+ * A transport of the matrix: `ws` (WebSocket on the main port), `tcp` (the TCP listener), `http`
+ * (request/response, `POST /v1/frames` on the main port).
+ */
 export type TransportName = (typeof TRANSPORTS)[number];
 
 /**
