@@ -6,7 +6,7 @@ import { ClientError } from '@ricochet/client';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { AdminApi } from './support/admin.js';
-import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { startProducer, startSimpleConsumer } from './support/clients.js';
 import { AuthFileFixture } from './support/security.js';
 import { startBroker } from './support/test-broker.js';
 import { transportsServing } from './support/transports.js';
@@ -14,64 +14,13 @@ import { transportsServing } from './support/transports.js';
 /**
  * What the producer and the simple consumer add on every transport that serves them, HTTP
  * (docs/protocol/transports.md#http) included, with the clients unchanged: dead-lettering by the
- * consumer, and tokens.
+ * consumer, and tokens. The rules themselves (R1, S1–S5, …) run over every transport in their own
+ * files (`transportsServing('request')`).
  */
 
 const SUBSCRIPTIONS = { orders: '*' } as const;
 
 describe.each(transportsServing('request'))('producer and simple consumer over %s', (transport) => {
-  it('R1/S1: send resolves stored; receive leases it; ack settles it for good', async () => {
-    await using broker = await startBroker();
-    const endpoint = broker.endpointFor(transport);
-    await using consumer = await startSimpleConsumer(endpoint, {
-      group: 'billing',
-      subscriptions: SUBSCRIPTIONS,
-    });
-    await using producer = await startProducer(endpoint);
-    const { messageId, offset } = await producer.send({ topic: 'orders', body: 'first', tag: 'created' });
-    expect(offset).toBe(0);
-    expect((await broker.admin.getMessage(messageId)).message).toMatchObject({ topic: 'orders', offset: 0 });
-
-    const [message] = await consumer.receive(10, 30_000);
-    expect(message).toMatchObject({ messageId, tag: 'created', deliveryAttempt: 1 });
-    expect(message && text(message.body)).toBe('first');
-    if (message) await consumer.ack(message);
-    expect((await broker.admin.getGroup('billing')).stats).toMatchObject({ inflight: 0, committed: 1 });
-  });
-
-  it('S2/S3: an unacked message comes back after its lease with deliveryAttempt 2; the stale handle is 410', async () => {
-    await using broker = await startBroker();
-    const endpoint = broker.endpointFor(transport);
-    await using consumer = await startSimpleConsumer(endpoint, {
-      group: 'billing',
-      subscriptions: SUBSCRIPTIONS,
-    });
-    await using producer = await startProducer(endpoint);
-    await producer.send({ topic: 'orders', body: 'again' });
-    const [first] = await consumer.receive(1, 200);
-    expect(first?.deliveryAttempt).toBe(1);
-    const [second] = await consumer.receive(1, 30_000);
-    expect(second).toMatchObject({ messageId: first?.messageId, deliveryAttempt: 2 });
-    if (first) await expect(consumer.ack(first)).rejects.toMatchObject({ code: 410 });
-    if (second) await consumer.ack(second);
-  });
-
-  it('S4: changeInvisibleDuration keeps the lease; the new handle acks', async () => {
-    await using broker = await startBroker();
-    const endpoint = broker.endpointFor(transport);
-    await using consumer = await startSimpleConsumer(endpoint, {
-      group: 'billing',
-      subscriptions: SUBSCRIPTIONS,
-    });
-    await using producer = await startProducer(endpoint);
-    await producer.send({ topic: 'orders', body: 'held' });
-    const [message] = await consumer.receive(1, 30_000);
-    if (!message) throw new Error('no message');
-    await consumer.changeInvisibleDuration(message, 60_000);
-    await consumer.ack(message);
-    expect((await broker.admin.getGroup('billing')).stats).toMatchObject({ inflight: 0, committed: 1 });
-  });
-
   it('dead-letters on the consumer’s word, into the group’s DLQ', async () => {
     await using broker = await startBroker();
     const endpoint = broker.endpointFor(transport);
