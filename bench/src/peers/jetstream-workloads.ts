@@ -13,14 +13,7 @@ import { countdown, percentile, rate, runPool } from '../pool.js';
 import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
-import {
-  type LatencySummary,
-  paced,
-  sentAt,
-  stampedBody,
-  summarize,
-  W3_MESSAGES,
-} from '../workloads/w3-latency.js';
+import { LatencyRecorder, type LatencySummary, paced } from '../workloads/w3-latency.js';
 import { type RetrySummary, W4_MESSAGES } from '../workloads/w4-retry.js';
 import { startNatsServer } from './nats-server.js';
 
@@ -138,25 +131,23 @@ export async function jetStreamW2s(durability: Set<string>): Promise<number> {
 export async function jetStreamW3(durability: Set<string>): Promise<LatencySummary> {
   return withJetStream(durability, async (session) => {
     const consumer = await session.streamWithConsumer('w3');
-    const latencies: number[] = [];
-    const arrived = countdown(W3_MESSAGES);
+    const recorder = new LatencyRecorder();
     const messages = await consumer.consume({
       max_messages: CACHED,
       callback: (message) => {
-        latencies.push(performance.now() - sentAt(message.data));
+        recorder.arrived(message.data);
         message.ack();
-        arrived.tick();
       },
     });
     const failures: unknown[] = [];
     await paced(
-      () => void session.js.publish('w3', stampedBody()).catch((error) => failures.push(error)),
-      arrived.done,
+      (body) => void session.js.publish('w3', body).catch((error) => failures.push(error)),
+      recorder,
     );
     await messages.close();
     if (failures.length > 0)
       throw new Error(`JetStream W3: ${failures.length} publishes failed: ${failures[0]}`);
-    return summarize(latencies);
+    return recorder.summary();
   });
 }
 

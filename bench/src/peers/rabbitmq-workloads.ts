@@ -3,14 +3,7 @@ import { type ChannelModel, type ConfirmChannel, connect } from 'amqplib';
 import { countdown, percentile, rate, runPool } from '../pool.js';
 import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
-import {
-  type LatencySummary,
-  paced,
-  sentAt,
-  stampedBody,
-  summarize,
-  W3_MESSAGES,
-} from '../workloads/w3-latency.js';
+import { LatencyRecorder, type LatencySummary, paced } from '../workloads/w3-latency.js';
 import { type RetrySummary, W4_MESSAGES } from '../workloads/w4-retry.js';
 import { startRabbitMqServer } from './rabbitmq-server.js';
 
@@ -99,23 +92,21 @@ export async function rabbitMqW3(durability: Set<string>): Promise<LatencySummar
     await publisher.assertQueue('w3', quorum());
     const channel = await connection.createChannel();
     await channel.prefetch(PREFETCH);
-    const latencies: number[] = [];
-    const arrived = countdown(W3_MESSAGES);
+    const recorder = new LatencyRecorder();
     await channel.consume('w3', (message) => {
       if (message === null) return;
-      latencies.push(performance.now() - sentAt(message.content));
+      recorder.arrived(message.content);
       channel.ack(message);
-      arrived.tick();
     });
     const failures: unknown[] = [];
     await paced(
-      () => void publish('w3', Buffer.from(stampedBody())).catch((error) => failures.push(error)),
-      arrived.done,
+      (body) => void publish('w3', Buffer.from(body)).catch((error) => failures.push(error)),
+      recorder,
     );
     await channel.close();
     if (failures.length > 0)
       throw new Error(`RabbitMQ W3: ${failures.length} publishes failed: ${failures[0]}`);
-    return summarize(latencies);
+    return recorder.summary();
   });
 }
 

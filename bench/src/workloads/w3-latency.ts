@@ -1,7 +1,7 @@
 import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { putGroup } from '../admin.js';
-import { percentile } from '../pool.js';
+import { countdown, percentile } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
   type BenchTransport,
@@ -17,6 +17,14 @@ const DURATION_MS = 10_000;
 const TICK_MS = 5;
 const PER_TICK = (RATE_PER_SECOND * TICK_MS) / 1_000;
 export const W3_MESSAGES = (RATE_PER_SECOND * DURATION_MS) / 1_000;
+/**
+ * One second at the same rate before the measured ten, for every system alike: it lets each
+ * server's and client's JIT compile the path. Without it the first ~200 messages (the first 0.1 s,
+ * 1 % of the run) wait tens of ms behind cold code, and W3's p99 measures start-up, not the loop.
+ */
+export const W3_WARM_UP_MESSAGES = RATE_PER_SECOND;
+/** Warm-up bodies carry this instead of a send time, so that arrival skips them. */
+const WARM_UP_STAMP = -1;
 
 export interface LatencySummary {
   readonly p50Ms: number;
@@ -25,13 +33,13 @@ export interface LatencySummary {
 }
 
 /** The send time travels in the body: both ends are this process, so one clock measures it. */
-export function stampedBody(): Uint8Array {
+function stampedBody(sentAtMs: number): Uint8Array {
   const body = new Uint8Array(256);
-  new DataView(body.buffer).setFloat64(0, performance.now());
+  new DataView(body.buffer).setFloat64(0, sentAtMs);
   return body;
 }
 
-export function sentAt(body: Uint8Array): number {
+function sentAt(body: Uint8Array): number {
   return new DataView(body.buffer, body.byteOffset, body.byteLength).getFloat64(0);
 }
 
@@ -43,19 +51,56 @@ export function summarize(latenciesMs: number[]): LatencySummary {
   };
 }
 
-/** Send `PER_TICK` messages every `TICK_MS` until `W3_MESSAGES` were sent; resolve when all arrived. */
-export async function paced(send: () => void, arrived: Promise<void>): Promise<void> {
+/** The receiving end of W3, for any system: give it every body that arrives. */
+export class LatencyRecorder {
+  readonly #latenciesMs: number[] = [];
+  readonly #arrivals = countdown(W3_WARM_UP_MESSAGES + W3_MESSAGES);
+
+  /** Resolves once every message, warm-up included, has arrived. */
+  get allArrived(): Promise<void> {
+    return this.#arrivals.done;
+  }
+
+  arrived(body: Uint8Array): void {
+    const at = sentAt(body);
+    if (at !== WARM_UP_STAMP) this.#latenciesMs.push(performance.now() - at);
+    this.#arrivals.tick();
+  }
+
+  summary(): LatencySummary {
+    if (this.#latenciesMs.length !== W3_MESSAGES)
+      throw new Error(`W3 measured ${this.#latenciesMs.length} of ${W3_MESSAGES} messages`);
+    return summarize(this.#latenciesMs);
+  }
+}
+
+/**
+ * The warm-up's bodies, then the `W3_MESSAGES` measured ones (each stamped as it is sent), at
+ * `PER_TICK` every `TICK_MS`; `beforeMeasuring` runs between the two. Resolves when the recorder has
+ * them all.
+ */
+export async function paced(
+  send: (body: Uint8Array) => void,
+  recorder: LatencyRecorder,
+  beforeMeasuring: () => Promise<unknown> = async () => {},
+): Promise<void> {
+  await sendPaced(W3_WARM_UP_MESSAGES, () => send(stampedBody(WARM_UP_STAMP)));
+  await beforeMeasuring();
+  await sendPaced(W3_MESSAGES, () => send(stampedBody(performance.now())));
+  await recorder.allArrived;
+}
+
+async function sendPaced(count: number, sendOne: () => void): Promise<void> {
   let sent = 0;
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
-      for (let i = 0; i < PER_TICK && sent < W3_MESSAGES; i++, sent++) send();
-      if (sent >= W3_MESSAGES) {
+      for (let i = 0; i < PER_TICK && sent < count; i++, sent++) sendOne();
+      if (sent >= count) {
         clearInterval(timer);
         resolve();
       }
     }, TICK_MS);
   });
-  await arrived;
 }
 
 /**
@@ -88,26 +133,27 @@ async function ricochetW3(
   {
     await using broker = await startBrokerProcess([], { eventLoopProbe: true });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
-    const latencies: number[] = [];
-    let allArrived: () => void = () => {};
-    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+    const recorder = new LatencyRecorder();
     const consumer = new PushConsumer({
       endpoint: broker.endpointFor(transport),
       group: 'w3',
       subscriptions: { w3: '*' },
       listener: (message) => {
-        latencies.push(performance.now() - sentAt(message.body));
-        if (latencies.length === W3_MESSAGES) allArrived();
+        recorder.arrived(message.body);
         return ConsumeResult.SUCCESS;
       },
     });
     await consumer.start();
     const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await producer.start();
-    await brokerEventLoopDelay(broker);
-    await paced(() => void producer.send({ topic: 'w3', body: stampedBody() }), arrived);
+    // The broker's event-loop window starts with the measured messages, after the warm-up.
+    await paced(
+      (body) => void producer.send({ topic: 'w3', body }),
+      recorder,
+      () => brokerEventLoopDelay(broker),
+    );
     const eventLoop = await brokerEventLoopDelay(broker);
-    const latency = summarize(latencies);
+    const latency = recorder.summary();
     await producer.close();
     await consumer.close();
     return { latency, eventLoop };
@@ -119,16 +165,13 @@ async function referenceW3(): Promise<LatencySummary> {
     await using server = await startReferenceProcess();
     await using consumer = await ReferenceClient.connect(server.url);
     await using producer = await ReferenceClient.connect(server.url);
-    const latencies: number[] = [];
-    let allArrived: () => void = () => {};
-    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+    const recorder = new LatencyRecorder();
     consumer.onDeliver = (offset, body) => {
-      latencies.push(performance.now() - sentAt(body));
+      recorder.arrived(body);
       consumer.oneWay({ t: 'pushAck', offset });
-      if (latencies.length === W3_MESSAGES) allArrived();
     };
     consumer.oneWay({ t: 'subscribe', credit: 1_024 });
-    await paced(() => void producer.request({ t: 'send', body: stampedBody() }), arrived);
-    return summarize(latencies);
+    await paced((body) => void producer.request({ t: 'send', body }), recorder);
+    return recorder.summary();
   }
 }
