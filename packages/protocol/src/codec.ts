@@ -1,6 +1,7 @@
 import { type Options, Packr } from 'msgpackr';
 import type { z } from 'zod';
 import { ERROR_CODES } from './error-catalogue.js';
+import { hotBrokerFrame, hotClientFrame } from './hot-frames.js';
 import { MAX_FRAME_NESTING, nestsDeeperThan } from './nesting-depth.js';
 import {
   type BrokerFrame,
@@ -62,22 +63,32 @@ export function encodeFrame(frame: Frame): Uint8Array {
 
 /** Decode any frame of the protocol. Returns a {@link FrameDecodeError} for any bad input. */
 export function decodeFrame(bytes: Uint8Array): DecodeResult<Frame> {
-  return decodeWith(bytes, frameSchema);
+  return decodeWith(bytes, frameSchema, noHotCheck);
 }
 
-/** Decode a frame a client may send; the broker's entry point. */
+/**
+ * Decode a frame a client may send; the broker's entry point. The frames that carry the traffic
+ * (`send`, `ack`, `credit`) are checked by hand first and reach zod only when the exact checks
+ * cannot vouch for them (hot-frames.ts): the result is the same either way.
+ */
 export function decodeClientFrame(bytes: Uint8Array): DecodeResult<ClientFrame> {
-  return decodeWith(bytes, clientFrameSchema);
+  return decodeWith(bytes, clientFrameSchema, hotClientFrame);
 }
 
-/** Decode a frame the broker may send; the clients' entry point. */
+/** Decode a frame the broker may send; the clients' entry point (`deliver`, `sendResult` and `settled` checked by hand first). */
 export function decodeBrokerFrame(bytes: Uint8Array): DecodeResult<BrokerFrame> {
-  return decodeWith(bytes, brokerFrameSchema);
+  return decodeWith(bytes, brokerFrameSchema, hotBrokerFrame);
 }
+
+const noHotCheck = (): undefined => undefined;
 
 const MAX_REPORTED_ISSUES = 10;
 
-function decodeWith<TFrame>(bytes: Uint8Array, schema: z.ZodType<TFrame>): DecodeResult<TFrame> {
+function decodeWith<TFrame>(
+  bytes: Uint8Array,
+  schema: z.ZodType<TFrame>,
+  hotCheck: (value: Record<string, unknown>) => TFrame | undefined,
+): DecodeResult<TFrame> {
   let value: unknown;
   try {
     if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) {
@@ -98,6 +109,8 @@ function decodeWith<TFrame>(bytes: Uint8Array, schema: z.ZodType<TFrame>): Decod
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) {
     return failure('a frame is a MessagePack map', undefined);
   }
+  const hot = hotCheck(value as Record<string, unknown>);
+  if (hot !== undefined) return { ok: true, frame: hot };
   let parsed: z.ZodSafeParseResult<TFrame>;
   try {
     parsed = schema.safeParse(value);
