@@ -1,4 +1,5 @@
 import type { BrokerStore } from '../store/broker-store.js';
+import { DeliveryMap } from '../store/delivery-map.js';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import { RestartHorizon } from './restart-horizon.js';
@@ -38,7 +39,7 @@ export class DeliveryRecords {
   readonly #store: BrokerStore;
   readonly #groups: GroupRegistry;
   readonly #timers: TimerService;
-  readonly #buffered = new Map<string, Buffered>();
+  readonly #buffered = new DeliveryMap<Buffered>();
   readonly #dirtyCursors = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
   readonly #restartHorizon: RestartHorizon;
   #timer: TimerHandle | undefined;
@@ -72,20 +73,19 @@ export class DeliveryRecords {
   }
 
   get(address: DeliveryAddress): DeliveryRecord | undefined {
-    return this.#buffered.get(keyOf(address))?.record ?? this.#store.getDelivery(address);
+    return this.#buffered.get(address)?.record ?? this.#store.getDelivery(address);
   }
 
   put(address: DeliveryAddress, record: DeliveryRecord, durability: Durability): void {
-    const key = keyOf(address);
     if (durability === 'now') {
-      this.#buffered.delete(key);
+      this.#buffered.delete(address);
       void this.#store.putDelivery(address, record);
       return;
     }
-    const buffered = this.#buffered.get(key);
+    const buffered = this.#buffered.get(address);
     if (buffered) buffered.record = record;
     else
-      this.#buffered.set(key, {
+      this.#buffered.set(address, {
         address,
         record,
         storeHadRecord: this.#store.getDelivery(address) !== undefined,
@@ -98,15 +98,14 @@ export class DeliveryRecords {
    * without the store read {@link put} makes to learn whether a stored record must be deleted later.
    */
   putNew(address: DeliveryAddress, record: DeliveryRecord): void {
-    this.#buffered.set(keyOf(address), { address, record, storeHadRecord: false });
+    this.#buffered.set(address, { address, record, storeHadRecord: false });
     this.#arm();
   }
 
   /** The message reached Commit or DLQ: its record goes, from memory or from the store. */
   delete(address: DeliveryAddress): void {
-    const key = keyOf(address);
-    const buffered = this.#buffered.get(key);
-    this.#buffered.delete(key);
+    const buffered = this.#buffered.get(address);
+    if (buffered) this.#buffered.delete(address);
     if (!buffered || buffered.storeHadRecord) void this.#store.deleteDelivery(address);
   }
 
@@ -129,8 +128,4 @@ export class DeliveryRecords {
   #arm(): void {
     this.#timer ??= this.#timers.setTimer(WRITE_BEHIND_MS, () => this.flush());
   }
-}
-
-function keyOf(address: DeliveryAddress): string {
-  return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
 }

@@ -8,7 +8,13 @@ import {
   type SimpleState,
 } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
-import type { DeliveryAddress, DeliveryRecord, ScheduleKey, StoredMessage } from '../store/records.js';
+import type {
+  DeliveryAddress,
+  DeliveryRecord,
+  HistoryRecord,
+  ScheduleKey,
+  StoredMessage,
+} from '../store/records.js';
 import type { AppendWaker } from './append-waker.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import { copyToDeadLetterQueue } from './dead-letter-copy.js';
@@ -270,20 +276,23 @@ export class EffectApplier {
     const nowMs = this.#deps.clock.now();
     if (effect.outcome === 'released') this.#deps.metrics.released(address.group);
     if (effect.outcome === 'leaseExpired') this.#deps.metrics.retried(address.group);
-    void this.#deps.store.appendHistory(change.messageId, {
+    // Built field by field (the store writes the fields in its own order): spreads of optional
+    // fields cost an object each, on every settled delivery.
+    const entry: Writable<HistoryRecord & { lease: number }> = {
       group: address.group,
       topic: address.topic,
       offset: address.offset,
       lease: effect.lease,
       deliveryAttempt: effect.deliveryAttempt,
       consumer: change.consumer,
-      ...(before?.consumerId === undefined ? {} : { consumerId: before.consumerId }),
       deliveredAt: before?.deliveredAt ?? nowMs,
       settledAt: nowMs,
       result: effect.outcome,
-      ...(effect.reason === undefined ? {} : { reason: effect.reason }),
-      ...(change.settledBy === undefined ? {} : { principal: change.settledBy }),
-    });
+    };
+    if (before?.consumerId !== undefined) entry.consumerId = before.consumerId;
+    if (effect.reason !== undefined) entry.reason = effect.reason;
+    if (change.settledBy !== undefined) entry.principal = change.settledBy;
+    void this.#deps.store.appendHistory(change.messageId, entry);
   }
 
   #adjust(group: GroupRuntime, counter: GroupCounter, by: 1 | -1): void {

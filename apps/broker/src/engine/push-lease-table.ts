@@ -1,4 +1,5 @@
 import type { Clock } from '@ricochet/core';
+import { DeliveryMap } from '../store/delivery-map.js';
 import type { DeliveryAddress } from '../store/records.js';
 import type { TimerHandle, TimerService } from './timer-service.js';
 
@@ -13,7 +14,6 @@ export interface PushLease {
 /** A lease in the heap, with its position so it can be removed from the middle. */
 interface HeapEntry {
   readonly lease: PushLease;
-  readonly key: string;
   index: number;
 }
 
@@ -28,7 +28,7 @@ export class PushLeaseTable {
   readonly #clock: Clock;
   readonly #timers: TimerService;
   #onExpired: ((lease: PushLease) => void) | undefined;
-  readonly #byKey = new Map<string, HeapEntry>();
+  readonly #byAddress = new DeliveryMap<HeapEntry>();
   readonly #heap: HeapEntry[] = [];
   #timer: TimerHandle | undefined;
   #timerDueAtMs = Number.POSITIVE_INFINITY;
@@ -45,24 +45,27 @@ export class PushLeaseTable {
   }
 
   get size(): number {
-    return this.#byKey.size;
+    return this.#byAddress.size;
   }
 
   /** Track a lease; it replaces any older lease of the same delivery. */
   add(lease: PushLease): void {
     if (!this.#onExpired) throw new Error('start the push lease table before adding leases');
-    const key = keyOf(lease.address);
-    this.#removeKey(key);
-    const entry: HeapEntry = { lease, key, index: this.#heap.length };
+    const replaced = this.#byAddress.get(lease.address);
+    if (replaced) this.#removeEntry(replaced);
+    const entry: HeapEntry = { lease, index: this.#heap.length };
     this.#heap.push(entry);
-    this.#byKey.set(key, entry);
+    this.#byAddress.set(lease.address, entry);
     this.#siftUp(entry.index);
     this.#arm();
   }
 
   /** Forget a delivery's lease (settled or released). */
   remove(address: DeliveryAddress): PushLease | undefined {
-    return this.#removeKey(keyOf(address));
+    const entry = this.#byAddress.get(address);
+    if (!entry) return undefined;
+    this.#removeEntry(entry);
+    return entry.lease;
   }
 
   /** Every lease held through one subscription. */
@@ -77,10 +80,8 @@ export class PushLeaseTable {
     this.#timer = undefined;
   }
 
-  #removeKey(key: string): PushLease | undefined {
-    const entry = this.#byKey.get(key);
-    if (!entry) return undefined;
-    this.#byKey.delete(key);
+  #removeEntry(entry: HeapEntry): void {
+    this.#byAddress.delete(entry.lease.address);
     const last = this.#heap.pop();
     if (last && last !== entry) {
       this.#heap[entry.index] = last;
@@ -88,7 +89,6 @@ export class PushLeaseTable {
       this.#siftDown(last.index);
       this.#siftUp(last.index);
     }
-    return entry.lease;
   }
 
   #arm(): void {
@@ -105,7 +105,7 @@ export class PushLeaseTable {
     const nowMs = this.#clock.now();
     const expired: PushLease[] = [];
     for (let next = this.#heap[0]; next && next.lease.deadlineMs <= nowMs; next = this.#heap[0]) {
-      this.#removeKey(next.key);
+      this.#removeEntry(next);
       expired.push(next.lease);
     }
     for (const lease of expired) this.#onExpired?.(lease);
@@ -154,8 +154,4 @@ export class PushLeaseTable {
     this.#heap[i] = entry;
     entry.index = i;
   }
-}
-
-function keyOf(address: DeliveryAddress): string {
-  return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
 }

@@ -15,7 +15,7 @@ describe('receipt handles', () => {
       { group: 'billing', topic: 'orders.v2', offset: 0, lease: 1 },
       { group: 'ops', topic: '%DLQ%billing', offset: 123_456_789, lease: 42 },
     ]) {
-      expect(decodeReceiptHandle(encodeReceiptHandle(handle))).toEqual(handle);
+      expect(decodeReceiptHandle(encodeReceiptHandle(handle, handle.lease))).toEqual(handle);
     }
   });
 
@@ -30,6 +30,12 @@ describe('receipt handles', () => {
     '1~g h~t~0~1',
     '1~g~%X%t~0~1',
     '1~g~t~0~1.5',
+    '1~g~t~0~1~2',
+    '1~~t~0~1',
+    '1~g~t~~1',
+    '1~g~t~0~',
+    '1~g~t~99999999999999999~1',
+    '1~g~t~9007199254740993~1',
   ])('rejects %j', (text) => {
     expect(decodeReceiptHandle(text)).toBeUndefined();
   });
@@ -71,7 +77,7 @@ describe('groupAndTopicOfHandle', () => {
   it('reads the group and topic of both kinds of handle as the decoders do', () => {
     const plain = { group: 'billing', topic: '%DLQ%billing', offset: 12, lease: 3 };
     const broadcast = { group: 'audit', topic: 'orders', offset: 7, lease: 1, clientId: 'audit~1 é' };
-    expect(groupAndTopicOfHandle(encodeReceiptHandle(plain))).toEqual({
+    expect(groupAndTopicOfHandle(encodeReceiptHandle(plain, plain.lease))).toEqual({
       group: 'billing',
       topic: '%DLQ%billing',
     });

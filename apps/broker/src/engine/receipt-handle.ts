@@ -9,33 +9,55 @@ export interface ReceiptHandle extends DeliveryAddress {
 const VERSION = '1';
 // `~` appears in no topic or group name, so it separates fields unambiguously.
 const SEPARATOR = '~';
+const VERSION_PREFIX = `${VERSION}${SEPARATOR}`;
 
 /**
  * Encode a lease as the opaque string clients hold. It is readable on purpose (logs, debugging);
  * it carries no authority of its own: the broker honours it only while its lease number is the
  * message's current lease, so an old or forged handle is simply unknown (S3, S4).
  */
-export function encodeReceiptHandle(handle: ReceiptHandle): string {
-  return [VERSION, handle.group, handle.topic, handle.offset, handle.lease].join(SEPARATOR);
+export function encodeReceiptHandle(address: DeliveryAddress, lease: number): string {
+  return `${VERSION}${SEPARATOR}${address.group}${SEPARATOR}${address.topic}${SEPARATOR}${address.offset}${SEPARATOR}${lease}`;
 }
 
-/** Decode a receipt handle, or `undefined` when it is not one this broker issued. */
+/**
+ * Decode a receipt handle, or `undefined` when it is not one this broker issued. Parsed in place,
+ * without splitting: it runs for every handle of every settle.
+ */
 export function decodeReceiptHandle(text: string): ReceiptHandle | undefined {
-  const parts = text.split(SEPARATOR);
-  if (parts.length !== 5 || parts[0] !== VERSION) return undefined;
-  const [, group = '', topic = '', offsetText = '', leaseText = ''] = parts;
+  if (!text.startsWith(VERSION_PREFIX)) return undefined;
+  const groupEnd = text.indexOf(SEPARATOR, VERSION_PREFIX.length);
+  const topicEnd = groupEnd < 0 ? -1 : text.indexOf(SEPARATOR, groupEnd + 1);
+  const offsetEnd = topicEnd < 0 ? -1 : text.indexOf(SEPARATOR, topicEnd + 1);
+  // Exactly five fields: a sixth separator makes it something else.
+  if (offsetEnd < 0 || text.indexOf(SEPARATOR, offsetEnd + 1) >= 0) return undefined;
+  const group = text.slice(VERSION_PREFIX.length, groupEnd);
+  const topic = text.slice(groupEnd + 1, topicEnd);
   if (!GROUP_NAME_PATTERN.test(group) || !isSubscribableTopic(topic)) return undefined;
-  const offset = parseWholeNumber(offsetText);
-  const lease = parseWholeNumber(leaseText);
+  const offset = parseWholeNumber(text, topicEnd + 1, offsetEnd);
+  const lease = parseWholeNumber(text, offsetEnd + 1, text.length);
   if (offset === undefined || lease === undefined || lease < 1) return undefined;
   return { group, topic, offset, lease };
 }
 
-function parseWholeNumber(text: string): number | undefined {
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(text)) return undefined;
-  const value = Number(text);
+/** The most digits a whole number in a handle has: every safe integer fits in 16. */
+const MAX_DIGITS = 16;
+
+/** `text[start, end)` as a whole number written without a leading zero, or `undefined`. */
+function parseWholeNumber(text: string, start: number, end: number): number | undefined {
+  const length = end - start;
+  if (length < 1 || length > MAX_DIGITS) return undefined;
+  if (length > 1 && text.charCodeAt(start) === DIGIT_ZERO) return undefined;
+  let value = 0;
+  for (let i = start; i < end; i++) {
+    const digit = text.charCodeAt(i) - DIGIT_ZERO;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
   return Number.isSafeInteger(value) ? value : undefined;
 }
+
+const DIGIT_ZERO = 0x30;
 
 /**
  * The group and topic a receipt handle of either kind names, read by position without checking the

@@ -5,7 +5,7 @@ import type { SettleFailure } from './settle-item.js';
 import { settleSplit } from './settle-split.js';
 
 const clustering = (offset: number) => ({
-  receiptHandle: encodeReceiptHandle({ group: 'g', topic: 't', offset, lease: 1 }),
+  receiptHandle: encodeReceiptHandle({ group: 'g', topic: 't', offset }, 1),
 });
 const broadcast = (offset: number) => ({
   receiptHandle: encodeBroadcastReceiptHandle({ group: 'b', topic: 't', offset, lease: 1, clientId: 'c1' }),

@@ -75,7 +75,7 @@ afterEach(async () => {
 describe('Settlement', () => {
   it('refuses a malformed handle and an unknown one, indexed into the batch, and settles the rest', () => {
     const handle = leasePush();
-    const unknown = encodeReceiptHandle({ ...at(42), lease: 1 });
+    const unknown = encodeReceiptHandle(at(42), 1);
     const failures = parts.settlement.settle(items('garbage', handle, unknown), 'ack');
     expect(failures.map((f) => f.index)).toEqual([0, 2]);
     expect(failures.every((f) => f.error.errorName === 'INVALID_RECEIPT_HANDLE')).toBe(true);
@@ -257,16 +257,13 @@ describe('Settlement', () => {
     expect(thrown(pushed, 1_000)).toEqual([400, 'BAD_REQUEST']);
     expect(thrown(leased, 1.5)).toEqual([400, 'BAD_REQUEST']);
     expect(thrown('nope', 1_000)).toEqual([410, 'INVALID_RECEIPT_HANDLE']);
-    expect(thrown(encodeReceiptHandle({ ...at(9), lease: 1 }), 1_000)).toEqual([
-      410,
-      'INVALID_RECEIPT_HANDLE',
-    ]);
+    expect(thrown(encodeReceiptHandle(at(9), 1), 1_000)).toEqual([410, 'INVALID_RECEIPT_HANDLE']);
     expect(stateOf(0)).toMatchObject({ state: 'inflight', lease: 1 });
     expect(stateOf(1)).toMatchObject({ state: 'inflight', lease: 1 });
   });
 
   it('refuses a handle of a group that no longer exists as unknown', () => {
-    const handle = encodeReceiptHandle({ group: 'gone', topic: 't', offset: 0, lease: 1 });
+    const handle = encodeReceiptHandle({ group: 'gone', topic: 't', offset: 0 }, 1);
     expect(errorOf(parts.settlement.settle(items(handle), 'ack')[0])?.code).toBe(410);
   });
 });

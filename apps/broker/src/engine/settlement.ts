@@ -87,7 +87,7 @@ export class Settlement {
     if (!outcome.ok) throw outcome.error;
     return {
       messageId: outcome.messageId,
-      receiptHandle: encodeReceiptHandle({ ...outcome.address, lease: outcome.lease }),
+      receiptHandle: encodeReceiptHandle(outcome.address, outcome.lease),
     };
   }
 

@@ -37,7 +37,7 @@ function sessionFor(file: AuthFile | undefined, token = 'token-0') {
 
 const message = (topic: string, n = 0) => ({ messageId: `m${n}`, topic, body: new Uint8Array(), bornAt: 1 });
 const send = (...topics: string[]): RequestFrame => ({ type: 'send', id: 1, messages: topics.map(message) });
-const handle = (group: string, topic: string) => encodeReceiptHandle({ group, topic, offset: 0, lease: 1 });
+const handle = (group: string, topic: string) => encodeReceiptHandle({ group, topic, offset: 0 }, 1);
 
 describe('SessionAccess', () => {
   it('allows everything, naming no principal, without an auth file', () => {

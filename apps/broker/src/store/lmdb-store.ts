@@ -11,7 +11,7 @@ import {
   scheduleGroups,
   scheduleKeysAfter,
 } from './lmdb-schedule-ranges.js';
-import { PendingOverlay } from './pending-overlay.js';
+import { NOT_PENDING, PendingOverlay } from './pending-overlay.js';
 import type {
   BroadcastInstanceRecord,
   CursorRecord,
@@ -240,20 +240,20 @@ class LmdbStore implements BrokerStore {
   }
 
   getDelivery(address: DeliveryAddress): DeliveryRecord | undefined {
-    const pending = this.#pendingDeliveries.read(deliveryKeyString(address));
-    if (pending.hit) return pending.value;
+    const pending = this.#pendingDeliveries.read(address);
+    if (pending !== NOT_PENDING) return pending;
     const stored = this.#deliveries.get(deliveryKey(address));
     return stored === undefined ? undefined : fromStoredDelivery(stored);
   }
   putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void> {
     // The overlay keeps the engine's record: reads before the commit get back what was put.
     const write = this.#track(this.#deliveries.put(deliveryKey(address), toStoredDelivery(record)));
-    this.#pendingDeliveries.track(deliveryKeyString(address), record, write);
+    this.#pendingDeliveries.track(address, record, write);
     return write;
   }
   deleteDelivery(address: DeliveryAddress): Promise<void> {
     const write = this.#track(this.#deliveries.remove(deliveryKey(address)));
-    this.#pendingDeliveries.track(deliveryKeyString(address), undefined, write);
+    this.#pendingDeliveries.track(address, undefined, write);
     return write;
   }
   *scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }> {
@@ -294,9 +294,8 @@ class LmdbStore implements BrokerStore {
   }
 
   appendHistory(messageId: string, record: HistoryRecord & { readonly lease: number }): Promise<void> {
-    const { lease, ...history } = record;
     const scope = record.instance === undefined ? record.group : `${record.group}\u0000${record.instance}`;
-    return this.#track(this.#history.put([messageId, scope, lease], history));
+    return this.#track(this.#history.put([messageId, scope, record.lease], storedHistoryOf(record)));
   }
   readHistory(messageId: string): HistoryRecord[] {
     const records: HistoryRecord[] = [];
@@ -363,6 +362,23 @@ function deliveryKey(address: DeliveryAddress): [string, string, number] {
   return [address.group, address.topic, address.offset];
 }
 
-function deliveryKeyString(address: DeliveryAddress): string {
-  return `${address.group}\u0000${address.topic}\u0000${address.offset}`;
+/**
+ * A history entry as layout 1 stores it: the record without its lease (which is in the key), its
+ * fields in the order the golden test pins. Written out field by field, not by a rest spread: it
+ * runs for every settled delivery.
+ */
+function storedHistoryOf(record: HistoryRecord): HistoryRecord {
+  const stored = { group: record.group } as { -readonly [K in keyof HistoryRecord]: HistoryRecord[K] };
+  if (record.instance !== undefined) stored.instance = record.instance;
+  stored.topic = record.topic;
+  stored.offset = record.offset;
+  stored.deliveryAttempt = record.deliveryAttempt;
+  stored.consumer = record.consumer;
+  if (record.consumerId !== undefined) stored.consumerId = record.consumerId;
+  stored.deliveredAt = record.deliveredAt;
+  stored.settledAt = record.settledAt;
+  stored.result = record.result;
+  if (record.reason !== undefined) stored.reason = record.reason;
+  if (record.principal !== undefined) stored.principal = record.principal;
+  return stored;
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { PendingOverlay } from './pending-overlay.js';
+import { NOT_PENDING, PendingOverlay } from './pending-overlay.js';
+import type { DeliveryAddress } from './records.js';
+
+const at = (offset: number): DeliveryAddress => ({ group: 'g', topic: 't', offset });
 
 function deferred() {
   let resolve: () => void = () => {};
@@ -11,14 +14,14 @@ describe('PendingOverlay', () => {
   it('serves pending writes until their commit, then forgets every write of that commit', async () => {
     const overlay = new PendingOverlay<string>();
     const commit = deferred();
-    overlay.track('a', 'one', commit.promise);
-    overlay.track('b', undefined, commit.promise);
-    expect(overlay.read('a')).toEqual({ hit: true, value: 'one' });
-    expect(overlay.read('b')).toEqual({ hit: true, value: undefined });
-    expect(overlay.read('c')).toEqual({ hit: false });
+    overlay.track(at(1), 'one', commit.promise);
+    overlay.track(at(2), undefined, commit.promise);
+    expect(overlay.read(at(1))).toBe('one');
+    expect(overlay.read(at(2))).toBeUndefined();
+    expect(overlay.read(at(3))).toBe(NOT_PENDING);
     commit.resolve();
     await commit.promise;
-    expect(overlay.read('a')).toEqual({ hit: false });
+    expect(overlay.read(at(1))).toBe(NOT_PENDING);
     expect(overlay.size).toBe(0);
   });
 
@@ -26,13 +29,13 @@ describe('PendingOverlay', () => {
     const overlay = new PendingOverlay<string>();
     const older = deferred();
     const newer = deferred();
-    overlay.track('a', 'old', older.promise);
-    overlay.track('a', 'new', newer.promise);
+    overlay.track(at(1), 'old', older.promise);
+    overlay.track(at(1), 'new', newer.promise);
     older.resolve();
     await older.promise;
-    expect(overlay.read('a')).toEqual({ hit: true, value: 'new' });
+    expect(overlay.read(at(1))).toBe('new');
     newer.resolve();
     await newer.promise;
-    expect(overlay.read('a')).toEqual({ hit: false });
+    expect(overlay.read(at(1))).toBe(NOT_PENDING);
   });
 });

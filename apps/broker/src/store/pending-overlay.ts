@@ -1,42 +1,55 @@
-/** Marks a key whose pending write is a deletion. */
+import { DeliveryMap } from './delivery-map.js';
+import type { DeliveryAddress } from './records.js';
+
+/** Marks an address whose pending write is a deletion. */
 const DELETED = Symbol('deleted');
+
+/** What {@link PendingOverlay.read} answers when no write of the address is pending. */
+export const NOT_PENDING = Symbol('not pending');
+
+interface PendingWrite<TValue> {
+  readonly value: TValue | typeof DELETED;
+  readonly version: number;
+}
 
 /**
  * Read-your-writes for a store whose writes become visible only when their transaction commits.
- * Each write is recorded here until it commits; a read looks here first. A later write to the
- * same key replaces the entry, so an earlier commit never removes a newer pending value.
+ * Each write of a delivery record is recorded here until it commits; a read looks here first. A
+ * later write to the same address replaces the entry, so an earlier commit never removes a newer
+ * pending value.
  */
 export class PendingOverlay<TValue> {
-  readonly #entries = new Map<string, { value: TValue | typeof DELETED; version: number }>();
+  readonly #entries = new DeliveryMap<PendingWrite<TValue>>();
   /** The writes waiting on each commit: one callback per transaction, not one per write. */
-  readonly #byCommit = new Map<Promise<unknown>, { key: string; version: number }[]>();
+  readonly #byCommit = new Map<Promise<unknown>, { address: DeliveryAddress; version: number }[]>();
   #version = 0;
 
   /** Record a pending put (`value`) or delete (`undefined`) and forget it once `committed` settles. */
-  track(key: string, value: TValue | undefined, committed: Promise<unknown>): void {
+  track(address: DeliveryAddress, value: TValue | undefined, committed: Promise<unknown>): void {
     const version = ++this.#version;
-    this.#entries.set(key, { value: value === undefined ? DELETED : value, version });
+    this.#entries.set(address, { value: value === undefined ? DELETED : value, version });
     let writes = this.#byCommit.get(committed);
     if (!writes) {
-      const waiting: { key: string; version: number }[] = [];
+      const waiting: { address: DeliveryAddress; version: number }[] = [];
       const forget = () => {
         this.#byCommit.delete(committed);
         for (const write of waiting) {
-          if (this.#entries.get(write.key)?.version === write.version) this.#entries.delete(write.key);
+          if (this.#entries.get(write.address)?.version === write.version)
+            this.#entries.delete(write.address);
         }
       };
       committed.then(forget, forget);
       this.#byCommit.set(committed, waiting);
       writes = waiting;
     }
-    writes.push({ key, version });
+    writes.push({ address, version });
   }
 
-  /** `{ hit: false }` when nothing is pending for the key; otherwise the pending value. */
-  read(key: string): { hit: false } | { hit: true; value: TValue | undefined } {
-    const entry = this.#entries.get(key);
-    if (!entry) return { hit: false };
-    return { hit: true, value: entry.value === DELETED ? undefined : entry.value };
+  /** The pending value (`undefined` for a pending delete), or {@link NOT_PENDING}. */
+  read(address: DeliveryAddress): TValue | undefined | typeof NOT_PENDING {
+    const entry = this.#entries.get(address);
+    if (!entry) return NOT_PENDING;
+    return entry.value === DELETED ? undefined : entry.value;
   }
 
   get size(): number {
