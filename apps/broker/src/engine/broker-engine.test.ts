@@ -96,6 +96,34 @@ describe('BrokerEngine', () => {
     expect(delivered.at(-1)).toMatchObject({ messageId: 'a', deliveryAttempt: 2 });
   });
 
+  it('settles a large batch a chunk per turn, other work running between, refusals at their own index', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => `m-${i}`);
+    await send(...ids);
+    const delivered: DeliveredMessage[] = [];
+    subscribe(delivered, 150);
+    await turns(10);
+    expect(delivered).toHaveLength(150);
+    const handles = delivered.map((m) => m.receiptHandle);
+    // Refusals in the first, second and third chunk of 64.
+    for (const index of [10, 70, 140]) handles[index] = 'not-a-handle';
+    let ranBetween = false;
+    setImmediate(() => {
+      ranBetween = true;
+    });
+    const acking = engine.ack(handles);
+    // The first chunk settled at once; the rest wait for later turns, after what was queued before.
+    expect(engine.describeGroup('billing')?.stats).toMatchObject({ committed: 63 });
+    expect(ranBetween).toBe(false);
+    const failures = await acking;
+    expect(ranBetween).toBe(true);
+    expect(failures.map(({ index, error }) => [index, error.errorName])).toEqual([
+      [10, 'INVALID_RECEIPT_HANDLE'],
+      [70, 'INVALID_RECEIPT_HANDLE'],
+      [140, 'INVALID_RECEIPT_HANDLE'],
+    ]);
+    expect(engine.describeGroup('billing')?.stats).toMatchObject({ inflight: 3, committed: 147 });
+  });
+
   it('releases what an ended session held (C2): Ready again, no failure counted', async () => {
     await send('a');
     const delivered: DeliveredMessage[] = [];

@@ -153,18 +153,33 @@ export class BrokerEngine {
     this.#parts.broadcast.endSubscriptions(subscriptionIds);
   }
 
-  /** Settle a batch — broadcast deliveries and clustering ones alike — and answer once durable. */
+  /**
+   * Settle a batch — broadcast deliveries and clustering ones alike — and answer once durable.
+   * A frame may carry 1,024 handles: they are settled {@link SETTLE_CHUNK} at a time, each chunk
+   * in a turn of its own, so that one frame never holds the event loop for milliseconds (the
+   * deliveries, due retries and sends waiting behind it would all be late by that much).
+   */
   async #settleDurably(
     items: readonly SettleItem[],
     verb: SettleVerb,
     settledBy: string | undefined,
   ): Promise<SettleFailure[]> {
     this.#assertOpen();
-    const failures = settleSplit(
-      items,
-      (broadcast) => this.#parts.broadcast.settle(broadcast, verb, settledBy),
-      (clustering) => this.#parts.settlement.settle(clustering, verb, settledBy),
-    );
+    const failures: SettleFailure[] = [];
+    for (let start = 0; start < items.length; start += SETTLE_CHUNK) {
+      if (start > 0) {
+        await nextTurn();
+        this.#assertOpen();
+      }
+      const chunk =
+        start === 0 && items.length <= SETTLE_CHUNK ? items : items.slice(start, start + SETTLE_CHUNK);
+      const chunkFailures = settleSplit(
+        chunk,
+        (broadcast) => this.#parts.broadcast.settle(broadcast, verb, settledBy),
+        (clustering) => this.#parts.settlement.settle(clustering, verb, settledBy),
+      );
+      for (const { index, error } of chunkFailures) failures.push({ index: start + index, error });
+    }
     this.#parts.applier.flushTurn();
     await this.#parts.store.durable();
     return failures;
@@ -292,4 +307,15 @@ export class BrokerEngine {
   #describe(group: GroupRuntime): GroupView {
     return describeGroup(group, this.#parts.topics, this.#parts.broadcast.instancesOf(group.name));
   }
+}
+
+/** Handles settled per turn of the event loop: about half a millisecond of work. */
+const SETTLE_CHUNK = 64;
+
+/**
+ * After the I/O waiting now. Not a timer: the engine's timers may run on a virtual clock (tests,
+ * @ricochet/testing), and yielding the loop has nothing to do with time.
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -133,14 +133,19 @@ describe('PushDispatch', () => {
     expect(ids(id)).toEqual(['u-0', 'u-1']);
   });
 
-  it('hands out more than one pass worth over several turns, 256 messages a frame at most', async () => {
+  it('hands out more than one pass worth over several turns, 256 messages a pass and a frame at most', async () => {
     h.appendMany('t', 300);
     const id = subscribe(1_000);
     await turns(1);
-    expect(ids(id)).toHaveLength(256);
+    // A pass stops at 256 messages, or sooner once it has held the loop for about a millisecond.
+    const firstPass = ids(id).length;
+    expect(firstPass).toBeGreaterThan(0);
+    expect(firstPass).toBeLessThanOrEqual(256);
     await turns();
     expect(ids(id)).toHaveLength(300);
-    expect(frames.get(id)?.map((frame) => frame.length)).toEqual([256, 44]);
+    const sizes = frames.get(id)?.map((frame) => frame.length) ?? [];
+    expect(sizes.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(256);
   });
 
   it('stops delivering to an unsubscribed subscription; its leases stay until settled', async () => {

@@ -12,10 +12,12 @@ export type DeliverySink = (subscriptionId: number, messages: DeliveredMessage[]
 /** Messages one subscription takes per turn of the round-robin, so instances share fairly. */
 const TURN_MESSAGES = 32;
 /**
- * Messages one dispatch pass hands out before yielding the event loop. Small on purpose: a long
- * pass delays everything else waiting on the loop — due retries, acks, new sends — by its length.
+ * Messages one dispatch pass hands out at most before yielding the event loop, and how long it may
+ * take, in ms (checked after each subscription's turn): a long pass delays everything else waiting
+ * on the loop — due retries, acks, new sends — by its length.
  */
 const PASS_MESSAGES = 256;
+const PASS_BUDGET_MS = 1;
 /** Messages per `deliver` frame. */
 const FRAME_MESSAGES = 256;
 
@@ -140,9 +142,11 @@ export class PushDispatch {
     let handedOut = 0;
     const offset = this.#rotation.get(group) ?? 0;
     this.#rotation.set(group, offset + 1);
-    for (let round = 0; handedOut < PASS_MESSAGES && round < PASS_MESSAGES; round++) {
+    const startedMs = performance.now();
+    let outOfTime = false;
+    for (let round = 0; handedOut < PASS_MESSAGES && round < PASS_MESSAGES && !outOfTime; round++) {
       let progressed = false;
-      for (let i = 0; i < members.length; i++) {
+      for (let i = 0; i < members.length && !outOfTime; i++) {
         const subscription = members[(offset + i + round) % members.length];
         if (!subscription || subscription.credits <= 0 || exhausted.has(subscription)) continue;
         const want = Math.min(subscription.credits, TURN_MESSAGES, PASS_MESSAGES - handedOut);
@@ -169,6 +173,7 @@ export class PushDispatch {
           handedOut++;
           progressed = true;
         }
+        outOfTime = performance.now() - startedMs >= PASS_BUDGET_MS;
       }
       if (!progressed) break;
     }
@@ -177,7 +182,7 @@ export class PushDispatch {
         subscription.sink(subscription.id, messages.slice(start, start + FRAME_MESSAGES));
       }
     }
-    // A full pass may have left work behind; continue in the next turn.
-    if (handedOut >= PASS_MESSAGES) this.#queue(group);
+    // A full pass, or one out of time, may have left work behind; continue in the next turn.
+    if (handedOut >= PASS_MESSAGES || outOfTime) this.#queue(group);
   }
 }

@@ -139,4 +139,31 @@ describe('Scheduler', () => {
     expect(fired).toHaveLength(50);
     expect(read).toHaveLength(50);
   });
+
+  it('yields the event loop after about a millisecond of work, and goes on in the next turn', async () => {
+    scheduler.stop();
+    const passes: number[] = [];
+    let pass = 0;
+    // Every timer callback is one turn of the event loop: count them, and which one each batch ran in.
+    const counting: typeof timers = Object.create(timers);
+    counting.setTimer = (delayMs, callback) =>
+      timers.setTimer(delayMs, () => {
+        pass++;
+        callback();
+      });
+    scheduler = new Scheduler({ store, clock, timers: counting, batchSize: 4 });
+    scheduler.start((group, due) => {
+      // Each batch takes longer than the budget.
+      const until = performance.now() + 2;
+      while (performance.now() < until) {}
+      passes.push(pass);
+      return onDue(group, due);
+    });
+    for (let offset = 0; offset < 40; offset++)
+      scheduler.add('g', 1_000_001, 't', offset, { kind: 'retryDue' });
+    await timers.advanceBy(10, settle);
+    expect(fired).toHaveLength(40);
+    // Ten batches, each in a turn of its own, not one pass of sixteen rounds.
+    expect(passes).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { ScheduleEntry, ScheduleKey } from '../store/records.js';
-import type { TimerHandle, TimerService } from './timer-service.js';
+import { soon, type TimerHandle, type TimerService } from './timer-service.js';
 
 /** One due entry handed to the engine. */
 export interface DueEntry {
@@ -20,7 +20,7 @@ export interface SchedulerOptions {
   readonly store: BrokerStore;
   readonly clock: Clock;
   readonly timers: TimerService;
-  /** Entries handed to `onDue` at a time. @default 256 */
+  /** Entries handed to `onDue` at a time. @default 64 */
   readonly batchSize?: number;
   /** Called when a pass fails; the scheduler tries again on its next wake-up. */
   readonly onError?: (error: unknown) => void;
@@ -33,8 +33,16 @@ interface PendingWrite {
   readonly entry: ScheduleEntry | undefined;
 }
 
-/** Batches per pass before the pass yields the event loop to everything else. */
+/**
+ * How long one pass may hold the event loop, in ms, before it yields to everything else waiting
+ * (deliveries of the retries it just made Ready among them) and goes on in the next turn. At
+ * least one batch runs per pass, so a long backlog always moves.
+ */
+const PASS_BUDGET_MS = 1;
+/** Batches per pass at most, whatever the time (a manual clock in tests does not move). */
 const MAX_ROUNDS_PER_PASS = 16;
+/** Keys read at a time while looking past this process's pending writes. */
+const PAGE_KEYS = 16;
 
 /**
  * Retries, lease deadlines and delays live in the store's time-ordered schedule; this class keeps
@@ -77,7 +85,7 @@ export class Scheduler {
     this.#store = options.store;
     this.#clock = options.clock;
     this.#timers = options.timers;
-    this.#batchSize = options.batchSize ?? 256;
+    this.#batchSize = options.batchSize ?? 64;
     this.#onError = options.onError ?? (() => {});
   }
 
@@ -189,6 +197,8 @@ export class Scheduler {
   #runPass(): void {
     if (this.#stopped) return;
     this.#inPass = true;
+    const startedMs = performance.now();
+    let moreDue = false;
     try {
       for (let round = 0; round < MAX_ROUNDS_PER_PASS; round++) {
         const nowMs = this.#clock.now();
@@ -196,39 +206,58 @@ export class Scheduler {
           .filter(([group, dueAtMs]) => dueAtMs <= nowMs && !this.#paused.has(group))
           .map(([group]) => group);
         if (dueGroups.length === 0) break;
-        let moreDue = false;
+        moreDue = false;
         for (const group of dueGroups) {
           const due = this.#readDue(group, nowMs);
           const taken = due.length === 0 ? 0 : Math.max(0, Math.min(due.length, this.#onDue(group, due)));
-          for (const { key } of due.slice(0, taken)) this.remove(key);
+          for (let i = 0; i < taken; i++) this.remove((due[i] as DueEntry).key);
           const lastTaken = due[taken - 1];
           if (lastTaken) this.#takenThrough.set(group, lastTaken.key);
           if (taken < due.length) this.#paused.add(group);
           else if (due.length === this.#batchSize) moreDue = true;
           this.#refreshEarliest(group);
         }
-        if (!moreDue) break;
+        if (!moreDue || performance.now() - startedMs >= PASS_BUDGET_MS) break;
       }
     } catch (error) {
       this.#onError(error);
     } finally {
       this.#inPass = false;
-      // Anything still due (a long backlog) is taken up in the next turn, after other work ran.
-      this.#arm();
+      // A backlog left over goes on right after the I/O waiting now; otherwise the next due time.
+      if (moreDue && !this.#stopped) this.#continueSoon();
+      else this.#arm();
     }
   }
 
-  /** A group's entries due at `nowMs`: committed ones, minus this process's pending removals, plus its pending additions. */
+  /** Run the next pass after the I/O waiting now, unless a pass is already queued to run as soon. */
+  #continueSoon(): void {
+    if (this.#timer && this.#timerDueAtMs <= this.#clock.now()) return;
+    this.#timer?.cancel();
+    this.#timerDueAtMs = this.#clock.now();
+    this.#timer = soon(this.#timers, () => {
+      this.#timer = undefined;
+      this.#timerDueAtMs = Number.POSITIVE_INFINITY;
+      this.#runPass();
+    });
+  }
+
+  /** A group's entries due at `nowMs`: committed ones, minus this process's pending writes, plus its pending additions. */
   #readDue(group: string, nowMs: number): DueEntry[] {
     const pending = this.#pending.get(group);
-    const committed = this.#store.readDueSchedule(
-      group,
-      nowMs,
-      this.#batchSize + (pending?.size ?? 0),
-      this.#takenThrough.get(group),
-    );
-    if (!pending) return committed.slice(0, this.#batchSize);
-    const due: DueEntry[] = committed.filter(({ key }) => !pending.has(keyString(key)));
+    if (!pending) {
+      return this.#store.readDueSchedule(group, nowMs, this.#batchSize, this.#takenThrough.get(group));
+    }
+    // Committed entries a pending write replaces or removes are skipped; page on past them until a
+    // batch is full or nothing more is due, so a pass costs the batch, not every write in flight.
+    const due: DueEntry[] = [];
+    let after = this.#takenThrough.get(group);
+    for (let guard = 0; guard <= pending.size; guard++) {
+      const page = this.#store.readDueSchedule(group, nowMs, this.#batchSize, after);
+      for (const entry of page) if (!pending.has(keyString(entry.key))) due.push(entry);
+      const last = page.at(-1);
+      if (page.length < this.#batchSize || due.length >= this.#batchSize || !last) break;
+      after = last.key;
+    }
     for (const write of pending.values()) {
       if (write.entry !== undefined && write.key[1] <= nowMs)
         due.push({ key: write.key, entry: write.entry });
@@ -241,14 +270,18 @@ export class Scheduler {
   #refreshEarliest(group: string): void {
     const pending = this.#pending.get(group);
     let earliest = Number.POSITIVE_INFINITY;
-    for (const key of this.#store.scheduleKeys(
-      group,
-      1 + (pending?.size ?? 0),
-      this.#takenThrough.get(group),
-    )) {
-      if (pending?.has(keyString(key))) continue;
-      earliest = key[1];
-      break;
+    let after = this.#takenThrough.get(group);
+    // Page past the committed keys that pending writes remove or replace.
+    for (let guard = 0; guard <= (pending?.size ?? 0); guard++) {
+      const page = this.#store.scheduleKeys(group, pending ? PAGE_KEYS : 1, after);
+      const first = page.find((key) => !pending?.has(keyString(key)));
+      if (first) {
+        earliest = first[1];
+        break;
+      }
+      const last = page.at(-1);
+      if (!last || page.length < PAGE_KEYS) break;
+      after = last;
     }
     for (const write of pending?.values() ?? []) {
       if (write.entry !== undefined && write.key[1] < earliest) earliest = write.key[1];

@@ -10,6 +10,17 @@ export interface TimerHandle {
 export interface TimerService {
   /** Call `callback` once, `delayMs` from now. */
   setTimer(delayMs: number, callback: () => void): TimerHandle;
+  /**
+   * Call `callback` once the event loop has handled the I/O waiting now: the way a long piece of
+   * work yields and goes on, without the millisecond a Node timer of 0 ms takes. Optional: where a
+   * service lacks it, {@link soon} uses a timer of 0 ms.
+   */
+  setImmediate?(callback: () => void): TimerHandle;
+}
+
+/** Call `callback` after the I/O waiting now (a 0 ms timer on services without `setImmediate`). */
+export function soon(timers: TimerService, callback: () => void): TimerHandle {
+  return timers.setImmediate ? timers.setImmediate(callback) : timers.setTimer(0, callback);
 }
 
 /** Node's timers, unref'd so that a pending timer never keeps a finished process alive. */
@@ -18,5 +29,10 @@ export const systemTimers: TimerService = {
     const timer = setTimeout(callback, Math.max(0, delayMs));
     timer.unref();
     return { cancel: () => clearTimeout(timer) };
+  },
+  setImmediate(callback) {
+    const immediate = setImmediate(callback);
+    immediate.unref();
+    return { cancel: () => clearImmediate(immediate) };
   },
 };
