@@ -75,7 +75,7 @@ export function decodeClientFrame(bytes: Uint8Array): DecodeResult<ClientFrame> 
   return decodeWith(bytes, clientFrameSchema, hotClientFrame);
 }
 
-/** Decode a frame the broker may send; the clients' entry point (`deliver`, `sendResult` and `settled` checked by hand first). */
+/** Decode a frame the broker may send; the clients' entry point (`deliver`, `messages`, `sendResult` and `settled` checked by hand first). */
 export function decodeBrokerFrame(bytes: Uint8Array): DecodeResult<BrokerFrame> {
   return decodeWith(bytes, brokerFrameSchema, hotBrokerFrame);
 }

@@ -85,6 +85,11 @@ const BROKER_FRAMES: Record<string, (random: Random) => Record<string, Value>> =
     subscriptionId: whole(random, 1e6),
     messages: some(random, deliveredMessage, 5),
   }),
+  messages: (random) => ({
+    type: 'messages',
+    id: whole(random, 0xffff_ffff),
+    messages: random() < 0.1 ? [] : some(random, deliveredMessage, 5),
+  }),
   sendResult: (random) => ({
     type: 'sendResult',
     id: whole(random, 0xffff_ffff),

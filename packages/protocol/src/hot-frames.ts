@@ -1,4 +1,4 @@
-import { MAX_SEND_BATCH_MESSAGES } from './limits.js';
+import { MAX_RECEIVE_MESSAGES, MAX_SEND_BATCH_MESSAGES } from './limits.js';
 import { isSubscribableTopic, MESSAGE_ID_PATTERN, TAG_PATTERN, TOPIC_NAME_PATTERN } from './names.js';
 import type {
   AckFrame,
@@ -6,6 +6,7 @@ import type {
   ClientFrame,
   CreditFrame,
   DeliverFrame,
+  MessagesFrame,
   SendFrame,
   SendResultFrame,
   SettledFrame,
@@ -13,7 +14,7 @@ import type {
 
 /**
  * Exact checks for the frames that carry the traffic, in their everyday shape: `send`, `ack` and
- * `credit` from clients; `deliver`, `sendResult` and an empty `settled` from the broker.
+ * `credit` from clients; `deliver`, `messages`, `sendResult` and an empty `settled` from the broker.
  *
  * zod's generic parse costs a client about a third of its CPU on a push stream and allocates a
  * copy of every frame, so the codec tries these first. Each one is *sound, not complete*: it
@@ -45,6 +46,8 @@ export function hotBrokerFrame(value: Record<string, unknown>): BrokerFrame | un
   switch (value.type) {
     case 'deliver':
       return hotDeliver(value);
+    case 'messages':
+      return hotMessages(value);
     case 'sendResult':
       return hotSendResult(value);
     case 'settled':
@@ -94,6 +97,15 @@ function hotDeliver(frame: Record<string, unknown>): DeliverFrame | undefined {
   return frame as unknown as DeliverFrame;
 }
 
+function hotMessages(frame: Record<string, unknown>): MessagesFrame | undefined {
+  if (!hasOnlyKeys(frame, FRAME_KEYS.messages) || !isRequestId(frame.id)) return undefined;
+  const messages = frame.messages;
+  if (!Array.isArray(messages) || messages.length > MAX_RECEIVE_MESSAGES) return undefined;
+  for (const message of messages) if (!isPlainDeliveredMessage(message)) return undefined;
+  for (const message of messages) viewBody(message);
+  return frame as unknown as MessagesFrame;
+}
+
 function hotSendResult(frame: Record<string, unknown>): SendResultFrame | undefined {
   if (!hasOnlyKeys(frame, FRAME_KEYS.sendResult) || !isRequestId(frame.id)) return undefined;
   const receipts = frame.receipts;
@@ -116,6 +128,7 @@ const FRAME_KEYS = {
   ack: new Set(['type', 'id', 'receiptHandles']),
   credit: new Set(['type', 'subscriptionId', 'credits']),
   deliver: new Set(['type', 'subscriptionId', 'messages']),
+  messages: new Set(['type', 'id', 'messages']),
   sendResult: new Set(['type', 'id', 'receipts']),
   settled: new Set(['type', 'id', 'failures']),
 } as const;
