@@ -9,6 +9,7 @@ import type { DeliveryRecord } from '../store/records.js';
 import { DeliveryRecords, WRITE_BEHIND_MS } from './delivery-records.js';
 import { GroupRegistry } from './group-registry.js';
 import { ManualTimers } from './manual-timers.test-support.js';
+import { Scheduler } from './scheduler.js';
 
 let dir: string;
 let store: BrokerStore;
@@ -26,7 +27,7 @@ beforeEach(() => {
   clock = new ManualClock(0);
   timers = new ManualTimers(clock);
   groups = new GroupRegistry(store, clock, true);
-  records = new DeliveryRecords(store, groups, timers);
+  records = new DeliveryRecords(store, groups, timers, new Scheduler({ store, clock, timers }));
 });
 
 afterEach(async () => {

@@ -3,6 +3,7 @@ import { DeliveryMap } from '../store/delivery-map.js';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import { RestartHorizon } from './restart-horizon.js';
+import type { Scheduler } from './scheduler.js';
 import type { TimerHandle, TimerService } from './timer-service.js';
 
 /** How long a delivery state may live in memory only before it is written. */
@@ -25,9 +26,11 @@ interface Buffered {
 /**
  * The lifecycle records of deliveries, with write-behind for the states a crash may lose.
  *
- * Most push deliveries are settled within milliseconds. Their Inflight state (and a Ready state
- * after a release or a due retry) waits in memory for up to {@link WRITE_BEHIND_MS}; a message
- * committed meanwhile never touches the disk but for its history entry. The group cursors that
+ * Most deliveries are settled within milliseconds. A push delivery's Inflight state (and a Ready
+ * state after a release or a due retry), and a simple consumer's new lease with the schedule entry
+ * of its deadline (the scheduler's deferred entries, written by {@link flush} too), wait in memory
+ * for up to {@link WRITE_BEHIND_MS}; a message committed meanwhile never touches the disk but for
+ * its history entry. The group cursors that
  * pass such messages are written by the same flush, in the same transaction, so the store never
  * holds a cursor past a delivery it knows nothing of: after a crash, the log scan starts over from
  * the stored cursor. Nor can a flush name a message the store lacks: every message's write was
@@ -39,15 +42,18 @@ export class DeliveryRecords {
   readonly #store: BrokerStore;
   readonly #groups: GroupRegistry;
   readonly #timers: TimerService;
+  /** Its deferred entries (a simple lease's deadline) are written by {@link flush}, with the records. */
+  readonly #scheduler: Scheduler;
   readonly #buffered = new DeliveryMap<Buffered>();
   readonly #dirtyCursors = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
   readonly #restartHorizon: RestartHorizon;
   #timer: TimerHandle | undefined;
 
-  constructor(store: BrokerStore, groups: GroupRegistry, timers: TimerService) {
+  constructor(store: BrokerStore, groups: GroupRegistry, timers: TimerService, scheduler: Scheduler) {
     this.#store = store;
     this.#groups = groups;
     this.#timers = timers;
+    this.#scheduler = scheduler;
     this.#restartHorizon = new RestartHorizon(store);
   }
 
@@ -115,12 +121,13 @@ export class DeliveryRecords {
     this.#arm();
   }
 
-  /** Write every buffered state and moved cursor now, in one transaction. */
+  /** Write every buffered state, deferred schedule entry and moved cursor now, in one transaction. */
   flush(): void {
     this.#timer?.cancel();
     this.#timer = undefined;
     for (const { address, record } of this.#buffered.values()) void this.#store.putDelivery(address, record);
     this.#buffered.clear();
+    this.#scheduler.writeDeferred();
     for (const { group, topic } of this.#dirtyCursors.values()) this.#groups.saveCursor(group, topic);
     this.#dirtyCursors.clear();
   }

@@ -100,10 +100,9 @@ export class EffectApplier {
               effect.deadlineMs,
               address.topic,
               address.offset,
-              {
-                kind: 'leaseExpiry',
-                lease: effect.lease,
-              },
+              { kind: 'leaseExpiry', lease: effect.lease },
+              // With the lease's record: written behind for a new lease, at once for a changed one.
+              change.eventType === 'delivered' ? 'deferred' : 'now',
             );
           } else {
             this.#deps.pushLeases.add({
@@ -301,13 +300,15 @@ export class EffectApplier {
   }
 
   /**
-   * The record the transition leaves: none once terminal. Simple-consumer records are written at
-   * once (a client may still ack a lease after a restart; an expired lease's schedule entry is gone
-   * with this turn), and so is WaitingRetry, with its schedule entry, and the Ready state a due
-   * retry moves to: the scheduler removes the entry after this write is queued, so no commit holds
-   * a WaitingRetry without its entry, and recovery need not look up the entry of every pending
-   * retry. Other push states may wait for the write-behind flush: a crash before it costs a
-   * redelivery, never a loss.
+   * The record the transition leaves: none once terminal. Written at once: WaitingRetry, with its
+   * schedule entry, and the Ready state a due retry moves to (the scheduler removes the entry after
+   * this write is queued, so no commit holds a WaitingRetry without its entry, and recovery need
+   * not look up the entry of every pending retry); and a simple consumer's record after any event
+   * but its delivery — a changed lease, which is answered once durable, and Ready after a lease
+   * expired, whose schedule entry is gone with this turn. The rest waits for the write-behind
+   * flush: push states, and a simple consumer's new lease, whose schedule entry is deferred with it
+   * (most are acked first and never written). A crash before the flush costs a redelivery, never
+   * a loss; a client's ack of a lease that was lost so gets 410.
    */
   #writeRecord(change: DeliveryChange, scheduleKey: ScheduleKey | undefined): void {
     const { address, next } = change;
@@ -331,7 +332,8 @@ export class EffectApplier {
     if (scheduleKey !== undefined) record.scheduleKey = scheduleKey;
     if (consumerId !== undefined) record.consumerId = consumerId;
     if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
-    if (change.consumer === 'simple' || next.state === 'waitingRetry' || change.eventType === 'retryDue') {
+    const simpleNotDelivered = change.consumer === 'simple' && change.eventType !== 'delivered';
+    if (simpleNotDelivered || next.state === 'waitingRetry' || change.eventType === 'retryDue') {
       this.#deps.records.put(address, record, 'now');
     } else if (change.before === undefined) {
       this.#deps.records.putNew(address, record);

@@ -92,8 +92,6 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
     onError: (error) => onError(error, 'watermark check failed'),
   });
-  const records = new DeliveryRecords(store, groups, timers);
-  const appendWaker = new AppendWaker(groups, (group, topic) => backlog.reads(group, topic));
   // Timers first: the applier writes them; they report what falls due once started.
   const scheduler = new Scheduler({
     store,
@@ -101,6 +99,8 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     timers,
     onError: (error) => onError(error, 'scheduler pass failed'),
   });
+  const records = new DeliveryRecords(store, groups, timers, scheduler);
+  const appendWaker = new AppendWaker(groups, (group, topic) => backlog.reads(group, topic));
   const pushLeases = new PushLeaseTable(clock, timers);
   const applier = new EffectApplier({
     store,

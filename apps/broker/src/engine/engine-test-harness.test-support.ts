@@ -75,9 +75,9 @@ export class EngineHarness {
     metrics: BrokerMetrics,
     onDue: (group: string, due: readonly unknown[]) => number = () => 0,
   ): { applier: EffectApplier; records: DeliveryRecords; scheduler: Scheduler; pushLeases: PushLeaseTable } {
-    const records = new DeliveryRecords(this.store, this.groups, this.timers);
     const scheduler = new Scheduler({ store: this.store, clock: this.clock, timers: this.timers });
     scheduler.start(onDue);
+    const records = new DeliveryRecords(this.store, this.groups, this.timers, scheduler);
     const pushLeases = new PushLeaseTable(this.clock, this.timers);
     const applier = new EffectApplier({
       store: this.store,

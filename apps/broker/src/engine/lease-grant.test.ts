@@ -61,9 +61,10 @@ describe('LeaseGrant', () => {
     expect(group.inflight).toBe(1);
   });
 
-  it('leases to a simple consumer until now + its invisible duration, durably', async () => {
+  it('leases to a simple consumer until now + its invisible duration, written with the next flush', async () => {
     const delivered = parts.leaseGrant.toSimple(group, candidate(), 2_000, 's1');
     expect(decodeReceiptHandle(delivered?.receiptHandle ?? '')).toEqual({ ...at(0), lease: 1 });
+    parts.records.flush();
     await h.committed();
     expect(h.store.getDelivery(at(0))).toMatchObject({
       consumer: 'simple',

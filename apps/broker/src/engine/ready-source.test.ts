@@ -181,7 +181,8 @@ describe('ReadySource', () => {
     h.appendMany('t', 3);
     const [durable, deferred, acked] = candidates(3);
     if (!durable || !deferred || !acked) throw new Error('not taken');
-    parts.leaseGrant.toSimple(group, durable, 60_000, 's1');
+    // A failure's WaitingRetry is written at once; an Inflight state waits for the flush.
+    parts.settlement.settle([{ receiptHandle: lease(durable), reason: 'boom' }], 'nack');
     lease(deferred);
     parts.settlement.settle([{ receiptHandle: lease(acked) }], 'ack');
     // A crash: neither the cursor nor the deferred Inflight state was flushed.

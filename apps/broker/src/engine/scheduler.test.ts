@@ -166,4 +166,32 @@ describe('Scheduler', () => {
     // Ten batches, each in a turn of its own, not one pass of sixteen rounds.
     expect(passes).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
+
+  it('keeps a deferred entry in memory: it fires on time, and a removal before the flush writes nothing', async () => {
+    scheduler.add('g', 1_000_100, 't', 1, { kind: 'leaseExpiry', lease: 1 }, 'deferred');
+    const acked = scheduler.add('g', 1_000_200, 't', 2, { kind: 'leaseExpiry', lease: 1 }, 'deferred');
+    await store.committed();
+    expect(store.countSchedule('g')).toBe(0);
+    await timers.advanceBy(100, settle);
+    expect(fired.map((f) => [f.atMs, f.offset])).toEqual([[1_000_100, 1]]);
+    scheduler.remove(acked);
+    scheduler.writeDeferred();
+    await store.committed();
+    expect(store.countSchedule('g')).toBe(0);
+    await timers.advanceBy(1_000, settle);
+    expect(fired).toHaveLength(1);
+  });
+
+  it('writes the deferred entries still scheduled when flushed, and removes them from the store after', async () => {
+    const key = scheduler.add('g', 1_000_100, 't', 1, { kind: 'leaseExpiry', lease: 1 }, 'deferred');
+    scheduler.writeDeferred();
+    await store.committed();
+    expect(store.getSchedule(key)).toEqual({ kind: 'leaseExpiry', lease: 1 });
+    scheduler.writeDeferred();
+    scheduler.remove(key);
+    await store.committed();
+    expect(store.countSchedule('g')).toBe(0);
+    await timers.advanceBy(1_000, settle);
+    expect(fired).toEqual([]);
+  });
 });

@@ -31,7 +31,16 @@ interface PendingWrite {
   readonly key: ScheduleKey;
   /** The entry put, or `undefined` for a removal. */
   readonly entry: ScheduleEntry | undefined;
+  /** Not written to the store yet: it waits for the write-behind flush ({@link Scheduler.writeDeferred}). */
+  readonly deferred?: true;
 }
+
+/**
+ * `now`: the entry is written with this turn's commit. `deferred`: it stays in memory until the
+ * next write-behind flush writes it ({@link Scheduler.writeDeferred}), and an entry removed before
+ * that never reaches the store.
+ */
+export type ScheduleDurability = 'now' | 'deferred';
 
 /**
  * How long one pass may hold the event loop, in ms, before it yields to everything else waiting
@@ -68,6 +77,8 @@ export class Scheduler {
   readonly #pending = new Map<string, Map<string, PendingWrite>>();
   /** The pending writes waiting on each commit. */
   readonly #byCommit = new Map<Promise<void>, PendingWrite[]>();
+  /** Entries added `deferred` and not written yet. */
+  readonly #deferred = new Set<PendingWrite>();
   /** Groups that took fewer entries than were due; skipped until resumed. */
   readonly #paused = new Set<string>();
   /**
@@ -106,12 +117,25 @@ export class Scheduler {
     this.#timer = undefined;
   }
 
-  /** Schedule `entry` for a message of `group` at `dueAtMs`; returns the key to cancel it with. */
-  add(group: string, dueAtMs: number, topic: string, offset: number, entry: ScheduleEntry): ScheduleKey {
+  /**
+   * Schedule `entry` for a message of `group` at `dueAtMs`; returns the key to cancel it with. A
+   * `deferred` entry fires on time like any other, but is written only by the next write-behind
+   * flush: the delivery records' (`DeliveryRecords.flush`), which writes the record that names it
+   * in the same transaction.
+   */
+  add(
+    group: string,
+    dueAtMs: number,
+    topic: string,
+    offset: number,
+    entry: ScheduleEntry,
+    durability: ScheduleDurability = 'now',
+  ): ScheduleKey {
     const key: ScheduleKey = [group, Math.floor(dueAtMs), topic, offset];
     const takenThrough = this.#takenThrough.get(group);
     if (takenThrough && compareKeys(key, takenThrough) <= 0) this.#takenThrough.delete(group);
-    this.#track(key, entry, this.#store.putSchedule(key, entry));
+    if (durability === 'deferred') this.#defer(key, entry);
+    else this.#track(key, entry, this.#store.putSchedule(key, entry));
     this.#earliestByGroup.set(
       group,
       Math.min(this.#earliestByGroup.get(group) ?? Number.POSITIVE_INFINITY, key[1]),
@@ -125,7 +149,29 @@ export class Scheduler {
    * finds nothing, after which it is computed again.
    */
   remove(key: ScheduleKey): void {
+    const writes = this.#pending.get(key[0]);
+    const id = keyString(key);
+    const pending = writes?.get(id);
+    if (writes && pending?.deferred) {
+      // Never written: forgetting it is the whole removal.
+      this.#deferred.delete(pending);
+      writes.delete(id);
+      if (writes.size === 0) this.#pending.delete(key[0]);
+      return;
+    }
     this.#track(key, undefined, this.#store.deleteSchedule(key));
+  }
+
+  /**
+   * Write every deferred entry still scheduled, in the caller's turn: the delivery records'
+   * write-behind flush calls it, so an entry commits with the record that names it.
+   */
+  writeDeferred(): void {
+    const deferred = [...this.#deferred];
+    this.#deferred.clear();
+    for (const { key, entry } of deferred) {
+      if (entry !== undefined) this.#track(key, entry, this.#store.putSchedule(key, entry));
+    }
   }
 
   /** A paused group has room again: run its due entries. */
@@ -143,15 +189,33 @@ export class Scheduler {
     return this.#paused.size;
   }
 
-  #track(key: ScheduleKey, entry: ScheduleEntry | undefined, write: Promise<void>): void {
-    const group = key[0];
+  /** Keep an addition in memory until {@link writeDeferred}; it shadows the store's entry of the key, if any. */
+  #defer(key: ScheduleKey, entry: ScheduleEntry): void {
+    const writes = this.#writesOf(key[0]);
+    const id = keyString(key);
+    const replaced = writes.get(id);
+    if (replaced?.deferred) this.#deferred.delete(replaced);
+    const pending: PendingWrite = { key, entry, deferred: true };
+    writes.set(id, pending);
+    this.#deferred.add(pending);
+  }
+
+  #writesOf(group: string): Map<string, PendingWrite> {
     let writes = this.#pending.get(group);
     if (!writes) {
       writes = new Map();
       this.#pending.set(group, writes);
     }
+    return writes;
+  }
+
+  #track(key: ScheduleKey, entry: ScheduleEntry | undefined, write: Promise<void>): void {
+    const writes = this.#writesOf(key[0]);
+    const id = keyString(key);
+    const replaced = writes.get(id);
+    if (replaced?.deferred) this.#deferred.delete(replaced);
     const pending: PendingWrite = { key, entry };
-    writes.set(keyString(key), pending);
+    writes.set(id, pending);
     // The store hands every write of one transaction the same promise: one callback per commit.
     let committing = this.#byCommit.get(write);
     if (!committing) {
