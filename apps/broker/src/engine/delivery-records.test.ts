@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../store/broker-store.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import type { DeliveryRecord } from '../store/records.js';
-import { DeliveryRecords, WRITE_BEHIND_MS } from './delivery-records.js';
+import { DeliveryRecords, FLUSH_CHUNK_RECORDS, WRITE_BEHIND_MS } from './delivery-records.js';
 import { GroupRegistry } from './group-registry.js';
 import { ManualTimers } from './manual-timers.test-support.js';
 import { Scheduler } from './scheduler.js';
@@ -90,5 +90,40 @@ describe('DeliveryRecords', () => {
     records.flush();
     await store.committed();
     expect(store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: 42 }]);
+  });
+
+  it('flushes a chunk per turn, each state as it is then, and the cursor as it was, with the last chunk', async () => {
+    const group = groups.put('g', {});
+    const count = FLUSH_CHUNK_RECORDS + 10;
+    const at = (offset: number) => ({ group: 'g', topic: 't', offset });
+    for (let offset = 0; offset < count; offset++)
+      records.putNew(at(offset), { ...ready, messageId: `m${offset}` });
+    group.cursors.set('t', count);
+    records.cursorMoved(group, 't');
+    // The settle step after each timer callback: the first is the write-behind timer's, with the
+    // flush's first chunk; the next callback is the flush's second and last chunk.
+    let callbacks = 0;
+    let afterFirstChunk: { deliveries: number; cursors: number } | undefined;
+    await timers.advanceBy(WRITE_BEHIND_MS, async () => {
+      await store.committed();
+      if (++callbacks !== 1) return;
+      afterFirstChunk = {
+        deliveries: [...store.scanDeliveries()].length,
+        cursors: store.listCursors().length,
+      };
+      // Between chunks: one state settles, one moves on, the cursor moves further.
+      records.delete(at(count - 1));
+      records.put(at(count - 2), { ...ready, messageId: 'changed' }, 'deferred');
+      group.cursors.set('t', count + 5);
+      records.cursorMoved(group, 't');
+    });
+    expect(afterFirstChunk).toEqual({ deliveries: FLUSH_CHUNK_RECORDS, cursors: 0 });
+    const stored = [...store.scanDeliveries()];
+    expect(stored).toHaveLength(count - 1);
+    expect(stored.find(({ address: { offset } }) => offset === count - 2)?.record.messageId).toBe('changed');
+    expect(store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: count }]);
+    // The later cursor goes with the next flush.
+    await timers.advanceBy(WRITE_BEHIND_MS, () => store.committed());
+    expect(store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: count + 5 }]);
   });
 });

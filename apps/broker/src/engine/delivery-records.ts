@@ -1,13 +1,18 @@
 import type { BrokerStore } from '../store/broker-store.js';
 import { DeliveryMap } from '../store/delivery-map.js';
-import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
+import type { CursorRecord, DeliveryAddress, DeliveryRecord, StoredMessage } from '../store/records.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import { RestartHorizon } from './restart-horizon.js';
 import type { Scheduler } from './scheduler.js';
-import type { TimerHandle, TimerService } from './timer-service.js';
+import { soon, type TimerHandle, type TimerService } from './timer-service.js';
 
 /** How long a delivery state may live in memory only before it is written. */
 export const WRITE_BEHIND_MS = 100;
+/**
+ * Records a write-behind flush writes per turn of the event loop (about half a millisecond of
+ * work): a flush of thousands, under a fast push stream, must not stall the loop for milliseconds.
+ */
+export const FLUSH_CHUNK_RECORDS = 256;
 
 /**
  * `now`: the state must be on disk with this turn's commit (a failure's WaitingRetry and its
@@ -15,6 +20,14 @@ export const WRITE_BEHIND_MS = 100;
  * flush, because a crash before it costs at most a redelivery.
  */
 export type Durability = 'now' | 'deferred';
+
+/** A write-behind flush under way: the entries it took, how far it got, the cursors it ends with. */
+interface FlushInProgress {
+  readonly pending: readonly Buffered[];
+  next: number;
+  readonly cursors: readonly CursorRecord[];
+  continuation: TimerHandle;
+}
 
 interface Buffered {
   readonly address: DeliveryAddress;
@@ -48,6 +61,8 @@ export class DeliveryRecords {
   readonly #dirtyCursors = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
   readonly #restartHorizon: RestartHorizon;
   #timer: TimerHandle | undefined;
+  /** A flush under way, a chunk per turn: what it has left to write. */
+  #flushing: FlushInProgress | undefined;
 
   constructor(store: BrokerStore, groups: GroupRegistry, timers: TimerService, scheduler: Scheduler) {
     this.#store = store;
@@ -121,18 +136,75 @@ export class DeliveryRecords {
     this.#arm();
   }
 
-  /** Write every buffered state, deferred schedule entry and moved cursor now, in one transaction. */
+  /**
+   * Write every buffered state, deferred schedule entry and moved cursor now, in one transaction
+   * (at close, and in tests). The write-behind timer flushes a chunk at a time instead.
+   */
   flush(): void {
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#flushing?.continuation.cancel();
+    const cursors = this.#flushing?.cursors ?? [];
+    this.#flushing = undefined;
+    this.#scheduler.writeDeferred();
     for (const { address, record } of this.#buffered.values()) void this.#store.putDelivery(address, record);
     this.#buffered.clear();
-    this.#scheduler.writeDeferred();
+    for (const cursor of cursors) void this.#store.putCursor(cursor);
     for (const { group, topic } of this.#dirtyCursors.values()) this.#groups.saveCursor(group, topic);
     this.#dirtyCursors.clear();
   }
 
   #arm(): void {
-    this.#timer ??= this.#timers.setTimer(WRITE_BEHIND_MS, () => this.flush());
+    this.#timer ??= this.#timers.setTimer(WRITE_BEHIND_MS, () => this.#startFlush());
+  }
+
+  /**
+   * A write-behind flush, spread over turns: what is buffered now is written {@link
+   * FLUSH_CHUNK_RECORDS} at a time, each in its current state (one settled meanwhile is not
+   * written at all), and the moved cursors, as they stand now, with the last chunk. A cursor thus
+   * never commits before the states of the deliveries it passed; a state buffered after this
+   * moment waits for the next flush, and no cursor written by this one passed its message for the
+   * first time. The deferred schedule entries go first: one whose record is not written yet fires
+   * from memory, and after a crash it is only a stale entry.
+   */
+  #startFlush(): void {
+    this.#timer = undefined;
+    if (this.#flushing) {
+      // The one under way ends first; what came since waits for the next.
+      this.#arm();
+      return;
+    }
+    this.#scheduler.writeDeferred();
+    const pending = [...this.#buffered.values()];
+    const cursors: CursorRecord[] = [];
+    for (const { group, topic } of this.#dirtyCursors.values()) {
+      const nextOffset = group.cursors.get(topic);
+      if (nextOffset !== undefined) cursors.push({ group: group.name, topic, nextOffset });
+    }
+    this.#dirtyCursors.clear();
+    this.#flushing = { pending, next: 0, cursors, continuation: { cancel: () => {} } };
+    this.#flushChunk();
+  }
+
+  #flushChunk(): void {
+    const flushing = this.#flushing;
+    if (!flushing) return;
+    const end = Math.min(flushing.pending.length, flushing.next + FLUSH_CHUNK_RECORDS);
+    for (let i = flushing.next; i < end; i++) {
+      const entry = flushing.pending[i] as Buffered;
+      // Still buffered as this very entry: written in its current state, and no longer buffered.
+      if (this.#buffered.get(entry.address) !== entry) continue;
+      this.#buffered.delete(entry.address);
+      void this.#store.putDelivery(entry.address, entry.record);
+    }
+    flushing.next = end;
+    if (end < flushing.pending.length) {
+      flushing.continuation = soon(this.#timers, () => this.#flushChunk());
+      return;
+    }
+    for (const cursor of flushing.cursors) void this.#store.putCursor(cursor);
+    this.#flushing = undefined;
+    // What was buffered or moved since this flush started waits for the next one.
+    if (this.#buffered.size > 0 || this.#dirtyCursors.size > 0) this.#arm();
   }
 }
