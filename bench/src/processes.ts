@@ -65,6 +65,15 @@ const require = createRequire(import.meta.url);
 const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json')), 'dist', 'main.js');
 const REFERENCE_MAIN = join(dirname(fileURLToPath(import.meta.url)), 'reference-server.ts');
 const EVENT_LOOP_PROBE = join(dirname(fileURLToPath(import.meta.url)), 'event-loop-probe.mjs');
+const PROFILE_PROBE = join(dirname(fileURLToPath(import.meta.url)), 'profile', 'profile-probe.mjs');
+
+/** A profile of the broker over a window the caller opens and closes (see profile/profile-window.ts). */
+export interface BrokerProfileOptions {
+  /** The file the profile is written to. */
+  readonly out: string;
+  /** V8's CPU profiler, or its sampling heap profiler. */
+  readonly kind: 'cpu' | 'heap';
+}
 
 async function start(
   script: string,
@@ -72,13 +81,14 @@ async function start(
   ready: RegExp,
   cleanup: () => void = () => {},
   nodeArgs: string[] = [],
+  env: Readonly<Record<string, string>> = {},
 ): Promise<BenchProcess> {
   // TypeScript sources (the reference server) run through tsx; the built broker runs as plain JS.
   const loader = script.endsWith('.ts') ? ['--conditions=@ricochet/source', '--import', 'tsx'] : [];
   const child = spawn(process.execPath, [...loader, ...nodeArgs, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: dirname(script),
-    env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+    env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', ...env },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
@@ -145,11 +155,15 @@ export const BENCH_TRANSPORTS: readonly BenchTransport[] = ['ws', 'tcp'];
 /**
  * The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy,
  * serving WebSocket (`endpoint`, which the admin API shares) and TCP (`--tcp-port 0`).
- * `eventLoopProbe` preloads event-loop-probe.mjs into it: see {@link brokerEventLoopDelay}.
+ * `eventLoopProbe` preloads event-loop-probe.mjs into it: see {@link brokerEventLoopDelay};
+ * `profile` preloads profile/profile-probe.mjs, for `pnpm bench:profile`.
  */
 export async function startBrokerProcess(
   extraArgs: string[] = [],
-  { eventLoopProbe = false }: { eventLoopProbe?: boolean } = {},
+  {
+    eventLoopProbe = false,
+    profile,
+  }: { eventLoopProbe?: boolean; profile?: BrokerProfileOptions | undefined } = {},
 ): Promise<
   BenchProcess & {
     readonly endpoint: string;
@@ -162,7 +176,11 @@ export async function startBrokerProcess(
     ['--port', '0', '--tcp-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
     /ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
-    eventLoopProbe ? ['--import', pathToFileURL(EVENT_LOOP_PROBE).href] : [],
+    [
+      ...(eventLoopProbe ? ['--import', pathToFileURL(EVENT_LOOP_PROBE).href] : []),
+      ...(profile ? ['--import', pathToFileURL(PROFILE_PROBE).href] : []),
+    ],
+    profile ? { RICOCHET_PROFILE_OUT: profile.out, RICOCHET_PROFILE_KIND: profile.kind } : {},
   );
   const [endpoint = '', tcpEndpoint = ''] = process_.banner.split(', ');
   return Object.assign(process_, {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { groupStats, putGroup } from '../admin.js';
+import type { RicochetRunOptions } from '../measured-window.js';
 import { countdown, rate, runPool } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
@@ -26,9 +27,16 @@ export async function runW2(): Promise<{ ricochet: Record<BenchTransport, number
   return { ricochet, reference: await referenceW2() };
 }
 
-async function ricochetW2(transport: BenchTransport): Promise<number> {
+/** Ricochet's half of W2 over one transport, on a fresh broker; `options` for `pnpm bench:profile`. */
+export async function ricochetW2(
+  transport: BenchTransport,
+  options: RicochetRunOptions = {},
+): Promise<number> {
   {
-    await using broker = await startBrokerProcess();
+    await using broker = await startBrokerProcess([], {
+      eventLoopProbe: options.window !== undefined,
+      profile: options.profile,
+    });
     await putGroup(broker.endpoint, 'w2', { startFrom: 'earliest' });
     const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await runPool(W2_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2', body: BODY })));
@@ -44,10 +52,12 @@ async function ricochetW2(transport: BenchTransport): Promise<number> {
         return ConsumeResult.SUCCESS;
       },
     });
+    await options.window?.begin(broker);
     const startedAt = performance.now();
     await consumer.start();
     await processed.done;
     const ricochet = rate(W2_MESSAGES, startedAt);
+    await options.window?.end(broker);
     await consumer.close();
     const stats = await groupStats(broker.endpoint, 'w2');
     if (stats.committed !== W2_MESSAGES) throw new Error(`W2 committed ${stats.committed} of ${W2_MESSAGES}`);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
 import { SimpleConsumer } from '@ricochet/simple-consumer';
 import { putGroup } from '../admin.js';
+import type { RicochetRunOptions } from '../measured-window.js';
 import { rate, runPool } from '../pool.js';
 import { startBrokerProcess, startReferenceProcess } from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
@@ -16,34 +17,7 @@ const BODY = randomBytes(256);
  * each taking up to 32 messages and acking every one (acks awaited) before receiving again.
  */
 export async function runW2s(): Promise<{ ricochet: number; reference: number }> {
-  let ricochet: number;
-  {
-    await using broker = await startBrokerProcess();
-    await putGroup(broker.endpoint, 'w2s', { startFrom: 'earliest' });
-    const producer = new Producer({ endpoint: broker.endpoint });
-    await runPool(W2S_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2s', body: BODY })));
-    await producer.close();
-    const consumer = new SimpleConsumer({
-      endpoint: broker.endpoint,
-      group: 'w2s',
-      subscriptions: { w2s: '*' },
-      awaitDurationMs: 0,
-    });
-    await consumer.start();
-    let acked = 0;
-    const startedAt = performance.now();
-    await runPool(RECEIVERS, RECEIVERS, async () => {
-      for (let guard = 0; guard < W2S_MESSAGES && acked < W2S_MESSAGES; guard++) {
-        const messages = await consumer.receive(BATCH, 60_000);
-        if (messages.length === 0) break;
-        await Promise.all(messages.map((message) => consumer.ack(message)));
-        acked += messages.length;
-      }
-    });
-    ricochet = rate(acked, startedAt);
-    if (acked !== W2S_MESSAGES) throw new Error(`W2s acked ${acked} of ${W2S_MESSAGES}`);
-    await consumer.close();
-  }
+  const ricochet = await ricochetW2s();
   let reference: number;
   {
     await using server = await startReferenceProcess();
@@ -63,4 +37,41 @@ export async function runW2s(): Promise<{ ricochet: number; reference: number }>
     reference = rate(acked, startedAt);
   }
   return { ricochet, reference };
+}
+
+/** Ricochet's half of W2s, on a fresh broker; `options` for `pnpm bench:profile`. */
+export async function ricochetW2s(options: RicochetRunOptions = {}): Promise<number> {
+  {
+    await using broker = await startBrokerProcess([], {
+      eventLoopProbe: options.window !== undefined,
+      profile: options.profile,
+    });
+    await putGroup(broker.endpoint, 'w2s', { startFrom: 'earliest' });
+    const producer = new Producer({ endpoint: broker.endpoint });
+    await runPool(W2S_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2s', body: BODY })));
+    await producer.close();
+    const consumer = new SimpleConsumer({
+      endpoint: broker.endpoint,
+      group: 'w2s',
+      subscriptions: { w2s: '*' },
+      awaitDurationMs: 0,
+    });
+    await consumer.start();
+    let acked = 0;
+    await options.window?.begin(broker);
+    const startedAt = performance.now();
+    await runPool(RECEIVERS, RECEIVERS, async () => {
+      for (let guard = 0; guard < W2S_MESSAGES && acked < W2S_MESSAGES; guard++) {
+        const messages = await consumer.receive(BATCH, 60_000);
+        if (messages.length === 0) break;
+        await Promise.all(messages.map((message) => consumer.ack(message)));
+        acked += messages.length;
+      }
+    });
+    const ricochet = rate(acked, startedAt);
+    await options.window?.end(broker);
+    if (acked !== W2S_MESSAGES) throw new Error(`W2s acked ${acked} of ${W2S_MESSAGES}`);
+    await consumer.close();
+    return ricochet;
+  }
 }

@@ -1,6 +1,7 @@
 import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { putGroup } from '../admin.js';
+import type { RicochetRunOptions } from '../measured-window.js';
 import { countdown, percentile } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
@@ -127,11 +128,16 @@ export async function runW3(): Promise<{
   };
 }
 
-async function ricochetW3(
+/**
+ * Ricochet's half of W3 over one transport, on a fresh broker, with the broker's event-loop delay
+ * over the measured span; `options` for `pnpm bench:profile` (its window opens after the warm-up).
+ */
+export async function ricochetW3(
   transport: BenchTransport,
+  options: RicochetRunOptions = {},
 ): Promise<{ latency: LatencySummary; eventLoop: EventLoopDelay }> {
   {
-    await using broker = await startBrokerProcess([], { eventLoopProbe: true });
+    await using broker = await startBrokerProcess([], { eventLoopProbe: true, profile: options.profile });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
     const recorder = new LatencyRecorder();
     const consumer = new PushConsumer({
@@ -150,8 +156,12 @@ async function ricochetW3(
     await paced(
       (body) => void producer.send({ topic: 'w3', body }),
       recorder,
-      () => brokerEventLoopDelay(broker),
+      async () => {
+        await brokerEventLoopDelay(broker);
+        await options.window?.begin(broker);
+      },
     );
+    await options.window?.end(broker);
     const eventLoop = await brokerEventLoopDelay(broker);
     const latency = recorder.summary();
     await producer.close();

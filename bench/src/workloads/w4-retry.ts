@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { putGroup } from '../admin.js';
+import type { MeasuredWindow } from '../measured-window.js';
 import { percentile, runPool } from '../pool.js';
 import type { BenchProcess } from '../processes.js';
 
@@ -25,6 +26,7 @@ export interface RetrySummary {
 export async function runW4(
   broker: BenchProcess & { readonly endpoint: string },
   topic = 'w4',
+  window?: MeasuredWindow,
 ): Promise<RetrySummary> {
   const group = `${topic}-group`;
   await putGroup(broker.endpoint, group, {
@@ -53,10 +55,12 @@ export async function runW4(
       return ConsumeResult.SUCCESS;
     },
   });
+  await window?.begin(broker);
   const startedAt = performance.now();
   await consumer.start();
   await done;
   const totalMs = performance.now() - startedAt;
+  await window?.end(broker);
   await consumer.close();
   return { totalMs, latenessP50Ms: percentile(lateness, 50), latenessP99Ms: percentile(lateness, 99) };
 }

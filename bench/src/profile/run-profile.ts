@@ -1,0 +1,213 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { dirname, join, relative } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { MeasuredWindow } from '../measured-window.js';
+import {
+  type BenchProcess,
+  brokerEventLoopDelay,
+  cpuTimeOf,
+  type EventLoopDelay,
+  startBrokerProcess,
+} from '../processes.js';
+import { ricochetW2, W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { ricochetW2s, W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
+import { ricochetW3, W3_MESSAGES } from '../workloads/w3-latency.js';
+import { runW4, W4_MESSAGES } from '../workloads/w4-retry.js';
+import {
+  type CpuProfile,
+  type CpuProfileSummary,
+  type HeapProfile,
+  type HeapProfileSummary,
+  summarizeCpuProfile,
+  summarizeHeapProfile,
+} from './cpu-profile-summary.js';
+import { type ProfileArgs, ProfileArgsError, parseProfileArgs } from './profile-args.js';
+
+/**
+ * `pnpm bench:profile <w2|w2s|w3|w4> [--heap] [--top N]`: one workload against the broker (over
+ * WebSocket), with V8's profiler on the broker and on the client process over the measured window
+ * only, and, over the same window, both event loops' delay and both processes' CPU time per
+ * message. Prints where the time (with `--heap`, the allocation) went and how long each event loop
+ * was held at a time; writes the profiles under bench/profiles/ for DevTools (Performance or
+ * Memory → Load profile).
+ */
+let args: ProfileArgs;
+try {
+  args = parseProfileArgs(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof ProfileArgsError)) throw error;
+  console.error(`pnpm bench:profile: ${error.message}`);
+  process.exit(2);
+}
+
+const kind = args.heap ? 'heap' : 'cpu';
+const extension = args.heap ? 'heapprofile' : 'cpuprofile';
+const outDir = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'profiles',
+  `${args.workload}-${kind}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+);
+mkdirSync(outDir, { recursive: true });
+const brokerOut = join(outDir, `broker.${extension}`);
+const clientOut = join(outDir, `client.${extension}`);
+
+/** What the window saw, besides the profiles. */
+interface WindowReadings {
+  brokerCpuMs: number;
+  clientCpuMs: number;
+  brokerLoop: EventLoopDelay | undefined;
+  clientLoop: EventLoopDelay;
+}
+
+/**
+ * The measured window: the broker's profiler by signal (profile-probe.mjs), this process's through
+ * the inspector, each event loop's delay histogram, each process's CPU time. `brokerLoop` false
+ * leaves the broker's histogram to the workload (W3 reads it itself).
+ */
+function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; readings: () => WindowReadings } {
+  const session = new Session();
+  const clientHistogram = monitorEventLoopDelay({ resolution: 1 });
+  let brokerCpuAtBegin = 0;
+  let clientCpuAtBegin = process.cpuUsage();
+  let readings: WindowReadings | undefined;
+  const window: MeasuredWindow = {
+    async begin(broker: BenchProcess) {
+      if (brokerLoop) await brokerEventLoopDelay(broker);
+      await broker.signalForOutput('SIGTTIN', /profile-started/, 10_000);
+      session.connect();
+      if (args.heap) {
+        await session.post('HeapProfiler.enable');
+        await session.post('HeapProfiler.startSampling', {
+          samplingInterval: 4_096,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
+      } else {
+        await session.post('Profiler.enable');
+        await session.post('Profiler.setSamplingInterval', { interval: 250 });
+        await session.post('Profiler.start');
+      }
+      clientHistogram.reset();
+      clientHistogram.enable();
+      brokerCpuAtBegin = cpuTimeOf(broker.child.pid ?? 0);
+      clientCpuAtBegin = process.cpuUsage();
+    },
+    async end(broker: BenchProcess) {
+      const clientCpu = process.cpuUsage(clientCpuAtBegin);
+      const brokerCpuMs = cpuTimeOf(broker.child.pid ?? 0) - brokerCpuAtBegin;
+      clientHistogram.disable();
+      const profile = args.heap
+        ? (await session.post('HeapProfiler.stopSampling')).profile
+        : (await session.post('Profiler.stop')).profile;
+      writeFileSync(clientOut, JSON.stringify(profile));
+      session.disconnect();
+      await broker.signalForOutput('SIGTTOU', /profile-written/, 60_000);
+      const delayMs = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - 1);
+      readings = {
+        brokerCpuMs,
+        clientCpuMs: (clientCpu.user + clientCpu.system) / 1_000,
+        brokerLoop: brokerLoop ? await brokerEventLoopDelay(broker) : undefined,
+        clientLoop: {
+          p50Ms: delayMs(clientHistogram.percentile(50)),
+          p99Ms: delayMs(clientHistogram.percentile(99)),
+          maxMs: delayMs(clientHistogram.max),
+          samples: clientHistogram.count,
+        },
+      };
+    },
+  };
+  return {
+    window,
+    readings: () => {
+      if (!readings) throw new Error('the measured window never closed');
+      return readings;
+    },
+  };
+}
+
+const profile = { out: brokerOut, kind } as const;
+let messages: number;
+let brokerLoop: EventLoopDelay | undefined;
+let outcome: string;
+const { window, readings } = profilingWindow(args.workload !== 'w3');
+switch (args.workload) {
+  case 'w2':
+    messages = W2_MESSAGES;
+    outcome = `${Math.round(await ricochetW2('ws', { window, profile }))} msg/s`;
+    break;
+  case 'w2s':
+    messages = W2S_MESSAGES;
+    outcome = `${Math.round(await ricochetW2s({ window, profile }))} msg/s`;
+    break;
+  case 'w3': {
+    messages = W3_MESSAGES;
+    const w3 = await ricochetW3('ws', { window, profile });
+    brokerLoop = w3.eventLoop;
+    outcome = `latency p50 ${ms(w3.latency.p50Ms)}, p99 ${ms(w3.latency.p99Ms)}, max ${ms(w3.latency.maxMs)}`;
+    break;
+  }
+  case 'w4': {
+    // Deliveries, not messages: each fails once and is delivered again.
+    messages = 2 * W4_MESSAGES;
+    await using broker = await startBrokerProcess([], { eventLoopProbe: true, profile });
+    const w4 = await runW4(broker, 'w4', window);
+    outcome = `total ${ms(w4.totalMs)}, lateness p50 ${ms(w4.latenessP50Ms)}, p99 ${ms(w4.latenessP99Ms)}`;
+    break;
+  }
+}
+
+const seen = readings();
+brokerLoop ??= seen.brokerLoop;
+const perMessage = (cpuMs: number) => `${((cpuMs * 1_000) / messages).toFixed(1)} µs`;
+const loop = (delay: EventLoopDelay | undefined) =>
+  delay ? `p50 ${ms(delay.p50Ms)}, p99 ${ms(delay.p99Ms)}, max ${ms(delay.maxMs)}` : 'not read';
+console.log(`${args.workload.toUpperCase()} profiled (${kind}): ${outcome}`);
+console.log(
+  `  broker: CPU ${perMessage(seen.brokerCpuMs)} per message, event-loop delay ${loop(brokerLoop)}`,
+);
+console.log(
+  `  client: CPU ${perMessage(seen.clientCpuMs)} per message, event-loop delay ${loop(seen.clientLoop)}`,
+);
+for (const [side, file] of [
+  ['broker', brokerOut],
+  ['client', clientOut],
+] as const) {
+  const json = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  console.log(`\n${side}: ${relative(process.cwd(), file)}`);
+  const lines = args.heap
+    ? heapLines(summarizeHeapProfile(json as HeapProfile, args.top), messages)
+    : cpuLines(summarizeCpuProfile(json as CpuProfile, args.top));
+  for (const line of lines) console.log(line);
+}
+
+function cpuLines(summary: CpuProfileSummary): string[] {
+  const busy = summary.busyRuns.map(({ atLeastMs, count }) => `≥${atLeastMs} ms: ${count}`).join(', ');
+  return [
+    `  ${summary.samples} samples over ${ms(summary.spanMs)}; idle ${percent(summary.idleShare)}, GC ${percent(summary.gcShare)}`,
+    `  stretches without an idle sample (the loop busy throughout): ${busy}; longest ${ms(summary.longestBusyMs)}`,
+    '  self:',
+    ...summary.self.map(({ name, share }) => `    ${percent(share).padStart(6)}  ${name}`),
+    '  inclusive:',
+    ...summary.inclusive.map(({ name, share }) => `    ${percent(share).padStart(6)}  ${name}`),
+  ];
+}
+
+function heapLines(summary: HeapProfileSummary, count: number): string[] {
+  return [
+    `  ${(summary.sampledBytes / 1024 / 1024).toFixed(1)} MiB sampled, ${(summary.sampledBytes / 1024 / count).toFixed(1)} KiB per message`,
+    '  allocated by:',
+    ...summary.self.map(({ name, share }) => `    ${percent(share).padStart(6)}  ${name}`),
+  ];
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(2)} ms`;
+}
+
+function percent(share: number): string {
+  return `${(share * 100).toFixed(1)} %`;
+}
