@@ -140,31 +140,50 @@ describe('Scheduler', () => {
     expect(read).toHaveLength(50);
   });
 
-  it('yields the event loop after about a millisecond of work, and goes on in the next turn', async () => {
+  /**
+   * A scheduler whose batches each take `batchMs` of work (on a work clock of the test's own) and
+   * the turn of the event loop (timer callback) each batch ran in.
+   */
+  function timedScheduler(batchMs: number): { passes: number[] } {
     scheduler.stop();
     const passes: number[] = [];
     let pass = 0;
-    // Every timer callback is one turn of the event loop: count them, and which one each batch ran in.
+    let workMs = 0;
     const counting: typeof timers = Object.create(timers);
     counting.setTimer = (delayMs, callback) =>
       timers.setTimer(delayMs, () => {
         pass++;
         callback();
       });
-    scheduler = new Scheduler({ store, clock, timers: counting, batchSize: 4 });
+    scheduler = new Scheduler({ store, clock, timers: counting, batchSize: 4, workClock: () => workMs });
     scheduler.start((group, due) => {
-      // Each batch takes longer than the budget.
-      const until = performance.now() + 2;
-      while (performance.now() < until) {}
+      workMs += batchMs;
       passes.push(pass);
       return onDue(group, due);
     });
+    return { passes };
+  }
+
+  it('yields the event loop after about a millisecond of work, and goes on in the next turn', async () => {
+    const { passes } = timedScheduler(0.5);
     for (let offset = 0; offset < 40; offset++)
       scheduler.add('g', 1_000_001, 't', offset, { kind: 'retryDue' });
     await timers.advanceBy(10, settle);
     expect(fired).toHaveLength(40);
-    // Ten batches, each in a turn of its own, not one pass of sixteen rounds.
-    expect(passes).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // Two batches a turn (1 ms of work), not one pass of sixteen rounds.
+    expect(passes).toEqual([1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
+  });
+
+  it('takes a bigger share of the loop, up to 4 ms a turn, when what it fires is 10 ms late or more', async () => {
+    // Due 50 ms before the scheduler starts, as after a restart.
+    for (let offset = 0; offset < 60; offset++)
+      void store.putSchedule(['g', 1_000_000 - 50, 't', offset], { kind: 'retryDue' });
+    await store.committed();
+    const { passes } = timedScheduler(0.5);
+    await timers.advanceBy(0, settle);
+    expect(fired).toHaveLength(60);
+    // Eight batches a turn (4 ms of work) while catching up, where two would be on time.
+    expect(passes).toEqual([...Array<number>(8).fill(1), ...Array<number>(7).fill(2)]);
   });
 
   it('keeps a deferred entry in memory: it fires on time, and a removal before the flush writes nothing', async () => {
