@@ -50,7 +50,9 @@ const MAX_RESULTS_PER_FRAME = 256;
  * Flow control: the broker never has more unsettled deliveries out to this consumer than
  * `maxCachedMessages`; deliveries wait in a local cache until one of `concurrency` listeners is
  * free, and messages with the same `messageGroup` (the FIFO key) are processed one at a time, in
- * order (P5).
+ * order (P5). A redelivery (`deliveryAttempt` > 1) starts before the first deliveries waiting in
+ * the cache, so a retry never waits behind a full cache of them; within a message group, arrival
+ * order still rules.
  * Results travel in batches, and each batch sent gives its credit back.
  *
  * After a reconnect the consumer subscribes again (C1). The broker released the deliveries of
