@@ -212,6 +212,34 @@ describe('ListenerPool', () => {
     expect(control.started()).toEqual(['x0', 'g-1', 'g-retry', 'x1']);
   });
 
+  it('reports running out of work: a listener free and nothing startable, message group backlogs aside', async () => {
+    const control = controlledListener();
+    const onStarved = vi.fn();
+    const { pool } = createPool({ listener: control.listener, concurrency: 2, onStarved });
+    pool.add([item('a'), item('b'), item('c')]);
+    expect(pool.startableCount).toBe(1);
+    expect(onStarved).not.toHaveBeenCalled();
+    control.settle('a');
+    await flushMicrotasks();
+    // c took a's place: both listeners busy, nothing waiting.
+    expect(onStarved).not.toHaveBeenCalled();
+    control.settle('b');
+    await flushMicrotasks();
+    expect(onStarved).toHaveBeenCalledTimes(1);
+    control.settle('c');
+    await flushMicrotasks();
+    expect(onStarved).toHaveBeenCalledTimes(2);
+    // g-2 waits for its group, not for a listener: a listener is free, with nothing to start.
+    pool.add([item('g-1', { messageGroup: 'g' }), item('g-2', { messageGroup: 'g' })]);
+    expect(pool.startableCount).toBe(0);
+    expect(pool.cachedCount).toBe(1);
+    expect(onStarved).toHaveBeenCalledTimes(3);
+    control.settle('g-1');
+    await vi.waitFor(() => expect(control.started()).toContain('g-2'));
+    control.settle('g-2');
+    await pool.whenIdle();
+  });
+
   it('fails a listener at its consumption timeout but keeps its slot and group until it ends', async () => {
     vi.useFakeTimers();
     const control = controlledListener();

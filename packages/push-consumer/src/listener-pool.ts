@@ -48,6 +48,11 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
   readonly onOutcome: (item: TItem, outcome: ConsumeOutcome) => void;
   /** Called when a listener threw, returned something else than a result, or timed out. */
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
+  /**
+   * Called when the listeners run out of work: fewer than `concurrency` run and no cached item
+   * can start (the cache is empty, or holds only messages waiting for their message group).
+   */
+  readonly onStarved?: () => void;
 }
 
 /** A cached item whose listener has started. */
@@ -127,6 +132,11 @@ export class ListenerPool<TItem extends PoolItem> {
   /** Listeners running now, timed-out ones included. */
   get runningCount(): number {
     return this.#running.size;
+  }
+
+  /** Items that could start as soon as a listener is free (not those waiting for their message group). */
+  get startableCount(): number {
+    return this.#retries.length + this.#firsts.length;
   }
 
   /** Items waiting for a listener. */
@@ -227,7 +237,10 @@ export class ListenerPool<TItem extends PoolItem> {
     try {
       while (!this.#stopped && this.#running.size < this.#options.concurrency) {
         const item = this.#dequeue();
-        if (item === undefined) break;
+        if (item === undefined) {
+          this.#options.onStarved?.();
+          break;
+        }
         if (this.#options.isLive(item)) this.#start(item);
         else this.#releaseGroup(item);
       }
