@@ -8,6 +8,7 @@ import {
 } from './consume-result.js';
 import type { ClockTimer, ConsumptionClock } from './consumption-clock.js';
 import { FifoQueue } from './fifo-queue.js';
+import { type RunLinks, RunList } from './run-list.js';
 
 /** What a listener gets besides the message. */
 export interface ListenerContext {
@@ -56,7 +57,7 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
 }
 
 /** A cached item whose listener has started. */
-interface Run<TItem> {
+interface Run<TItem> extends RunLinks<Run<TItem>> {
   readonly item: TItem;
   /** When the consumption timeout passes, on the clock's scale. */
   readonly deadlineMs: number;
@@ -117,7 +118,7 @@ export class ListenerPool<TItem extends PoolItem> {
    */
   #groupBacklogs = new Map<string, TItem[]>();
   /** In start order, which is deadline order too: every run gets the same timeout. */
-  readonly #running = new Set<Run<TItem>>();
+  readonly #running = new RunList<Run<TItem>>();
   /** One timer for all consumption timeouts, due no later than the oldest run's deadline. */
   #deadlineTimer: ClockTimer | undefined;
   readonly #idle = new IdleWaiters(() => this.#running.size === 0);
@@ -256,6 +257,9 @@ export class ListenerPool<TItem extends PoolItem> {
       reported: false,
       controller: undefined,
       abortReason: undefined,
+      previous: undefined,
+      next: undefined,
+      listed: false,
     };
     this.#running.add(run);
     this.#deadlineTimer ??= this.#options.clock.setTimer(this.#options.consumptionTimeoutMs, () =>
@@ -265,30 +269,31 @@ export class ListenerPool<TItem extends PoolItem> {
     try {
       returned = this.#options.listener(item.message, new RunContext(run));
     } catch (error) {
-      this.#finish(run, { thrown: error });
+      this.#finish(run, true, error);
       return;
     }
     if (isPromiseLike(returned)) {
       returned.then(
-        (value) => this.#finish(run, { returned: value }),
-        (error: unknown) => this.#finish(run, { thrown: error }),
+        (value) => this.#finish(run, false, value),
+        (error: unknown) => this.#finish(run, true, error),
       );
     } else {
-      this.#finish(run, { returned });
+      this.#finish(run, false, returned);
     }
   }
 
-  #finish(run: Run<TItem>, settlement: { readonly returned: unknown } | { readonly thrown: unknown }): void {
+  /** The listener of `run` returned `value`, or threw it; positional, so no object per message. */
+  #finish(run: Run<TItem>, threw: boolean, value: unknown): void {
     // Abandoned by close(): nobody waits for this result any more.
     if (!this.#running.delete(run)) return;
     if (!run.reported) {
       run.reported = true;
       const message = run.item.message;
-      if ('thrown' in settlement) {
-        this.#reportListenerError(settlement.thrown, message);
-        this.#options.onOutcome(run.item, outcomeOfThrow(settlement.thrown));
+      if (threw) {
+        this.#reportListenerError(value, message);
+        this.#options.onOutcome(run.item, outcomeOfThrow(value));
       } else {
-        const { outcome, problem } = outcomeOfResult(settlement.returned);
+        const { outcome, problem } = outcomeOfResult(value);
         if (problem !== undefined) this.#reportListenerError(problem, message);
         this.#options.onOutcome(run.item, outcome);
       }
