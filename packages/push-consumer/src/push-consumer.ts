@@ -103,8 +103,7 @@ export class PushConsumer {
     });
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
     this.#flow = new FlowControl({
-      maxCachedMessages: this.#options.maxCachedMessages,
-      concurrency: this.#options.concurrency,
+      ...this.#options, // maxCachedMessages, concurrency
       creditable: () => {
         const live = this.#lifecycle.subscription;
         return live?.active && live.sessionId === this.#liveSessionId() ? live : undefined;
