@@ -40,11 +40,6 @@ export class FlowControl {
     });
   }
 
-  /** The credit window now, in messages. */
-  get windowSize(): number {
-    return this.#window.size;
-  }
-
   /** A `subscribe` is sent: returns its `maxCachedMessages`, the new subscription's initial credit. */
   subscribing(): number {
     return this.#window.open();
