@@ -18,6 +18,9 @@ describe('ReceivedMessage', () => {
       deadLetter: undefined,
     });
     expect(message.text()).toBe('{"orderId":1042}');
+    // Frozen like copied ones, so one shared empty array and object serve every such message.
+    expect(Object.isFrozen(message.keys)).toBe(true);
+    expect(Object.isFrozen(message.properties)).toBe(true);
   });
 
   it('copies keys, properties and dead-letter info, frozen', () => {

@@ -1,5 +1,9 @@
 import type { DeadLetterInfo, DeliveredMessage } from '@ricochet/protocol';
 
+/** Shared by every message delivered without keys or properties: frozen, so one is enough. */
+const NO_KEYS: readonly string[] = Object.freeze([]);
+const NO_PROPERTIES: Readonly<Record<string, string>> = Object.freeze({});
+
 let readReceiptHandle: (message: ReceivedMessage) => string;
 let writeReceiptHandle: (message: ReceivedMessage, receiptHandle: string) => void;
 
@@ -47,9 +51,10 @@ export class ReceivedMessage {
     this.messageId = delivered.messageId;
     this.topic = delivered.topic;
     this.tag = delivered.tag;
-    this.keys = Object.freeze([...(delivered.keys ?? [])]);
+    const { keys, properties } = delivered;
+    this.keys = keys === undefined || keys.length === 0 ? NO_KEYS : Object.freeze([...keys]);
     this.messageGroup = delivered.messageGroup;
-    this.properties = Object.freeze({ ...delivered.properties });
+    this.properties = properties === undefined ? NO_PROPERTIES : Object.freeze({ ...properties });
     this.body = delivered.body;
     this.bornAt = delivered.bornAt;
     this.deliveryAttempt = delivered.deliveryAttempt;

@@ -69,18 +69,27 @@ export type ConsumeOutcome =
   | { readonly type: 'nack'; readonly reason: string; readonly retryAfterMs?: number }
   | { readonly type: 'deadLetter'; readonly reason?: string };
 
-/** The outcome of a value a listener returned, and the problem with it when it is not a result. */
-export function outcomeOfResult(value: unknown): {
+/** What {@link outcomeOfResult} returns: the outcome, and the problem when the value is not a result. */
+export interface ResultOutcome {
   readonly outcome: ConsumeOutcome;
   readonly problem?: ClientError;
-} {
+}
+
+// The two outcomes nearly every message ends with, made once: frozen, so they can be shared.
+const ACKED: ResultOutcome = Object.freeze({ outcome: Object.freeze({ type: 'ack' }) });
+const FAILED: ResultOutcome = Object.freeze({
+  outcome: Object.freeze({ type: 'nack', reason: 'the listener returned FAILURE' }),
+});
+
+/** The outcome of a value a listener returned, and the problem with it when it is not a result. */
+export function outcomeOfResult(value: unknown): ResultOutcome {
   if (typeof value === 'object' && value !== null && 'type' in value) {
     const result = value as { readonly type: unknown; readonly retryAfterMs?: unknown };
     switch (result.type) {
       case 'success':
-        return { outcome: { type: 'ack' } };
+        return ACKED;
       case 'failure':
-        return { outcome: { type: 'nack', reason: 'the listener returned FAILURE' } };
+        return FAILED;
       case 'retryAfter': {
         const problem = retryAfterProblem(result.retryAfterMs);
         if (problem === undefined) {
@@ -132,7 +141,7 @@ function retryAfterProblem(retryAfterMs: unknown): string | undefined {
   return `retryAfterMs must be an integer from 0 to ${MAX_RETRY_AFTER_MS}, got ${String(retryAfterMs)}`;
 }
 
-function invalidResult(message: string): { outcome: ConsumeOutcome; problem: ClientError } {
+function invalidResult(message: string): ResultOutcome {
   const problem = badRequestError(message);
   return { outcome: { type: 'nack', reason: truncateReason(message) }, problem };
 }

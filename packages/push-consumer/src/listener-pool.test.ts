@@ -15,10 +15,14 @@ interface Item {
   readonly live: boolean;
 }
 
-function item(id: string, fields: { messageGroup?: string; live?: boolean } = {}): Item {
+function item(
+  id: string,
+  fields: { messageGroup?: string; live?: boolean; deliveryAttempt?: number } = {},
+): Item {
   const message = new ReceivedMessage(
     FakeBroker.deliveredMessage({
       messageId: id,
+      deliveryAttempt: fields.deliveryAttempt ?? 1,
       ...(fields.messageGroup === undefined ? {} : { messageGroup: fields.messageGroup }),
     }),
   );
@@ -175,6 +179,65 @@ describe('ListenerPool', () => {
     const order = (group: string) => outcomes.map(([id]) => id).filter((id) => id.startsWith(group));
     expect(order('g1')).toEqual(['g1-1', 'g1-2', 'g1-3']);
     expect(order('g2')).toEqual(['g2-1', 'g2-2']);
+  });
+
+  it('starts a redelivery before the first deliveries already waiting in the cache', async () => {
+    const control = controlledListener();
+    const { pool } = createPool({ listener: control.listener, concurrency: 1 });
+    pool.add(['a', 'b', 'c'].map((id) => item(id)));
+    pool.add([item('retry', { deliveryAttempt: 2 }), item('d')]);
+    for (const id of ['a', 'retry', 'b', 'c', 'd']) {
+      await vi.waitFor(() => expect(control.started()).toContain(id));
+      control.settle(id);
+    }
+    await pool.whenIdle();
+    expect(control.started()).toEqual(['a', 'retry', 'b', 'c', 'd']);
+  });
+
+  it("queues a redelivery behind its message group's earlier messages, then ahead of first deliveries (P5)", async () => {
+    const control = controlledListener();
+    const { pool } = createPool({ listener: control.listener, concurrency: 1 });
+    pool.add([
+      item('x0'),
+      item('g-1', { messageGroup: 'g' }),
+      item('g-retry', { messageGroup: 'g', deliveryAttempt: 3 }),
+      item('x1'),
+    ]);
+    for (const id of ['x0', 'g-1', 'g-retry', 'x1']) {
+      await vi.waitFor(() => expect(control.started()).toContain(id));
+      control.settle(id);
+    }
+    await pool.whenIdle();
+    // g-retry waits for g-1 (its group's earlier message), then goes before x1, which came first.
+    expect(control.started()).toEqual(['x0', 'g-1', 'g-retry', 'x1']);
+  });
+
+  it('reports running out of work: a listener free and nothing startable, message group backlogs aside', async () => {
+    const control = controlledListener();
+    const onStarved = vi.fn();
+    const { pool } = createPool({ listener: control.listener, concurrency: 2, onStarved });
+    pool.add([item('a'), item('b'), item('c')]);
+    expect(pool.startableCount).toBe(1);
+    expect(onStarved).not.toHaveBeenCalled();
+    control.settle('a');
+    await flushMicrotasks();
+    // c took a's place: both listeners busy, nothing waiting.
+    expect(onStarved).not.toHaveBeenCalled();
+    control.settle('b');
+    await flushMicrotasks();
+    expect(onStarved).toHaveBeenCalledTimes(1);
+    control.settle('c');
+    await flushMicrotasks();
+    expect(onStarved).toHaveBeenCalledTimes(2);
+    // g-2 waits for its group, not for a listener: a listener is free, with nothing to start.
+    pool.add([item('g-1', { messageGroup: 'g' }), item('g-2', { messageGroup: 'g' })]);
+    expect(pool.startableCount).toBe(0);
+    expect(pool.cachedCount).toBe(1);
+    expect(onStarved).toHaveBeenCalledTimes(3);
+    control.settle('g-1');
+    await vi.waitFor(() => expect(control.started()).toContain('g-2'));
+    control.settle('g-2');
+    await pool.whenIdle();
   });
 
   it('fails a listener at its consumption timeout but keeps its slot and group until it ends', async () => {

@@ -7,6 +7,8 @@ import {
   outcomeOfThrow,
 } from './consume-result.js';
 import type { ClockTimer, ConsumptionClock } from './consumption-clock.js';
+import { FifoQueue } from './fifo-queue.js';
+import { type RunLinks, RunList } from './run-list.js';
 
 /** What a listener gets besides the message. */
 export interface ListenerContext {
@@ -47,10 +49,15 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
   readonly onOutcome: (item: TItem, outcome: ConsumeOutcome) => void;
   /** Called when a listener threw, returned something else than a result, or timed out. */
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
+  /**
+   * Called when the listeners run out of work: fewer than `concurrency` run and no cached item
+   * can start (the cache is empty, or holds only messages waiting for their message group).
+   */
+  readonly onStarved?: () => void;
 }
 
 /** A cached item whose listener has started. */
-interface Run<TItem> {
+interface Run<TItem> extends RunLinks<Run<TItem>> {
   readonly item: TItem;
   /** When the consumption timeout passes, on the clock's scale. */
   readonly deadlineMs: number;
@@ -80,9 +87,6 @@ class RunContext implements ListenerContext {
   }
 }
 
-/** Compact the ready queue once this many consumed slots lead it, and they are most of it. */
-const COMPACT_AFTER_SLOTS = 1_024;
-
 /**
  * The local cache of a push consumer and the listeners that drain it: at most `concurrency`
  * listeners run at once, in arrival order, and messages with the same `messageGroup` one at a
@@ -90,22 +94,31 @@ const COMPACT_AFTER_SLOTS = 1_024;
  * message group's next message back while one is inflight, and the pool keeps that promise on the
  * client too; it cannot tell a FIFO group from another, so it orders every message group).
  *
+ * Redeliveries (`deliveryAttempt` > 1) start before every first delivery waiting in the cache: a
+ * retry was due when the broker sent it, and must not wait behind up to `maxCachedMessages`
+ * messages that arrived before it (the broker, too, hands out messages Ready again before new
+ * ones). Within a message group arrival order still rules: a redelivery queues behind its group's
+ * earlier messages, and jumps the line only once it is its group's next message. A FIFO group's
+ * redelivery is always its group's next message, since its broker holds the group's later
+ * messages back until it succeeds (P5).
+ *
  * A listener still running at its consumption timeout is reported as failed at once (P2), but it
  * keeps its slot and its message group until it really ends: JavaScript cannot stop it, and
  * letting more start would break both limits.
  */
 export class ListenerPool<TItem extends PoolItem> {
   readonly #options: ListenerPoolOptions<TItem>;
-  /** Items free to start, in order; `#readyHead` is the next one. */
-  #ready: (TItem | undefined)[] = [];
-  #readyHead = 0;
+  /** Redeliveries free to start, in order: they start before any item of `#firsts`. */
+  readonly #retries = new FifoQueue<TItem>();
+  /** First deliveries free to start, in order. */
+  readonly #firsts = new FifoQueue<TItem>();
   /**
-   * One entry per message group with an item running or in `#ready`: the group's later items,
-   * in order. Only the head of a group is ever in `#ready`.
+   * One entry per message group with an item running or free to start: the group's later items,
+   * in order. Only the head of a group is ever free to start.
    */
   #groupBacklogs = new Map<string, TItem[]>();
   /** In start order, which is deadline order too: every run gets the same timeout. */
-  readonly #running = new Set<Run<TItem>>();
+  readonly #running = new RunList<Run<TItem>>();
   /** One timer for all consumption timeouts, due no later than the oldest run's deadline. */
   #deadlineTimer: ClockTimer | undefined;
   readonly #idle = new IdleWaiters(() => this.#running.size === 0);
@@ -122,9 +135,14 @@ export class ListenerPool<TItem extends PoolItem> {
     return this.#running.size;
   }
 
+  /** Items that could start as soon as a listener is free (not those waiting for their message group). */
+  get startableCount(): number {
+    return this.#retries.length + this.#firsts.length;
+  }
+
   /** Items waiting for a listener. */
   get cachedCount(): number {
-    let count = this.#ready.length - this.#readyHead;
+    let count = this.#retries.length + this.#firsts.length;
     for (const backlog of this.#groupBacklogs.values()) count += backlog.length;
     return count;
   }
@@ -145,15 +163,9 @@ export class ListenerPool<TItem extends PoolItem> {
    * in order. The others keep their order and their message groups' places.
    */
   takeCached(predicate: (item: TItem) => boolean = () => true): TItem[] {
-    const cached: TItem[] = [];
-    for (let i = this.#readyHead; i < this.#ready.length; i++) {
-      const item = this.#ready[i];
-      if (item !== undefined) cached.push(item);
-    }
-    // A group's head is in `#ready` and its backlog follows it, so this keeps each group in order.
+    const cached = [...this.#retries.drain(), ...this.#firsts.drain()];
+    // A group's head is free to start and its backlog follows it, so this keeps each group in order.
     for (const backlog of this.#groupBacklogs.values()) cached.push(...backlog);
-    this.#ready = [];
-    this.#readyHead = 0;
     this.#groupBacklogs = new Map();
     for (const run of this.#running) {
       const group = run.item.message.messageGroup;
@@ -198,20 +210,17 @@ export class ListenerPool<TItem extends PoolItem> {
       }
       this.#groupBacklogs.set(group, []);
     }
-    this.#ready.push(item);
+    this.#makeStartable(item);
+  }
+
+  /** `item` may start as soon as a listener is free: redeliveries first. */
+  #makeStartable(item: TItem): void {
+    if (item.message.deliveryAttempt > 1) this.#retries.push(item);
+    else this.#firsts.push(item);
   }
 
   #dequeue(): TItem | undefined {
-    if (this.#readyHead >= this.#ready.length) return undefined;
-    const item = this.#ready[this.#readyHead];
-    this.#ready[this.#readyHead] = undefined;
-    this.#readyHead += 1;
-    if (this.#readyHead >= COMPACT_AFTER_SLOTS && this.#readyHead * 2 >= this.#ready.length) {
-      // Array#shift would copy the whole queue on every call once it is large.
-      this.#ready = this.#ready.slice(this.#readyHead);
-      this.#readyHead = 0;
-    }
-    return item;
+    return this.#retries.shift() ?? this.#firsts.shift();
   }
 
   /** `item` is done with (finished or dropped): its message group's next item may start. */
@@ -220,7 +229,7 @@ export class ListenerPool<TItem extends PoolItem> {
     if (group === undefined) return;
     const next = this.#groupBacklogs.get(group)?.shift();
     if (next === undefined) this.#groupBacklogs.delete(group);
-    else this.#ready.push(next);
+    else this.#makeStartable(next);
   }
 
   #pump(): void {
@@ -229,7 +238,10 @@ export class ListenerPool<TItem extends PoolItem> {
     try {
       while (!this.#stopped && this.#running.size < this.#options.concurrency) {
         const item = this.#dequeue();
-        if (item === undefined) break;
+        if (item === undefined) {
+          this.#options.onStarved?.();
+          break;
+        }
         if (this.#options.isLive(item)) this.#start(item);
         else this.#releaseGroup(item);
       }
@@ -245,6 +257,9 @@ export class ListenerPool<TItem extends PoolItem> {
       reported: false,
       controller: undefined,
       abortReason: undefined,
+      previous: undefined,
+      next: undefined,
+      listed: false,
     };
     this.#running.add(run);
     this.#deadlineTimer ??= this.#options.clock.setTimer(this.#options.consumptionTimeoutMs, () =>
@@ -254,30 +269,31 @@ export class ListenerPool<TItem extends PoolItem> {
     try {
       returned = this.#options.listener(item.message, new RunContext(run));
     } catch (error) {
-      this.#finish(run, { thrown: error });
+      this.#finish(run, true, error);
       return;
     }
     if (isPromiseLike(returned)) {
       returned.then(
-        (value) => this.#finish(run, { returned: value }),
-        (error: unknown) => this.#finish(run, { thrown: error }),
+        (value) => this.#finish(run, false, value),
+        (error: unknown) => this.#finish(run, true, error),
       );
     } else {
-      this.#finish(run, { returned });
+      this.#finish(run, false, returned);
     }
   }
 
-  #finish(run: Run<TItem>, settlement: { readonly returned: unknown } | { readonly thrown: unknown }): void {
+  /** The listener of `run` returned `value`, or threw it; positional, so no object per message. */
+  #finish(run: Run<TItem>, threw: boolean, value: unknown): void {
     // Abandoned by close(): nobody waits for this result any more.
     if (!this.#running.delete(run)) return;
     if (!run.reported) {
       run.reported = true;
       const message = run.item.message;
-      if ('thrown' in settlement) {
-        this.#reportListenerError(settlement.thrown, message);
-        this.#options.onOutcome(run.item, outcomeOfThrow(settlement.thrown));
+      if (threw) {
+        this.#reportListenerError(value, message);
+        this.#options.onOutcome(run.item, outcomeOfThrow(value));
       } else {
-        const { outcome, problem } = outcomeOfResult(settlement.returned);
+        const { outcome, problem } = outcomeOfResult(value);
         if (problem !== undefined) this.#reportListenerError(problem, message);
         this.#options.onOutcome(run.item, outcome);
       }

@@ -62,7 +62,9 @@ export interface PushConsumerOptions {
   /**
    * The most deliveries held at once, waiting or running (the broker's credit for this consumer),
    * 1–65 536. A delivery leaves the cache once its result is sent (the broker reads the result
-   * before the credit that follows it); then the consumer grants the broker one more.
+   * before the credit that follows it). Below this bound the consumer adapts its window: from
+   * twice `concurrency`, it grows while the listeners wait for the broker and shrinks while
+   * messages wait for the listeners (docs/semantics.md, P1).
    * @default 1024 (messages)
    */
   readonly maxCachedMessages?: number;

@@ -163,7 +163,10 @@ describe('flow control', () => {
     await consumer.start();
     pushNumberedMessages(fake, 23);
     expect(await receiptHandlesSent(fake, 'ack', 23)).toHaveLength(23);
-    expect(await creditsGranted(fake, 23)).toBe(23);
+    // The window starts at 4 (twice `concurrency`) and grows to 5 once the listeners wait for
+    // credit: a credit back for each of the 23 results, and the one more of the growth.
+    expect(fake.framesOf('subscribe')[0]?.maxCachedMessages).toBe(4);
+    expect(await creditsGranted(fake, 24)).toBe(24);
     const [subscription] = fake.subscriptions;
     expect(subscription?.maxUnsettled).toBe(5);
     expect(subscription?.credits).toBe(5);

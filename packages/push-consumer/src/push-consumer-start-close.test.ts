@@ -9,11 +9,12 @@ import type { PushConsumerOptions } from './push-consumer-options.js';
 const { brokers, createConsumer } = pushConsumersPerTest();
 
 describe('start', () => {
-  it('subscribes with the group, subscriptions and maxCachedMessages, once, and resolves when subscribed', async () => {
+  it('subscribes with the group, subscriptions and initial credit window, once, and resolves when subscribed', async () => {
     const fake = await brokers.start();
     const consumer = createConsumer(fake.endpoint, {
       subscriptions: { orders: 'paid || refunded', '%DLQ%billing': '*' },
       maxCachedMessages: 64,
+      concurrency: 8,
       listener: () => ConsumeResult.SUCCESS,
     });
     await Promise.all([consumer.start(), consumer.start()]);
@@ -24,7 +25,8 @@ describe('start', () => {
         id: expect.any(Number),
         group: 'billing',
         subscriptions: { orders: 'paid || refunded', '%DLQ%billing': '*' },
-        maxCachedMessages: 64,
+        // The window starts at twice `concurrency` (at most maxCachedMessages) and grows from there.
+        maxCachedMessages: 16,
       },
     ]);
     expect(consumer.connectionStatus.state).toBe('connected');
@@ -123,7 +125,8 @@ describe('close', () => {
     await started.promise;
     const closing = consumer.close();
     expect(consumer.close()).toBe(closing);
-    expect(await receiptHandlesSent(fake, 'release', 3)).toEqual(['lease-2', 'lease-3', 'lease-4']);
+    // The credit window of one listener is 2: m2 and m3 were never delivered.
+    expect(await receiptHandlesSent(fake, 'release', 1)).toEqual(['lease-2']);
     expect(fake.framesOf('ack')).toEqual([]);
     running.open(ConsumeResult.SUCCESS);
     await closing;

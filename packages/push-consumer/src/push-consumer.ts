@@ -14,6 +14,7 @@ import {
 import { ExponentialBackoff } from '@ricochet/core';
 import { BrokerError, type DeliverFrame, type RicochetError } from '@ricochet/protocol';
 import { type Delivery, problemsOf, type ResultEntry, releaseOf, resultOf } from './delivery-results.js';
+import { FlowControl } from './flow-control.js';
 import { ListenerPool } from './listener-pool.js';
 import {
   deferred,
@@ -50,8 +51,11 @@ const MAX_RESULTS_PER_FRAME = 256;
  * Flow control: the broker never has more unsettled deliveries out to this consumer than
  * `maxCachedMessages`; deliveries wait in a local cache until one of `concurrency` listeners is
  * free, and messages with the same `messageGroup` (the FIFO key) are processed one at a time, in
- * order (P5).
- * Results travel in batches, and each batch sent gives its credit back.
+ * order (P5). A redelivery (`deliveryAttempt` > 1) starts before the first deliveries waiting in
+ * the cache, so a retry never waits behind a full cache of them; within a message group, arrival
+ * order still rules. Results travel in batches; each batch sent gives credit back, up to an
+ * adaptive window from twice `concurrency` to `maxCachedMessages` (docs/semantics.md, P1): the
+ * cache stays short while the listeners are the bottleneck, and grows when they wait for the broker.
  *
  * After a reconnect the consumer subscribes again (C1). The broker released the deliveries of
  * the lost session (C2) and delivers them again, so the cached messages of that session are
@@ -79,6 +83,7 @@ export class PushConsumer {
   readonly #connection: Connection;
   readonly #pool: ListenerPool<Delivery>;
   readonly #batcher: ResultBatcher<ResultEntry>;
+  readonly #flow: FlowControl;
   /** Paces attempts to subscribe again on one session after a retryable refusal. */
   readonly #resubscribeBackoff: ExponentialBackoff;
   readonly #lifecycle = new PushConsumerLifecycle();
@@ -97,6 +102,15 @@ export class PushConsumer {
       requireStream: true,
     });
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
+    this.#flow = new FlowControl({
+      ...this.#options, // maxCachedMessages, concurrency
+      creditable: () => {
+        const live = this.#lifecycle.subscription;
+        return live?.active && live.sessionId === this.#liveSessionId() ? live : undefined;
+      },
+      startableCount: () => this.#pool.startableCount,
+      send: (frame) => this.#connection.sendOneWay(frame),
+    });
     this.#pool = new ListenerPool<Delivery>({
       listener: this.#options.listener,
       concurrency: this.#options.concurrency,
@@ -111,6 +125,7 @@ export class PushConsumer {
         }
       },
       onListenerError: this.#options.onListenerError,
+      onStarved: () => this.#flow.starved(),
     });
     this.#batcher = new ResultBatcher<ResultEntry>({
       flushDelayMs: RESULT_FLUSH_DELAY_MS,
@@ -119,7 +134,7 @@ export class PushConsumer {
       // Checked again at send time: the session may have ended since the result was queued, and a
       // queued request would otherwise be written to the next session.
       isSendable: (result) => result.sessionId === this.#liveSessionId(),
-      onSent: (results) => this.#onSent(results),
+      onSent: (results) => this.#flow.sent(results),
       onSettled: (results, outcome) => {
         for (const problem of problemsOf(results, outcome)) this.#report(problem);
       },
@@ -258,7 +273,7 @@ export class PushConsumer {
         type: 'subscribe',
         group: this.#options.group,
         subscriptions: this.#options.subscriptions,
-        maxCachedMessages: this.#options.maxCachedMessages,
+        maxCachedMessages: this.#flow.subscribing(),
       })
       .then(
         (answer) => this.#onSubscribed(pending, answer.subscriptionId),
@@ -318,6 +333,7 @@ export class PushConsumer {
       subscription.sessionId === sessionId &&
       subscription.id === frame.subscriptionId;
     if (known && subscription.active && this.#lifecycle.state.state === 'running') {
+      this.#flow.delivered(frame.messages.length);
       this.#pool.add(
         frame.messages.map((delivered) => ({ message: new ReceivedMessage(delivered), subscription })),
       );
@@ -345,21 +361,6 @@ export class PushConsumer {
     if (this.#strays.has(key)) return;
     this.#strays.add(key);
     this.#connection.request({ type: 'unsubscribe', subscriptionId }).catch(() => {});
-  }
-
-  /**
-   * A result frame is on its way: its messages leave the cache, so their credit goes back right
-   * behind it. The broker reads the results before the credit on the same connection, so it never
-   * counts more unsettled deliveries than the credit it was given, while the credit does not wait
-   * for the results' durable commit. Refused results (410) are no longer the broker's either.
-   */
-  #onSent(results: readonly ResultEntry[]): void {
-    const subscription = this.#lifecycle.subscription;
-    if (!subscription?.active || subscription.sessionId !== this.#liveSessionId()) return;
-    let credits = 0;
-    for (const result of results) if (result.creditTo === subscription) credits += 1;
-    if (credits > 0)
-      this.#connection.sendOneWay({ type: 'credit', subscriptionId: subscription.id, credits });
   }
 
   /** Stop the subscription (it stays known, inactive, so its late deliveries are released). */

@@ -33,8 +33,9 @@ describe('C2: a push consumer that disconnects releases its inflight messages; a
     await using producer = await startProducer(broker.endpoint);
     const sent = await Promise.all(['a', 'b', 'c'].map((body) => producer.send({ topic: 'orders', body })));
     await leaving.delivered(1);
-    // One message is running in the stuck listener, two wait in its cache: close gives up on the
-    // first after 50 ms and releases the other two; the disconnect releases the first (C2).
+    // One message is running in the stuck listener, one waits in its cache (the credit window of
+    // one listener is 2) and one at the broker: close gives up on the first after 50 ms and
+    // releases the cached one; the disconnect releases the first (C2).
     await leaving.close();
     unblock();
 
