@@ -8,10 +8,20 @@ import {
 import type { DeliveryRecord } from '../store/records.js';
 import type { GroupRuntime } from './group-registry.js';
 
-/** The settings core's push machine decides with, from the group's config. */
+/**
+ * The settings core's push machine decides with, from the group's config: made once per config
+ * (a PUT replaces the config object), not once per delivery and settle.
+ */
 export function pushContextOf(group: GroupRuntime, random: Random): PushLifecycleContext {
-  return { retryPolicy: group.config.retryPolicy, maxRetries: group.config.maxRetries, random };
+  const { config } = group;
+  const cached = pushContexts.get(config);
+  if (cached?.random === random) return cached;
+  const context = { retryPolicy: config.retryPolicy, maxRetries: config.maxRetries, random };
+  pushContexts.set(config, context);
+  return context;
 }
+
+const pushContexts = new WeakMap<GroupRuntime['config'], PushLifecycleContext>();
 
 /** The settings core's simple machine decides with, from the group's config. */
 export function simpleContextOf(group: GroupRuntime): SimpleLifecycleContext {

@@ -85,7 +85,7 @@ export function effectsOf(
 ): DeliveryEffect[] {
   const effects: DeliveryEffect[] = [];
   const leaseEnded = from.state === 'inflight' && (to.state !== 'inflight' || to.lease !== from.lease);
-  if (leaseEnded && !TIMER_EVENTS.has(eventType)) effects.push({ type: 'cancelLeaseTimer' });
+  if (leaseEnded && !TIMER_EVENTS.has(eventType)) effects.push(CANCEL_LEASE_TIMER);
   if (from.state === 'inflight' && to.state !== 'inflight') {
     const reason = outcomeReasonOf(to, eventType);
     const outcome = outcomeOf(to, eventType);
@@ -103,7 +103,7 @@ export function effectsOf(
   if (to.state === 'waitingRetry' && from.state !== 'waitingRetry') {
     effects.push({ type: 'scheduleRetry', atMs: to.retryAtMs ?? 0 });
   }
-  if (to.state === 'ready' && from.state !== 'ready') effects.push({ type: 'requeue' });
+  if (to.state === 'ready' && from.state !== 'ready') effects.push(REQUEUE);
   if (to.state === 'dlq') {
     effects.push({
       type: 'deadLetter',
@@ -112,15 +112,28 @@ export function effectsOf(
       lastLease: to.lease,
     });
   }
-  if (isTerminal(to.state) && !isTerminal(from.state)) effects.push({ type: 'releaseFifoKey' });
+  if (isTerminal(to.state) && !isTerminal(from.state)) effects.push(RELEASE_FIFO_KEY);
   if (from.state !== to.state) {
     const left = counterOf(from.state, 'left');
     const entered = counterOf(to.state, 'entered', to.outcome);
-    if (left) effects.push({ type: 'adjustCounter', counter: left, by: -1 });
-    if (entered) effects.push({ type: 'adjustCounter', counter: entered, by: 1 });
+    if (left) effects.push(COUNTER_DOWN[left]);
+    if (entered) effects.push(COUNTER_UP[entered]);
   }
   return effects;
 }
+
+// The effects that carry no data of their own are shared, frozen values: every delivery and every
+// settle makes a few of them, and they need not be allocated each time.
+const CANCEL_LEASE_TIMER: DeliveryEffect = Object.freeze({ type: 'cancelLeaseTimer' });
+const REQUEUE: DeliveryEffect = Object.freeze({ type: 'requeue' });
+const RELEASE_FIFO_KEY: DeliveryEffect = Object.freeze({ type: 'releaseFifoKey' });
+const GROUP_COUNTERS: readonly GroupCounter[] = ['inflight', 'waitingRetry', 'committed', 'deadLettered'];
+const counterEffects = (by: 1 | -1) =>
+  Object.fromEntries(
+    GROUP_COUNTERS.map((counter) => [counter, Object.freeze({ type: 'adjustCounter', counter, by })]),
+  ) as Record<GroupCounter, DeliveryEffect>;
+const COUNTER_UP = counterEffects(1);
+const COUNTER_DOWN = counterEffects(-1);
 
 /** The counter a state moves when a message enters or leaves it, if any. */
 function counterOf(
