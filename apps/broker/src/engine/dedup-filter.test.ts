@@ -53,4 +53,14 @@ describe('DedupFilter (R3)', () => {
     filter.add('a', 7);
     expect(filter.mayHold('a', 7)).toBe(false);
   });
+
+  it('keeps the ids added after a pin, whatever the window, until it is unpinned', () => {
+    const filter = new DedupFilter({ windowMs: 0 });
+    const pin = filter.pin(7);
+    filter.add('a', 7);
+    filter.add('b', 8);
+    expect([filter.mayHold('a', 9), filter.mayHold('b', 9)]).toEqual([true, true]);
+    filter.unpin(pin);
+    expect([filter.mayHold('a', 9), filter.mayHold('b', 9)]).toEqual([false, false]);
+  });
 });

@@ -29,7 +29,12 @@ interface Generation {
   /** When the newest of its ids was added: once this leaves the window, so have all of them. */
   lastAtMs: number;
   readonly startedAtMs: number;
+  /** Pins taken while it was the newest: it and every newer generation stay while any is held. */
+  pins: number;
 }
+
+/** What {@link DedupFilter.pin} returns, for {@link DedupFilter.unpin}. */
+export type DedupFilterPin = object;
 
 /**
  * Which message ids the send path may have stored within the dedup window (R3), so that a new id —
@@ -73,29 +78,42 @@ export class DedupFilter {
     this.#blindUntilMs = Math.max(this.#blindUntilMs, storedAtMs + this.#windowMs);
   }
 
+  /**
+   * Keep every id added from now on until {@link unpin}, whatever the window says: the send path
+   * pins a batch's ids until they are durable, so that `mayHold` answers `true` for a send still
+   * pending — which it then looks up in memory — even with a window shorter than a commit.
+   */
+  pin(nowMs: number): DedupFilterPin {
+    const current = this.#current(nowMs);
+    current.pins++;
+    return current;
+  }
+
+  unpin(pin: DedupFilterPin): void {
+    (pin as Generation).pins--;
+  }
+
   /** Remember that `id` was stored at `nowMs`. */
   add(id: string, nowMs: number): void {
-    this.#expire(nowMs);
-    let current = this.#generations.at(-1);
-    if (
-      current === undefined ||
-      current.count >= current.capacity ||
-      nowMs - current.startedAtMs >= this.#spanMs
-    ) {
-      current = this.#open(current, nowMs);
-    }
+    const current = this.#current(nowMs);
     hashId(id);
     const base = (blockHash % current.blocks) * WORDS_PER_BLOCK;
     const { words } = current;
-    for (let probe = 0, bits = bitHash; probe < PROBES; probe++, bits = remix(bits)) {
-      const bit = bits & 511;
+    let bits = bitHash;
+    for (let probe = 0; probe < PROBES; probe++) {
+      // Three 9-bit positions from each 32 bits of hash.
+      if (probe % 3 === 0 && probe > 0) bits = remix(bits);
+      const bit = (bits >>> (9 * (probe % 3))) & 511;
       words[base + (bit >>> 5)] = (words[base + (bit >>> 5)] as number) | (1 << (bit & 31));
     }
     current.count++;
     if (nowMs > current.lastAtMs) current.lastAtMs = nowMs;
   }
 
-  /** `false` when `id` was certainly not added within the window that ends at `nowMs`. */
+  /**
+   * `false` when `id` was certainly not added within the window that ends at `nowMs`, nor since
+   * the oldest pin still held.
+   */
   mayHold(id: string, nowMs: number): boolean {
     if (nowMs < this.#blindUntilMs) return true;
     this.#expire(nowMs);
@@ -104,8 +122,10 @@ export class DedupFilter {
     for (const { words, blocks } of this.#generations) {
       const base = (blockHash % blocks) * WORDS_PER_BLOCK;
       let held = true;
-      for (let probe = 0, bits = bitHash; probe < PROBES; probe++, bits = remix(bits)) {
-        const bit = bits & 511;
+      let bits = bitHash;
+      for (let probe = 0; probe < PROBES; probe++) {
+        if (probe % 3 === 0 && probe > 0) bits = remix(bits);
+        const bit = (bits >>> (9 * (probe % 3))) & 511;
         if (((words[base + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) {
           held = false;
           break;
@@ -116,10 +136,21 @@ export class DedupFilter {
     return false;
   }
 
-  /** Drop the generations whose ids have all left the window. */
+  /** The generation new ids go to: the newest, or a new one when it is full or its span is over. */
+  #current(nowMs: number): Generation {
+    this.#expire(nowMs);
+    const newest = this.#generations.at(-1);
+    if (newest !== undefined && newest.count < newest.capacity && nowMs - newest.startedAtMs < this.#spanMs) {
+      return newest;
+    }
+    return this.#open(newest, nowMs);
+  }
+
+  /** Drop the generations whose ids have all left the window, oldest first, up to the first one pinned. */
   #expire(nowMs: number): void {
     const generations = this.#generations;
-    while (generations.length > 0 && (generations[0] as Generation).lastAtMs + this.#windowMs <= nowMs) {
+    for (let oldest = generations[0]; oldest !== undefined; oldest = generations[0]) {
+      if (oldest.pins > 0 || oldest.lastAtMs + this.#windowMs > nowMs) return;
       this.#drop();
     }
   }
@@ -148,10 +179,12 @@ export class DedupFilter {
       count: 0,
       lastAtMs: nowMs,
       startedAtMs: nowMs,
+      pins: 0,
     };
     this.#bytes += generation.words.byteLength;
-    while (this.#bytes > this.#maxBytes && this.#generations.length > 0) {
-      // Its ids may still be inside the window: rule nothing out until they have left it.
+    // Its ids may still be inside the window: rule nothing out until they have left it. A pinned
+    // generation stays, past the limit if need be: it holds sends not yet durable.
+    while (this.#bytes > this.#maxBytes && (this.#generations[0]?.pins ?? 1) === 0) {
       const dropped = this.#drop();
       if (dropped) this.blindUntil(dropped.lastAtMs);
     }
@@ -172,21 +205,33 @@ function bytesFor(ids: number): number {
 /** The two hashes of the last id given to {@link hashId}: module state, so hashing allocates nothing. */
 let blockHash = 0;
 let bitHash = 0;
+/** The id they are of: the send path asks `mayHold` and then `add` for the same id, hashed once. */
+let hashedId: string | undefined;
 
 /**
- * Two independent 32-bit hashes of `id`'s UTF-16 code units in one pass: FNV-1a picks the block,
- * a multiply-xorshift (finished by Murmur3's finaliser) the bits in it.
+ * Two independent 32-bit hashes of `id`'s UTF-16 code units in one pass, each finished by
+ * Murmur3's finaliser: an FNV-style one picks the block, a multiply-xorshift one the bits in it.
  */
 function hashId(id: string): void {
-  let first = 0x811c9dc5;
-  let second = 0x9747b28c ^ id.length;
-  for (let index = 0; index < id.length; index++) {
+  if (id === hashedId) return;
+  hashedId = id;
+  const length = id.length;
+  let first = 0x811c9dc5 ^ length;
+  let second = 0x9747b28c;
+  // Two UTF-16 units a step (ids are 32 of them): half the multiplications.
+  let index = 0;
+  for (; index + 1 < length; index += 2) {
+    const units = id.charCodeAt(index) | (id.charCodeAt(index + 1) << 16);
+    first = Math.imul(first ^ units, 0x01000193);
+    second = Math.imul(second ^ units, 0x5bd1e995);
+    second ^= second >>> 15;
+  }
+  if (index < length) {
     const unit = id.charCodeAt(index);
     first = Math.imul(first ^ unit, 0x01000193);
     second = Math.imul(second ^ unit, 0x5bd1e995);
-    second ^= second >>> 15;
   }
-  blockHash = first >>> 0;
+  blockHash = remix(first);
   bitHash = remix(second);
 }
 

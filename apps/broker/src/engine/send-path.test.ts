@@ -167,4 +167,19 @@ describe('SendPath (R1, R3)', () => {
       { ok: true, messageId: 'c', offset: 2, duplicate: true },
     ]);
   });
+
+  it('with a dedup window of 0, still stores a copy racing its pending original once', async () => {
+    const path = sendPath({ dedupWindowMs: 0 });
+    const [first, second] = await Promise.all([
+      path.send([message('a'), message('a')]),
+      path.send([message('a')]),
+    ]);
+    expect([...(first ?? []), ...(second ?? [])].map((r) => r.ok && [r.offset, r.duplicate])).toEqual([
+      [0, false],
+      [0, true],
+      [0, true],
+    ]);
+    expect(storedIds()).toEqual(['a']);
+    expect(path.isPending('a')).toBe(false);
+  });
 });

@@ -30,8 +30,9 @@ export interface SendPathDeps {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** One `send` call's commit: set once all its writes are queued, before anything can wait for it. */
+/** One `send` call: what it stored, and the commit that holds it, set once all its writes are queued. */
 interface SendBatch {
+  readonly stored: StoredMessage[];
   durable: Promise<void>;
 }
 
@@ -59,16 +60,16 @@ const COMMITTED = Promise.resolve();
  * held back in memory: anything a consumer does with them is then queued after them, so the store
  * can never commit it first.
  *
- * Dedup (R3) looks in three places: the sends of this process not yet durable (in memory), then,
- * only when the {@link DedupFilter} cannot rule the id out, the store's id index. The filter
- * holds every id this process stored within the window, and is blind (answers "maybe") until the
- * newest message stored by an earlier run has left the window; so a new id, nearly every send,
- * costs no index read, and a retry is found wherever it was stored.
+ * Dedup (R3) asks the {@link DedupFilter} first. It holds every id this process stored within the
+ * window, and every id of a send not yet durable (pinned until its commit), and it is blind
+ * (answers "maybe") until the newest message stored by an earlier run has left the window. Only
+ * an id it cannot rule out — a retry, or a rare false positive — is looked up: among the sends
+ * not yet durable, then in the store's id index. A new id, nearly every send, costs neither.
  */
 export class SendPath {
   readonly #deps: SendPathDeps;
-  /** Sends stored but not yet durable, by message id. */
-  readonly #pending = new Map<string, PendingSend>();
+  /** Sends whose commit is not yet durable, oldest first. */
+  readonly #pendingBatches = new Set<SendBatch>();
   readonly #recentIds: DedupFilter;
   /** Whether the filter was told about the messages an earlier run stored (once the topics are loaded). */
   #earlierRunsCovered = false;
@@ -80,7 +81,7 @@ export class SendPath {
 
   /** Whether a send of this id is stored and not yet durable (its index write still queued). */
   isPending(messageId: string): boolean {
-    return this.#pending.has(messageId);
+    return this.#pendingOf(messageId, this.#deps.clock.now()) !== undefined;
   }
 
   /** Store a batch; one receipt per message, in order. Never rejects. */
@@ -89,20 +90,30 @@ export class SendPath {
     const nowMs = this.#deps.clock.now();
     this.#coverEarlierRuns();
     const receipts: SendReceipt[] = [];
-    const stored: StoredMessage[] = [];
     let copies: PendingCopy[] | undefined;
-    // Pending entries point at the batch; its commit is set below, before this call first waits,
-    // so a second copy of an id within this very batch waits for the first one's commit.
-    const batch: SendBatch = { durable: COMMITTED };
+    // Pending from the start, its commit set below before this call first waits: a second copy of
+    // an id within this very batch waits for the first one's commit.
+    const batch: SendBatch = { stored: [], durable: COMMITTED };
+    const { stored } = batch;
+    this.#pendingBatches.add(batch);
+    const pin = this.#recentIds.pin(nowMs);
     for (let index = 0; index < messages.length; index++) {
       const message = messages[index] as OutgoingMessage;
+      const messageId = message.messageId;
       // R3: a retried send reuses its id; answer it with the original receipt, never store twice.
-      const pending = this.#pending.get(message.messageId);
-      if (pending !== undefined) {
-        copies ??= [];
-        copies.push({ index, pending });
-        receipts.push(PLACEHOLDER);
-        continue;
+      if (this.#recentIds.mayHold(messageId, nowMs)) {
+        const pending = this.#pendingOf(messageId, nowMs);
+        if (pending !== undefined) {
+          copies ??= [];
+          copies.push({ index, pending });
+          receipts.push(PLACEHOLDER);
+          continue;
+        }
+        const known = this.#deps.store.locateMessage(messageId);
+        if (known && nowMs - known.storedAt < this.#deps.dedupWindowMs) {
+          receipts.push({ ok: true, messageId, offset: known.offset, duplicate: true });
+          continue;
+        }
       }
       const decision = this.#decide(message, nowMs);
       if ('ok' in decision) {
@@ -110,8 +121,7 @@ export class SendPath {
         continue;
       }
       stored.push(decision);
-      this.#pending.set(decision.messageId, { offset: decision.offset, batch });
-      receipts.push({ ok: true, messageId: decision.messageId, offset: decision.offset, duplicate: false });
+      receipts.push({ ok: true, messageId, offset: decision.offset, duplicate: false });
     }
     if (stored.length > 0) {
       // Asked after the writes were queued, so it covers the transaction that holds them.
@@ -123,16 +133,29 @@ export class SendPath {
       } catch {
         durable = false;
       }
-      for (const message of stored) {
-        if (this.#pending.get(message.messageId)?.batch === batch) this.#pending.delete(message.messageId);
-      }
       this.#countSent(stored);
       if (!durable) this.#failStored(receipts);
     }
+    this.#pendingBatches.delete(batch);
+    this.#recentIds.unpin(pin);
     if (copies !== undefined) await this.#answerCopies(copies, messages, receipts);
     this.#deps.metrics.sendLatency((performance.now() - startedAt) / 1_000);
     for (const receipt of receipts) if (!receipt.ok) this.#deps.metrics.rejected(receipt.error.code);
     return receipts;
+  }
+
+  /**
+   * The pending send of an id, if any. Every pending id is in the filter (pinned), so one it rules
+   * out costs nothing; the rest are looked for among the pending batches, a few thousand messages.
+   */
+  #pendingOf(messageId: string, nowMs: number): PendingSend | undefined {
+    if (this.#pendingBatches.size === 0 || !this.#recentIds.mayHold(messageId, nowMs)) return undefined;
+    for (const batch of this.#pendingBatches) {
+      for (const message of batch.stored) {
+        if (message.messageId === messageId) return { offset: message.offset, batch };
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -202,18 +225,10 @@ export class SendPath {
     for (const [topic, count] of byTopic) this.#deps.metrics.messagesSent(topic, count);
   }
 
-  /** The answer to one message now (a refusal, or a duplicate of a durable one), or the message as stored. */
+  /** A message no duplicate of: its refusal, or the message as stored (and added to the filter). */
   #decide(message: OutgoingMessage, nowMs: number): SendReceipt | StoredMessage {
     const reject = (name: ErrorName, text: string, details?: Record<string, string | number>) =>
       failedReceipt(message.messageId, name, text, details);
-
-    // R3: only an id the filter cannot rule out costs a read of the index.
-    if (this.#recentIds.mayHold(message.messageId, nowMs)) {
-      const known = this.#deps.store.locateMessage(message.messageId);
-      if (known && nowMs - known.storedAt < this.#deps.dedupWindowMs) {
-        return { ok: true, messageId: message.messageId, offset: known.offset, duplicate: true };
-      }
-    }
 
     if (message.body.byteLength > this.#deps.maxBodyBytes) {
       return reject(
