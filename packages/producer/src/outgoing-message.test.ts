@@ -35,4 +35,12 @@ describe('prepareMessage', () => {
       'bornAt',
     ]);
   });
+
+  it('refuses a topic that is not a name, before and after sends to a valid one', () => {
+    const send = (topic: string) => () => prepareMessage({ topic, body: 'x' }, 1024, 7);
+    expect(send('bad topic')).toThrow(/topic/);
+    expect(send('orders')).not.toThrow();
+    expect(send('orders')).not.toThrow();
+    expect(send('bad topic')).toThrow(/topic/);
+  });
 });

@@ -66,8 +66,18 @@ function isPlainMessage(input: ProducerMessage, message: OutgoingMessage): boole
     message.deliverAt === undefined &&
     message.delayMs === undefined &&
     message.delayLevel === undefined &&
-    TOPIC_NAME_PATTERN.test(message.topic)
+    isTopicName(message.topic)
   );
+}
+
+/** The last topic name found valid: an application sends to few topics, mostly as the same string. */
+let lastTopicName: string | undefined;
+
+function isTopicName(topic: string): boolean {
+  if (topic === lastTopicName) return true;
+  if (!TOPIC_NAME_PATTERN.test(topic)) return false;
+  lastTopicName = topic;
+  return true;
 }
 
 /** A message ready for the wire, with its estimated encoded size. */
