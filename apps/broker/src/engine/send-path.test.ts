@@ -182,4 +182,20 @@ describe('SendPath (R1, R3)', () => {
     expect(storedIds()).toEqual(['a']);
     expect(path.isPending('a')).toBe(false);
   });
+
+  it('after a batch that failed on a bug, holds none of its ids as pending', async () => {
+    let calls = 0;
+    const path = sendPath({
+      throttle: () => {
+        calls++;
+        if (calls === 2) throw new Error('a bug');
+        return undefined;
+      },
+    });
+    await expect(path.send([message('a'), message('b')])).rejects.toThrow('a bug');
+    expect(path.isPending('a')).toBe(false);
+    expect(await path.send([message('c')])).toEqual([
+      { ok: true, messageId: 'c', offset: 1, duplicate: false },
+    ]);
+  });
 });

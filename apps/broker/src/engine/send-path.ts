@@ -84,19 +84,56 @@ export class SendPath {
     return this.#pendingOf(messageId, this.#deps.clock.now()) !== undefined;
   }
 
-  /** Store a batch; one receipt per message, in order. Never rejects. */
+  /** Store a batch; one receipt per message, in order. Rejects only on a bug (a throw while deciding). */
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
     const startedAt = performance.now();
     const nowMs = this.#deps.clock.now();
     this.#coverEarlierRuns();
     const receipts: SendReceipt[] = [];
-    let copies: PendingCopy[] | undefined;
     // Pending from the start, its commit set below before this call first waits: a second copy of
     // an id within this very batch waits for the first one's commit.
     const batch: SendBatch = { stored: [], durable: COMMITTED };
     const { stored } = batch;
     this.#pendingBatches.add(batch);
     const pin = this.#recentIds.pin(nowMs);
+    let copies: PendingCopy[] | undefined;
+    try {
+      copies = this.#decideAll(messages, nowMs, batch, receipts);
+      if (stored.length > 0) {
+        // Asked after the writes were queued, so it covers the transaction that holds them.
+        batch.durable = this.#deps.store.durable();
+        this.#wake(stored);
+        let durable = true;
+        try {
+          await batch.durable;
+        } catch {
+          durable = false;
+        }
+        this.#countSent(stored);
+        if (!durable) this.#failStored(receipts);
+      }
+    } finally {
+      // Whatever happened, the batch is pending no more and its ids may leave the filter in time.
+      this.#pendingBatches.delete(batch);
+      this.#recentIds.unpin(pin);
+    }
+    if (copies !== undefined) await this.#answerCopies(copies, messages, receipts);
+    this.#deps.metrics.sendLatency((performance.now() - startedAt) / 1_000);
+    for (const receipt of receipts) if (!receipt.ok) this.#deps.metrics.rejected(receipt.error.code);
+    return receipts;
+  }
+
+  /**
+   * Decide every message of a batch in order: a receipt for each (a placeholder for a copy of a
+   * pending send, returned among the copies), the stored ones appended to `batch.stored`.
+   */
+  #decideAll(
+    messages: readonly OutgoingMessage[],
+    nowMs: number,
+    batch: SendBatch,
+    receipts: SendReceipt[],
+  ): PendingCopy[] | undefined {
+    let copies: PendingCopy[] | undefined;
     for (let index = 0; index < messages.length; index++) {
       const message = messages[index] as OutgoingMessage;
       const messageId = message.messageId;
@@ -120,28 +157,10 @@ export class SendPath {
         receipts.push(decision);
         continue;
       }
-      stored.push(decision);
+      batch.stored.push(decision);
       receipts.push({ ok: true, messageId, offset: decision.offset, duplicate: false });
     }
-    if (stored.length > 0) {
-      // Asked after the writes were queued, so it covers the transaction that holds them.
-      batch.durable = this.#deps.store.durable();
-      this.#wake(stored);
-      let durable = true;
-      try {
-        await batch.durable;
-      } catch {
-        durable = false;
-      }
-      this.#countSent(stored);
-      if (!durable) this.#failStored(receipts);
-    }
-    this.#pendingBatches.delete(batch);
-    this.#recentIds.unpin(pin);
-    if (copies !== undefined) await this.#answerCopies(copies, messages, receipts);
-    this.#deps.metrics.sendLatency((performance.now() - startedAt) / 1_000);
-    for (const receipt of receipts) if (!receipt.ok) this.#deps.metrics.rejected(receipt.error.code);
-    return receipts;
+    return copies;
   }
 
   /**
