@@ -79,6 +79,38 @@ describe('writeFrame', () => {
     );
   });
 
+  it('writes maps with the keys of a plain message or a stored receipt, in any order, with any values, as msgpackr does', () => {
+    const shapedKey = fc.constantFrom(
+      'messageId',
+      'topic',
+      'body',
+      'bornAt',
+      'ok',
+      'offset',
+      'duplicate',
+      'tag',
+    );
+    const shaped = fc
+      .array(fc.tuple(shapedKey, fc.option(value, { nil: undefined })), { maxLength: 6 })
+      .map((entries) => Object.fromEntries(entries));
+    const exact = fc.oneof(
+      fc.record({ ok: value, messageId: value, offset: value, duplicate: value }, { noNullPrototype: true }),
+      fc.record({ messageId: value, topic: value, body: value, bornAt: value }, { noNullPrototype: true }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(shaped, exact), { maxLength: 4 }), (maps) => {
+        const frame = { type: 'sendResult', id: 1, receipts: maps };
+        const written = writeFrame(frame);
+        if (written === undefined) {
+          expect(hasNonAscii(frame)).toBe(true);
+          return;
+        }
+        expect(toHex(written)).toBe(toHex(packWithMsgpackr(frame)));
+      }),
+      { numRuns: 3_000, seed: 20_261_126 },
+    );
+  });
+
   it('writes send and sendResult frames as msgpackr does, across slabs, never reusing bytes handed out', () => {
     const body = new Uint8Array(256).map((_, index) => index);
     const send = {

@@ -71,7 +71,68 @@ function writeValue(value: unknown): boolean {
   }
 }
 
+/**
+ * A map whose keys come in an order known beforehand — a `send` frame's plain message, a stored
+ * receipt — has its key names written as bytes encoded once, not character by character.
+ */
+interface Shape {
+  readonly keys: readonly string[];
+  readonly keyBytes: readonly (readonly number[])[];
+}
+
+function shape(keys: readonly string[]): Shape {
+  return {
+    keys,
+    keyBytes: keys.map((key) => [0xa0 | key.length, ...Array.from(key, (char) => char.charCodeAt(0))]),
+  };
+}
+
+const SHAPES: readonly Shape[] = [
+  shape(['messageId', 'topic', 'body', 'bornAt']),
+  shape(['ok', 'messageId', 'offset', 'duplicate']),
+];
+
+/**
+ * The shape whose keys are exactly the map's keys, in order, none of them `undefined`. (A plain
+ * object's `for…in` is its own keys: nothing enumerable is inherited from `Object.prototype`.)
+ */
+function shapeOf(map: Record<string, unknown>): Shape | undefined {
+  for (const candidate of SHAPES) {
+    const { keys } = candidate;
+    let index = 0;
+    let matches = true;
+    for (const key in map) {
+      if (key !== keys[index] || map[key] === undefined) {
+        matches = false;
+        break;
+      }
+      index++;
+    }
+    if (matches && index === keys.length) return candidate;
+  }
+  return undefined;
+}
+
 function writeMap(map: Record<string, unknown>): boolean {
+  const known = shapeOf(map);
+  return known === undefined ? writeAnyMap(map) : writeShapedMap(map, known);
+}
+
+function writeShapedMap(map: Record<string, unknown>, { keys, keyBytes }: Shape): boolean {
+  reserve(1);
+  slab[position++] = 0x80 | keys.length;
+  for (let index = 0; index < keys.length; index++) {
+    const bytes = keyBytes[index] as readonly number[];
+    reserve(bytes.length);
+    const target = slab;
+    for (let at = 0; at < bytes.length; at++) target[position + at] = bytes[at] as number;
+    position += bytes.length;
+    if (!writeValue(map[keys[index] as string])) return false;
+  }
+  return true;
+}
+
+function writeAnyMap(map: Record<string, unknown>): boolean {
   // A fixmap header, counted while the entries are written and widened in the rare map of 16 or
   // more. Held relative to the frame's start, which a new slab moves.
   reserve(1);
