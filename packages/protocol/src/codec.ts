@@ -59,10 +59,11 @@ export type DecodeResult<TFrame> =
  * (the type system says so); peers validate on decode.
  */
 export function encodeFrame(frame: Frame): Uint8Array {
-  // The frames every send makes, one each way, by hand: the same bytes, in a fraction of the time.
+  // A client's `send` frames by hand: the same bytes, about 0.5 µs less CPU a message for a
+  // producer. (A broker's `sendResult` measured no better by hand, so msgpackr writes it.)
   // Callers may hand it anything (tests of hostile input pack garbage): only a frame has a type.
   const type: unknown = typeof frame === 'object' && frame !== null ? frame.type : undefined;
-  if (type === 'send' || type === 'sendResult') {
+  if (type === 'send') {
     const written = writeFrame(frame);
     if (written !== undefined) return written;
   }

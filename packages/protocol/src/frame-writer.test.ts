@@ -79,7 +79,7 @@ describe('writeFrame', () => {
     );
   });
 
-  it('writes maps with the keys of a plain message or a stored receipt, in any order, with any values, as msgpackr does', () => {
+  it('writes maps with the keys of a plain message (or a receipt), in any order, with any values, as msgpackr does', () => {
     const shapedKey = fc.constantFrom(
       'messageId',
       'topic',
@@ -111,7 +111,7 @@ describe('writeFrame', () => {
     );
   });
 
-  it('writes send and sendResult frames as msgpackr does, across slabs, never reusing bytes handed out', () => {
+  it('writes send frames as msgpackr does, across slabs, never reusing bytes handed out (sendResult frames by msgpackr between them)', () => {
     const body = new Uint8Array(256).map((_, index) => index);
     const send = {
       type: 'send' as const,

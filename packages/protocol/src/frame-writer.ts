@@ -24,7 +24,8 @@ export function writeFrame(frame: object): Uint8Array | undefined {
 
 const SLAB_BYTES = 1024 * 1024;
 
-let slab = new Uint8Array(SLAB_BYTES);
+/** Allocated on first use: a process that never writes a frame by hand (a broker) holds none. */
+let slab = new Uint8Array(0);
 let view = new DataView(slab.buffer);
 /** Where the frame being written starts, and where its next byte goes. */
 let start = 0;
@@ -72,8 +73,8 @@ function writeValue(value: unknown): boolean {
 }
 
 /**
- * A map whose keys come in an order known beforehand — a `send` frame's plain message, a stored
- * receipt — has its key names written as bytes encoded once, not character by character.
+ * A map whose keys come in an order known beforehand — a `send` frame's plain message — has its
+ * key names written as bytes encoded once, not character by character.
  */
 interface Shape {
   readonly keys: readonly string[];
@@ -87,10 +88,7 @@ function shape(keys: readonly string[]): Shape {
   };
 }
 
-const SHAPES: readonly Shape[] = [
-  shape(['messageId', 'topic', 'body', 'bornAt']),
-  shape(['ok', 'messageId', 'offset', 'duplicate']),
-];
+const SHAPES: readonly Shape[] = [shape(['messageId', 'topic', 'body', 'bornAt'])];
 
 /**
  * The shape whose keys are exactly the map's keys, in order, none of them `undefined`. (A plain
