@@ -28,3 +28,11 @@ describe('createMessageId', () => {
     expect(ids.size).toBe(1_000);
   });
 });
+
+describe('createMessageId, random part', () => {
+  it('hands out every random byte of the pool once, across refills', () => {
+    const random = Array.from({ length: 2_000 }, () => createMessageId(0).slice(12));
+    expect(new Set(random).size).toBe(random.length);
+    for (const digits of random) expect(digits).toMatch(/^[0-9a-f]{20}$/);
+  });
+});

@@ -31,6 +31,11 @@ describe('encodeFrame', () => {
     });
     expect(toHex(bytes)).toContain('c403010203');
   });
+
+  it('packs a value that is no frame at all, as tests of hostile input ask it to', () => {
+    expect(toHex(encodeFrame(null as unknown as Frame))).toBe('c0');
+    expect(toHex(encodeFrame(7 as unknown as Frame))).toBe('07');
+  });
 });
 
 describe('decodeFrame', () => {

@@ -1,6 +1,7 @@
 import { type Options, Packr } from 'msgpackr';
 import type { z } from 'zod';
 import { ERROR_CODES } from './error-catalogue.js';
+import { writeFrame } from './frame-writer.js';
 import { hotBrokerFrame, hotClientFrame } from './hot-frames.js';
 import { MAX_FRAME_NESTING, nestsDeeperThan } from './nesting-depth.js';
 import {
@@ -58,7 +59,20 @@ export type DecodeResult<TFrame> =
  * (the type system says so); peers validate on decode.
  */
 export function encodeFrame(frame: Frame): Uint8Array {
+  // A client's `send` frames by hand: the same bytes, about 0.5 µs less CPU a message for a
+  // producer. (A broker's `sendResult` measured no better by hand, so msgpackr writes it.)
+  // Callers may hand it anything (tests of hostile input pack garbage): only a frame has a type.
+  const type: unknown = typeof frame === 'object' && frame !== null ? frame.type : undefined;
+  if (type === 'send') {
+    const written = writeFrame(frame);
+    if (written !== undefined) return written;
+  }
   return packr.pack(frame);
+}
+
+/** msgpackr with the codec's options: what {@link writeFrame} must match byte for byte (its test). */
+export function packWithMsgpackr(value: unknown): Uint8Array {
+  return packr.pack(value);
 }
 
 /** Decode any frame of the protocol. Returns a {@link FrameDecodeError} for any bad input. */

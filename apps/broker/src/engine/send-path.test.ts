@@ -1,5 +1,6 @@
 import { BrokerError, type OutgoingMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BrokerStore } from '../store/broker-store.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { EngineHarness, START_MS } from './engine-test-harness.test-support.js';
 import { SendPath, type SendPathDeps } from './send-path.js';
@@ -28,6 +29,21 @@ function sendPath(overrides: Partial<SendPathDeps> = {}): SendPath {
 
 function message(id: string, fields: Partial<OutgoingMessage> = {}): OutgoingMessage {
   return { messageId: id, topic: 'orders', body: new Uint8Array([1, 2, 3]), bornAt: START_MS, ...fields };
+}
+
+/** The harness's store, counting the reads of its id index. */
+function countingIndexReads(): { store: BrokerStore; reads: () => number } {
+  let reads = 0;
+  const store = h.store;
+  const counting: BrokerStore = Object.create(store);
+  counting.locateMessage = (messageId) => {
+    reads++;
+    return store.locateMessage(messageId);
+  };
+  for (const name of ['appendMessage', 'putMessageLocation', 'durable'] as const) {
+    Object.defineProperty(counting, name, { value: store[name].bind(store) });
+  }
+  return { store: counting, reads: () => reads };
 }
 
 const storedIds = (topic = 'orders') => h.store.readMessages(topic, 0, 100).map((m) => m.messageId);
@@ -120,5 +136,66 @@ describe('SendPath (R1, R3)', () => {
     const [unknown] = await strict.send([message('b', { topic: 'nowhere' })]);
     expect(unknown).toMatchObject({ ok: false, error: { code: 404, details: { topic: 'nowhere' } } });
     expect(storedIds()).toEqual([]);
+  });
+
+  it('reads the id index only for an id it may have stored within the window, not for a new one', async () => {
+    const { store, reads } = countingIndexReads();
+    const path = sendPath({ store });
+    await path.send([message('a'), message('b')]);
+    expect(reads()).toBe(0);
+    expect(await path.send([message('a')])).toEqual([
+      { ok: true, messageId: 'a', offset: 0, duplicate: true },
+    ]);
+    expect(reads()).toBe(1);
+  });
+
+  it('after a restart, answers an id the earlier run stored with its receipt, reading the index until that run’s messages leave the window', async () => {
+    await sendPath().send([message('a'), message('b')]);
+    await h.restart();
+    h.clock.advanceBy(DEDUP_WINDOW_MS - 1);
+    const { store, reads } = countingIndexReads();
+    const path = sendPath({ store });
+    expect(await path.send([message('b'), message('c')])).toEqual([
+      { ok: true, messageId: 'b', offset: 1, duplicate: true },
+      { ok: true, messageId: 'c', offset: 2, duplicate: false },
+    ]);
+    expect(reads()).toBe(2);
+    h.clock.advanceBy(1);
+    await path.send([message('d')]);
+    expect(reads()).toBe(2);
+    expect(await path.send([message('c')])).toEqual([
+      { ok: true, messageId: 'c', offset: 2, duplicate: true },
+    ]);
+  });
+
+  it('with a dedup window of 0, still stores a copy racing its pending original once', async () => {
+    const path = sendPath({ dedupWindowMs: 0 });
+    const [first, second] = await Promise.all([
+      path.send([message('a'), message('a')]),
+      path.send([message('a')]),
+    ]);
+    expect([...(first ?? []), ...(second ?? [])].map((r) => r.ok && [r.offset, r.duplicate])).toEqual([
+      [0, false],
+      [0, true],
+      [0, true],
+    ]);
+    expect(storedIds()).toEqual(['a']);
+    expect(path.isPending('a')).toBe(false);
+  });
+
+  it('after a batch that failed on a bug, holds none of its ids as pending', async () => {
+    let calls = 0;
+    const path = sendPath({
+      throttle: () => {
+        calls++;
+        if (calls === 2) throw new Error('a bug');
+        return undefined;
+      },
+    });
+    await expect(path.send([message('a'), message('b')])).rejects.toThrow('a bug');
+    expect(path.isPending('a')).toBe(false);
+    expect(await path.send([message('c')])).toEqual([
+      { ok: true, messageId: 'c', offset: 1, duplicate: false },
+    ]);
   });
 });

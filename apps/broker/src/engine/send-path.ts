@@ -11,6 +11,7 @@ import {
 import type { BrokerStore } from '../store/broker-store.js';
 import type { StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
+import { DedupFilter } from './dedup-filter.js';
 import type { TopicRegistry } from './topic-registry.js';
 
 export interface SendPathDeps {
@@ -29,17 +30,25 @@ export interface SendPathDeps {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/** One `send` call: what it stored, and the commit that holds it, set once all its writes are queued. */
+interface SendBatch {
+  readonly stored: StoredMessage[];
+  durable: Promise<void>;
+}
+
 /** A message stored but not yet durable: a retry of it waits for the same commit. */
 interface PendingSend {
   readonly offset: number;
-  readonly durable: Promise<void>;
+  readonly batch: SendBatch;
 }
 
-/** What the send path decided for one message of a batch. */
-type Decision =
-  | { readonly kind: 'answered'; readonly receipt: SendReceipt }
-  | { readonly kind: 'stored'; readonly message: StoredMessage }
-  | { readonly kind: 'duplicateOfPending'; readonly pending: PendingSend };
+/** A copy of a pending send, answered once the original's commit is durable. */
+interface PendingCopy {
+  readonly index: number;
+  readonly pending: PendingSend;
+}
+
+const COMMITTED = Promise.resolve();
 
 /**
  * The send path (R1, R3): validate each message, answer duplicates with the original receipt,
@@ -50,78 +59,181 @@ type Decision =
  * fsync. The messages are queued the moment they get their offsets (TopicRegistry.append), never
  * held back in memory: anything a consumer does with them is then queued after them, so the store
  * can never commit it first.
+ *
+ * Dedup (R3) asks the {@link DedupFilter} first. It holds every id this process stored within the
+ * window, and every id of a send not yet durable (pinned until its commit), and it is blind
+ * (answers "maybe") until the newest message stored by an earlier run has left the window. Only
+ * an id it cannot rule out — a retry, or a rare false positive — is looked up: among the sends
+ * not yet durable, then in the store's id index. A new id, nearly every send, costs neither.
  */
 export class SendPath {
   readonly #deps: SendPathDeps;
-  /** Sends stored but not yet durable, by message id. */
-  readonly #pending = new Map<string, PendingSend>();
+  /** Sends whose commit is not yet durable, oldest first. */
+  readonly #pendingBatches = new Set<SendBatch>();
+  readonly #recentIds: DedupFilter;
+  /** Whether the filter was told about the messages an earlier run stored (once the topics are loaded). */
+  #earlierRunsCovered = false;
 
   constructor(deps: SendPathDeps) {
     this.#deps = deps;
+    this.#recentIds = new DedupFilter({ windowMs: deps.dedupWindowMs });
   }
 
   /** Whether a send of this id is stored and not yet durable (its index write still queued). */
   isPending(messageId: string): boolean {
-    return this.#pending.has(messageId);
+    return this.#pendingOf(messageId, this.#deps.clock.now()) !== undefined;
   }
 
-  /** Store a batch; one receipt per message, in order. Never rejects. */
+  /** Store a batch; one receipt per message, in order. Rejects only on a bug (a throw while deciding). */
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
     const startedAt = performance.now();
     const nowMs = this.#deps.clock.now();
-    const decisions: Decision[] = [];
-    const stored: StoredMessage[] = [];
-    // The batch's durable commit exists as a promise before the first message is decided, so a
-    // second copy of an id within this very batch waits for the first one's commit.
-    let commitBatch: (commit: Promise<void>) => void = () => {};
-    const durable = new Promise<void>((resolve, reject) => {
-      commitBatch = (commit) => commit.then(resolve, reject);
-    });
-    for (const message of messages) {
-      const decision = this.#decide(message, nowMs);
-      decisions.push(decision);
-      if (decision.kind !== 'stored') continue;
-      stored.push(decision.message);
-      this.#pending.set(decision.message.messageId, { offset: decision.message.offset, durable });
+    this.#coverEarlierRuns();
+    const receipts: SendReceipt[] = [];
+    // Pending from the start, its commit set below before this call first waits: a second copy of
+    // an id within this very batch waits for the first one's commit.
+    const batch: SendBatch = { stored: [], durable: COMMITTED };
+    const { stored } = batch;
+    this.#pendingBatches.add(batch);
+    const pin = this.#recentIds.pin(nowMs);
+    let copies: PendingCopy[] | undefined;
+    try {
+      copies = this.#decideAll(messages, nowMs, batch, receipts);
+      if (stored.length > 0) {
+        // Asked after the writes were queued, so it covers the transaction that holds them.
+        batch.durable = this.#deps.store.durable();
+        this.#wake(stored);
+        let durable = true;
+        try {
+          await batch.durable;
+        } catch {
+          durable = false;
+        }
+        this.#countSent(stored);
+        if (!durable) this.#failStored(receipts);
+      }
+    } finally {
+      // Whatever happened, the batch is pending no more and its ids may leave the filter in time.
+      this.#pendingBatches.delete(batch);
+      this.#recentIds.unpin(pin);
     }
-    // Asked after the writes were queued, so it covers the transaction that holds them.
-    commitBatch(stored.length > 0 ? this.#deps.store.durable() : Promise.resolve());
-    for (const topic of new Set(stored.map((message) => message.topic))) this.#deps.onAppended(topic);
-    const stores = await durable.then(
-      () => true,
-      () => false,
-    );
-    for (const message of stored) {
-      if (this.#pending.get(message.messageId)?.durable === durable) this.#pending.delete(message.messageId);
-    }
-    this.#countSent(stored);
-    const receipts = await Promise.all(
-      decisions.map((decision, index) => this.#receiptOf(decision, messages[index]?.messageId ?? '', stores)),
-    );
+    if (copies !== undefined) await this.#answerCopies(copies, messages, receipts);
     this.#deps.metrics.sendLatency((performance.now() - startedAt) / 1_000);
     for (const receipt of receipts) if (!receipt.ok) this.#deps.metrics.rejected(receipt.error.code);
     return receipts;
   }
 
-  async #receiptOf(decision: Decision, messageId: string, stored: boolean): Promise<SendReceipt> {
-    switch (decision.kind) {
-      case 'answered':
-        return decision.receipt;
-      case 'stored':
-        return stored
-          ? { ok: true, messageId, offset: decision.message.offset, duplicate: false }
-          : failedReceipt(messageId, 'INTERNAL_ERROR', 'the store failed to commit the message');
-      case 'duplicateOfPending':
-        try {
-          await decision.pending.durable;
-          return { ok: true, messageId, offset: decision.pending.offset, duplicate: true };
-        } catch {
-          return failedReceipt(
-            messageId,
-            'INTERNAL_ERROR',
-            'the store failed to commit the original message',
-          );
+  /**
+   * Decide every message of a batch in order: a receipt for each (a placeholder for a copy of a
+   * pending send, returned among the copies), the stored ones appended to `batch.stored`.
+   */
+  #decideAll(
+    messages: readonly OutgoingMessage[],
+    nowMs: number,
+    batch: SendBatch,
+    receipts: SendReceipt[],
+  ): PendingCopy[] | undefined {
+    let copies: PendingCopy[] | undefined;
+    for (let index = 0; index < messages.length; index++) {
+      const message = messages[index] as OutgoingMessage;
+      const messageId = message.messageId;
+      // R3: a retried send reuses its id; answer it with the original receipt, never store twice.
+      if (this.#recentIds.mayHold(messageId, nowMs)) {
+        const pending = this.#pendingOf(messageId, nowMs);
+        if (pending !== undefined) {
+          copies ??= [];
+          copies.push({ index, pending });
+          receipts.push(PLACEHOLDER);
+          continue;
         }
+        const known = this.#deps.store.locateMessage(messageId);
+        if (known && nowMs - known.storedAt < this.#deps.dedupWindowMs) {
+          receipts.push({ ok: true, messageId, offset: known.offset, duplicate: true });
+          continue;
+        }
+      }
+      const decision = this.#decide(message, nowMs);
+      if ('ok' in decision) {
+        receipts.push(decision);
+        continue;
+      }
+      batch.stored.push(decision);
+      receipts.push({ ok: true, messageId, offset: decision.offset, duplicate: false });
+    }
+    return copies;
+  }
+
+  /**
+   * The pending send of an id, if any. Every pending id is in the filter (pinned), so one it rules
+   * out costs nothing; the rest are looked for among the pending batches, a few thousand messages.
+   */
+  #pendingOf(messageId: string, nowMs: number): PendingSend | undefined {
+    if (this.#pendingBatches.size === 0 || !this.#recentIds.mayHold(messageId, nowMs)) return undefined;
+    for (const batch of this.#pendingBatches) {
+      for (const message of batch.stored) {
+        if (message.messageId === messageId) return { offset: message.offset, batch };
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Once, at the first send (the topics are loaded by then): ids stored by an earlier run are in
+   * the index and not in the filter, so it rules nothing out until the newest of them is past the window.
+   */
+  #coverEarlierRuns(): void {
+    if (this.#earlierRunsCovered) return;
+    this.#earlierRunsCovered = true;
+    const newest = this.#deps.topics.newestStoredAtMs;
+    if (newest !== undefined) this.#recentIds.blindUntil(newest);
+  }
+
+  /** Wake each topic the batch appended to once. */
+  #wake(stored: readonly StoredMessage[]): void {
+    const first = (stored[0] as StoredMessage).topic;
+    this.#deps.onAppended(first);
+    let others: Set<string> | undefined;
+    for (const message of stored) {
+      if (message.topic !== first && !others?.has(message.topic)) {
+        others ??= new Set();
+        others.add(message.topic);
+        this.#deps.onAppended(message.topic);
+      }
+    }
+  }
+
+  /** The commit failed: every message this batch stored (a receipt that is ok and no duplicate) failed with it. */
+  #failStored(receipts: SendReceipt[]): void {
+    for (let index = 0; index < receipts.length; index++) {
+      const receipt = receipts[index] as SendReceipt;
+      if (receipt.ok && !receipt.duplicate) {
+        receipts[index] = failedReceipt(
+          receipt.messageId,
+          'INTERNAL_ERROR',
+          'the store failed to commit the message',
+        );
+      }
+    }
+  }
+
+  /** Answer the copies of pending sends once their originals' commits are durable. */
+  async #answerCopies(
+    copies: readonly PendingCopy[],
+    messages: readonly OutgoingMessage[],
+    receipts: SendReceipt[],
+  ): Promise<void> {
+    for (const { index, pending } of copies) {
+      const messageId = (messages[index] as OutgoingMessage).messageId;
+      try {
+        await pending.batch.durable;
+        receipts[index] = { ok: true, messageId, offset: pending.offset, duplicate: true };
+      } catch {
+        receipts[index] = failedReceipt(
+          messageId,
+          'INTERNAL_ERROR',
+          'the store failed to commit the original message',
+        );
+      }
     }
   }
 
@@ -132,22 +244,10 @@ export class SendPath {
     for (const [topic, count] of byTopic) this.#deps.metrics.messagesSent(topic, count);
   }
 
-  #decide(message: OutgoingMessage, nowMs: number): Decision {
-    const reject = (name: ErrorName, text: string, details?: Record<string, string | number>): Decision => ({
-      kind: 'answered',
-      receipt: failedReceipt(message.messageId, name, text, details),
-    });
-
-    // R3: a retried send reuses its id; answer it with the original receipt, never store twice.
-    const pending = this.#pending.get(message.messageId);
-    if (pending) return { kind: 'duplicateOfPending', pending };
-    const known = this.#deps.store.locateMessage(message.messageId);
-    if (known && nowMs - known.storedAt < this.#deps.dedupWindowMs) {
-      return {
-        kind: 'answered',
-        receipt: { ok: true, messageId: message.messageId, offset: known.offset, duplicate: true },
-      };
-    }
+  /** A message no duplicate of: its refusal, or the message as stored (and added to the filter). */
+  #decide(message: OutgoingMessage, nowMs: number): SendReceipt | StoredMessage {
+    const reject = (name: ErrorName, text: string, details?: Record<string, string | number>) =>
+      failedReceipt(message.messageId, name, text, details);
 
     if (message.body.byteLength > this.#deps.maxBodyBytes) {
       return reject(
@@ -175,15 +275,14 @@ export class SendPath {
     try {
       topic = this.#deps.topics.require(message.topic);
     } catch (error) {
-      if (error instanceof BrokerError)
-        return { kind: 'answered', receipt: errorReceipt(message.messageId, error) };
+      if (error instanceof BrokerError) return errorReceipt(message.messageId, error);
       throw error;
     }
     const topicType = topic.record.config.type;
     const mismatch = topicTypeViolation(topicType, message);
     if (mismatch) return reject('TOPIC_TYPE_MISMATCH', mismatch.message, { topic: message.topic, topicType });
     const throttled = this.#deps.throttle(message.topic);
-    if (throttled) return { kind: 'answered', receipt: errorReceipt(message.messageId, throttled) };
+    if (throttled) return errorReceipt(message.messageId, throttled);
 
     // Built field by field: this runs once per message on the hot path, where conditional
     // spreads would allocate a throwaway object per absent field.
@@ -208,9 +307,13 @@ export class SendPath {
       offset: stored.offset,
       storedAt: stored.storedAt,
     });
-    return { kind: 'stored', message: stored };
+    this.#recentIds.add(stored.messageId, nowMs);
+    return stored;
   }
 }
+
+/** Holds the place of a copy's receipt until its original is durable; never returned. */
+const PLACEHOLDER: SendReceipt = { ok: true, messageId: '', offset: -1, duplicate: true };
 
 function failedReceipt(
   messageId: string,

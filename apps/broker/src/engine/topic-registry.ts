@@ -22,6 +22,7 @@ export class TopicRegistry {
   readonly #store: BrokerStore;
   readonly #clock: Clock;
   readonly #autoCreate: boolean;
+  #newestStoredAtMs: number | undefined;
 
   constructor(store: BrokerStore, clock: Clock, autoCreate: boolean) {
     this.#store = store;
@@ -39,6 +40,9 @@ export class TopicRegistry {
       const record: TopicRecord = { ...stored, config: resolveTopicConfig(stored.config) };
       const retained = this.#loadRetained(record);
       const last = this.#store.lastOffset(record.name);
+      const storedAt = last === undefined ? undefined : this.#store.getMessage(record.name, last)?.storedAt;
+      if (storedAt !== undefined)
+        this.#newestStoredAtMs = Math.max(storedAt, this.#newestStoredAtMs ?? storedAt);
       this.#topics.set(record.name, {
         name: record.name,
         record,
@@ -62,6 +66,15 @@ export class TopicRegistry {
       from = last.offset + 1;
     }
     return new RetainedRange(expiredBelow, survivors);
+  }
+
+  /**
+   * When the newest message stored before {@link load} was stored (its `storedAt`, the newest of
+   * each topic's last message), or `undefined` when there was none: what an earlier run of the
+   * broker may have indexed for dedup (R3).
+   */
+  get newestStoredAtMs(): number | undefined {
+    return this.#newestStoredAtMs;
   }
 
   get(name: string): TopicRuntime | undefined {

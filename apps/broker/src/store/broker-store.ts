@@ -108,7 +108,10 @@ export interface BrokerStore {
   readMessages(topic: string, fromOffset: number, limit: number): StoredMessage[];
   /** One committed message. Hot on settling and on due retries when the message is not among the newest. */
   getMessage(topic: string, offset: number): StoredMessage | undefined;
-  /** Where a committed message id lives. Read on every send, for dedup within the window (R3), and by the admin API. */
+  /**
+   * Where a committed message id lives. Read for dedup within the window (R3) when the send path's
+   * filter of recent ids cannot rule the id out, and by the admin API.
+   */
   locateMessage(messageId: string): MessageLocation | undefined;
   /** Index a message by id; queued with its append. */
   putMessageLocation(messageId: string, location: MessageLocation): Promise<void>;
