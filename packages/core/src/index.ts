@@ -78,7 +78,7 @@ export {
   type Transition,
   type TransitionEdge,
 } from './lifecycle/transition.js';
-export { type Random, systemRandom } from './random.js';
+export { type Random, seededRandom, systemRandom } from './random.js';
 export {
   applyJitter,
   DEFAULT_FIFO_RETRY_POLICY,

@@ -1,20 +1,9 @@
+import { seededRandom } from '@ricochet/core';
 import { describe, expect, it } from 'vitest';
 import { type DecodeResult, decodeFrame, encodeFrame } from './codec.js';
 import { GOLDEN_FRAMES } from './golden-frames.fixture.js';
 import { fromHex, toHex } from './hex.js';
 import { type Frame, frameSchema } from './schemas/frames.js';
-
-/** mulberry32: a tiny seeded PRNG, so a failing input can be reproduced from the seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const SEED = 0x5eed_2026;
 /**

@@ -1,19 +1,8 @@
+import { seededRandom } from '@ricochet/core';
 import { describe, expect, it } from 'vitest';
 import { decodeBrokerFrame, decodeClientFrame, decodeFrame, encodeFrame } from './codec.js';
 import { hotBrokerFrame, hotClientFrame } from './hot-frames.js';
 import { brokerFrameSchema, clientFrameSchema, type Frame } from './schemas/frames.js';
-
-/** mulberry32: seeded, so a failing case can be reproduced from its seed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 type Value = unknown;
 

@@ -1,11 +1,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { seededRandom } from '@ricochet/core';
 import { encodeFrame, PROTOCOL_VERSION, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
-import { garbageFrame, seededRandom } from './support/garbage-frames.js';
+import { garbageFrame } from './support/garbage-frames.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
 import { startBroker, type TestBroker } from './support/test-broker.js';
 

@@ -1,20 +1,9 @@
+import { seededRandom } from '@ricochet/core';
 import { type BrokerFrame, type DeliveredMessage, decodeBrokerFrame, encodeFrame } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
 import { toDeliveredMessage } from '../engine/delivered-message.js';
 import type { StoredMessage } from '../store/records.js';
 import { encodeBrokerFrame, encodeDeliveryFrame } from './broker-frame-encoding.js';
-
-/** mulberry32: seeded, so a failing case can be reproduced. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 type Random = () => number;
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;

@@ -83,18 +83,6 @@ const WRONGLY_TYPED: readonly unknown[] = [
   },
 ];
 
-/** A small seeded generator (mulberry32), so that a failing run can be replayed with its seed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 const ENCODED_BASES = BASE_FRAMES.map((frame) => encodeFrame(frame as unknown as Frame));
 // The codec packs whatever it is given; the broker's decoder is what must refuse these.
 const ENCODED_WRONG = WRONGLY_TYPED.map((value) => encodeFrame(value as Frame));
