@@ -1,6 +1,7 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { ScheduleEntry, ScheduleKey } from '../store/records.js';
+import { type PendingWrite, ScheduleOverlay } from './schedule-overlay.js';
 import { soon, type TimerHandle, type TimerService } from './timer-service.js';
 
 /** One due entry handed to the engine. */
@@ -29,15 +30,6 @@ export interface SchedulerOptions {
    * schedule's clock. @default performance.now
    */
   readonly workClock?: () => number;
-}
-
-/** A schedule write this process made that may not be visible to the store's reads yet. */
-interface PendingWrite {
-  readonly key: ScheduleKey;
-  /** The entry put, or `undefined` for a removal. */
-  readonly entry: ScheduleEntry | undefined;
-  /** Not written to the store yet: it waits for the write-behind flush ({@link Scheduler.writeDeferred}). */
-  readonly deferred?: true;
 }
 
 /**
@@ -87,7 +79,7 @@ export class Scheduler {
   /** Earliest due time per group, pending writes included. */
   readonly #earliestByGroup = new Map<string, number>();
   /** Per group, this process's schedule writes not yet known to be committed, by key. */
-  readonly #pending = new Map<string, Map<string, PendingWrite>>();
+  readonly #pending = new Map<string, ScheduleOverlay>();
   /** The pending writes waiting on each commit. */
   readonly #byCommit = new Map<Promise<void>, PendingWrite[]>();
   /** Entries added `deferred` and not written yet. */
@@ -164,12 +156,11 @@ export class Scheduler {
    */
   remove(key: ScheduleKey): void {
     const writes = this.#pending.get(key[0]);
-    const id = keyString(key);
-    const pending = writes?.get(id);
+    const pending = writes?.get(key);
     if (writes && pending?.deferred) {
       // Never written: forgetting it is the whole removal.
       this.#deferred.delete(pending);
-      writes.delete(id);
+      writes.delete(key);
       if (writes.size === 0) this.#pending.delete(key[0]);
       return;
     }
@@ -206,18 +197,17 @@ export class Scheduler {
   /** Keep an addition in memory until {@link writeDeferred}; it shadows the store's entry of the key, if any. */
   #defer(key: ScheduleKey, entry: ScheduleEntry): void {
     const writes = this.#writesOf(key[0]);
-    const id = keyString(key);
-    const replaced = writes.get(id);
+    const replaced = writes.get(key);
     if (replaced?.deferred) this.#deferred.delete(replaced);
     const pending: PendingWrite = { key, entry, deferred: true };
-    writes.set(id, pending);
+    writes.set(pending);
     this.#deferred.add(pending);
   }
 
-  #writesOf(group: string): Map<string, PendingWrite> {
+  #writesOf(group: string): ScheduleOverlay {
     let writes = this.#pending.get(group);
     if (!writes) {
-      writes = new Map();
+      writes = new ScheduleOverlay();
       this.#pending.set(group, writes);
     }
     return writes;
@@ -225,11 +215,10 @@ export class Scheduler {
 
   #track(key: ScheduleKey, entry: ScheduleEntry | undefined, write: Promise<void>): void {
     const writes = this.#writesOf(key[0]);
-    const id = keyString(key);
-    const replaced = writes.get(id);
+    const replaced = writes.get(key);
     if (replaced?.deferred) this.#deferred.delete(replaced);
     const pending: PendingWrite = { key, entry };
-    writes.set(id, pending);
+    writes.set(pending);
     // The store hands every write of one transaction the same promise: one callback per commit.
     let committing = this.#byCommit.get(write);
     if (!committing) {
@@ -249,9 +238,7 @@ export class Scheduler {
   #forget(write: PendingWrite): void {
     const group = write.key[0];
     const writes = this.#pending.get(group);
-    const id = keyString(write.key);
-    if (writes?.get(id) !== write) return;
-    writes.delete(id);
+    if (!writes?.delete(write.key, write)) return;
     if (writes.size === 0) this.#pending.delete(group);
   }
 
@@ -341,7 +328,7 @@ export class Scheduler {
     let after = this.#takenThrough.get(group);
     for (let guard = 0; guard <= pending.size; guard++) {
       const page = this.#store.readDueSchedule(group, nowMs, this.#batchSize, after);
-      for (const entry of page) if (!pending.has(keyString(entry.key))) due.push(entry);
+      for (const entry of page) if (!pending.has(entry.key)) due.push(entry);
       const last = page.at(-1);
       if (page.length < this.#batchSize || due.length >= this.#batchSize || !last) break;
       after = last.key;
@@ -362,7 +349,7 @@ export class Scheduler {
     // Page past the committed keys that pending writes remove or replace.
     for (let guard = 0; guard <= (pending?.size ?? 0); guard++) {
       const page = this.#store.scheduleKeys(group, pending ? PAGE_KEYS : 1, after);
-      const first = page.find((key) => !pending?.has(keyString(key)));
+      const first = page.find((key) => !pending?.has(key));
       if (first) {
         earliest = first[1];
         break;
@@ -377,10 +364,6 @@ export class Scheduler {
     if (earliest === Number.POSITIVE_INFINITY) this.#earliestByGroup.delete(group);
     else this.#earliestByGroup.set(group, earliest);
   }
-}
-
-function keyString(key: ScheduleKey): string {
-  return `${key[1]}\u0000${key[2]}\u0000${key[3]}`;
 }
 
 function compareKeys(a: ScheduleKey, b: ScheduleKey): number {
