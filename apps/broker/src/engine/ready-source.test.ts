@@ -134,6 +134,18 @@ describe('ReadySource', () => {
     expect(group.readyQueue.take(10, () => true)).toEqual([{ topic: 'u', offset: 0 }]);
   });
 
+  it('holds new messages back while a retry is due and has not fired: late work first', async () => {
+    build({ retryPolicy: { type: 'fixed', delayMs: 1_000 } });
+    h.appendMany('t', 3);
+    const [failing] = candidates(1);
+    parts.settlement.settle([{ receiptHandle: lease(failing), reason: 'boom' }], 'nack');
+    // Due now, but the scheduler's timer has not fired yet (a busy broker).
+    h.clock.advanceBy(1_000);
+    expect(take(10)).toEqual([]);
+    await h.timers.advanceBy(0, settle);
+    expect(take(10)).toEqual(['t-0', 't-1', 't-2']);
+  });
+
   it('parks a later message of a FIFO message group behind its head until the head is done (P5)', async () => {
     build({ fifo: true });
     h.appendMany('t', 4, (i) => ({ messageGroup: i === 2 ? 'y' : 'x' }));

@@ -67,10 +67,16 @@ export class ReadySource {
     return false;
   }
 
-  /** Take up to `max` Ready messages for the group. */
+  /**
+   * Take up to `max` Ready messages for the group. New messages from the logs come only while none
+   * of the group's retries, lease expiries and delays is due without having fired: those are late
+   * already, and a broker busy handing out new messages would make them later still.
+   */
   take(group: GroupRuntime, subscriptions: Subscriptions, max: number): ReadyCandidate[] {
     const candidates = this.#takeReadyAgain(group, subscriptions, max);
-    if (candidates.length < max) this.#takeFromLogs(group, subscriptions, max, candidates);
+    if (candidates.length < max && !this.#deps.scheduler.hasDue(group.name, this.#deps.clock.now())) {
+      this.#takeFromLogs(group, subscriptions, max, candidates);
+    }
     return candidates;
   }
 

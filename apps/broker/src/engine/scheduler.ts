@@ -179,6 +179,15 @@ export class Scheduler {
     }
   }
 
+  /**
+   * Whether `group` has entries due at `nowMs` that have not fired yet: a busy broker, a restart
+   * after downtime, or a full ready queue (a paused group). May say so for a moment after the
+   * entry it knew as earliest was removed, until the next pass looks.
+   */
+  hasDue(group: string, nowMs: number): boolean {
+    return (this.#earliestByGroup.get(group) ?? Number.POSITIVE_INFINITY) <= nowMs;
+  }
+
   /** A paused group has room again: run its due entries. */
   resume(group: string): void {
     if (this.#paused.delete(group)) this.#arm();
