@@ -59,11 +59,12 @@ export type DecodeResult<TFrame> =
  * (the type system says so); peers validate on decode.
  */
 export function encodeFrame(frame: Frame): Uint8Array {
-  // A client's `send` frames by hand: the same bytes, about 0.5 µs less CPU a message for a
-  // producer. (A broker's `sendResult` measured no better by hand, so msgpackr writes it.)
-  // Callers may hand it anything (tests of hostile input pack garbage): only a frame has a type.
+  // The frames that carry messages by hand: the same bytes, about 0.5 µs less CPU a message for a
+  // producer's `send` and a broker's `deliver`. (A broker's `sendResult` measured no better by
+  // hand, so msgpackr writes it.) Callers may hand it anything (tests of hostile input pack
+  // garbage): only a frame has a type.
   const type: unknown = typeof frame === 'object' && frame !== null ? frame.type : undefined;
-  if (type === 'send') {
+  if (type === 'send' || type === 'deliver' || type === 'messages') {
     const written = writeFrame(frame);
     if (written !== undefined) return written;
   }

@@ -63,6 +63,16 @@ const hasNonAscii = (input: unknown): boolean => {
   return Object.entries(input).some(([key, entry]) => hasNonAscii(key) || hasNonAscii(entry));
 };
 
+const DELIVERED_REQUIRED = [
+  'messageId',
+  'topic',
+  'body',
+  'bornAt',
+  'deliveryAttempt',
+  'offset',
+  'receiptHandle',
+] as const;
+
 describe('writeFrame', () => {
   it('writes exactly the bytes msgpackr writes, or gives up (a string that is not ASCII)', () => {
     fc.assert(
@@ -79,7 +89,7 @@ describe('writeFrame', () => {
     );
   });
 
-  it('writes maps with the keys of a plain message (or a receipt), in any order, with any values, as msgpackr does', () => {
+  it('writes maps with the keys of a plain or delivered message (or a receipt), in any order, with any values, as msgpackr does', () => {
     const shapedKey = fc.constantFrom(
       'messageId',
       'topic',
@@ -89,6 +99,8 @@ describe('writeFrame', () => {
       'offset',
       'duplicate',
       'tag',
+      'deliveryAttempt',
+      'receiptHandle',
     );
     const shaped = fc
       .array(fc.tuple(shapedKey, fc.option(value, { nil: undefined })), { maxLength: 6 })
@@ -96,6 +108,19 @@ describe('writeFrame', () => {
     const exact = fc.oneof(
       fc.record({ ok: value, messageId: value, offset: value, duplicate: value }, { noNullPrototype: true }),
       fc.record({ messageId: value, topic: value, body: value, bornAt: value }, { noNullPrototype: true }),
+      fc.record(
+        {
+          messageId: value,
+          topic: value,
+          body: value,
+          bornAt: value,
+          deliveryAttempt: value,
+          offset: value,
+          receiptHandle: value,
+          tag: value,
+        },
+        { noNullPrototype: true, requiredKeys: [...DELIVERED_REQUIRED] },
+      ),
     );
     fc.assert(
       fc.property(fc.array(fc.oneof(shaped, exact), { maxLength: 4 }), (maps) => {
@@ -111,7 +136,7 @@ describe('writeFrame', () => {
     );
   });
 
-  it('writes send frames as msgpackr does, across slabs, never reusing bytes handed out (sendResult frames by msgpackr between them)', () => {
+  it('writes send frames as msgpackr does, never reusing bytes handed out (sendResult frames by msgpackr between them)', () => {
     const body = new Uint8Array(256).map((_, index) => index);
     const send = {
       type: 'send' as const,

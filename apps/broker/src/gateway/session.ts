@@ -5,13 +5,13 @@ import {
   type ClientFrame,
   decodeClientFrame,
   ERROR_CODES,
+  encodeFrame,
   PROTOCOL_VERSION,
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
 import type { BrokerEngine } from '../engine/broker-engine.js';
 import type { SettleFailure } from '../engine/settle-item.js';
-import { encodeBrokerFrame } from './broker-frame-encoding.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
@@ -342,7 +342,7 @@ export class Session {
 
   #send(frame: BrokerFrame): void {
     if (this.#phase === 'closed' || !this.#channel.open) return;
-    this.#channel.send(encodeBrokerFrame(frame));
+    this.#channel.send(encodeFrame(frame));
   }
 
   #onClose(): void {
