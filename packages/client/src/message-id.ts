@@ -1,5 +1,6 @@
 const RANDOM_BYTES = 10;
-const HEX_BY_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/** 48 bits of milliseconds: 12 hex digits. */
+const TIMESTAMP_DIGITS = 12;
 
 /**
  * Random bytes are drawn 4 KiB at a time and turned into hex digits at once: one
@@ -23,19 +24,8 @@ let prefixHex = '';
 
 function timestampHex(nowMs: number): string {
   if (nowMs !== prefixMs) {
-    // Split the timestamp in two: bitwise operators in JavaScript only reach 32 bits.
-    const high = Math.floor(nowMs / 2 ** 32);
-    const low = nowMs >>> 0;
-    prefixHex = [
-      (high >>> 8) & 0xff,
-      high & 0xff,
-      low >>> 24,
-      (low >>> 16) & 0xff,
-      (low >>> 8) & 0xff,
-      low & 0xff,
-    ]
-      .map((byte) => HEX_BY_BYTE[byte])
-      .join('');
+    // Big-endian 48 bits are the number's hex, zero-padded to 12 digits.
+    prefixHex = Math.trunc(nowMs).toString(16).padStart(TIMESTAMP_DIGITS, '0').slice(-TIMESTAMP_DIGITS);
     prefixMs = nowMs;
   }
   return prefixHex;

@@ -1,6 +1,7 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { LeaseGrant } from './lease-grant.js';
+import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
 import type { PushLeaseTable } from './push-lease-table.js';
 import type { ReadySource, Subscriptions } from './ready-source.js';
 import type { Settlement } from './settlement.js';
@@ -12,19 +13,17 @@ export type DeliverySink = (subscriptionId: number, messages: DeliveredMessage[]
 /** Messages one subscription takes per turn of the round-robin, so instances share fairly. */
 const TURN_MESSAGES = 32;
 /**
- * Messages one dispatch pass hands out at most before yielding the event loop, and how long it may
- * take, in ms (checked after each subscription's turn): a long pass delays everything else waiting
- * on the loop — due retries, acks, new sends — by its length.
+ * Messages one dispatch pass hands out at most before yielding the event loop; it stops sooner once
+ * it has held the loop {@link TURN_BUDGET_MS} (checked after each subscription's turn): a long pass
+ * delays everything else waiting on the loop — due retries, acks, new sends — by its length.
  */
 const PASS_MESSAGES = 256;
-const PASS_BUDGET_MS = 1;
 /**
  * A pass that starts with more messages Ready again (retries, expired leases, due delays) than one
  * pass hands out is catching up on late work, as the scheduler does when it fires it: it may hand
- * out four passes' worth in up to 4 ms.
+ * out four passes' worth in up to {@link CATCH_UP_TURN_BUDGET_MS}.
  */
 const CATCH_UP_PASS_MESSAGES = 1_024;
-const CATCH_UP_BUDGET_MS = 4;
 /** Messages per `deliver` frame. */
 const FRAME_MESSAGES = 256;
 
@@ -54,7 +53,7 @@ export interface PushDispatchDeps {
   readonly pushLeases: PushLeaseTable;
   /** Subscription ids are shared with broadcast subscriptions, so a session's ids never clash. */
   readonly nextSubscriptionId: () => number;
-  /** What a pass's time budget is measured on, in ms. @default performance.now */
+  /** What a pass's time budget is measured on, in ms. @default realWorkClock */
   readonly workClock?: () => number;
 }
 
@@ -151,11 +150,11 @@ export class PushDispatch {
     let handedOut = 0;
     const offset = this.#rotation.get(group) ?? 0;
     this.#rotation.set(group, offset + 1);
-    const workClock = this.#deps.workClock ?? performance.now.bind(performance);
+    const workClock = this.#deps.workClock ?? realWorkClock;
     const startedMs = workClock();
     const catchingUp = group.readyQueue.size > PASS_MESSAGES;
     const passMessages = catchingUp ? CATCH_UP_PASS_MESSAGES : PASS_MESSAGES;
-    const budgetMs = catchingUp ? CATCH_UP_BUDGET_MS : PASS_BUDGET_MS;
+    const budgetMs = catchingUp ? CATCH_UP_TURN_BUDGET_MS : TURN_BUDGET_MS;
     let outOfTime = false;
     for (let round = 0; handedOut < passMessages && round < passMessages && !outOfTime; round++) {
       let progressed = false;

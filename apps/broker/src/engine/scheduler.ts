@@ -1,6 +1,7 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { ScheduleEntry, ScheduleKey } from '../store/records.js';
+import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
 import { type PendingWrite, ScheduleOverlay } from './schedule-overlay.js';
 import { soon, type TimerHandle, type TimerService } from './timer-service.js';
 
@@ -27,7 +28,7 @@ export interface SchedulerOptions {
   readonly onError?: (error: unknown) => void;
   /**
    * What a pass's time budget is measured on, in ms: how long it has held the event loop, not the
-   * schedule's clock. @default performance.now
+   * schedule's clock. @default realWorkClock
    */
   readonly workClock?: () => number;
 }
@@ -40,18 +41,11 @@ export interface SchedulerOptions {
 export type ScheduleDurability = 'now' | 'deferred';
 
 /**
- * How long one pass may hold the event loop, in ms, before it yields to everything else waiting
- * (deliveries of the retries it just made Ready among them) and goes on in the next turn. At
- * least one batch runs per pass, so a long backlog always moves.
- */
-const PASS_BUDGET_MS = 1;
-/**
- * A pass that finds entries due this long ago, in ms, is catching up (an overloaded broker, a
- * restart after downtime) and may hold the loop up to {@link CATCH_UP_BUDGET_MS}: what it fires is
- * late already, and on a loop busy with other work a 1 ms share lets it fall further behind.
+ * A pass holds the loop up to {@link TURN_BUDGET_MS} (at least one batch runs, so a long backlog
+ * always moves); one that finds entries due this long ago, in ms, is catching up (an overloaded
+ * broker, a restart after downtime) and may take {@link CATCH_UP_TURN_BUDGET_MS}.
  */
 const LATE_MS = 10;
-const CATCH_UP_BUDGET_MS = 4;
 /** Batches per pass at most, whatever the time (a manual clock in tests does not move). */
 const MAX_ROUNDS_PER_PASS = 16;
 /** Keys read at a time while looking past this process's pending writes. */
@@ -103,7 +97,7 @@ export class Scheduler {
     this.#timers = options.timers;
     this.#batchSize = options.batchSize ?? 64;
     this.#onError = options.onError ?? (() => {});
-    this.#workClock = options.workClock ?? (() => performance.now());
+    this.#workClock = options.workClock ?? realWorkClock;
   }
 
   /**
@@ -205,12 +199,17 @@ export class Scheduler {
 
   /** Keep an addition in memory until {@link writeDeferred}; it shadows the store's entry of the key, if any. */
   #defer(key: ScheduleKey, entry: ScheduleEntry): void {
-    const writes = this.#writesOf(key[0]);
-    const replaced = writes.get(key);
-    if (replaced?.deferred) this.#deferred.delete(replaced);
     const pending: PendingWrite = { key, entry, deferred: true };
-    writes.set(pending);
+    this.#setPending(pending);
     this.#deferred.add(pending);
+  }
+
+  /** Record a write as this process's newest for its key, in place of one deferred before it. */
+  #setPending(pending: PendingWrite): void {
+    const writes = this.#writesOf(pending.key[0]);
+    const replaced = writes.get(pending.key);
+    if (replaced?.deferred) this.#deferred.delete(replaced);
+    writes.set(pending);
   }
 
   #writesOf(group: string): ScheduleOverlay {
@@ -223,11 +222,8 @@ export class Scheduler {
   }
 
   #track(key: ScheduleKey, entry: ScheduleEntry | undefined, write: Promise<void>): void {
-    const writes = this.#writesOf(key[0]);
-    const replaced = writes.get(key);
-    if (replaced?.deferred) this.#deferred.delete(replaced);
     const pending: PendingWrite = { key, entry };
-    writes.set(pending);
+    this.#setPending(pending);
     // The store hands every write of one transaction the same promise: one callback per commit.
     let committing = this.#byCommit.get(write);
     if (!committing) {
@@ -272,7 +268,7 @@ export class Scheduler {
     if (this.#stopped) return;
     this.#inPass = true;
     const startedMs = this.#workClock();
-    let budgetMs = PASS_BUDGET_MS;
+    let budgetMs = TURN_BUDGET_MS;
     let moreDue = false;
     try {
       for (let round = 0; round < MAX_ROUNDS_PER_PASS; round++) {
@@ -281,7 +277,7 @@ export class Scheduler {
           .filter(([group, dueAtMs]) => dueAtMs <= nowMs && !this.#paused.has(group))
           .map(([group]) => group);
         if (dueGroups.length === 0) break;
-        if (round === 0 && this.#isCatchingUp(dueGroups, nowMs)) budgetMs = CATCH_UP_BUDGET_MS;
+        if (round === 0 && this.#isCatchingUp(dueGroups, nowMs)) budgetMs = CATCH_UP_TURN_BUDGET_MS;
         moreDue = false;
         for (const group of dueGroups) {
           const due = this.#readDue(group, nowMs);
