@@ -99,11 +99,7 @@ export class DedupFilter {
     hashId(id);
     const base = (blockHash % current.blocks) * WORDS_PER_BLOCK;
     const { words } = current;
-    let bits = bitHash;
-    for (let probe = 0; probe < PROBES; probe++) {
-      // Three 9-bit positions from each 32 bits of hash.
-      if (probe % 3 === 0 && probe > 0) bits = remix(bits);
-      const bit = (bits >>> (9 * (probe % 3))) & 511;
+    for (const bit of probeBits) {
       words[base + (bit >>> 5)] = (words[base + (bit >>> 5)] as number) | (1 << (bit & 31));
     }
     current.count++;
@@ -122,10 +118,7 @@ export class DedupFilter {
     for (const { words, blocks } of this.#generations) {
       const base = (blockHash % blocks) * WORDS_PER_BLOCK;
       let held = true;
-      let bits = bitHash;
-      for (let probe = 0; probe < PROBES; probe++) {
-        if (probe % 3 === 0 && probe > 0) bits = remix(bits);
-        const bit = (bits >>> (9 * (probe % 3))) & 511;
+      for (const bit of probeBits) {
         if (((words[base + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) {
           held = false;
           break;
@@ -202,9 +195,12 @@ function bytesFor(ids: number): number {
   return blocksFor(ids) * WORDS_PER_BLOCK * 4;
 }
 
-/** The two hashes of the last id given to {@link hashId}: module state, so hashing allocates nothing. */
+/**
+ * The block of the last id given to {@link hashId}, and the {@link PROBES} bits it sets in a block:
+ * module state, so hashing allocates nothing, and every generation is probed at the same bits.
+ */
 let blockHash = 0;
-let bitHash = 0;
+const probeBits = new Uint16Array(PROBES);
 /** The id they are of: the send path asks `mayHold` and then `add` for the same id, hashed once. */
 let hashedId: string | undefined;
 
@@ -232,7 +228,12 @@ function hashId(id: string): void {
     second = Math.imul(second ^ unit, 0x5bd1e995);
   }
   blockHash = remix(first);
-  bitHash = remix(second);
+  // Three 9-bit positions in the 512-bit block from each 32 bits of hash.
+  let bits = remix(second);
+  for (let probe = 0; probe < PROBES; probe++) {
+    if (probe % 3 === 0 && probe > 0) bits = remix(bits);
+    probeBits[probe] = (bits >>> (9 * (probe % 3))) & 511;
+  }
 }
 
 /** Murmur3's finaliser: fresh bits for the next probe. */
