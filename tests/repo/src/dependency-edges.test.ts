@@ -56,6 +56,9 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
     workspace: ['@ricochet/core', '@ricochet/protocol'],
     external: ['ws'],
   },
+  // Private, but held to its edges: the broker's store tests and the benches start their PostgreSQL
+  // server with it, so it needs the `postgres` client only; an edge to the broker would be a cycle.
+  '@ricochet/postgres-testkit': { workspace: [], external: ['postgres'] },
 };
 
 /** Test code: a package's tests and fixtures, and every file of a private package. */
