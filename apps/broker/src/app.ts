@@ -21,7 +21,7 @@ import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { openLmdbStore } from './store/lmdb-store.js';
+import { openStore } from './store/open-store.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
@@ -53,6 +53,12 @@ export interface BuildBrokerOptions {
    * chosen write) in crash tests. @default undefined (the store as opened)
    */
   readonly wrapStore?: (store: BrokerStore) => BrokerStore;
+  /**
+   * Called once if a PostgreSQL store stops taking writes for good: another broker took it over
+   * (this one was paused or cut off past `storeLeaseMs`) or it stayed unreachable. The broker can
+   * no longer promise anything, so it must stop. @default log it and close the broker
+   */
+  readonly onStoreLost?: (error: unknown) => void;
 }
 
 /** A broker built by {@link buildBroker}: not listening until {@link Broker.listen}. */
@@ -116,10 +122,18 @@ export async function buildBroker(
           targets: [app.server as unknown as SecureContextTarget],
           log: app.log,
         });
-  const opened = openLmdbStore({
-    path: config.dataDir,
-    flushPolicy: config.flushPolicy,
+  let broker: Broker | undefined;
+  const opened = await openStore(config, {
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
+    onWaitingForLease: (holder) =>
+      app.log.warn(
+        `the store is held by broker ${holder.owner} (epoch ${holder.epoch}) for ${holder.expiresInMs} ms more: waiting as a standby`,
+      ),
+    onLost: (error) => {
+      app.log.error({ err: error }, 'the store stopped taking writes: closing the broker');
+      if (options.onStoreLost) options.onStoreLost(error);
+      else void broker?.close();
+    },
   });
   const store = options.wrapStore ? options.wrapStore(opened) : opened;
   for (const warning of startupAuth.warnings) app.log.warn(warning);
@@ -203,7 +217,7 @@ export async function buildBroker(
     await engine.close();
   };
 
-  const broker: Broker = {
+  broker = {
     app,
     engine,
     config,
@@ -239,8 +253,9 @@ export async function buildBroker(
       return closing;
     },
     [Symbol.asyncDispose]() {
-      return broker.close();
+      return built.close();
     },
   };
-  return broker;
+  const built: Broker = broker;
+  return built;
 }

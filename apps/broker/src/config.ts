@@ -126,6 +126,22 @@ export const brokerConfigSchema = z
     dataDir: z.string().min(1).default('./ricochet-data'),
     /** @default 'fsync' */
     flushPolicy: z.enum(FLUSH_POLICIES).default('fsync'),
+    /**
+     * Where the durable state lives: absent for the embedded LMDB store in `dataDir`, or a
+     * `postgres://user[:password]@host[:port]/database` URL for a PostgreSQL database (DESIGN.md
+     * §9; docs/guides/scale-out.md). With PostgreSQL, `dataDir` holds only a local copy rebuilt at
+     * every start. @default undefined (embedded)
+     */
+    store: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+      .optional(),
+    /**
+     * With a PostgreSQL store: how long this broker's ownership of the store lasts without renewal.
+     * A standby broker takes over this long after the owner stopped renewing (killed, cut off,
+     * paused); a cleanly stopped owner hands over at once. @default 10 s
+     */
+    storeLeaseMs: z.coerce.number().int().min(100).default(10_000),
     /** The largest message body accepted. @default 4 MiB */
     maxBodyBytes: z.coerce
       .number()
@@ -209,6 +225,8 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--tcp-port': 'tcpPort',
   '--data-dir': 'dataDir',
   '--flush-policy': 'flushPolicy',
+  '--store': 'store',
+  '--store-lease-ms': 'storeLeaseMs',
   '--max-body-bytes': 'maxBodyBytes',
   '--dedup-window-ms': 'dedupWindowMs',
   '--max-delay-ms': 'maxDelayMs',

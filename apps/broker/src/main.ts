@@ -4,6 +4,7 @@ import { BrokerStartError } from './auth/startup-auth.js';
 import { runTokenCommand } from './auth/token-command.js';
 import { runBackupCommand } from './backup-command.js';
 import { parseCommandLine } from './config.js';
+import { describeStore } from './store/open-store.js';
 
 /**
  * `ricochet-broker`: parse flags and RICOCHET_* variables, listen, print the URL, reload the auth
@@ -39,7 +40,13 @@ async function main(): Promise<void> {
   }
   let broker: Awaited<ReturnType<typeof buildBroker>>;
   try {
-    broker = await buildBroker(parsed.config);
+    broker = await buildBroker(parsed.config, {
+      // Another broker took the store over, or it stayed unreachable: stop, so that a supervisor
+      // restarts this one as a standby instead of it serving what it can no longer store.
+      onStoreLost: () => {
+        void broker.close().finally(() => process.exit(1));
+      },
+    });
   } catch (error) {
     if (!(error instanceof BrokerStartError)) throw error;
     console.error(`ricochet-broker: ${error.message}`);
@@ -48,7 +55,7 @@ async function main(): Promise<void> {
   }
   const address = await broker.listen();
   console.log(
-    `ricochet-broker listening on ${address.endpoints.join(', ')} (data in ${parsed.config.dataDir})`,
+    `ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(parsed.config)})`,
   );
 
   let signals = 0;

@@ -15,10 +15,10 @@ import type {
 } from './records.js';
 
 /**
- * The broker's durable state: the interface the engine speaks, and the one a second backend
- * implements (the embedded LMDB store is the first; a PostgreSQL store shared by several brokers is
- * planned, see "The store seam" in docs/architecture.md). It speaks the engine's record types; how
- * they are laid out is the backend's business (LMDB: `lmdb-store.ts` and `schema/`).
+ * The broker's durable state: the interface the engine speaks, implemented by the embedded LMDB
+ * store and by the PostgreSQL store (`postgres/`, see "The store seam" in docs/architecture.md).
+ * It speaks the engine's record types; how they are laid out is the backend's business (LMDB:
+ * `lmdb-store.ts` and `schema/`; PostgreSQL: `postgres/postgres-tables.ts`, same stored shapes).
  *
  * **Reads are synchronous, writes are queued.** A write method queues its write and returns at
  * once; the engine rarely awaits the promise it returns, and waits for {@link durable} instead.
@@ -52,8 +52,8 @@ import type {
  * methods, {@link lastOffset}, {@link scanDeliveries}, {@link getSchedule},
  * {@link listScheduleGroups}); the others run on hot paths ({@link getDelivery}, the message reads,
  * {@link locateMessage}, the schedule scans) or for the admin API ({@link readHistory}). A
- * backend without a local copy of its data answers the first kind from a snapshot it loads when it
- * opens, and needs caches or async variants for the second; docs/architecture.md says which.
+ * backend whose data lives elsewhere answers both from a local copy of what committed (the
+ * PostgreSQL store keeps an LMDB scratch copy, updated after each commit).
  */
 export interface BrokerStore {
   // ─── Topics and groups: metadata, read once at start, written by the admin API ──────────────

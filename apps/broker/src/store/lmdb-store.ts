@@ -39,6 +39,11 @@ export interface LmdbStoreOptions {
   readonly flushPolicy?: FlushPolicy;
   /** Called once for every write that fails (e.g. disk full), with the error. */
   readonly onWriteError?: (error: unknown) => void;
+  /**
+   * A scratch store, rebuilt from elsewhere at every start (the PostgreSQL store's local copy):
+   * never fsynced, since nothing in it needs to survive a crash. @default false
+   */
+  readonly scratch?: boolean;
 }
 
 /** The page counts of one database (or the environment's main one), as lmdb-js's `getStats` reports them. */
@@ -113,7 +118,12 @@ class LmdbStore implements BrokerStore {
     // lmdb-js's event-turn batching this is group commit: many sends share one transaction and one
     // fsync, and each is answered only after its fsync.
     // noSubdir: false — lmdb-js would otherwise treat a path with a dot in it as a file name.
-    this.#root = open({ path: options.path, noSubdir: false, maxDbs: 16, overlappingSync: true });
+    this.#root = open({
+      path: options.path,
+      noSubdir: false,
+      maxDbs: 16,
+      ...(options.scratch ? { noSync: true } : { overlappingSync: true }),
+    });
     const db = <TValue, TKey extends import('lmdb').Key>(name: string) =>
       this.#root.openDB<TValue, TKey>({ name, encoding: 'msgpack' });
     // The hot databases keep their records' property names in one shared entry (under a symbol

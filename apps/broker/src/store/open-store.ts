@@ -1,0 +1,49 @@
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BrokerConfig } from '../config.js';
+import type { BrokerStore } from './broker-store.js';
+import { openLmdbStore } from './lmdb-store.js';
+import { openPostgresStore } from './postgres/postgres-store.js';
+import type { LeaseHolder } from './postgres/store-lease.js';
+
+/** What the broker is told about its store while it opens and runs. */
+export interface OpenStoreHooks {
+  readonly onWriteError: (error: unknown) => void;
+  /** The PostgreSQL store is held by another broker: this one waits (a standby). */
+  readonly onWaitingForLease: (holder: LeaseHolder) => void;
+  /** The PostgreSQL store stopped taking writes for good (taken over, or unreachable too long). */
+  readonly onLost: (error: unknown) => void;
+}
+
+/**
+ * Open the store `config.store` names: the embedded LMDB store in `dataDir` by default, or a
+ * PostgreSQL database, whose local copy then lives in `dataDir/postgres-cache`.
+ */
+export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Promise<BrokerStore> {
+  if (config.store === undefined) {
+    return openLmdbStore({
+      path: config.dataDir,
+      flushPolicy: config.flushPolicy,
+      onWriteError: hooks.onWriteError,
+    });
+  }
+  return openPostgresStore({
+    url: config.store,
+    cacheDir: join(config.dataDir, 'postgres-cache'),
+    // The same host and data directory is the same broker: restarted, it takes its lease back at once.
+    owner: `${hostname()}:${resolve(config.dataDir)}`,
+    flushPolicy: config.flushPolicy,
+    leaseTtlMs: config.storeLeaseMs,
+    onWriteError: hooks.onWriteError,
+    onWaitingForLease: hooks.onWaitingForLease,
+    onLost: hooks.onLost,
+  });
+}
+
+/** The store's URL for log lines: without a password. */
+export function describeStore(config: Pick<BrokerConfig, 'store' | 'dataDir'>): string {
+  if (config.store === undefined) return `data in ${config.dataDir}`;
+  const url = new URL(config.store);
+  url.password = '';
+  return `store ${url.toString()}`;
+}

@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initialPushState } from '@ricochet/core';
+import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
+import postgres from 'postgres';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrokerStore } from '../broker-store.js';
+import { LayoutVersionError } from '../layout-version.js';
+import type { StoredMessage } from '../records.js';
+import { LAYOUT_V1_SAMPLE } from '../schema/layout-v1-sample.test-support.js';
+import { asReadBack, readContents, writeContents } from '../schema/store-contents.test-support.js';
+import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+
+let server: PostgresServer;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  server = await startPostgres();
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A fresh database, and a way to open stores on it, each with a cache directory of its own. */
+async function freshDatabase() {
+  const url = await server.createDatabase(`store_${randomBytes(6).toString('hex')}`);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  cleanups.push(() => sql.end({ timeout: 5 }));
+  const open = async (options: Partial<PostgresStoreOptions> = {}): Promise<BrokerStore> => {
+    const dir = mkdtempSync(join(tmpdir(), 'ricochet-pg-cache-'));
+    const store = await openPostgresStore({ url, cacheDir: join(dir, 'cache'), owner: 'test', ...options });
+    cleanups.push(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return store;
+  };
+  return { url, sql, open };
+}
+
+function message(topic: string, offset: number): StoredMessage {
+  return {
+    messageId: `m-${topic}-${offset}`,
+    topic,
+    offset,
+    body: new Uint8Array([offset]),
+    bornAt: 1,
+    storedAt: 2,
+  };
+}
+
+describe('PostgreSQL store', () => {
+  it('stores every kind of record and reads it all back after a reopen, through a fresh local copy', async () => {
+    const { open } = await freshDatabase();
+    const first = await open();
+    await writeContents(first, LAYOUT_V1_SAMPLE);
+    expect(readContents(first)).toEqual(asReadBack(LAYOUT_V1_SAMPLE));
+    await first.close();
+    const second = await open({ owner: 'another broker' });
+    expect(readContents(second)).toEqual(asReadBack(LAYOUT_V1_SAMPLE));
+  }, 30_000);
+
+  it('shows a write to reads once its promise resolves, and a delivery write to getDelivery at once', async () => {
+    const { open, sql } = await freshDatabase();
+    const store = await open();
+    const written = store.appendMessage(message('a', 0));
+    expect(store.getMessage('a', 0)).toBeUndefined();
+    const address = { group: 'g', topic: 'a', offset: 0 };
+    void store.putDelivery(address, { consumer: 'push', state: initialPushState(), messageId: 'm-a-0' });
+    expect(store.getDelivery(address)?.state.state).toBe('ready');
+    await written;
+    expect(store.getMessage('a', 0)?.offset).toBe(0);
+    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(1);
+    void store.deleteDelivery(address);
+    expect(store.getDelivery(address)).toBeUndefined();
+    await store.durable();
+    expect((await sql`select count(*)::int as n from ricochet_deliveries`)[0]?.n).toBe(0);
+  });
+
+  it('applies retention after an append of the same message queued before it, even within one transaction', async () => {
+    const { open, sql } = await freshDatabase();
+    const store = await open();
+    const kept = message('a', 1);
+    const expired = message('a', 0);
+    const history = {
+      group: 'g',
+      topic: 'a',
+      offset: 0,
+      deliveryAttempt: 1,
+      consumer: 'push',
+      deliveredAt: 1,
+      settledAt: 2,
+      result: 'committed',
+      lease: 1,
+    } as const;
+    // The engine never expires a message whose index entry or history is not committed yet
+    // (BrokerStore.deleteExpiredMessage); its append may still be in the same transaction.
+    void store.putMessageLocation(expired.messageId, { topic: 'a', offset: 0, storedAt: 2 });
+    void store.appendHistory(expired.messageId, history);
+    await store.durable();
+    // One turn, so one transaction.
+    void store.appendMessage(expired);
+    void store.appendMessage(kept);
+    void store.deleteExpiredMessage({ topic: 'a', offset: 0, messageId: expired.messageId });
+    await store.durable();
+    expect(store.readMessages('a', 0, 10).map((m) => m.offset)).toEqual([1]);
+    expect(store.locateMessage(expired.messageId)).toBeUndefined();
+    expect(store.readHistory(expired.messageId)).toEqual([]);
+    const counts = await sql`select
+      (select count(*)::int from ricochet_messages) as messages,
+      (select count(*)::int from ricochet_message_ids) as ids,
+      (select count(*)::int from ricochet_history) as history`;
+    expect(counts[0]).toEqual({ messages: 1, ids: 0, history: 0 });
+  });
+
+  it('refuses a database written by a newer layout before reading or writing anything', async () => {
+    const { open, sql } = await freshDatabase();
+    await (await open()).close();
+    await sql`update ricochet_meta set value = 99 where name = 'layoutVersion'`;
+    await expect(open()).rejects.toBeInstanceOf(LayoutVersionError);
+  });
+
+  it('fails every write once another broker took the lease over, and says so once', async () => {
+    const { open, sql } = await freshDatabase();
+    const lost: unknown[] = [];
+    const store = await open({ onLost: (error) => lost.push(error) });
+    await store.appendMessage(message('a', 0));
+    // What a standby does after the TTL: a new epoch.
+    await sql`update ricochet_lease set owner = 'standby', epoch = epoch + 1`;
+    await expect(store.appendMessage(message('a', 1))).rejects.toThrow(/taken over/);
+    await expect(store.durable()).rejects.toThrow();
+    await expect(store.appendMessage(message('a', 2))).rejects.toThrow(/taken over/);
+    expect(lost).toHaveLength(1);
+    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(1);
+  });
+
+  it('sends a transaction again when its connection dropped, and commits later ones after it, in order', async () => {
+    const { open, sql } = await freshDatabase();
+    const store = await open();
+    await store.appendMessage(message('a', 0));
+    // Cut the store's connections, as a database failover or a network blip would.
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity
+               where datname = current_database() and pid <> pg_backend_pid()`;
+    const first = store.appendMessage(message('a', 1));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = store.putCursor({ group: 'g', topic: 'a', nextOffset: 2 });
+    await Promise.all([first, second]);
+    expect(store.readMessages('a', 0, 10).map((m) => m.offset)).toEqual([0, 1]);
+    expect(store.listCursors()).toEqual([{ group: 'g', topic: 'a', nextOffset: 2 }]);
+  });
+
+  it('makes a broker wait for the lease while another holds it, and take it once it is given back', async () => {
+    const { open } = await freshDatabase();
+    const owner = await open({ owner: 'first', leaseTtlMs: 60_000 });
+    const waits: string[] = [];
+    const standby = open({
+      owner: 'second',
+      leaseTtlMs: 60_000,
+      onWaitingForLease: (holder) => waits.push(holder.owner),
+    });
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (waits.length === 0) return;
+        clearInterval(check);
+        resolve();
+      }, 5);
+    });
+    expect(waits[0]).toBe('first');
+    await owner.close();
+    await expect(standby).resolves.toBeDefined();
+  });
+});

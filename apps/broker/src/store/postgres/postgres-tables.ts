@@ -1,0 +1,92 @@
+/**
+ * The PostgreSQL layout: one table per kind of record, keyed like the LMDB databases (see
+ * `lmdb-store.ts`), each value in a `bytea` column holding the same stored shape as layout 1 of the
+ * embedded store, packed with plain MessagePack (no shared structures, so any broker reads any
+ * row). Only the key columns are SQL columns: the broker reads the tables at open and never
+ * queries inside a value.
+ *
+ * Every name carries the `ricochet_` prefix, so the tables can live in a database shared with
+ * other applications.
+ */
+
+/** A key or value column of a table, with its SQL type. */
+export interface Column {
+  readonly name: string;
+  readonly type: 'text' | 'bigint' | 'bytea';
+}
+
+/** A table of records: key columns first, then any column written beside the value. */
+export interface Table {
+  readonly name: string;
+  readonly key: readonly Column[];
+  /** Columns besides the key that a conditional delete needs (history: its topic and offset). */
+  readonly extra: readonly Column[];
+}
+
+const text = (name: string): Column => ({ name, type: 'text' });
+const bigint = (name: string): Column => ({ name, type: 'bigint' });
+
+export const TABLES = {
+  topics: { name: 'ricochet_topics', key: [text('name')], extra: [] },
+  groups: { name: 'ricochet_groups', key: [text('name')], extra: [] },
+  cursors: { name: 'ricochet_cursors', key: [text('grp'), text('topic')], extra: [] },
+  counters: { name: 'ricochet_counters', key: [text('grp')], extra: [] },
+  broadcastInstances: {
+    name: 'ricochet_broadcast_instances',
+    key: [text('grp'), text('client_id')],
+    extra: [],
+  },
+  messages: { name: 'ricochet_messages', key: [text('topic'), bigint('msg_offset')], extra: [] },
+  messageIds: {
+    name: 'ricochet_message_ids',
+    key: [text('message_id')],
+    extra: [text('topic'), bigint('msg_offset')],
+  },
+  deliveries: {
+    name: 'ricochet_deliveries',
+    key: [text('grp'), text('topic'), bigint('msg_offset')],
+    extra: [],
+  },
+  schedule: {
+    name: 'ricochet_schedule',
+    key: [text('grp'), bigint('due_at'), text('topic'), bigint('msg_offset')],
+    extra: [],
+  },
+  history: {
+    name: 'ricochet_history',
+    // A broadcasting group's entries are per instance (its clientId); '' for every other group.
+    key: [text('message_id'), text('grp'), text('instance'), bigint('lease')],
+    extra: [text('topic'), bigint('msg_offset')],
+  },
+} as const satisfies Record<string, Table>;
+
+export type TableName = keyof typeof TABLES;
+
+/** Every table in the order the broker loads them at open (metadata before what refers to it). */
+export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
+
+/**
+ * The tables, created when missing (`ricochet_meta`, which holds the layout version, is created
+ * first, by `postgres-schema.ts`). `ricochet_lease` holds the one row that says which broker owns the store and at which epoch (see `store-lease.ts`).
+ */
+export function schemaStatements(): string[] {
+  const statements = [
+    `create table if not exists ricochet_lease (
+       id smallint primary key check (id = 1),
+       owner text not null,
+       epoch bigint not null,
+       expires_at timestamptz not null
+     )`,
+  ];
+  for (const table of Object.values(TABLES) as Table[]) {
+    const columns = [...table.key, ...table.extra, { name: 'value', type: 'bytea' } as Column];
+    const keyNames = table.key.map((column) => column.name).join(', ');
+    statements.push(
+      `create table if not exists ${table.name} (${columns
+        .map((column) => `${column.name} ${column.type} not null`)
+        .join(', ')}, primary key (${keyNames}))`,
+    );
+  }
+  // Retention deletes a message's history by id, topic and offset: the key's prefix serves it.
+  return statements;
+}
