@@ -2,7 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'tests/*', 'examples/testing'],
+    projects: [
+      'packages/*',
+      'apps/*',
+      'tests/*',
+      'tests/contract/vitest.postgres.config.ts',
+      'examples/testing',
+    ],
     // The JSON report is what `.ci/run` counts; the default reporter is for people.
     reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
   },

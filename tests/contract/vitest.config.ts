@@ -6,6 +6,8 @@ export default defineProject({
   test: {
     name: 'contract',
     include: ['src/**/*.contract.test.ts'],
+    // Brokers sharing one PostgreSQL store: only in the contract-postgres project (vitest.postgres.config.ts).
+    exclude: ['src/**/postgres-*.contract.test.ts'],
     // Each file starts its own brokers on port 0 with its own data directory.
     testTimeout: 20_000,
     hookTimeout: 20_000,

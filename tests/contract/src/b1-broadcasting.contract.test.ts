@@ -9,6 +9,7 @@ import { startProducer, startSimpleConsumer, text } from './support/clients.js';
 import { CrashableStore } from './support/crashable-store.js';
 import { eventually, type RecordingPushConsumer, startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
+import { storeFor } from './support/test-store.js';
 import { transportsServing } from './support/transports.js';
 
 function committedOf(record: unknown): number {
@@ -157,7 +158,14 @@ describe.each(transportsServing('stream'))(
         const options = { group: 'audit', subscriptions: { orders: '*' }, clientId: 'audit-1' };
         {
           const broker = await buildBroker(
-            { host: '127.0.0.1', port: 0, logLevel: 'silent', dataDir, drainTimeoutMs: 0 },
+            {
+              ...(await storeFor(dataDir)),
+              host: '127.0.0.1',
+              port: 0,
+              logLevel: 'silent',
+              dataDir,
+              drainTimeoutMs: 0,
+            },
             { wrapStore: crash.wrap },
           );
           const { url, port } = await broker.listen();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { type NodeRun, runNode } from './node-process.js';
+import { storeFor } from './test-store.js';
 
 /** A broker in a child process, to be killed for real (`kill -9`) by crash tests. */
 export interface ChildBroker extends AsyncDisposable {
@@ -14,6 +15,20 @@ export interface ChildBroker extends AsyncDisposable {
   printed(pattern: RegExp, budgetMs?: number): Promise<void>;
   /** SIGKILL, then wait for the exit: no drain, no flush, no goodbye. */
   kill9(): Promise<void>;
+  /** Resolves with the endpoint once the broker printed its listening line (at once if it has). */
+  listening(budgetMs?: number): Promise<string>;
+  /** Resolves with the process's exit code once it exited by itself (`null` if a signal ended it). */
+  readonly exited: Promise<number | null>;
+}
+
+/** Options of {@link startChildBroker}. */
+export interface StartChildBrokerOptions {
+  /**
+   * Resolve once the broker printed this instead of its listening line; `endpoint` is then empty,
+   * and {@link ChildBroker.listening} waits for it. A standby waiting for the store prints
+   * `waiting as a standby`. @default the listening line
+   */
+  readonly until?: RegExp;
 }
 
 const require = createRequire(import.meta.url);
@@ -21,13 +36,16 @@ const require = createRequire(import.meta.url);
 const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json')), 'src', 'main.ts');
 
 /**
- * Start `ricochet-broker --port 0 --data-dir <dir>` (plus `extraArgs`, e.g. `--auth-file`) and wait
- * for the line that names its URL.
+ * Start `ricochet-broker --port 0 --data-dir <dir>` (plus `extraArgs`, e.g. `--auth-file`, and
+ * `--store` in the `contract-postgres` project) and wait for the line that names its URL.
  */
 export async function startChildBroker(
   dataDir: string,
   extraArgs: readonly string[] = [],
+  options: StartChildBrokerOptions = {},
 ): Promise<ChildBroker> {
+  // A test that names the store itself (brokers sharing one) keeps it.
+  const { store } = extraArgs.includes('--store') ? { store: undefined } : await storeFor(dataDir);
   const child = spawn(
     process.execPath,
     [
@@ -41,6 +59,7 @@ export async function startChildBroker(
       '127.0.0.1',
       '--data-dir',
       dataDir,
+      ...(store === undefined ? [] : ['--store', store]),
       ...extraArgs,
     ],
     {
@@ -49,7 +68,7 @@ export async function startChildBroker(
       cwd: dirname(BROKER_MAIN),
     },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
@@ -80,13 +99,29 @@ export async function startChildBroker(
       child.once('exit', onExit);
     });
   // Generous: a tsx-compiled start on a loaded 2-core machine can take many seconds.
-  await printed(/listening on ws:\/\/\S+/, 120_000);
-  const endpoint = /listening on (ws:\/\/[^\s,]+)/.exec(output)?.[1] ?? '';
+  await printed(options.until ?? /listening on ws:\/\/\S+/, 120_000);
+  const endpointPrinted = () => /listening on (ws:\/\/[^\s,]+)/.exec(output)?.[1] ?? '';
+  const endpoint = endpointPrinted();
+  const listening = async (budgetMs?: number) => {
+    await printed(/listening on ws:\/\/\S+/, budgetMs);
+    return endpointPrinted();
+  };
   const kill9 = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   };
-  return { endpoint, process: child, printed, kill9, [Symbol.asyncDispose]: kill9 };
+
+  return {
+    endpoint,
+    listening,
+    process: child,
+    printed,
+    kill9,
+    exited,
+    [Symbol.asyncDispose]: async () => {
+      await kill9();
+    },
+  };
 }
 
 /** Run `ricochet-broker <args>` (e.g. `backup …`) to its end, as an operator would, killed after `budgetMs`. */

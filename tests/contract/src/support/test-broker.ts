@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Broker, type BrokerConfigInput, buildBroker } from '@ricochet/broker';
 import { AdminApi } from './admin.js';
+import { storeFor } from './test-store.js';
 import type { TransportName } from './transports.js';
 
 /** A broker listening on 127.0.0.1:0 over a temporary data directory, for one test. */
@@ -21,11 +22,13 @@ export interface TestBroker extends AsyncDisposable {
 
 /**
  * Start a broker with its WebSocket endpoint and its TCP listener (both on free ports); `await
- * using` closes it and removes its data directory.
+ * using` closes it and removes its data directory. In the `contract-postgres` project it stores on
+ * a PostgreSQL database of its own, tied to the data directory (`test-store.ts`).
  */
 export async function startBroker(config: BrokerConfigInput = {}, dataDir?: string): Promise<TestBroker> {
   const directory = dataDir ?? mkdtempSync(join(tmpdir(), 'ricochet-contract-'));
   const broker = await buildBroker({
+    ...(await storeFor(directory)),
     ...config,
     host: '127.0.0.1',
     port: 0,

@@ -1,0 +1,46 @@
+import { defineProject } from 'vitest/config';
+import { sourceResolution } from '../../vitest.shared.js';
+
+/**
+ * The rules of DESIGN.md §3 again, each broker on a PostgreSQL database instead of the embedded
+ * store (DESIGN.md §9): the same files, the same clients, a throwaway PostgreSQL server started by
+ * the global setup. The files listed are those whose brokers go through `startBroker` or
+ * `startChildBroker`, which pick the store (`support/test-store.ts`).
+ */
+export const POSTGRES_CONTRACT_FILES = [
+  'p1-push-lifecycle',
+  'p2-failure-and-timeouts',
+  'p3-retry-delays',
+  'p3-retries-survive-kill-9',
+  'p4-max-retries-to-dlq',
+  'p5-fifo-message-groups',
+  'p6-delivery-attempt-and-id',
+  's1-simple-lifecycle',
+  's2-receive-leases-long-polling',
+  's3-ack-while-lease-live',
+  's4-change-invisible-duration',
+  's5-max-retries-to-dlq',
+  'r1-send-stored-durably',
+  'r1-kill-9-durability',
+  'r3-dedup-window',
+  't1-delay-messages',
+  'd1-dead-letter-topic',
+  'd2-dlq-redrive',
+  'd3-dead-letter-now',
+  'b1-broadcasting',
+  'c2-release-on-disconnect',
+  'group-isolation',
+  'retention',
+  'postgres-store-lease',
+];
+
+export default defineProject({
+  ...sourceResolution,
+  test: {
+    name: 'contract-postgres',
+    include: POSTGRES_CONTRACT_FILES.map((file) => `src/**/${file}.contract.test.ts`),
+    globalSetup: ['./src/support/postgres.global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
