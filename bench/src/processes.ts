@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { storeArgs } from './bench-store.js';
 
 /** Resident memory of a process, in bytes: all of it, and its anonymous and file-backed parts. */
 export interface ResidentMemory {
@@ -153,7 +154,8 @@ export type BenchTransport = 'ws' | 'tcp';
 export const BENCH_TRANSPORTS: readonly BenchTransport[] = ['ws', 'tcp'];
 
 /**
- * The Ricochet broker, built, on a fresh data directory, with the default `fsync` flush policy,
+ * The Ricochet broker, built, on a fresh data directory (and a fresh PostgreSQL database with
+ * `pnpm bench --store postgres`, see bench-store.ts), with the default `fsync` flush policy,
  * serving WebSocket (`endpoint`, which the admin API shares) and TCP (`--tcp-port 0`).
  * `eventLoopProbe` preloads event-loop-probe.mjs into it: see {@link brokerEventLoopDelay};
  * `profile` preloads profile/profile-probe.mjs, for `pnpm bench:profile`.
@@ -173,7 +175,18 @@ export async function startBrokerProcess(
   const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
   const process_ = await start(
     BROKER_MAIN,
-    ['--port', '0', '--tcp-port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
+    [
+      '--port',
+      '0',
+      '--tcp-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+      ...(await storeArgs()),
+      ...extraArgs,
+    ],
     /ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
     [

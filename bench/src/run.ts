@@ -1,3 +1,4 @@
+import { stopBenchStore, useBenchStore } from './bench-store.js';
 import { PeerUnavailableError } from './peers/debian-package.js';
 import {
   jetStreamW1,
@@ -29,7 +30,7 @@ import { runW3 } from './workloads/w3-latency.js';
 import { runW4 } from './workloads/w4-retry.js';
 
 /**
- * `pnpm bench [--peers] [--runs N] [w1 w2s w2 w3 w4 pending]`: every workload against the broker
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [w1 w2s w2 w3 w4 pending]`: every workload against the broker
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
@@ -45,6 +46,7 @@ try {
   process.exit(2);
 }
 const systems: readonly SystemName[] = args.peers ? SYSTEMS : ['ricochet', 'reference'];
+useBenchStore(args.store);
 const rows = new Map<RowSpec, Partial<Record<SystemName, Outcome[]>>>();
 const durability = new Set<string>();
 /** A peer that could not be had once (not installed, no root) is not tried again in this bench. */
@@ -111,7 +113,7 @@ function recordByTransport(
 }
 
 console.log(
-  `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}`,
+  `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}, ricochet's store: ${args.store === 'lmdb' ? 'embedded LMDB' : 'PostgreSQL (one local server, fsync on)'}`,
 );
 for (let run = 1; run <= args.runs; run++) {
   for (const workload of args.workloads) {
@@ -184,7 +186,8 @@ if (rows.size > 0) {
 }
 
 if (args.workloads.includes('pending')) {
-  // Ricochet alone, and once whatever --runs says: it fills a million retries (minutes).
+  // Ricochet alone, and once whatever --runs says: it fills a million retries (minutes). On the
+  // embedded store whatever --store says: it kills and restarts one broker on its data directory.
   const ms = (n: number) => `${n.toFixed(2)} ms`;
   const count = (n: number) => n.toLocaleString('en');
   const result = await runPendingRetries();
@@ -209,3 +212,5 @@ if (args.workloads.includes('pending')) {
     `  retry lateness, with them pending                ${lateness(result.pendingLateness)}   (target p99 within 5 ms of without: ${(result.pendingLateness.p99Ms - result.baselineLateness.p99Ms).toFixed(2)} ms)`,
   );
 }
+
+await stopBenchStore();

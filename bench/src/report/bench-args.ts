@@ -1,3 +1,5 @@
+import type { BenchStore } from '../bench-store.js';
+
 /** The workloads `pnpm bench` knows, in the order it runs them. */
 export const WORKLOADS = ['w1', 'w2s', 'w2', 'w3', 'w4', 'pending'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
@@ -9,6 +11,8 @@ export interface BenchArgs {
   readonly peers: boolean;
   /** How many times each workload runs; the table shows the median of each figure (`--runs N`). */
   readonly runs: number;
+  /** Where ricochet's brokers keep their state (`--store lmdb|postgres`). @default 'lmdb' */
+  readonly store: BenchStore;
 }
 
 const MAX_RUNS = 20;
@@ -22,13 +26,15 @@ export class BenchArgsError extends Error {
 }
 
 /**
- * `pnpm bench [--peers] [--runs N] [w1 w2s w2 w3 w4 pending]`. Names are case-insensitive; `--runs`
- * takes 1–20 (also as `--runs=N`). An unknown word is an error rather than a silently empty run.
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [w1 w2s w2 w3 w4 pending]`. Names are
+ * case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`. An
+ * unknown word is an error rather than a silently empty run.
  */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const named = new Set<WorkloadName>();
   let peers = false;
   let runs = 1;
+  let store: BenchStore = 'lmdb';
   for (let i = 0; i < argv.length; i++) {
     const arg = (argv[i] ?? '').toLowerCase();
     if (arg === '--peers') {
@@ -41,14 +47,20 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
           `--runs takes a whole number from 1 to ${MAX_RUNS}, not ${value ?? 'nothing'}`,
         );
       }
+    } else if (arg === '--store' || arg.startsWith('--store=')) {
+      const value = arg === '--store' ? argv[++i]?.toLowerCase() : arg.slice('--store='.length);
+      if (value !== 'lmdb' && value !== 'postgres') {
+        throw new BenchArgsError(`--store takes lmdb or postgres, not ${value ?? 'nothing'}`);
+      }
+      store = value;
     } else if ((WORKLOADS as readonly string[]).includes(arg)) {
       named.add(arg as WorkloadName);
     } else {
       throw new BenchArgsError(
-        `unknown argument ${argv[i]}: expected --peers, --runs N or workloads (${WORKLOADS.join(', ')})`,
+        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres or workloads (${WORKLOADS.join(', ')})`,
       );
     }
   }
   const workloads = named.size === 0 ? [...WORKLOADS] : WORKLOADS.filter((name) => named.has(name));
-  return { workloads, peers, runs };
+  return { workloads, peers, runs, store };
 }

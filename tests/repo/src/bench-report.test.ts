@@ -17,7 +17,7 @@ import {
 
 describe('parseBenchArgs', () => {
   it('runs every workload once against ricochet and the reference by default', () => {
-    expect(parseBenchArgs([])).toEqual({ workloads: [...WORKLOADS], peers: false, runs: 1 });
+    expect(parseBenchArgs([])).toEqual({ workloads: [...WORKLOADS], peers: false, runs: 1, store: 'lmdb' });
   });
 
   it('takes --peers, --runs N and a subset of workloads in any order, kept in run order', () => {
@@ -25,8 +25,16 @@ describe('parseBenchArgs', () => {
       workloads: ['w1', 'w2'],
       peers: true,
       runs: 3,
+      store: 'lmdb',
     });
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
+  });
+
+  it('takes --store lmdb or postgres for ricochet\'s brokers, and refuses anything else', () => {
+    expect(parseBenchArgs(['--store', 'postgres', 'w1']).store).toBe('postgres');
+    expect(parseBenchArgs(['--store=LMDB']).store).toBe('lmdb');
+    expect(() => parseBenchArgs(['--store', 'sqlite'])).toThrow(/--store takes lmdb or postgres/);
+    expect(() => parseBenchArgs(['--store'])).toThrow(/--store takes/);
   });
 
   it('refuses an unknown word or a bad --runs instead of running nothing', () => {

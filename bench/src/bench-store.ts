@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
+
+/** Where the benched brokers keep their state: the embedded LMDB store, or PostgreSQL (DESIGN.md §9). */
+export type BenchStore = 'lmdb' | 'postgres';
+
+let chosen: BenchStore = 'lmdb';
+let server: Promise<PostgresServer> | undefined;
+
+/** Choose the store of every broker the bench starts from now on. */
+export function useBenchStore(store: BenchStore): void {
+  chosen = store;
+}
+
+export function benchStore(): BenchStore {
+  return chosen;
+}
+
+/**
+ * The `--store` flags of a new broker: none for LMDB; for PostgreSQL a fresh database on the
+ * bench's one server (started at the first call, fsync on, on 127.0.0.1 and a free port), so no
+ * broker sees another's data.
+ */
+export async function storeArgs(): Promise<string[]> {
+  if (chosen === 'lmdb') return [];
+  server ??= startPostgres();
+  const url = await (await server).createDatabase(`bench_${randomBytes(6).toString('hex')}`);
+  return ['--store', url];
+}
+
+/** Stop the bench's PostgreSQL server, if one was started. */
+export async function stopBenchStore(): Promise<void> {
+  const started = server;
+  server = undefined;
+  await (await started)?.stop();
+}
