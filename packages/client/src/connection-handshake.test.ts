@@ -31,6 +31,7 @@ describe('handshake', () => {
       clientId: 'worker-1',
     });
     expect(connection.session).toEqual({
+      endpoint: fake.endpoint,
       sessionId: 'session-1',
       protocolVersion: PROTOCOL_VERSION,
       maxBodyBytes: 1234,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ClientError } from './client-error.js';
-import { checkTimeoutMs, connectionOptionsOf } from './connection-options.js';
+import { checkTimeoutMs, connectionOptionsOf, endpointsOf } from './connection-options.js';
 
 describe('checkTimeoutMs', () => {
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses %s with 400', (value) => {
@@ -11,6 +11,22 @@ describe('checkTimeoutMs', () => {
 
   it('accepts any positive number of ms', () => {
     for (const value of [0.5, 1, 30_000]) expect(() => checkTimeoutMs(value, 'timeoutMs')).not.toThrow();
+  });
+});
+
+describe('endpointsOf', () => {
+  it('makes a list of one of a single endpoint, and copies a list in its order', () => {
+    expect(endpointsOf('ws://a:1')).toEqual(['ws://a:1']);
+    const list = ['tcp://b:2', 'ws://a:1'];
+    const endpoints = endpointsOf(list);
+    expect(endpoints).toEqual(['tcp://b:2', 'ws://a:1']);
+    expect(endpoints).not.toBe(list);
+  });
+
+  it('refuses an empty list with 400', () => {
+    expect(() => endpointsOf([])).toThrow(
+      new ClientError(400, 'endpoint is an empty list: give at least one broker endpoint'),
+    );
   });
 });
 
@@ -34,6 +50,11 @@ describe('connectionOptionsOf', () => {
       onProtocolError,
       requestTimeoutMs: 21_000,
     });
+  });
+
+  it('passes a list of endpoints through', () => {
+    const endpoint = ['ws://127.0.0.1:1', 'tcp://127.0.0.1:2'];
+    expect(connectionOptionsOf({ endpoint }, 30_000)).toStrictEqual({ endpoint, requestTimeoutMs: 30_000 });
   });
 
   it('leaves out what the client left out', () => {

@@ -12,15 +12,23 @@ export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
 /** Options of {@link Connection}. */
 export interface ConnectionOptions {
   /**
-   * The broker's endpoint; its scheme picks the transport (docs/protocol/transports.md):
-   * `ws://host:port` or `wss://host:port` for WebSocket (a path prefix is kept, for brokers
-   * behind a proxy; the connection opens `endpoint` + `/v1/ws`), `tcp://host:port` or
-   * `tls://host:port` for the broker's TCP listener (Node only). Required.
+   * The broker's endpoint, or a non-empty list of them; each one's scheme picks its transport
+   * (docs/protocol/transports.md): `ws://host:port` or `wss://host:port` for WebSocket (a path
+   * prefix is kept, for brokers behind a proxy; the connection opens `endpoint` + `/v1/ws`),
+   * `tcp://host:port` or `tls://host:port` for the broker's TCP listener (Node only),
+   * `http://host:port` or `https://host:port` for request/response.
+   *
+   * A list names brokers of which one serves at a time, such as an owner and its standbys; the
+   * schemes may differ. Each connect attempt goes to one endpoint, starting with the first: a
+   * failed attempt moves on to the next (after the last, the first again), each after the
+   * reconnect backoff's wait (C1), and when a session drops the first attempt goes to the same
+   * endpoint again. `Connection.session.endpoint` names the one in use. An empty list, or any
+   * entry that is not a URL of a known scheme, is refused with `400`. Required.
    */
-  readonly endpoint: string;
+  readonly endpoint: string | readonly string[];
   /**
-   * Refuse an endpoint whose links are not streams (request/response HTTP): a push consumer
-   * needs the broker to send `deliver` frames unasked. @default false
+   * Refuse an endpoint whose links are not streams (request/response HTTP), every entry of a
+   * list: a push consumer needs the broker to send `deliver` frames unasked. @default false
    */
   readonly requireStream?: boolean;
   /** The auth token sent in `hello`. @default undefined (no token) */
@@ -90,6 +98,24 @@ export function checkTimeoutMs(value: number, name: string): void {
   if (!(Number.isFinite(value) && value > 0)) {
     throw badRequestError(`${name} must be a positive number, got ${value}`);
   }
+}
+
+/**
+ * The entries of an `endpoint` option, in order: the one endpoint a string names, or a list's.
+ * Each entry is checked when its transport is picked (`transportFor`).
+ * @throws ClientError `400` for an empty list.
+ */
+export function endpointsOf(endpoint: string | readonly string[]): readonly string[] {
+  // `Array.isArray` alone narrows to a mutable `any[]`, which leaves a readonly list unnarrowed.
+  const endpoints: readonly string[] = isList(endpoint) ? [...endpoint] : [endpoint];
+  if (endpoints.length === 0) {
+    throw badRequestError('endpoint is an empty list: give at least one broker endpoint');
+  }
+  return endpoints;
+}
+
+function isList(endpoint: string | readonly string[]): endpoint is readonly string[] {
+  return Array.isArray(endpoint);
 }
 
 /** The options of a client (producer or consumer) that its connection takes as they are. */

@@ -15,10 +15,12 @@ import {
   checkTimeoutMs,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  endpointsOf,
   type RequestOptions,
 } from './connection-options.js';
 import { type ConnectionStatus, StatusFeed } from './connection-status.js';
 import { drainWithTimeout } from './drain-with-timeout.js';
+import { EndpointRotation } from './endpoint-rotation.js';
 import { FrameRouter, type UnsolicitedFrames, type UnsolicitedFrameType } from './frame-router.js';
 import { handshake, type SessionInfo, sessionInfoOf } from './handshake.js';
 import { ReconnectLoop } from './reconnect-loop.js';
@@ -41,6 +43,12 @@ export type OneWayFrame = Exclude<ClientFrame, ClientRequestFrame | HelloFrame>;
 
 type ReconnectedHandler = () => void | Promise<void>;
 
+/** One entry of the `endpoint` option, with the transport its scheme picked. */
+interface Endpoint {
+  readonly endpoint: string;
+  readonly transport: Transport;
+}
+
 /**
  * The one connection to a broker that every Ricochet client builds on: the handshake,
  * request/answer correlation by `id`, per-request timeouts, listeners for unsolicited frames, and
@@ -56,7 +64,8 @@ type ReconnectedHandler = () => void | Promise<void>;
  * connect attempt), `ReconnectLoop` (C1's attempts and backoff), `FrameRouter` (a session's
  * frames to their request or listeners); this class owns the link, the status and the closing.
  * The link itself comes from the {@link Transport} the endpoint's scheme picks (`transports.ts`):
- * everything here is the same on every transport.
+ * everything here is the same on every transport. With several endpoints, `EndpointRotation`
+ * picks the one each attempt goes to: the next after a failed attempt, the same after a drop.
  *
  * @example
  * await using connection = new Connection({ endpoint: 'ws://127.0.0.1:7720' });
@@ -65,7 +74,7 @@ type ReconnectedHandler = () => void | Promise<void>;
  * @see DESIGN.md §3 C1, docs/protocol/README.md (session lifecycle, correlation)
  */
 export class Connection {
-  readonly #transport: Transport;
+  readonly #endpoints: EndpointRotation<Endpoint>;
   readonly #hello: HelloFrame;
   readonly #requestTimeoutMs: number;
   readonly #onHandlerError: (error: unknown) => void;
@@ -85,16 +94,22 @@ export class Connection {
   #closing: Promise<void> | undefined;
 
   /**
-   * @throws ClientError `400` when `endpoint` is not a URL of a known scheme, when `requireStream`
-   *   is set and the scheme's links are not streams, or an option is out of range.
+   * @throws ClientError `400` when `endpoint` is an empty list or it (or an entry of it) is not a
+   *   URL of a known scheme, when `requireStream` is set and an endpoint's links are not streams,
+   *   or an option is out of range.
    */
   constructor(options: ConnectionOptions) {
-    this.#transport = transportFor(options.endpoint, { webSocket: options.webSocket, tls: options.tls });
-    if (options.requireStream === true && !this.#transport.stream) {
-      throw badRequestError(
-        `endpoint '${options.endpoint}' is request/response; this client needs a stream: ws://, wss://, tcp:// or tls://`,
-      );
-    }
+    const choice = { webSocket: options.webSocket, tls: options.tls };
+    const endpoints = endpointsOf(options.endpoint).map((endpoint): Endpoint => {
+      const transport = transportFor(endpoint, choice);
+      if (options.requireStream === true && !transport.stream) {
+        throw badRequestError(
+          `endpoint '${endpoint}' is request/response; this client needs a stream: ws://, wss://, tcp:// or tls://`,
+        );
+      }
+      return { endpoint, transport };
+    });
+    this.#endpoints = new EndpointRotation(endpoints);
     this.#hello = {
       type: 'hello',
       protocolVersion: PROTOCOL_VERSION,
@@ -124,8 +139,8 @@ export class Connection {
   }
 
   /**
-   * What the broker announced in the `welcome` of the current session, or of the last one while
-   * reconnecting; `undefined` before the first session.
+   * The current session, or the last one while reconnecting: the endpoint it runs on and what the
+   * broker announced in its `welcome`; `undefined` before the first session.
    */
   get session(): SessionInfo | undefined {
     return this.#session;
@@ -247,20 +262,30 @@ export class Connection {
     if (this.#status.state !== 'closed') this.#setStatus({ state: 'closed' });
   }
 
-  /** One connect attempt of the reconnect loop. */
+  /**
+   * One connect attempt of the reconnect loop, to the current endpoint. A failed one moves the
+   * rotation on, so the loop's next attempt, after its backoff wait, goes to the next endpoint.
+   * A fatal failure (such as `401`) moves it too, harmlessly: the loop ends with it.
+   */
   async #openSession(timeoutMs: number, signal: AbortSignal): Promise<void> {
-    await handshake({
-      transport: this.#transport,
-      hello: this.#hello,
-      timeoutMs,
-      signal,
-      onWelcome: (link, welcome) => this.#adopt(link, welcome),
-    });
+    const { endpoint, transport } = this.#endpoints.current;
+    try {
+      await handshake({
+        transport,
+        hello: this.#hello,
+        timeoutMs,
+        signal,
+        onWelcome: (link, welcome) => this.#adopt(link, welcome, endpoint),
+      });
+    } catch (error) {
+      this.#endpoints.attemptFailed();
+      throw error;
+    }
   }
 
   /** Make `link` the session: route its frames, write the queued requests, run the hooks. */
-  #adopt(link: FrameLink, welcome: WelcomeFrame): void {
-    this.#session = sessionInfoOf(welcome);
+  #adopt(link: FrameLink, welcome: WelcomeFrame, endpoint: string): void {
+    this.#session = sessionInfoOf(welcome, endpoint);
     this.#link = link;
     this.#sessionsOpened += 1;
     link.listen({

@@ -19,6 +19,11 @@ const NORMAL_CLOSURE = 1000;
 
 /** What the broker said about the current (or, while reconnecting, the last) session. */
 export interface SessionInfo {
+  /**
+   * The endpoint the session runs on, as the `endpoint` option gave it (one entry of a list):
+   * where a client with several brokers is connected.
+   */
+  readonly endpoint: string;
   readonly sessionId: string;
   readonly protocolVersion: number;
   /** The broker's body limit; a producer refuses larger bodies locally. */
@@ -46,9 +51,10 @@ export interface HandshakeOptions {
   readonly onWelcome: (link: FrameLink, welcome: WelcomeFrame) => void;
 }
 
-/** The session fields of a `welcome`. */
-export function sessionInfoOf(welcome: WelcomeFrame): SessionInfo {
+/** The session fields of a `welcome` that came from `endpoint`. */
+export function sessionInfoOf(welcome: WelcomeFrame, endpoint: string): SessionInfo {
   return {
+    endpoint,
     sessionId: welcome.sessionId,
     protocolVersion: welcome.protocolVersion,
     maxBodyBytes: welcome.maxBodyBytes,

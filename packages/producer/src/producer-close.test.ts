@@ -77,6 +77,10 @@ describe('abort and close', () => {
   it('checks its options', () => {
     expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', maxAttempts: 0 })).toThrow(ClientError);
     expect(() => new Producer({ endpoint: 'ftp://127.0.0.1:1' })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: [] })).toThrow(expect.objectContaining({ code: 400 }));
+    expect(() => new Producer({ endpoint: ['ws://127.0.0.1:1', 'ftp://127.0.0.1:2'] })).toThrow(
+      expect.objectContaining({ code: 400, message: expect.stringContaining("'ftp://127.0.0.1:2'") }),
+    );
     expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', retryBackoff: { initialMs: -1 } })).toThrow(
       RangeError,
     );

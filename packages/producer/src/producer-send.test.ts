@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { answerEachMessage, messageIdsByFrame, rejectionOf } from '@ricochet/client-testkit';
 import { BrokerError } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +72,18 @@ describe('send (R1)', () => {
     });
     expect(result.messageId).toBe('order-1042:v1');
     expect(fake.framesOf('send')[0]?.messages[0]?.body).toEqual(new Uint8Array([1, 2]));
+  });
+
+  it('takes a list of endpoints, and sends through the broker that answers', async () => {
+    const fake = await brokers.start();
+    // A port the system handed out, closed again: nobody listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const producer = createProducer([`ws://127.0.0.1:${port}`, fake.endpoint]);
+    await expect(producer.send({ topic: 'orders', body: 'x' })).resolves.toMatchObject({ offset: 0 });
+    expect(fake.connectionCount).toBe(1);
   });
 
   it('rejects start with the broker code when the handshake is refused', async () => {

@@ -8,13 +8,16 @@ import { Producer, type ProducerOptions } from './producer.js';
  */
 export function producersPerTest(): {
   readonly brokers: FakeBrokerPerTest<Producer>;
-  readonly createProducer: (endpoint: string, options?: Partial<ProducerOptions>) => Producer;
+  readonly createProducer: (
+    endpoint: ProducerOptions['endpoint'],
+    options?: Partial<ProducerOptions>,
+  ) => Producer;
 } {
   const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
   afterEach(() => {
     vi.restoreAllMocks();
   });
-  const createProducer = (endpoint: string, options: Partial<ProducerOptions> = {}) =>
+  const createProducer = (endpoint: ProducerOptions['endpoint'], options: Partial<ProducerOptions> = {}) =>
     brokers.track(
       new Producer({
         endpoint,

@@ -40,9 +40,12 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export interface ProducerOptions {
   /**
    * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
-   * `tls://host:port` (Node only); see `ConnectionOptions.endpoint`. Required.
+   * `tls://host:port` (Node only), `http://host:port` or `https://host:port`; or a non-empty list
+   * of them, for brokers of which one serves at a time (an owner and its standbys): the
+   * connection tries them in order, moving to the next after a failed connect attempt and trying
+   * the same one first after a dropped session. See `ConnectionOptions.endpoint`. Required.
    */
-  readonly endpoint: string;
+  readonly endpoint: string | readonly string[];
   /** The auth token sent in `hello`. @default undefined (no token) */
   readonly token?: string;
   /** A name for this producer in the broker's logs. @default undefined */
@@ -150,7 +153,10 @@ export class Producer {
   /** Waits for every pending send to settle, as `close()` drains them. */
   readonly #idle = new IdleWaiters(() => this.#pending.size === 0);
 
-  /** @throws ClientError `400` when an option is out of range or `endpoint` is not a URL of a known scheme. */
+  /**
+   * @throws ClientError `400` when an option is out of range, `endpoint` is an empty list, or it
+   *   (or an entry of it) is not a URL of a known scheme.
+   */
   constructor(options: ProducerOptions) {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1)) {

@@ -42,10 +42,13 @@ const MAX_TIMER_DELAY_MS = 2_147_483_647;
 export interface PushConsumerOptions {
   /**
    * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
-   * `tls://host:port` (Node only). Push needs a stream, so request/response endpoints are refused.
-   * Required.
+   * `tls://host:port` (Node only); or a non-empty list of them, for brokers of which one serves at
+   * a time (an owner and its standbys): the connection tries them in order, moving to the next
+   * after a failed connect attempt and trying the same one first after a dropped session. Push
+   * needs a stream, so a request/response endpoint (`http://`, `https://`) is refused, in a list
+   * too. See `ConnectionOptions.endpoint`. Required.
    */
-  readonly endpoint: string;
+  readonly endpoint: string | readonly string[];
   /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
   readonly group: string;
   /**

@@ -94,6 +94,8 @@ describe('start', () => {
     ['closeTimeoutMs -1', { closeTimeoutMs: -1 }],
     ['no listener', { listener: undefined as unknown as MessageListener }],
     ['a bad endpoint', { endpoint: 'http://127.0.0.1:1' }],
+    ['an empty list of endpoints', { endpoint: [] }],
+    ['a request/response endpoint in a list', { endpoint: ['ws://127.0.0.1:1', 'https://127.0.0.1:2'] }],
   ])('refuses %s at construction with 400', (_, options) => {
     expect(
       () =>

@@ -11,13 +11,13 @@ import type { PushConsumerOptions } from './push-consumer-options.js';
 export function pushConsumersPerTest(): {
   readonly brokers: FakeBrokerPerTest<PushConsumer>;
   readonly createConsumer: (
-    endpoint: string,
+    endpoint: PushConsumerOptions['endpoint'],
     options: Partial<PushConsumerOptions> & { listener: MessageListener },
   ) => PushConsumer;
 } {
   const brokers = fakeBrokerPerTest((consumer: PushConsumer) => consumer.close());
   const createConsumer = (
-    endpoint: string,
+    endpoint: PushConsumerOptions['endpoint'],
     options: Partial<PushConsumerOptions> & { listener: MessageListener },
   ) =>
     brokers.track(

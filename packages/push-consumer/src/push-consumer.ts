@@ -91,8 +91,8 @@ export class PushConsumer {
   readonly #strays = new Set<string>();
 
   /**
-   * @throws ClientError `400` when the group, a subscription or an option is invalid, or the
-   *   endpoint is not a stream (request/response HTTP).
+   * @throws ClientError `400` when the group, a subscription or an option is invalid, or an
+   *   endpoint (any entry of a list) is not a stream (request/response HTTP).
    */
   constructor(options: PushConsumerOptions) {
     this.#options = resolvePushConsumerOptions(options);

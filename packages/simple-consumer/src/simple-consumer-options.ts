@@ -8,9 +8,12 @@ export const DEFAULT_AWAIT_DURATION_MS = 20_000;
 export interface SimpleConsumerOptions {
   /**
    * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
-   * `tls://host:port` (Node only); see `ConnectionOptions.endpoint`. Required.
+   * `tls://host:port` (Node only), `http://host:port` or `https://host:port`; or a non-empty list
+   * of them, for brokers of which one serves at a time (an owner and its standbys): the
+   * connection tries them in order, moving to the next after a failed connect attempt and trying
+   * the same one first after a dropped session. See `ConnectionOptions.endpoint`. Required.
    */
-  readonly endpoint: string;
+  readonly endpoint: string | readonly string[];
   /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
   readonly group: string;
   /**

@@ -64,6 +64,8 @@ describe('local validation', () => {
     ['a bad tag expression', { subscriptions: { orders: 'a || *' } }],
     ['a long awaitDurationMs', { awaitDurationMs: 30_001 }],
     ['a bad endpoint', { endpoint: 'ftp://127.0.0.1:1' }],
+    ['an empty list of endpoints', { endpoint: [] }],
+    ['a bad endpoint in a list', { endpoint: ['http://127.0.0.1:1', 'ftp://127.0.0.1:2'] }],
   ])('refuses %s at construction with 400', (_, options) => {
     expect(
       () =>

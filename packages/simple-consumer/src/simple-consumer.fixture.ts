@@ -9,13 +9,19 @@ import type { SimpleConsumerOptions } from './simple-consumer-options.js';
  */
 export function simpleConsumersPerTest(): {
   readonly brokers: FakeBrokerPerTest<SimpleConsumer>;
-  readonly createConsumer: (endpoint: string, options?: Partial<SimpleConsumerOptions>) => SimpleConsumer;
+  readonly createConsumer: (
+    endpoint: SimpleConsumerOptions['endpoint'],
+    options?: Partial<SimpleConsumerOptions>,
+  ) => SimpleConsumer;
 } {
   const brokers = fakeBrokerPerTest((consumer: SimpleConsumer) => consumer.close({ drainTimeoutMs: 0 }));
   afterEach(() => {
     vi.restoreAllMocks();
   });
-  const createConsumer = (endpoint: string, options: Partial<SimpleConsumerOptions> = {}) =>
+  const createConsumer = (
+    endpoint: SimpleConsumerOptions['endpoint'],
+    options: Partial<SimpleConsumerOptions> = {},
+  ) =>
     brokers.track(
       new SimpleConsumer({
         endpoint,

@@ -63,7 +63,10 @@ export class SimpleConsumer {
   #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
-  /** @throws ClientError `400` when the group, a subscription or an option is invalid. */
+  /**
+   * @throws ClientError `400` when the group, a subscription or an option is invalid, `endpoint`
+   *   is an empty list, or it (or an entry of it) is not a URL of a known scheme.
+   */
   constructor(options: SimpleConsumerOptions) {
     checkConsumerGroup(options.group);
     this.#group = options.group;
