@@ -30,7 +30,7 @@ describe('parseBenchArgs', () => {
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
   });
 
-  it('takes --store lmdb or postgres for ricochet\'s brokers, and refuses anything else', () => {
+  it("takes --store lmdb or postgres for ricochet's brokers, and refuses anything else", () => {
     expect(parseBenchArgs(['--store', 'postgres', 'w1']).store).toBe('postgres');
     expect(parseBenchArgs(['--store=LMDB']).store).toBe('lmdb');
     expect(() => parseBenchArgs(['--store', 'sqlite'])).toThrow(/--store takes lmdb or postgres/);
