@@ -32,6 +32,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'group-isolation',
   'retention',
   'postgres-store-lease',
+  'postgres-cluster',
 ];
 
 export default defineProject({
@@ -40,7 +41,8 @@ export default defineProject({
     name: 'contract-postgres',
     include: POSTGRES_CONTRACT_FILES.map((file) => `src/**/${file}.contract.test.ts`),
     globalSetup: ['./src/support/postgres.global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Several broker processes per test on a loaded 2-core machine.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

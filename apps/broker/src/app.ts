@@ -123,12 +123,18 @@ export async function buildBroker(
           log: app.log,
         });
   let broker: Broker | undefined;
+  // A standby polls the lease several times a second: it says so once per holder.
+  let lastHolder = '';
   const opened = await openStore(config, {
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
-    onWaitingForLease: (holder) =>
+    onWaitingForLease: (holder) => {
+      const named = `${holder.owner} (epoch ${holder.epoch})`;
+      if (named === lastHolder) return;
+      lastHolder = named;
       app.log.warn(
-        `the store is held by broker ${holder.owner} (epoch ${holder.epoch}) for ${holder.expiresInMs} ms more: waiting as a standby`,
-      ),
+        `the store is held by broker ${named} for ${holder.expiresInMs} ms more: waiting as a standby`,
+      );
+    },
     onLost: (error) => {
       app.log.error({ err: error }, 'the store stopped taking writes: closing the broker');
       if (options.onStoreLost) options.onStoreLost(error);

@@ -142,6 +142,15 @@ export const brokerConfigSchema = z
      * paused); a cleanly stopped owner hands over at once. @default 10 s
      */
     storeLeaseMs: z.coerce.number().int().min(100).default(10_000),
+    /**
+     * With a PostgreSQL store: the WebSocket URL other brokers give clients to reach this one while
+     * it owns the store (a standby relays its clients there). @default the URL it listens on,
+     * which only fits when that address is reachable from the other brokers
+     */
+    advertiseUrl: z
+      .string()
+      .regex(/^wss?:\/\//, 'must be a ws:// or wss:// URL')
+      .optional(),
     /** The largest message body accepted. @default 4 MiB */
     maxBodyBytes: z.coerce
       .number()
@@ -227,6 +236,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--flush-policy': 'flushPolicy',
   '--store': 'store',
   '--store-lease-ms': 'storeLeaseMs',
+  '--advertise-url': 'advertiseUrl',
   '--max-body-bytes': 'maxBodyBytes',
   '--dedup-window-ms': 'dedupWindowMs',
   '--max-delay-ms': 'maxDelayMs',

@@ -4,6 +4,7 @@ import { BrokerStartError } from './auth/startup-auth.js';
 import { runTokenCommand } from './auth/token-command.js';
 import { runBackupCommand } from './backup-command.js';
 import { parseCommandLine } from './config.js';
+import { startStandby } from './standby.js';
 import { describeStore } from './store/open-store.js';
 
 /**
@@ -38,9 +39,21 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // On a shared store, listen at once: until this broker owns the store it relays its clients to
+  // the owner (standby.ts), and it keeps the port when it takes over.
+  const standby =
+    parsed.config.store === undefined
+      ? undefined
+      : await startStandby({ ...parsed.config, store: parsed.config.store });
+  const config = standby?.config ?? parsed.config;
+  if (standby) {
+    console.log(
+      `ricochet-broker standing by on ${standby.relay.url}: relaying clients to the store's owner until this broker owns it`,
+    );
+  }
   let broker: Awaited<ReturnType<typeof buildBroker>>;
   try {
-    broker = await buildBroker(parsed.config, {
+    broker = await buildBroker(config, {
       // Another broker took the store over, or it stayed unreachable: stop, so that a supervisor
       // restarts this one as a standby instead of it serving what it can no longer store.
       onStoreLost: () => {
@@ -48,15 +61,15 @@ async function main(): Promise<void> {
       },
     });
   } catch (error) {
+    await standby?.close();
     if (!(error instanceof BrokerStartError)) throw error;
     console.error(`ricochet-broker: ${error.message}`);
     process.exitCode = 2;
     return;
   }
+  await standby?.close();
   const address = await broker.listen();
-  console.log(
-    `ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(parsed.config)})`,
-  );
+  console.log(`ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(config)})`);
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -34,6 +34,7 @@ export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Pr
     owner: `${hostname()}:${resolve(config.dataDir)}`,
     flushPolicy: config.flushPolicy,
     leaseTtlMs: config.storeLeaseMs,
+    ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
     onWriteError: hooks.onWriteError,
     onWaitingForLease: hooks.onWaitingForLease,
     onLost: hooks.onLost,

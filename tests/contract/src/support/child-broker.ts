@@ -24,8 +24,8 @@ export interface ChildBroker extends AsyncDisposable {
 /** Options of {@link startChildBroker}. */
 export interface StartChildBrokerOptions {
   /**
-   * Resolve once the broker printed this instead of its listening line; `endpoint` is then empty,
-   * and {@link ChildBroker.listening} waits for it. A standby waiting for the store prints
+   * Resolve once the broker printed this instead of its listening line; {@link ChildBroker.listening}
+   * then waits for that. `endpoint` is a standby's relay (the port it keeps), or empty. A standby waiting for the store prints
    * `waiting as a standby`. @default the listening line
    */
   readonly until?: RegExp;
@@ -100,7 +100,11 @@ export async function startChildBroker(
     });
   // Generous: a tsx-compiled start on a loaded 2-core machine can take many seconds.
   await printed(options.until ?? /listening on ws:\/\/\S+/, 120_000);
-  const endpointPrinted = () => /listening on (ws:\/\/[^\s,]+)/.exec(output)?.[1] ?? '';
+  // A broker on a shared store prints `standing by on <url>` first, on the port it keeps.
+  const endpointPrinted = () =>
+    /listening on (ws:\/\/[^\s,]+)/.exec(output)?.[1] ??
+    /standing by on (ws:\/\/[\w.-]+:\d+)/.exec(output)?.[1] ??
+    '';
   const endpoint = endpointPrinted();
   const listening = async (budgetMs?: number) => {
     await printed(/listening on ws:\/\/\S+/, budgetMs);

@@ -6,7 +6,7 @@ export const FAST_BACKOFF = { initialMs: 5, maxMs: 50, minConnectTimeoutMs: 2_00
 
 /** A started producer; `await using` closes it. */
 export async function startProducer(
-  endpoint: string,
+  endpoint: ProducerOptions['endpoint'],
   options: Partial<ProducerOptions> = {},
 ): Promise<Producer> {
   const producer = new Producer({ endpoint, reconnectBackoff: FAST_BACKOFF, ...options });

@@ -36,6 +36,8 @@ export interface PostgresStoreOptions {
   readonly cacheDir: string;
   /** This broker's name in the lease row, for the log lines of brokers waiting for it. */
   readonly owner: string;
+  /** Where this broker serves clients, written in the lease row for standbys to relay to. */
+  readonly advertiseUrl?: string;
   /** @default 'fsync' (`synchronous_commit = on`); `commit`: `synchronous_commit = off`. */
   readonly flushPolicy?: FlushPolicy;
   /** How long the store lease lasts without renewal. @default 10_000 */
@@ -89,6 +91,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     const lease = await StoreLease.acquire(reader, {
       owner: options.owner,
       ttlMs,
+      ...(options.advertiseUrl === undefined ? {} : { advertiseUrl: options.advertiseUrl }),
       ...(options.onWaitingForLease ? { onWaiting: options.onWaitingForLease } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -77,6 +77,8 @@ export function schemaStatements(): string[] {
        epoch bigint not null,
        expires_at timestamptz not null
      )`,
+    // Added after the first release of the table: where the owner serves clients.
+    `alter table ricochet_lease add column if not exists advertise_url text not null default ''`,
   ];
   for (const table of Object.values(TABLES) as Table[]) {
     const columns = [...table.key, ...table.extra, { name: 'value', type: 'bytea' } as Column];

@@ -29,6 +29,8 @@ export interface LeaseHolder {
   readonly owner: string;
   readonly epoch: number;
   readonly expiresInMs: number;
+  /** Where the holder serves clients (its `--advertise-url`), or `undefined` if it did not say. */
+  readonly advertiseUrl: string | undefined;
 }
 
 export interface AcquireLeaseOptions {
@@ -39,6 +41,8 @@ export interface AcquireLeaseOptions {
    */
   readonly owner: string;
   readonly ttlMs: number;
+  /** Where this broker serves clients once it owns the store: standbys relay clients there. */
+  readonly advertiseUrl?: string;
   /** Called each time the lease is found held by someone else, before waiting. */
   readonly onWaiting?: (holder: LeaseHolder) => void;
   /** Stop waiting: the promise rejects with the signal's reason. */
@@ -70,22 +74,14 @@ export class StoreLease {
       options.signal?.throwIfAborted();
       const taken = await sql<{ epoch: string }[]>`
         update ricochet_lease
-           set owner = ${owner}, epoch = epoch + 1,
+           set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
                expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
          where id = 1 and (expires_at < clock_timestamp() or owner = ${owner})
         returning epoch`;
       const row = taken[0];
       if (row) return new StoreLease(Number(row.epoch), ttlMs);
-      const [holder] = await sql<{ owner: string; epoch: string; expires_in_ms: number }[]>`
-        select owner, epoch, extract(epoch from expires_at - clock_timestamp()) * 1000 as expires_in_ms
-          from ricochet_lease where id = 1`;
-      if (holder) {
-        options.onWaiting?.({
-          owner: holder.owner,
-          epoch: Number(holder.epoch),
-          expiresInMs: Math.max(0, Math.round(Number(holder.expires_in_ms))),
-        });
-      }
+      const holder = await leaseHolder(sql);
+      if (holder) options.onWaiting?.(holder);
       await delay(pollMs, options.signal);
     }
   }
@@ -99,6 +95,21 @@ export class StoreLease {
   async release(sql: Sql): Promise<void> {
     await sql`update ricochet_lease set expires_at = '-infinity' where id = 1 and epoch = ${this.epoch}`;
   }
+}
+
+/** Who holds the lease now, expired or not; `undefined` before any broker took it. */
+export async function leaseHolder(sql: Sql): Promise<LeaseHolder | undefined> {
+  const [row] = await sql<{ owner: string; epoch: string; expires_in_ms: number; advertise_url: string }[]>`
+    select owner, epoch, advertise_url,
+           extract(epoch from greatest(expires_at, clock_timestamp()) - clock_timestamp()) * 1000 as expires_in_ms
+      from ricochet_lease where id = 1`;
+  if (!row || row.owner === '') return undefined;
+  return {
+    owner: row.owner,
+    epoch: Number(row.epoch),
+    expiresInMs: Math.max(0, Math.round(Number(row.expires_in_ms))),
+    advertiseUrl: row.advertise_url === '' ? undefined : row.advertise_url,
+  };
 }
 
 /** Whether an error is the fence refusing a deposed broker's transaction. */

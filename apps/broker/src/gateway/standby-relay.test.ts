@@ -1,0 +1,138 @@
+import type { AddressInfo } from 'node:net';
+import { WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { type StandbyRelay, startStandbyRelay } from './standby-relay.js';
+
+const closers: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+/** A stand-in owner: echoes every frame back, prefixed, and records the subprotocol it was offered. */
+async function startEchoOwner(): Promise<{ url: string; protocols: string[] }> {
+  const protocols: string[] = [];
+  const server = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (offered) => {
+      protocols.push(...offered);
+      return WEBSOCKET_SUBPROTOCOL;
+    },
+  });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  server.on('connection', (socket) => {
+    socket.on('message', (data, binary) =>
+      socket.send(Buffer.concat([Buffer.from('echo:'), data as Buffer]), { binary }),
+    );
+  });
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const client of server.clients) client.terminate();
+        server.close(() => resolve());
+      }),
+  );
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, protocols };
+}
+
+async function startRelay(findOwner: () => Promise<string | undefined>): Promise<StandbyRelay> {
+  const relay = await startStandbyRelay({
+    host: '127.0.0.1',
+    port: 0,
+    maxFrameBytes: 1024 * 1024,
+    findOwner,
+  });
+  closers.push(() => relay.close());
+  return relay;
+}
+
+/** Connect to the relay and resolve with how the connection went: frames received and its close. */
+function connect(url: string, protocol: string | undefined, send?: Buffer) {
+  const socket = new WebSocket(`${url}/v1/ws`, protocol === undefined ? [] : [protocol]);
+  const frames: string[] = [];
+  return {
+    socket,
+    frames,
+    opened: new Promise<void>((resolve, reject) => {
+      socket.once('open', () => {
+        if (send) socket.send(send);
+        resolve();
+      });
+      socket.once('unexpected-response', (_request, response) =>
+        reject(new Error(`HTTP ${response.statusCode}`)),
+      );
+    }),
+    received: (count: number) =>
+      new Promise<string[]>((resolve) => {
+        socket.on('message', (data) => {
+          frames.push(String(data));
+          if (frames.length >= count) resolve(frames);
+        });
+      }),
+    closed: new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
+    ),
+  };
+}
+
+describe('standby relay', () => {
+  it('relays a client to the owner, frames both ways, with the ricochet.v1 subprotocol', async () => {
+    const owner = await startEchoOwner();
+    const relay = await startRelay(async () => owner.url);
+    const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL, Buffer.from('hello'));
+    const received = client.received(2);
+    await client.opened;
+    client.socket.send(Buffer.from('second'));
+    expect(await received).toEqual(['echo:hello', 'echo:second']);
+    expect(owner.protocols).toEqual([WEBSOCKET_SUBPROTOCOL]);
+    client.socket.close();
+  });
+
+  it('closes a client with 1013 while no broker owns the store, so it reconnects', async () => {
+    const relay = await startRelay(async () => undefined);
+    const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL);
+    await client.opened;
+    expect(await client.closed).toEqual({
+      code: 1013,
+      reason: expect.stringMatching(/no broker owns the store/),
+    });
+  });
+
+  it('refuses a client that does not offer ricochet.v1, as the broker does', async () => {
+    const relay = await startRelay(async () => 'ws://127.0.0.1:1');
+    await expect(connect(relay.url, undefined).opened).rejects.toThrow('HTTP 400');
+  });
+
+  it('answers /healthz with 503 standby and the owner, so load balancers skip it', async () => {
+    const relay = await startRelay(async () => 'ws://owner.internal:7720');
+    const response = await fetch(`${relay.url.replace(/^ws/, 'http')}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ status: 'standby', owner: 'ws://owner.internal:7720' });
+  });
+
+  it('on close, tells relayed clients to reconnect and frees its port', async () => {
+    const owner = await startEchoOwner();
+    const relay = await startStandbyRelay({
+      host: '127.0.0.1',
+      port: 0,
+      maxFrameBytes: 1024,
+      findOwner: async () => owner.url,
+    });
+    const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL, Buffer.from('x'));
+    const received = client.received(1);
+    await client.opened;
+    await received;
+    await relay.close();
+    expect((await client.closed).code).toBe(1013);
+    // The port is free again: the broker listens on it once it owns the store.
+    const again = await startStandbyRelay({
+      host: '127.0.0.1',
+      port: relay.port,
+      maxFrameBytes: 1024,
+      findOwner: async () => undefined,
+    });
+    await again.close();
+  });
+});
