@@ -15,5 +15,6 @@ export type { MessageGroupView, MessageView } from './engine/message-view.js';
 export type { NamePage } from './engine/name-page.js';
 export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';
 export type { TopicStats, TopicView } from './engine/topic-view.js';
+export { type StandbyRelay, type StandbyRelayOptions, startStandbyRelay } from './gateway/standby-relay.js';
 export type { BrokerStore } from './store/broker-store.js';
 export type { StoredMessage } from './store/records.js';

@@ -1,15 +1,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Broker, type BrokerConfigInput, buildBroker } from '@ricochet/broker';
+import {
+  type Broker,
+  type BrokerConfigInput,
+  buildBroker,
+  type StandbyRelay,
+  startStandbyRelay,
+} from '@ricochet/broker';
 import { AdminApi } from './admin.js';
-import { storeFor } from './test-store.js';
+import { onPostgres, storeFor } from './test-store.js';
 import type { TransportName } from './transports.js';
 
 /** A broker listening on 127.0.0.1:0 over a temporary data directory, for one test. */
 export interface TestBroker extends AsyncDisposable {
   readonly broker: Broker;
-  /** The WebSocket endpoint clients take, `ws://127.0.0.1:<port>`. */
+  /**
+   * The WebSocket endpoint clients take, `ws://127.0.0.1:<port>`. In the `contract-postgres`
+   * project each read gives the next of three brokers: the broker and two standbys relaying to it.
+   */
   readonly endpoint: string;
   /** The endpoint of `transport`: `ws://127.0.0.1:<port>`, the TCP listener's `tcp://127.0.0.1:<tcpPort>`, or `http://127.0.0.1:<port>`. */
   endpointFor(transport: TransportName): string;
@@ -38,13 +47,25 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
   });
   const { url, port, tcpUrl } = await broker.listen();
   let removeOnClose = dataDir === undefined;
+  const relays = onPostgres() ? await startStandbyRelays(url) : [];
+  // On PostgreSQL the broker has two standbys relaying to it (DESIGN.md §9), and each WebSocket
+  // client of a test gets the next of the three: the producer on one broker, a consumer on another.
+  const webSocketEndpoints = [...relays.map((relay) => relay.url), url];
+  let nextWebSocket = 0;
+  const webSocketEndpoint = () => webSocketEndpoints[nextWebSocket++ % webSocketEndpoints.length] ?? url;
+  const closeBroker = async () => {
+    for (const relay of relays) await relay.close();
+    await broker.close();
+  };
   const testBroker: TestBroker = {
     broker,
-    endpoint: url,
+    get endpoint() {
+      return webSocketEndpoint();
+    },
     endpointFor(transport) {
       switch (transport) {
         case 'ws':
-          return url;
+          return webSocketEndpoint();
         case 'tcp':
           return tcpUrl ?? '';
         case 'http':
@@ -56,7 +77,7 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
     dataDir: directory,
     async restart() {
       removeOnClose = false;
-      await broker.close();
+      await closeBroker();
       const next = await startBroker(config, directory);
       // The data directory now belongs to the new broker, which removes it when it closes.
       return Object.assign(next, {
@@ -67,7 +88,7 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
       });
     },
     async close() {
-      await broker.close();
+      await closeBroker();
       if (removeOnClose) rmSync(directory, { recursive: true, force: true });
     },
     [Symbol.asyncDispose]() {
@@ -75,4 +96,16 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
     },
   };
   return testBroker;
+}
+
+/** Two standby relays to the broker at `ownerUrl`, as two more brokers on its store would run. */
+async function startStandbyRelays(ownerUrl: string): Promise<StandbyRelay[]> {
+  const relay = () =>
+    startStandbyRelay({
+      host: '127.0.0.1',
+      port: 0,
+      maxFrameBytes: 64 * 1024 * 1024,
+      findOwner: async () => ownerUrl,
+    });
+  return [await relay(), await relay()];
 }
