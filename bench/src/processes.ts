@@ -27,6 +27,8 @@ export interface BenchProcess extends AsyncDisposable {
    * it; rejects after `timeoutMs` or when the process exits first.
    */
   signalForOutput(signal: NodeJS.Signals, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  /** Resolve with the first match of `pattern` in what the process prints from now on; rejects as above. */
+  waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
   stop(): Promise<void>;
 }
 
@@ -109,7 +111,7 @@ async function start(
     onOutput.add(listener);
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output}`)));
   });
-  const signalForOutput = (signal: NodeJS.Signals, pattern: RegExp, timeoutMs: number) =>
+  const waitForOutput = (pattern: RegExp, timeoutMs: number, signal?: NodeJS.Signals) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const since = output.length;
       const settle = (error?: Error, match?: RegExpExecArray) => {
@@ -130,7 +132,7 @@ async function start(
       );
       onOutput.add(listener);
       child.once('exit', onExit);
-      child.kill(signal);
+      if (signal) child.kill(signal);
     });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -141,7 +143,8 @@ async function start(
     child,
     banner,
     memory: () => residentMemoryOf(child.pid ?? 0),
-    signalForOutput,
+    signalForOutput: (signal, pattern, timeoutMs) => waitForOutput(pattern, timeoutMs, signal),
+    waitForOutput: (pattern, timeoutMs) => waitForOutput(pattern, timeoutMs),
     stop,
     [Symbol.asyncDispose]: stop,
   };
@@ -184,7 +187,7 @@ export async function startBrokerProcess(
       '127.0.0.1',
       '--data-dir',
       dataDir,
-      ...(await storeArgs()),
+      ...(extraArgs.includes('--store') ? [] : await storeArgs()),
       ...extraArgs,
     ],
     /ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
@@ -200,6 +203,24 @@ export async function startBrokerProcess(
     endpoint,
     endpointFor: (transport: BenchTransport) => (transport === 'ws' ? endpoint : tcpEndpoint),
   });
+}
+
+/**
+ * A broker on the PostgreSQL store `storeFlags` names (`--store <url>` and any lease setting) that
+ * another broker owns: resolved once it stands by, relaying from `endpoint` (the port it keeps);
+ * `waitForOutput(/listening on/)` tells when it took over.
+ */
+export async function startStandbyBrokerProcess(
+  storeFlags: readonly string[],
+): Promise<BenchProcess & { readonly endpoint: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-standby-'));
+  const process_ = await start(
+    BROKER_MAIN,
+    ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...storeFlags],
+    /standing by on ws:\/\/127\.0\.0\.1:\d+/,
+    () => rmSync(dataDir, { recursive: true, force: true }),
+  );
+  return Object.assign(process_, { endpoint: /ws:\/\/[\d.]+:\d+/.exec(process_.banner)?.[0] ?? '' });
 }
 
 /** The broker's event-loop delay, in ms beyond the probe's 1 ms timer, since the last reading. */

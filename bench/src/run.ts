@@ -23,6 +23,7 @@ import {
 } from './report/side-by-side.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
+import { runTakeover, TAKEOVER_LEASE_MS, type TakeoverFigures } from './workloads/takeover.js';
 import { runW1 } from './workloads/w1-publish.js';
 import { runW2 } from './workloads/w2-push-consume.js';
 import { runW2s } from './workloads/w2s-simple-consume.js';
@@ -30,7 +31,7 @@ import { runW3 } from './workloads/w3-latency.js';
 import { runW4 } from './workloads/w4-retry.js';
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [w1 w2s w2 w3 w4 pending]`: every workload against the broker
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [w1 w2s w2 w3 w4 pending takeover]`: every workload against the broker
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
@@ -117,7 +118,7 @@ console.log(
 );
 for (let run = 1; run <= args.runs; run++) {
   for (const workload of args.workloads) {
-    if (workload === 'pending') continue;
+    if (workload === 'pending' || workload === 'takeover') continue;
     console.error(`${workload} run ${run}/${args.runs}`);
     if (workload === 'w1') {
       const { ricochet, http, reference } = await runW1();
@@ -211,6 +212,24 @@ if (args.workloads.includes('pending')) {
   console.log(
     `  retry lateness, with them pending                ${lateness(result.pendingLateness)}   (target p99 within 5 ms of without: ${(result.pendingLateness.p99Ms - result.baselineLateness.p99Ms).toFixed(2)} ms)`,
   );
+}
+
+if (args.workloads.includes('takeover')) {
+  if (args.store !== 'postgres') {
+    console.log('Takeover: skipped (brokers share a store only with --store postgres)');
+  } else {
+    const runs: TakeoverFigures[] = [];
+    for (let run = 1; run <= args.runs; run++) {
+      console.error(`takeover run ${run}/${args.runs}`);
+      runs.push(await runTakeover());
+    }
+    const show = (pick: (figures: TakeoverFigures) => number) =>
+      `${median(runs.map(pick)).toFixed(0)} ms (runs: ${runs.map((r) => pick(r).toFixed(0)).join(', ')})`;
+    console.log(`Takeover, owner and standby on one PostgreSQL database, lease ${TAKEOVER_LEASE_MS} ms:`);
+    console.log(`  kill -9 of the owner → standby serving         ${show((r) => r.afterKillMs)}`);
+    console.log(`  kill -9 of the owner → first send acknowledged ${show((r) => r.firstSendAfterKillMs)}`);
+    console.log(`  SIGTERM of the owner → standby serving         ${show((r) => r.afterStopMs)}`);
+  }
 }
 
 await stopBenchStore();
