@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { type NodeRun, runNode } from './node-process.js';
@@ -46,8 +47,7 @@ export async function startChildBroker(
 ): Promise<ChildBroker> {
   // A test that names the store itself (brokers sharing one) keeps it.
   const { store } = extraArgs.includes('--store') ? { store: undefined } : await storeFor(dataDir);
-  const child = spawn(
-    process.execPath,
+  const child = spawnTiedToTest(
     [
       '--conditions=@ricochet/source',
       '--import',
@@ -62,11 +62,7 @@ export async function startChildBroker(
       ...(store === undefined ? [] : ['--store', store]),
       ...extraArgs,
     ],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
-      cwd: dirname(BROKER_MAIN),
-    },
+    { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
@@ -98,8 +94,15 @@ export async function startChildBroker(
       child.stdout?.on('data', check);
       child.once('exit', onExit);
     });
-  // Generous: a tsx-compiled start on a loaded 2-core machine can take many seconds.
-  await printed(options.until ?? /listening on ws:\/\/\S+/, 120_000);
+  // Generous: a tsx-compiled start on a loaded 2-core machine can take many seconds. A broker that
+  // never gets there is killed here, not left behind the failed test.
+  try {
+    await printed(options.until ?? /listening on ws:\/\/\S+/, 120_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    await exited;
+    throw error;
+  }
   // A broker on a shared store prints `standing by on <url>` first, on the port it keeps.
   const endpointPrinted = () =>
     /listening on (ws:\/\/[^\s,]+)/.exec(output)?.[1] ??
@@ -126,6 +129,20 @@ export async function startChildBroker(
       await kill9();
     },
   };
+}
+
+/**
+ * `node <args>` with the broker's directory as cwd, tied to this test process: util-linux's
+ * `setpriv --pdeathsig KILL` has the kernel kill it when the process that started it ends, so a
+ * test that times out while a broker is starting (or a worker that is killed) leaves no broker
+ * running. Without setpriv (not Linux) the test's own kill9 is the only stop.
+ */
+function spawnTiedToTest(nodeArgs: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+  const [command, args] = setpriv
+    ? [setpriv, ['--pdeathsig', 'KILL', '--', process.execPath, ...nodeArgs]]
+    : [process.execPath, [...nodeArgs]];
+  return spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env, cwd: dirname(BROKER_MAIN) });
 }
 
 /** Run `ricochet-broker <args>` (e.g. `backup …`) to its end, as an operator would, killed after `budgetMs`. */

@@ -141,6 +141,28 @@ describe('PostgreSQL store', () => {
     expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(1);
   });
 
+  it('gives the store up when it cannot renew its lease for longer than the lease, even while idle', async () => {
+    const { open, sql } = await freshDatabase();
+    let lost: (error: unknown) => void = () => {};
+    const gaveUp = new Promise<unknown>((resolve) => {
+      lost = resolve;
+    });
+    const store = await open({ leaseTtlMs: 300, onLost: (error) => lost(error) });
+    await store.appendMessage(message('a', 0));
+    // The database stops taking this broker's connections: no renewal gets through any more.
+    const [{ name } = { name: '' }] = await sql<{ name: string }[]>`select current_database() as name`;
+    const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`alter database ${name} allow_connections false`);
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`;
+      await expect(gaveUp).resolves.toBeDefined();
+      await expect(store.appendMessage(message('a', 1))).rejects.toThrow();
+    } finally {
+      await admin.unsafe(`alter database ${name} allow_connections true`);
+      await admin.end({ timeout: 5 });
+    }
+  });
+
   it('sends a transaction again when its connection dropped, and commits later ones after it, in order', async () => {
     const { open, sql } = await freshDatabase();
     const store = await open();

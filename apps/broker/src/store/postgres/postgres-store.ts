@@ -25,8 +25,9 @@ import { toStoredGroup } from '../schema/stored-group.js';
 import { toStoredTopic } from '../schema/stored-topic.js';
 import { loadMirror } from './mirror-load.js';
 import { preparePostgresSchema } from './postgres-schema.js';
+import type { TableName } from './postgres-tables.js';
 import { isFenced, type LeaseHolder, StoreLease } from './store-lease.js';
-import { WriteBatch } from './write-batch.js';
+import { type MirrorWrite, type RowValues, WriteBatch } from './write-batch.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -149,6 +150,8 @@ class PostgresStore implements BrokerStore {
   /** The last batch queued, sent or not: what {@link committed} waits for. */
   #last: Promise<void> = Promise.resolve();
   #startScheduled = false;
+  /** When the last renewal that succeeded was sent (a write transaction renews too). */
+  #renewedAt = Date.now();
   #failedWrites = 0;
   /** Set once the store gave up: every later write fails with it. */
   #lost: unknown;
@@ -342,21 +345,13 @@ class PostgresStore implements BrokerStore {
 
   // ─── The write pipeline ─────────────────────────────────────────────────────────────────────
 
-  #put(
-    table: Parameters<WriteBatch['put']>[0],
-    row: Parameters<WriteBatch['put']>[1],
-    mirrorWrite: Parameters<WriteBatch['put']>[2],
-  ) {
+  #put(table: TableName, row: RowValues, mirrorWrite: MirrorWrite): Promise<void> {
     const batch = this.#batch();
     batch.writes.put(table, row, mirrorWrite);
     return batch.done;
   }
 
-  #delete(
-    table: Parameters<WriteBatch['delete']>[0],
-    key: Parameters<WriteBatch['delete']>[1],
-    mirrorWrite: Parameters<WriteBatch['delete']>[2],
-  ) {
+  #delete(table: TableName, key: RowValues, mirrorWrite: MirrorWrite): Promise<void> {
     const batch = this.#batch();
     batch.writes.delete(table, key, mirrorWrite);
     return batch.done;
@@ -407,7 +402,9 @@ class PostgresStore implements BrokerStore {
     // Bounded by writeRetryMs: each attempt either commits, is fenced, or waits before the next.
     for (let attempt = 0; ; attempt++) {
       try {
+        const sentAt = Date.now();
         await this.#writer.begin((tx) => [this.#lease.fence(tx), ...batch.writes.statements(tx)]);
+        this.#renewedAt = sentAt;
         break;
       } catch (error) {
         // The batch is idempotent (upserts and deletes), so a transaction whose fate is unknown
@@ -440,14 +437,26 @@ class PostgresStore implements BrokerStore {
     batch.reject(error);
   }
 
+  /**
+   * The heartbeat: renew the lease while no transaction does. Fenced, the store is lost. Unable to
+   * renew for longer than the lease (the database unreachable), it is lost too: a standby may own
+   * the store by now, and an idle broker would otherwise go on serving from memory unaware.
+   */
   #renew(): void {
     if (this.#lost !== undefined || this.#inFlight || this.#closing) return;
-    this.#lease.fence(this.#writer).catch((error: unknown) => {
-      if (isFenced(error) && this.#lost === undefined) {
-        this.#lost = error;
-        this.#options.onLost?.(error);
-      }
-    });
+    const sentAt = Date.now();
+    this.#lease.fence(this.#writer).then(
+      () => {
+        this.#renewedAt = Math.max(this.#renewedAt, sentAt);
+      },
+      (error: unknown) => {
+        if (this.#lost !== undefined || this.#closing) return;
+        if (isFenced(error) || Date.now() - this.#renewedAt > this.#lease.ttlMs) {
+          this.#lost = error;
+          this.#options.onLost?.(error);
+        }
+      },
+    );
   }
 
   #refreshStoredBytes(): void {

@@ -4,7 +4,7 @@ import type { ExpiredMessage } from '../records.js';
 import { TABLES, type Table, type TableName } from './postgres-tables.js';
 
 /** One row as written: the key columns, the extra columns, then the packed value. */
-type RowValues = readonly (string | number | Uint8Array)[];
+export type RowValues = readonly (string | number | Uint8Array)[];
 
 /** A queued change to the store's local copy, replayed in call order once the transaction committed. */
 export type MirrorWrite = (mirror: BrokerStore) => Promise<void>;
