@@ -35,8 +35,7 @@ const consumer = new PushConsumer({
       // A message that can never succeed can skip the retries: ConsumeResult.deadLetter('why').
       return ConsumeResult.FAILURE;
     }
-    console.log(`delivery ${message.deliveryAttempt}: shipped ${message.text()}`);
-    shipped();
+    shipped(message); // printed below, after the redrive's answer, which may come later
     return ConsumeResult.SUCCESS;
   },
 });
@@ -57,7 +56,8 @@ try {
   warehouseUp = true; // fixed: send it back to `shipments`, for this group only
   const { accepted } = await api('POST', '/v1/groups/shipping/dlq/redrive', { messageIds: [messageId] });
   console.log(`redriven: ${accepted}`);
-  await done; // a redriven message starts again at deliveryAttempt 1
+  const redelivered = await done; // a redriven message starts again at deliveryAttempt 1
+  console.log(`delivery ${redelivered.deliveryAttempt}: shipped ${redelivered.text()}`);
 } finally {
   await producer.close();
   await consumer.close();
