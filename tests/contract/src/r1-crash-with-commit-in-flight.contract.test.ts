@@ -9,6 +9,7 @@ import { startProducer } from './support/clients.js';
 import { CrashableStore } from './support/crashable-store.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
+import { storeFor } from './support/test-store.js';
 
 const GROUP = 'billing';
 const TOPIC = 'orders';
@@ -36,7 +37,14 @@ afterEach(() => {
 async function crashWithCommitInFlight(): Promise<{ readonly deliveredIds: string[] }> {
   const crash = new CrashableStore();
   const broker = await buildBroker(
-    { host: '127.0.0.1', port: 0, logLevel: 'silent', dataDir, drainTimeoutMs: 0 },
+    {
+      ...(await storeFor(dataDir)),
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'silent',
+      dataDir,
+      drainTimeoutMs: 0,
+    },
     { wrapStore: crash.wrap },
   );
   const { url, port } = await broker.listen();

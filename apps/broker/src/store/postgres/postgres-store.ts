@@ -155,8 +155,6 @@ class PostgresStore implements BrokerStore {
   #failedWrites = 0;
   /** Set once the store gave up: every later write fails with it. */
   #lost: unknown;
-  #storedBytes = 0;
-  #storedBytesReadAt = 0;
   #closing = false;
 
   constructor(parts: PostgresStoreParts) {
@@ -169,7 +167,6 @@ class PostgresStore implements BrokerStore {
     // Renew the lease while idle too; a write transaction renews it as well.
     this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#lease.ttlMs / 3)));
     this.#heartbeat.unref();
-    this.#refreshStoredBytes();
   }
 
   // ─── Reads: the local copy, which holds what committed ─────────────────────────────────────
@@ -230,10 +227,13 @@ class PostgresStore implements BrokerStore {
     return this.#mirror.readHistory(messageId);
   }
 
-  /** The tables' size with their indexes, read in the background at most once a second. */
+  /**
+   * The size of the data, measured on the local copy (LMDB's pages in use). PostgreSQL's own
+   * relation sizes do not shrink when retention deletes rows (vacuum only marks the space free for
+   * reuse), so a `--max-store-bytes` judged by them would refuse sends for good once reached.
+   */
   storedBytes(): number {
-    if (Date.now() - this.#storedBytesReadAt >= 1_000) this.#refreshStoredBytes();
-    return this.#storedBytes;
+    return this.#mirror.storedBytes();
   }
 
   // ─── Writes: queued into the turn's batch ──────────────────────────────────────────────────
@@ -457,16 +457,5 @@ class PostgresStore implements BrokerStore {
         }
       },
     );
-  }
-
-  #refreshStoredBytes(): void {
-    this.#storedBytesReadAt = Date.now();
-    this.#reader<{ bytes: string | null }[]>`
-      select sum(pg_total_relation_size(c.oid))::bigint as bytes
-        from pg_class c where c.relkind = 'r' and c.relname like 'ricochet\\_%'`
-      .then(([row]) => {
-        this.#storedBytes = Number(row?.bytes ?? 0);
-      })
-      .catch(() => {});
   }
 }
