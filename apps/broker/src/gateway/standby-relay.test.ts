@@ -10,8 +10,15 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-/** A stand-in owner: echoes every frame back, prefixed, and records the subprotocol it was offered. */
-async function startEchoOwner(): Promise<{ url: string; protocols: string[] }> {
+/**
+ * A stand-in owner: echoes every frame back, prefixed, and records the subprotocol it was offered.
+ * Started `paused`, it reads nothing until `resume()`.
+ */
+async function startEchoOwner(
+  options: { paused?: boolean } = {},
+): Promise<{ url: string; protocols: string[]; resume: () => void }> {
+  const waiting: WebSocket[] = [];
+  let paused = options.paused === true;
   const protocols: string[] = [];
   const server = new WebSocketServer({
     host: '127.0.0.1',
@@ -23,6 +30,10 @@ async function startEchoOwner(): Promise<{ url: string; protocols: string[] }> {
   });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   server.on('connection', (socket) => {
+    if (paused) {
+      socket.pause();
+      waiting.push(socket);
+    }
     socket.on('message', (data, binary) =>
       socket.send(Buffer.concat([Buffer.from('echo:'), data as Buffer]), { binary }),
     );
@@ -34,14 +45,22 @@ async function startEchoOwner(): Promise<{ url: string; protocols: string[] }> {
         server.close(() => resolve());
       }),
   );
-  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, protocols };
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    protocols,
+    resume: () => {
+      paused = false;
+      for (const socket of waiting.splice(0)) socket.resume();
+    },
+  };
 }
 
 async function startRelay(findOwner: () => Promise<string | undefined>): Promise<StandbyRelay> {
   const relay = await startStandbyRelay({
     host: '127.0.0.1',
     port: 0,
-    maxFrameBytes: 1024 * 1024,
+    // Above the 1 MiB frames (and their echoes) of the backpressure test.
+    maxFrameBytes: 16 * 1024 * 1024,
     findOwner,
   });
   closers.push(() => relay.close());
@@ -89,6 +108,29 @@ describe('standby relay', () => {
     expect(owner.protocols).toEqual([WEBSOCKET_SUBPROTOCOL]);
     client.socket.close();
   });
+
+  it('relays a fast client to an owner that reads nothing for a while, every frame in order, once it reads again', async () => {
+    const owner = await startEchoOwner({ paused: true });
+    const relay = await startRelay(async () => owner.url);
+    const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL);
+    await client.opened;
+    // 128 MiB in 1 MiB frames, far past the relay's 4 MiB high-water mark: the relay stops reading
+    // the client, and must start again once the owner drains what it holds.
+    const frames = 128;
+    const received = client.received(frames);
+    let written = 0;
+    for (let i = 0; i < frames; i++) {
+      client.socket.send(Buffer.alloc(1024 * 1024, i), () => {
+        written++;
+      });
+    }
+    owner.resume();
+    const echoed = await received;
+    expect(echoed).toHaveLength(frames);
+    expect(echoed.map((frame) => frame.charCodeAt(5))).toEqual([...Array(frames).keys()]);
+    expect(written).toBe(frames);
+    client.socket.close();
+  }, 30_000); // 256 MiB through loopback twice, on a loaded 2-core machine: its own budget
 
   it('closes a client with 1013 while no broker owns the store, so it reconnects', async () => {
     const relay = await startRelay(async () => undefined);

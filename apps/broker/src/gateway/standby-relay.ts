@@ -32,6 +32,21 @@ export interface StandbyRelay {
   close(): Promise<void>;
 }
 
+/** Above this many bytes waiting to be written to one side, the relay stops reading the other. */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Send `data` on to `to`; while `to` has more than {@link HIGH_WATER_BYTES} waiting, stop reading
+ * `from`, and read it again once `to` has written its backlog down to half of that. So a relay
+ * between a fast peer and a slow one holds a bounded buffer, and TCP slows the fast one.
+ */
+function forward(from: WebSocket, to: WebSocket, data: RawData, binary: boolean): void {
+  to.send(data, { binary }, () => {
+    if (from.isPaused && to.bufferedAmount <= HIGH_WATER_BYTES / 2) from.resume();
+  });
+  if (to.bufferedAmount > HIGH_WATER_BYTES) from.pause();
+}
+
 /** How long clients have to answer the close when the relay stops. */
 const CLOSE_HANDSHAKE_MS = 250;
 
@@ -91,10 +106,12 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
       upstream: undefined,
     };
     pairs.add(pair);
-    // What the client sends before the owner's connection is open waits here (its `hello`, mostly).
+    // Nothing more is read from the client until the owner's connection is open; what was already
+    // read (its `hello`, mostly) waits here.
     const early: { data: RawData; binary: boolean }[] = [];
+    client.pause();
     client.on('message', (data, binary) => {
-      if (pair.upstream?.readyState === WebSocket.OPEN) pair.upstream.send(data, { binary });
+      if (pair.upstream?.readyState === WebSocket.OPEN) forward(client, pair.upstream, data, binary);
       else early.push({ data, binary });
     });
     client.on('close', () => {
@@ -105,6 +122,7 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     void options.findOwner().then((owner) => {
       if (client.readyState !== WebSocket.OPEN) return;
       if (owner === undefined) {
+        client.resume(); // to read its answer to the close
         client.close(CLOSE_CODES.tryAgainLater, 'no broker owns the store right now: reconnect');
         return;
       }
@@ -113,16 +131,20 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
       });
       pair.upstream = upstream;
       upstream.on('open', () => {
-        for (const { data, binary } of early.splice(0)) upstream.send(data, { binary });
+        for (const { data, binary } of early.splice(0)) forward(client, upstream, data, binary);
+        // Unless the early frames already filled the owner's side: its send callbacks resume then.
+        if (upstream.bufferedAmount <= HIGH_WATER_BYTES) client.resume();
       });
       upstream.on('message', (data, binary) => {
-        if (client.readyState === WebSocket.OPEN) client.send(data, { binary });
+        if (client.readyState === WebSocket.OPEN) forward(upstream, client, data, binary);
       });
       upstream.on('close', (code, reason) => {
         const relayed = RESERVED_CLOSE_CODES.has(code) ? CLOSE_CODES.tryAgainLater : code;
+        client.resume(); // to read its answer to the close
         if (client.readyState === WebSocket.OPEN) client.close(relayed, reason);
       });
       upstream.on('error', () => {
+        client.resume();
         if (client.readyState === WebSocket.OPEN)
           client.close(CLOSE_CODES.tryAgainLater, 'the store owner could not be reached: reconnect');
         upstream.terminate();
@@ -145,6 +167,7 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     url: `${options.tls ? 'wss' : 'ws'}://${host}:${port}`,
     async close() {
       for (const pair of pairs) {
+        pair.client.resume(); // to read its answer to the close
         pair.client.close(CLOSE_CODES.tryAgainLater, 'this broker now owns the store: reconnect');
         pair.upstream?.close(CLOSE_CODES.normalClosure);
       }
