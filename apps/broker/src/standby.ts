@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { type BrokerConfig, maxFrameBytesOf } from './config.js';
 import { type StandbyRelay, startStandbyRelay } from './gateway/standby-relay.js';
-import { openOwnerLookup } from './store/postgres/owner-lookup.js';
+import { type OwnerLookup, openOwnerLookup } from './store/postgres/owner-lookup.js';
 import { loadTlsCredentials } from './tls.js';
 
 /** A broker on a shared store, listening before it owns the store (see {@link startStandby}). */
@@ -20,20 +20,29 @@ export interface Standby {
  * and advertises `--advertise-url`, by default the relay's URL (with the host name when listening
  * on every interface).
  */
-export async function startStandby(config: BrokerConfig & { readonly store: string }): Promise<Standby> {
-  const lookup = openOwnerLookup(config.store);
+export async function startStandby(
+  config: BrokerConfig & { readonly store: string },
+  lookup: OwnerLookup = openOwnerLookup(config.store),
+): Promise<Standby> {
   const tls =
     config.tlsCert !== undefined && config.tlsKey !== undefined
       ? await loadTlsCredentials(config.tlsCert, config.tlsKey)
       : undefined;
   let relay: StandbyRelay;
+  // Once this broker has taken the lease, the row names itself while it is still loading the
+  // store: a relay to itself would loop, so its clients are told to come back instead.
+  let ownUrl: string | undefined;
+  const findOwner = async () => {
+    const owner = await lookup.find();
+    return owner === ownUrl ? undefined : owner;
+  };
   try {
     relay = await startStandbyRelay({
       host: config.host,
       port: config.port,
       ...(tls ? { tls } : {}),
       maxFrameBytes: maxFrameBytesOf(config),
-      findOwner: () => lookup.find(),
+      findOwner,
     });
   } catch (error) {
     await lookup.close();
@@ -42,6 +51,7 @@ export async function startStandby(config: BrokerConfig & { readonly store: stri
   const everyInterface = config.host === '0.0.0.0' || config.host === '::';
   const advertiseUrl =
     config.advertiseUrl ?? (everyInterface ? relay.url.replace(/\/\/[^/]+:/, `//${hostname()}:`) : relay.url);
+  ownUrl = advertiseUrl;
   return {
     relay,
     config: { ...config, port: relay.port, advertiseUrl },
