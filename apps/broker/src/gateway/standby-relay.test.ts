@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -152,6 +153,41 @@ describe('standby relay', () => {
     const response = await fetch(`${relay.url.replace(/^ws/, 'http')}/healthz`);
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ status: 'standby', owner: 'ws://owner.internal:7720' });
+  });
+
+  it('forwards the admin API and the HTTP transport to the owner, bodies both ways, but answers /metrics itself', async () => {
+    const owner = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on('end', () => {
+        response.writeHead(201, { 'content-type': 'application/json', 'x-owner': 'yes' });
+        response.end(JSON.stringify({ method: request.method, url: request.url, body }));
+      });
+    });
+    await new Promise<void>((resolve) => owner.listen(0, '127.0.0.1', () => resolve()));
+    closers.push(() => new Promise<void>((resolve) => owner.close(() => resolve())));
+    const ownerUrl = `ws://127.0.0.1:${(owner.address() as AddressInfo).port}`;
+    const relay = await startRelay(async () => ownerUrl);
+    const http = relay.url.replace(/^ws/, 'http');
+    const answer = await fetch(`${http}/v1/frames?session=1`, { method: 'POST', body: 'frames' });
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('x-owner')).toBe('yes');
+    expect(await answer.json()).toEqual({ method: 'POST', url: '/v1/frames?session=1', body: 'frames' });
+    const metrics = await fetch(`${http}/metrics`);
+    expect(metrics.status).toBe(503);
+    expect(await metrics.json()).toEqual({ status: 'standby', owner: ownerUrl });
+  });
+
+  it('answers 503 naming the owner when it cannot be reached', async () => {
+    const relay = await startRelay(async () => 'ws://127.0.0.1:1');
+    const answer = await fetch(`${relay.url.replace(/^ws/, 'http')}/v1/topics`);
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toEqual({
+      code: 503,
+      message: expect.stringMatching(/owner at ws:\/\/127\.0\.0\.1:1 cannot be reached/),
+    });
   });
 
   it('on close, tells relayed clients to reconnect and frees its port', async () => {

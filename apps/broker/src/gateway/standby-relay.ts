@@ -10,6 +10,7 @@ import { WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { TlsCredentials } from '../tls.js';
 import { CLOSE_CODES } from './close-codes.js';
+import { forwardHttp, STANDBY_OWN_PATHS } from './standby-http-forward.js';
 
 /** Options of {@link startStandbyRelay}. */
 export interface StandbyRelayOptions {
@@ -58,10 +59,11 @@ const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
  * relays every WebSocket client to the owner (DESIGN.md §9: any broker accepts any client), frame
  * for frame and untouched, so the owner authenticates, validates and answers as for a direct
  * client. While no broker owns the store (a takeover in progress) a client is closed with 1013, and
- * reconnects. `GET /healthz` answers 503 `standby`, so a load balancer sends clients to the owner.
+ * reconnects. Other HTTP requests (the admin API, the HTTP transport) are forwarded to the owner
+ * (`standby-http-forward.ts`), but `GET /healthz` and `/metrics` describe this process: 503
+ * `standby`, so a load balancer sends clients to the owner and a scrape counts nothing twice.
  *
- * Not relayed: the TCP listener (it opens when this broker owns the store) and the HTTP
- * transport and admin API, which answer 503 naming the owner.
+ * Not relayed: the TCP listener, which opens when this broker owns the store.
  */
 export async function startStandbyRelay(options: StandbyRelayOptions): Promise<StandbyRelay> {
   const pairs = new Set<{ readonly client: WebSocket; upstream: WebSocket | undefined }>();
@@ -73,15 +75,19 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
   });
   const answerHttp = (request: IncomingMessage, response: ServerResponse) => {
     void options.findOwner().then((owner) => {
-      const body =
-        request.url === '/healthz'
+      const path = new URL(request.url ?? '/', 'http://relay').pathname;
+      const unavailable = () => {
+        const body = STANDBY_OWN_PATHS.has(path)
           ? { status: 'standby', owner: owner ?? null }
           : {
               code: 503,
-              message: `this broker is a standby: ${owner === undefined ? 'no broker owns the store right now' : `the store's owner is ${owner}`}`,
+              message: `this broker is a standby: ${owner === undefined ? 'no broker owns the store right now' : `the store's owner at ${owner} cannot be reached`}`,
             };
-      response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-      response.end(JSON.stringify(body));
+        response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+        response.end(JSON.stringify(body));
+      };
+      if (owner === undefined || STANDBY_OWN_PATHS.has(path)) unavailable();
+      else forwardHttp(request, response, owner, unavailable);
     });
   };
   const server: Server = options.tls

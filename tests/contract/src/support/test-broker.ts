@@ -49,7 +49,8 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
   let removeOnClose = dataDir === undefined;
   const relays = onPostgres() ? await startStandbyRelays(url) : [];
   // On PostgreSQL the broker has two standbys relaying to it (DESIGN.md §9), and each WebSocket
-  // client of a test gets the next of the three: the producer on one broker, a consumer on another.
+  // or HTTP client of a test gets the next of the three: the producer on one broker, a consumer on
+  // another.
   const webSocketEndpoints = [...relays.map((relay) => relay.url), url];
   let nextWebSocket = 0;
   const webSocketEndpoint = () => webSocketEndpoints[nextWebSocket++ % webSocketEndpoints.length] ?? url;
@@ -70,7 +71,8 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
           return tcpUrl ?? '';
         case 'http':
           // The HTTP transport shares the main port: POST /v1/frames (docs/protocol/transports.md#http).
-          return url.replace(/^ws/, 'http');
+          // On PostgreSQL, a standby forwards it to the broker like its WebSocket clients.
+          return webSocketEndpoint().replace(/^ws/, 'http');
       }
     },
     admin: new AdminApi(`http://127.0.0.1:${port}`),
