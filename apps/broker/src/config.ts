@@ -151,6 +151,15 @@ export const brokerConfigSchema = z
       .string()
       .regex(/^wss?:\/\//, 'must be a ws:// or wss:// URL')
       .optional(),
+    /**
+     * With a PostgreSQL store and `tcpPort`: the `tcp://` or `tls://` URL at which standbys relay TCP
+     * clients to this broker while it owns the store. @default the TCP listener's port on the host
+     * of `advertiseUrl`
+     */
+    advertiseTcpUrl: z
+      .string()
+      .regex(/^(tcp|tls):\/\//, 'must be a tcp:// or tls:// URL')
+      .optional(),
     /** The largest message body accepted. @default 4 MiB */
     maxBodyBytes: z.coerce
       .number()
@@ -237,6 +246,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--store': 'store',
   '--store-lease-ms': 'storeLeaseMs',
   '--advertise-url': 'advertiseUrl',
+  '--advertise-tcp-url': 'advertiseTcpUrl',
   '--max-body-bytes': 'maxBodyBytes',
   '--dedup-window-ms': 'dedupWindowMs',
   '--max-delay-ms': 'maxDelayMs',

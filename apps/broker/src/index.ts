@@ -16,5 +16,10 @@ export type { NamePage } from './engine/name-page.js';
 export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';
 export type { TopicStats, TopicView } from './engine/topic-view.js';
 export { type StandbyRelay, type StandbyRelayOptions, startStandbyRelay } from './gateway/standby-relay.js';
+export {
+  type StandbyTcpRelay,
+  type StandbyTcpRelayOptions,
+  startStandbyTcpRelay,
+} from './gateway/standby-tcp-relay.js';
 export type { BrokerStore } from './store/broker-store.js';
 export type { StoredMessage } from './store/records.js';

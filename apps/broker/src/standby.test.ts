@@ -12,6 +12,7 @@ describe('a broker standing by on a shared store', () => {
       { ...resolveBrokerConfig({ host: '127.0.0.1', port: 0 }), store: 'postgres://unused/db' },
       {
         find: async () => owner,
+        findTcp: async () => undefined,
         close: async () => {
           closed = true;
         },

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { type BrokerConfig, maxFrameBytesOf } from './config.js';
 import { type StandbyRelay, startStandbyRelay } from './gateway/standby-relay.js';
+import { type StandbyTcpRelay, startStandbyTcpRelay } from './gateway/standby-tcp-relay.js';
 import { type OwnerLookup, openOwnerLookup } from './store/postgres/owner-lookup.js';
 import { loadTlsCredentials } from './tls.js';
 
@@ -16,9 +17,10 @@ export interface Standby {
 /**
  * For a broker on a PostgreSQL store (`config.store`): listen at once and relay clients to the
  * store's owner until this broker owns the store, so that every broker accepts every client. The
- * broker is then built with the relay's port (so `--port 0` keeps the port clients already have)
+ * broker is then built with the relay's ports (so `--port 0` keeps the port clients already have)
  * and advertises `--advertise-url`, by default the relay's URL (with the host name when listening
- * on every interface).
+ * on every interface), and with `--tcp-port`, `--advertise-tcp-url` (by default that host and the
+ * TCP relay's port).
  */
 export async function startStandby(
   config: BrokerConfig & { readonly store: string },
@@ -28,35 +30,55 @@ export async function startStandby(
     config.tlsCert !== undefined && config.tlsKey !== undefined
       ? await loadTlsCredentials(config.tlsCert, config.tlsKey)
       : undefined;
-  let relay: StandbyRelay;
+  let relay: StandbyRelay | undefined;
+  let tcpRelay: StandbyTcpRelay | undefined;
   // Once this broker has taken the lease, the row names itself while it is still loading the
   // store: a relay to itself would loop, so its clients are told to come back instead.
-  let ownUrl: string | undefined;
-  const findOwner = async () => {
-    const owner = await lookup.find();
-    return owner === ownUrl ? undefined : owner;
-  };
+  let ownUrls: readonly (string | undefined)[] = [];
+  const notSelf = (owner: string | undefined) => (ownUrls.includes(owner) ? undefined : owner);
   try {
     relay = await startStandbyRelay({
       host: config.host,
       port: config.port,
       ...(tls ? { tls } : {}),
       maxFrameBytes: maxFrameBytesOf(config),
-      findOwner,
+      findOwner: async () => notSelf(await lookup.find()),
     });
+    if (config.tcpPort !== undefined) {
+      tcpRelay = await startStandbyTcpRelay({
+        host: config.host,
+        port: config.tcpPort,
+        ...(tls ? { tls } : {}),
+        findOwner: async () => notSelf(await lookup.findTcp()),
+      });
+    }
   } catch (error) {
+    await relay?.close();
     await lookup.close();
     throw error;
   }
+  const webSocketRelay = relay;
   const everyInterface = config.host === '0.0.0.0' || config.host === '::';
   const advertiseUrl =
-    config.advertiseUrl ?? (everyInterface ? relay.url.replace(/\/\/[^/]+:/, `//${hostname()}:`) : relay.url);
-  ownUrl = advertiseUrl;
+    config.advertiseUrl ??
+    (everyInterface ? webSocketRelay.url.replace(/\/\/[^/]+:/, `//${hostname()}:`) : webSocketRelay.url);
+  const advertiseTcpUrl =
+    tcpRelay === undefined
+      ? undefined
+      : (config.advertiseTcpUrl ??
+        `${tls ? 'tls' : 'tcp'}://${new URL(advertiseUrl).host.replace(/:\d+$/, '')}:${tcpRelay.port}`);
+  ownUrls = [advertiseUrl, advertiseTcpUrl];
   return {
-    relay,
-    config: { ...config, port: relay.port, advertiseUrl },
+    relay: webSocketRelay,
+    config: {
+      ...config,
+      port: webSocketRelay.port,
+      advertiseUrl,
+      ...(tcpRelay === undefined ? {} : { tcpPort: tcpRelay.port, advertiseTcpUrl }),
+    },
     async close() {
-      await relay.close();
+      await webSocketRelay.close();
+      await tcpRelay?.close();
       await lookup.close();
     },
   };

@@ -35,6 +35,7 @@ export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Pr
     flushPolicy: config.flushPolicy,
     leaseTtlMs: config.storeLeaseMs,
     ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
+    ...(config.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: config.advertiseTcpUrl }),
     onWriteError: hooks.onWriteError,
     onWaitingForLease: hooks.onWaitingForLease,
     onLost: hooks.onLost,

@@ -6,7 +6,9 @@ import {
   type BrokerConfigInput,
   buildBroker,
   type StandbyRelay,
+  type StandbyTcpRelay,
   startStandbyRelay,
+  startStandbyTcpRelay,
 } from '@ricochet/broker';
 import { AdminApi } from './admin.js';
 import { onPostgres, storeFor } from './test-store.js';
@@ -47,15 +49,24 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
   });
   const { url, port, tcpUrl } = await broker.listen();
   let removeOnClose = dataDir === undefined;
-  const relays = onPostgres() ? await startStandbyRelays(url) : [];
-  // On PostgreSQL the broker has two standbys relaying to it (DESIGN.md §9), and each WebSocket
-  // or HTTP client of a test gets the next of the three: the producer on one broker, a consumer on
+  const standbys = onPostgres() ? await startStandbys(url, tcpUrl) : [];
+  // On PostgreSQL the broker has two standbys relaying to it (DESIGN.md §9), and each client of a
+  // test, on any transport, gets the next of the three: the producer on one broker, a consumer on
   // another.
-  const webSocketEndpoints = [...relays.map((relay) => relay.url), url];
+  const webSocketEndpoints = [...standbys.map((standby) => standby.relay.url), url];
   let nextWebSocket = 0;
   const webSocketEndpoint = () => webSocketEndpoints[nextWebSocket++ % webSocketEndpoints.length] ?? url;
+  const tcpEndpoints = [
+    ...standbys.map((standby) => (standby.tcpRelay ? `tcp://127.0.0.1:${standby.tcpRelay.port}` : undefined)),
+    tcpUrl,
+  ].filter((endpoint) => endpoint !== undefined);
+  let nextTcp = 0;
+  const tcpEndpoint = () => tcpEndpoints[nextTcp++ % tcpEndpoints.length] ?? '';
   const closeBroker = async () => {
-    for (const relay of relays) await relay.close();
+    for (const standby of standbys) {
+      await standby.relay.close();
+      await standby.tcpRelay?.close();
+    }
     await broker.close();
   };
   const testBroker: TestBroker = {
@@ -68,7 +79,7 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
         case 'ws':
           return webSocketEndpoint();
         case 'tcp':
-          return tcpUrl ?? '';
+          return tcpEndpoint();
         case 'http':
           // The HTTP transport shares the main port: POST /v1/frames (docs/protocol/transports.md#http).
           // On PostgreSQL, a standby forwards it to the broker like its WebSocket clients.
@@ -100,14 +111,25 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
   return testBroker;
 }
 
-/** Two standby relays to the broker at `ownerUrl`, as two more brokers on its store would run. */
-async function startStandbyRelays(ownerUrl: string): Promise<StandbyRelay[]> {
-  const relay = () =>
-    startStandbyRelay({
+/** Two standbys relaying to the broker (WebSocket, HTTP and TCP), as two more brokers on its store would. */
+async function startStandbys(ownerUrl: string, ownerTcpUrl: string | undefined): Promise<TestStandby[]> {
+  const standby = async (): Promise<TestStandby> => {
+    const relay = await startStandbyRelay({
       host: '127.0.0.1',
       port: 0,
       maxFrameBytes: 64 * 1024 * 1024,
       findOwner: async () => ownerUrl,
     });
-  return [await relay(), await relay()];
+    const tcpRelay =
+      ownerTcpUrl === undefined
+        ? undefined
+        : await startStandbyTcpRelay({ host: '127.0.0.1', port: 0, findOwner: async () => ownerTcpUrl });
+    return { relay, tcpRelay };
+  };
+  return [await standby(), await standby()];
+}
+
+interface TestStandby {
+  readonly relay: StandbyRelay;
+  readonly tcpRelay: StandbyTcpRelay | undefined;
 }

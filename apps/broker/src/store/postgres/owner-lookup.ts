@@ -1,10 +1,12 @@
 import postgres from 'postgres';
-import { leaseHolder } from './store-lease.js';
+import { type LeaseHolder, leaseHolder } from './store-lease.js';
 
 /** Where the store's owner serves clients, as a standby's relay asks for it. */
 export interface OwnerLookup {
   /** The owner's advertised URL while its lease is live; `undefined` when none is (a takeover in progress). */
   find(): Promise<string | undefined>;
+  /** The owner's advertised TCP URL while its lease is live, if it has a TCP listener. */
+  findTcp(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -14,18 +16,21 @@ const ANSWER_TTL_MS = 200;
 /** Read the lease row of the store at `url` on one connection of its own. */
 export function openOwnerLookup(url: string): OwnerLookup {
   const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
-  let cached: { readonly at: number; readonly answer: Promise<string | undefined> } | undefined;
+  let cached: { readonly at: number; readonly answer: Promise<LeaseHolder | undefined> } | undefined;
+  /** The holder while its lease is live, read at most every {@link ANSWER_TTL_MS}. */
+  const liveHolder = () => {
+    const now = Date.now();
+    if (cached && now - cached.at < ANSWER_TTL_MS) return cached.answer;
+    const answer = leaseHolder(sql).then(
+      (holder) => (holder && holder.expiresInMs > 0 ? holder : undefined),
+      () => undefined,
+    );
+    cached = { at: now, answer };
+    return answer;
+  };
   return {
-    find() {
-      const now = Date.now();
-      if (cached && now - cached.at < ANSWER_TTL_MS) return cached.answer;
-      const answer = leaseHolder(sql).then(
-        (holder) => (holder && holder.expiresInMs > 0 ? holder.advertiseUrl : undefined),
-        () => undefined,
-      );
-      cached = { at: now, answer };
-      return answer;
-    },
+    find: async () => (await liveHolder())?.advertiseUrl,
+    findTcp: async () => (await liveHolder())?.advertiseTcpUrl,
     async close() {
       await sql.end({ timeout: 5 });
     },

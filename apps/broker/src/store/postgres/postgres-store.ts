@@ -39,6 +39,8 @@ export interface PostgresStoreOptions {
   readonly owner: string;
   /** Where this broker serves clients, written in the lease row for standbys to relay to. */
   readonly advertiseUrl?: string;
+  /** Where its TCP listener serves clients, in the lease row too. */
+  readonly advertiseTcpUrl?: string;
   /** @default 'fsync' (`synchronous_commit = on`); `commit`: `synchronous_commit = off`. */
   readonly flushPolicy?: FlushPolicy;
   /** How long the store lease lasts without renewal. @default 10_000 */
@@ -93,6 +95,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       owner: options.owner,
       ttlMs,
       ...(options.advertiseUrl === undefined ? {} : { advertiseUrl: options.advertiseUrl }),
+      ...(options.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: options.advertiseTcpUrl }),
       ...(options.onWaitingForLease ? { onWaiting: options.onWaitingForLease } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });

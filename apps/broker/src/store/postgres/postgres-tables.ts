@@ -79,6 +79,7 @@ export function schemaStatements(): string[] {
      )`,
     // Added after the first release of the table: where the owner serves clients.
     `alter table ricochet_lease add column if not exists advertise_url text not null default ''`,
+    `alter table ricochet_lease add column if not exists advertise_tcp_url text not null default ''`,
   ];
   for (const table of Object.values(TABLES) as Table[]) {
     const columns = [...table.key, ...table.extra, { name: 'value', type: 'bytea' } as Column];

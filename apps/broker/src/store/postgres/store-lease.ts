@@ -31,6 +31,8 @@ export interface LeaseHolder {
   readonly expiresInMs: number;
   /** Where the holder serves clients (its `--advertise-url`), or `undefined` if it did not say. */
   readonly advertiseUrl: string | undefined;
+  /** Where its TCP listener serves clients, or `undefined` if it has none or did not say. */
+  readonly advertiseTcpUrl: string | undefined;
 }
 
 export interface AcquireLeaseOptions {
@@ -43,6 +45,8 @@ export interface AcquireLeaseOptions {
   readonly ttlMs: number;
   /** Where this broker serves clients once it owns the store: standbys relay clients there. */
   readonly advertiseUrl?: string;
+  /** Where its TCP listener serves clients once it owns the store. */
+  readonly advertiseTcpUrl?: string;
   /** Called each time the lease is found held by someone else, before waiting. */
   readonly onWaiting?: (holder: LeaseHolder) => void;
   /** Stop waiting: the promise rejects with the signal's reason. */
@@ -75,6 +79,7 @@ export class StoreLease {
       const taken = await sql<{ epoch: string }[]>`
         update ricochet_lease
            set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
+               advertise_tcp_url = ${options.advertiseTcpUrl ?? ''},
                expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
          where id = 1 and (expires_at < clock_timestamp() or owner = ${owner})
         returning epoch`;
@@ -99,8 +104,16 @@ export class StoreLease {
 
 /** Who holds the lease now, expired or not; `undefined` before any broker took it. */
 export async function leaseHolder(sql: Sql): Promise<LeaseHolder | undefined> {
-  const [row] = await sql<{ owner: string; epoch: string; expires_in_ms: number; advertise_url: string }[]>`
-    select owner, epoch, advertise_url,
+  const [row] = await sql<
+    {
+      owner: string;
+      epoch: string;
+      expires_in_ms: number;
+      advertise_url: string;
+      advertise_tcp_url: string;
+    }[]
+  >`
+    select owner, epoch, advertise_url, advertise_tcp_url,
            extract(epoch from greatest(expires_at, clock_timestamp()) - clock_timestamp()) * 1000 as expires_in_ms
       from ricochet_lease where id = 1`;
   if (!row || row.owner === '') return undefined;
@@ -109,6 +122,7 @@ export async function leaseHolder(sql: Sql): Promise<LeaseHolder | undefined> {
     epoch: Number(row.epoch),
     expiresInMs: Math.max(0, Math.round(Number(row.expires_in_ms))),
     advertiseUrl: row.advertise_url === '' ? undefined : row.advertise_url,
+    advertiseTcpUrl: row.advertise_tcp_url === '' ? undefined : row.advertise_tcp_url,
   };
 }
 
