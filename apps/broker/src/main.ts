@@ -47,8 +47,9 @@ async function main(): Promise<void> {
       : await startStandby({ ...parsed.config, store: parsed.config.store });
   const config = standby?.config ?? parsed.config;
   if (standby) {
+    const tcp = standby.tcpUrl === undefined ? '' : `, ${standby.tcpUrl}`;
     console.log(
-      `ricochet-broker standing by on ${standby.relay.url}: relaying clients to the store's owner until this broker owns it`,
+      `ricochet-broker standing by on ${standby.relay.url}${tcp}: relaying clients to the store's owner until this broker owns it`,
     );
   }
   let broker: Awaited<ReturnType<typeof buildBroker>>;

@@ -33,4 +33,27 @@ describe('a broker standing by on a shared store', () => {
     }
     expect(closed).toBe(true);
   });
+
+  it('with a TCP port, listens on it too, and advertises it on the host clients reach it by', async () => {
+    const standby = await startStandby(
+      {
+        ...resolveBrokerConfig({
+          host: '127.0.0.1',
+          port: 0,
+          tcpPort: 0,
+          advertiseUrl: 'ws://broker-b.internal:7720',
+        }),
+        store: 'postgres://unused/db',
+      },
+      { find: async () => undefined, findTcp: async () => undefined, close: async () => {} },
+    );
+    try {
+      const port = standby.config.tcpPort;
+      expect(port).toBeGreaterThan(0);
+      expect(standby.tcpUrl).toBe(`tcp://127.0.0.1:${port}`);
+      expect(standby.config.advertiseTcpUrl).toBe(`tcp://broker-b.internal:${port}`);
+    } finally {
+      await standby.close();
+    }
+  });
 });

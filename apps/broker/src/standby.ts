@@ -8,6 +8,8 @@ import { loadTlsCredentials } from './tls.js';
 /** A broker on a shared store, listening before it owns the store (see {@link startStandby}). */
 export interface Standby {
   readonly relay: StandbyRelay;
+  /** Where the TCP relay listens (`tcp://` or `tls://`), with `--tcp-port`. */
+  readonly tcpUrl: string | undefined;
   /** The config to build the broker with: the relay's port, and the URL to advertise. */
   readonly config: BrokerConfig;
   /** Stop relaying and free the port, for the broker to listen on it. */
@@ -68,8 +70,10 @@ export async function startStandby(
       : (config.advertiseTcpUrl ??
         `${tls ? 'tls' : 'tcp'}://${new URL(advertiseUrl).host.replace(/:\d+$/, '')}:${tcpRelay.port}`);
   ownUrls = [advertiseUrl, advertiseTcpUrl];
+  const boundHost = config.host.includes(':') ? `[${config.host}]` : config.host;
   return {
     relay: webSocketRelay,
+    tcpUrl: tcpRelay === undefined ? undefined : `${tls ? 'tls' : 'tcp'}://${boundHost}:${tcpRelay.port}`,
     config: {
       ...config,
       port: webSocketRelay.port,
