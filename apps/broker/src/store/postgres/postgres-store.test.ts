@@ -163,6 +163,42 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('gives the store up when a transaction hangs past the lease, failing it and what follows', async () => {
+    const { open, url } = await freshDatabase();
+    let lost: (error: unknown) => void = () => {};
+    const gaveUp = new Promise<unknown>((resolve) => {
+      lost = resolve;
+    });
+    const store = await open({ leaseTtlMs: 300, onLost: (error) => lost(error) });
+    await store.appendMessage(message('a', 0));
+    // Another session holds the lease row's lock: the store's next transaction waits at its fence.
+    const blocker = postgres(url, { max: 1, onnotice: () => {} });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const lockHeld = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holding = blocker.begin(async (tx) => {
+      await tx`select 1 from ricochet_lease where id = 1 for update`;
+      locked();
+      await released;
+    });
+    try {
+      await lockHeld;
+      const hung = store.appendMessage(message('a', 1));
+      await expect(gaveUp).resolves.toBeDefined();
+      await expect(hung).rejects.toThrow(/could not be renewed/);
+      await expect(store.appendMessage(message('a', 2))).rejects.toThrow();
+    } finally {
+      release();
+      await holding;
+      await blocker.end({ timeout: 5 });
+    }
+  });
+
   it('sends a transaction again when its connection dropped, and commits later ones after it, in order', async () => {
     const { open, sql } = await freshDatabase();
     const store = await open();

@@ -133,6 +133,8 @@ interface PostgresStoreParts {
 interface QueuedBatch {
   readonly writes: WriteBatch;
   readonly done: Promise<void>;
+  /** Set once `done` settled: a batch given up while its transaction hung is not failed twice. */
+  settled: boolean;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -155,6 +157,10 @@ class PostgresStore implements BrokerStore {
   #startScheduled = false;
   /** When the last renewal that succeeded was sent (a write transaction renews too). */
   #renewedAt = Date.now();
+  /** A heartbeat query is out. */
+  #renewing = false;
+  /** Once given up: the failed batch every later write joins. */
+  #refused: QueuedBatch | undefined;
   #failedWrites = 0;
   /** Set once the store gave up: every later write fails with it. */
   #lost: unknown;
@@ -363,6 +369,19 @@ class PostgresStore implements BrokerStore {
   /** The batch of this turn, opened (and its send planned) by the turn's first write. */
   #batch(): QueuedBatch {
     if (this.#gathering) return this.#gathering;
+    // Given up: every write fails at once, all on one failed batch (reported once).
+    if (this.#lost !== undefined) {
+      this.#refused ??= this.#failedBatch(this.#lost);
+      return this.#refused;
+    }
+    const batch = this.#newBatch();
+    this.#gathering = batch;
+    this.#last = batch.done;
+    this.#planSend();
+    return batch;
+  }
+
+  #newBatch(): QueuedBatch {
     let resolve!: () => void;
     let reject!: (error: unknown) => void;
     const done = new Promise<void>((res, rej) => {
@@ -371,10 +390,25 @@ class PostgresStore implements BrokerStore {
     });
     // A failure is counted and reported once, in #send; the engine may ignore the promise.
     done.catch(() => {});
-    const batch: QueuedBatch = { writes: new WriteBatch(), done, resolve, reject };
-    this.#gathering = batch;
-    this.#last = done;
-    this.#planSend();
+    const batch: QueuedBatch = {
+      writes: new WriteBatch(),
+      done,
+      settled: false,
+      resolve: () => {
+        batch.settled = true;
+        resolve();
+      },
+      reject: (error) => {
+        batch.settled = true;
+        reject(error);
+      },
+    };
+    return batch;
+  }
+
+  #failedBatch(error: unknown): QueuedBatch {
+    const batch = this.#newBatch();
+    this.#fail(batch, error);
     return batch;
   }
 
@@ -427,38 +461,60 @@ class PostgresStore implements BrokerStore {
 
   /** Give up: this batch and every later write fail, since a later commit could refer to what this one lost. */
   #loseStore(batch: QueuedBatch, error: unknown): void {
-    if (this.#lost === undefined) {
-      this.#lost = error;
-      this.#options.onLost?.(error);
-    }
+    this.#giveUp(error);
     this.#fail(batch, error);
   }
 
   #fail(batch: QueuedBatch, error: unknown): void {
+    if (batch.settled) return;
     this.#failedWrites++;
     this.#options.onWriteError?.(error);
     batch.reject(error);
   }
 
   /**
-   * The heartbeat: renew the lease while no transaction does. Fenced, the store is lost. Unable to
-   * renew for longer than the lease (the database unreachable), it is lost too: a standby may own
-   * the store by now, and an idle broker would otherwise go on serving from memory unaware.
+   * The heartbeat: renew the lease while no transaction does (one query at a time). Fenced, the
+   * store is lost. Not renewed for longer than the lease, whether the renewals fail (the database
+   * unreachable) or hang (a half-open connection, a lock), it is lost too: a standby may own the
+   * store by now, and an idle or stuck broker would otherwise go on serving from memory unaware.
+   * A transaction in flight then fails with everything after it; had it committed after all, it
+   * did so before any takeover (the fence's row lock), and a send answered with an error is only
+   * sent again.
    */
   #renew(): void {
-    if (this.#lost !== undefined || this.#inFlight || this.#closing) return;
+    if (this.#lost !== undefined || this.#closing) return;
+    if (Date.now() - this.#renewedAt > this.#lease.ttlMs) {
+      const error = new Error('the store lease could not be renewed within its time');
+      if (this.#inFlight) this.#loseStore(this.#inFlight, error);
+      else this.#giveUp(error);
+      return;
+    }
+    if (this.#inFlight || this.#renewing) return;
+    this.#renewing = true;
     const sentAt = Date.now();
-    this.#lease.fence(this.#writer).then(
-      () => {
-        this.#renewedAt = Math.max(this.#renewedAt, sentAt);
-      },
-      (error: unknown) => {
-        if (this.#lost !== undefined || this.#closing) return;
-        if (isFenced(error) || Date.now() - this.#renewedAt > this.#lease.ttlMs) {
-          this.#lost = error;
-          this.#options.onLost?.(error);
-        }
-      },
-    );
+    this.#lease
+      .fence(this.#writer)
+      .then(
+        () => {
+          this.#renewedAt = Math.max(this.#renewedAt, sentAt);
+        },
+        (error: unknown) => {
+          if (isFenced(error)) this.#giveUp(error);
+        },
+      )
+      .finally(() => {
+        this.#renewing = false;
+      });
+  }
+
+  /** Stop taking writes for good, and say so once. */
+  #giveUp(error: unknown): void {
+    if (this.#lost !== undefined) return;
+    this.#lost = error;
+    // Writes gathered behind a transaction that hangs would wait for it: they fail now too.
+    const gathering = this.#gathering;
+    this.#gathering = undefined;
+    if (gathering) this.#fail(gathering, error);
+    this.#options.onLost?.(error);
   }
 }
