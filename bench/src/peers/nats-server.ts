@@ -1,8 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@ricochet/postgres-testkit';
 import { ensureDebianPackage } from './debian-package.js';
-import { freePort, type ServerProcess, startServerProcess } from './server-process.js';
+import { type ServerProcess, startServerProcess } from './server-process.js';
 
 const READY_TIMEOUT_MS = 30_000;
 

@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@ricochet/postgres-testkit';
 import { ensureDebianPackage } from './debian-package.js';
-import { freePort, type ServerProcess, startServerProcess } from './server-process.js';
+import { type ServerProcess, startServerProcess } from './server-process.js';
 
 // The server script itself, not /usr/sbin's wrapper, which would switch to the `rabbitmq` user
 // and its system directories.

@@ -1,21 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 const STOP_TIMEOUT_MS = 20_000;
-
-/** A port on 127.0.0.1 that was free a moment ago (bound to port 0, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port from listen(0)');
-  return address.port;
-}
 
 /**
  * Process groups started and not yet stopped. A server runs detached, out of the terminal's reach:

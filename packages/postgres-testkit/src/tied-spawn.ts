@@ -8,6 +8,8 @@ export interface TiedSpawnOptions {
   readonly cwd: string;
   /** The user to run as; `undefined` for this process's own. */
   readonly identity: ServerIdentity | undefined;
+  /** @default this process's environment */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -28,6 +30,7 @@ export function spawnTied(
     : [command, [...args]];
   return spawn(program, programArgs, {
     cwd: options.cwd,
+    ...(options.env ? { env: options.env } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.identity ?? {}),
   });

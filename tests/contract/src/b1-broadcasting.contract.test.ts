@@ -1,15 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildBroker } from '@ricochet/broker';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { AdminApi } from './support/admin.js';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
-import { CrashableStore } from './support/crashable-store.js';
+import { CrashableStore, startCrashableBroker } from './support/crashable-store.js';
 import { eventually, type RecordingPushConsumer, startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
-import { storeFor } from './support/test-store.js';
 import { transportsServing } from './support/transports.js';
 
 function committedOf(record: unknown): number {
@@ -157,18 +155,7 @@ describe.each(transportsServing('stream'))(
         const crash = new CrashableStore();
         const options = { group: 'audit', subscriptions: { orders: '*' }, clientId: 'audit-1' };
         {
-          const broker = await buildBroker(
-            {
-              ...(await storeFor(dataDir)),
-              host: '127.0.0.1',
-              port: 0,
-              logLevel: 'silent',
-              dataDir,
-              drainTimeoutMs: 0,
-            },
-            { wrapStore: crash.wrap },
-          );
-          const { url, port } = await broker.listen();
+          const { broker, url, port } = await startCrashableBroker(dataDir, crash);
           await new AdminApi(`http://127.0.0.1:${port}`).putGroup('audit', { consumeMode: 'broadcasting' });
           await using consumer = await startRecordingConsumer(url, options, () => ConsumeResult.SUCCESS);
           await using producer = await startProducer(url);

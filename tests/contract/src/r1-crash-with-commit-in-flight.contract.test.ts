@@ -1,15 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildBroker } from '@ricochet/broker';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AdminApi, type MessageView } from './support/admin.js';
 import { startProducer } from './support/clients.js';
-import { CrashableStore } from './support/crashable-store.js';
+import { CrashableStore, startCrashableBroker } from './support/crashable-store.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
-import { storeFor } from './support/test-store.js';
 
 const GROUP = 'billing';
 const TOPIC = 'orders';
@@ -36,18 +34,7 @@ afterEach(() => {
  */
 async function crashWithCommitInFlight(): Promise<{ readonly deliveredIds: string[] }> {
   const crash = new CrashableStore();
-  const broker = await buildBroker(
-    {
-      ...(await storeFor(dataDir)),
-      host: '127.0.0.1',
-      port: 0,
-      logLevel: 'silent',
-      dataDir,
-      drainTimeoutMs: 0,
-    },
-    { wrapStore: crash.wrap },
-  );
-  const { url, port } = await broker.listen();
+  const { broker, url, port } = await startCrashableBroker(dataDir, crash);
   const admin = new AdminApi(`http://127.0.0.1:${port}`);
   const consumer = await startRecordingConsumer(
     url,

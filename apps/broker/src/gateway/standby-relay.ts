@@ -10,6 +10,7 @@ import { WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { TlsCredentials } from '../tls.js';
 import { CLOSE_CODES } from './close-codes.js';
+import { listenOn } from './listen-on.js';
 import { forwardHttp, STANDBY_OWN_PATHS } from './standby-http-forward.js';
 
 /** Options of {@link startStandbyRelay}. */
@@ -158,15 +159,7 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     });
   };
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = server.address();
-  const port = typeof bound === 'object' && bound ? bound.port : options.port;
+  const port = await listenOn(server, options.host, options.port);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     port,

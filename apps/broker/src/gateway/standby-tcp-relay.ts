@@ -1,6 +1,7 @@
 import { createServer as createNetServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, connect as tlsConnect } from 'node:tls';
 import type { TlsCredentials } from '../tls.js';
+import { listenOn } from './listen-on.js';
 
 /** Options of {@link startStandbyTcpRelay}. */
 export interface StandbyTcpRelayOptions {
@@ -63,16 +64,9 @@ export async function startStandbyTcpRelay(options: StandbyTcpRelayOptions): Pro
   const server: Server = options.tls
     ? createTlsServer({ cert: options.tls.cert, key: options.tls.key }, relay)
     : createNetServer(relay);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = server.address();
+  const port = await listenOn(server, options.host, options.port);
   return {
-    port: typeof bound === 'object' && bound ? bound.port : options.port,
+    port,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();

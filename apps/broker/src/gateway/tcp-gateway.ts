@@ -4,6 +4,7 @@ import { ERROR_CODES, encodeFrame } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TlsCredentials } from '../tls.js';
 import { CLOSE_CODES } from './close-codes.js';
+import { listenOn } from './listen-on.js';
 import { Session } from './session.js';
 import { TcpChannel } from './tcp-channel.js';
 import type { GatewayOptions } from './websocket-gateway.js';
@@ -56,14 +57,7 @@ export class TcpGateway {
 
   /** Listen on `host:port` (0 picks a free port). @returns the bound port. */
   listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen({ host, port }, () => {
-        this.server.off('error', reject);
-        const bound = this.server.address();
-        resolve(typeof bound === 'object' && bound !== null ? bound.port : port);
-      });
-    });
+    return listenOn(this.server, host, port);
   }
 
   /** Stop listening and cut every connection still open (its session was closed by the drain). */

@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { spawnTied } from '@ricochet/postgres-testkit';
 import { type NodeRun, runNode } from './node-process.js';
 import { storeFor } from './test-store.js';
 
@@ -132,17 +132,19 @@ export async function startChildBroker(
 }
 
 /**
- * `node <args>` with the broker's directory as cwd, tied to this test process: util-linux's
- * `setpriv --pdeathsig KILL` has the kernel kill it when the process that started it ends, so a
- * test that times out while a broker is starting (or a worker that is killed) leaves no broker
- * running. Without setpriv (not Linux) the test's own kill9 is the only stop.
+ * `node <args>` with the broker's directory as cwd, tied to this test process (the testkit's
+ * `spawnTied`): the kernel kills it when the process that started it ends, so a test that times
+ * out while a broker is starting (or a worker that is killed) leaves no broker running. Its stderr
+ * goes to ours.
  */
 function spawnTiedToTest(nodeArgs: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
-  const [command, args] = setpriv
-    ? [setpriv, ['--pdeathsig', 'KILL', '--', process.execPath, ...nodeArgs]]
-    : [process.execPath, [...nodeArgs]];
-  return spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env, cwd: dirname(BROKER_MAIN) });
+  const child = spawnTied(process.execPath, nodeArgs, {
+    cwd: dirname(BROKER_MAIN),
+    identity: undefined,
+    env,
+  });
+  child.stderr.pipe(process.stderr);
+  return child;
 }
 
 /** Run `ricochet-broker <args>` (e.g. `backup …`) to its end, as an operator would, killed after `budgetMs`. */

@@ -1,4 +1,5 @@
-import type { BrokerStore } from '@ricochet/broker';
+import { type Broker, type BrokerAddress, type BrokerStore, buildBroker } from '@ricochet/broker';
+import { storeFor } from './test-store.js';
 
 /** The store methods that queue a write; every other method reads. */
 const WRITE_METHODS: ReadonlySet<string> = new Set([
@@ -96,4 +97,27 @@ export class CrashableStore {
       watcher.resolve();
     }
   }
+}
+
+/**
+ * A broker on `dataDir` (and, in the `contract-postgres` project, its database) whose store
+ * `crash` wraps, listening on 127.0.0.1:0 with no drain: the first life of a crash test. The test
+ * closes it after `crash.crash()`, then starts a plain broker on the same directory.
+ */
+export async function startCrashableBroker(
+  dataDir: string,
+  crash: CrashableStore,
+): Promise<{ readonly broker: Broker } & BrokerAddress> {
+  const broker = await buildBroker(
+    {
+      ...(await storeFor(dataDir)),
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'silent',
+      dataDir,
+      drainTimeoutMs: 0,
+    },
+    { wrapStore: crash.wrap },
+  );
+  return { broker, ...(await broker.listen()) };
 }

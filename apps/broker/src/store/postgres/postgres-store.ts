@@ -26,8 +26,9 @@ import { toStoredTopic } from '../schema/stored-topic.js';
 import { loadMirror } from './mirror-load.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import type { TableName } from './postgres-tables.js';
-import { isFenced, type LeaseHolder, StoreLease } from './store-lease.js';
-import { type MirrorWrite, type RowValues, WriteBatch } from './write-batch.js';
+import { type LeaseHolder, StoreLease } from './store-lease.js';
+import type { MirrorWrite, RowValues } from './write-batch.js';
+import { WritePipeline } from './write-pipeline.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -70,12 +71,10 @@ const pack = (value: unknown): Uint8Array => packr.pack(value);
  * seam's synchronous reads.
  *
  * Opening takes the lease (waiting while another broker holds it: a standby), then loads every
- * table into a fresh local copy. Writes gather per event turn into one transaction on a single
- * connection, so transactions commit in queue order (rules 2 and 3); while one is in flight, later
- * turns' writes gather into the next (group commit). Once PostgreSQL acknowledged a `COMMIT`, the
- * batch is replayed on the local copy, and only then do its write promises resolve (rule 4: reads
- * see committed data, and what the engine keeps in memory until a write resolves is readable
- * afterwards). See "The store seam" in docs/architecture.md.
+ * table into a fresh local copy. Each write becomes a row of the turn's batch, which
+ * `write-pipeline.ts` commits, fenced and in order, then replays on the local copy before its
+ * promise resolves (rule 4: reads see committed data, and what the engine keeps in memory until a
+ * write resolves is readable afterwards). See "The store seam" in docs/architecture.md.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<BrokerStore> {
   const flushPolicy = options.flushPolicy ?? 'fsync';
@@ -129,53 +128,32 @@ interface PostgresStoreParts {
   readonly localFailures: unknown[];
 }
 
-/** One transaction's writes and the promise every one of them returns. */
-interface QueuedBatch {
-  readonly writes: WriteBatch;
-  readonly done: Promise<void>;
-  /** Set once `done` settled: a batch given up while its transaction hung is not failed twice. */
-  settled: boolean;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
 class PostgresStore implements BrokerStore {
   readonly #options: PostgresStoreOptions;
   readonly #writer: Sql;
   readonly #reader: Sql;
   readonly #lease: StoreLease;
   readonly #mirror: BrokerStore;
-  readonly #localFailures: unknown[];
+  readonly #writes: WritePipeline;
   readonly #pendingDeliveries = new PendingOverlay<DeliveryRecord>();
-  readonly #heartbeat: NodeJS.Timeout;
-  /** The batch gathering this turn's writes, not yet sent. */
-  #gathering: QueuedBatch | undefined;
-  /** The batch whose transaction is in flight. */
-  #inFlight: QueuedBatch | undefined;
-  /** The last batch queued, sent or not: what {@link committed} waits for. */
-  #last: Promise<void> = Promise.resolve();
-  #startScheduled = false;
-  /** When the last renewal that succeeded was sent (a write transaction renews too). */
-  #renewedAt = Date.now();
-  /** A heartbeat query is out. */
-  #renewing = false;
-  /** Once given up: the failed batch every later write joins. */
-  #refused: QueuedBatch | undefined;
-  #failedWrites = 0;
-  /** Set once the store gave up: every later write fails with it. */
-  #lost: unknown;
   #closing = false;
 
   constructor(parts: PostgresStoreParts) {
-    this.#options = parts.options;
-    this.#writer = parts.writer;
+    const { options, writer, lease, mirror } = parts;
+    this.#options = options;
+    this.#writer = writer;
     this.#reader = parts.reader;
-    this.#lease = parts.lease;
-    this.#mirror = parts.mirror;
-    this.#localFailures = parts.localFailures;
-    // Renew the lease while idle too; a write transaction renews it as well.
-    this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.#lease.ttlMs / 3)));
-    this.#heartbeat.unref();
+    this.#lease = lease;
+    this.#mirror = mirror;
+    this.#writes = new WritePipeline({
+      writer,
+      lease,
+      mirror,
+      localFailures: parts.localFailures,
+      writeRetryMs: options.writeRetryMs ?? 5_000,
+      ...(options.onWriteError ? { onWriteError: options.onWriteError } : {}),
+      ...(options.onLost ? { onLost: options.onLost } : {}),
+    });
   }
 
   // ─── Reads: the local copy, which holds what committed ─────────────────────────────────────
@@ -319,7 +297,7 @@ class PostgresStore implements BrokerStore {
     );
   }
   deleteExpiredMessage(message: ExpiredMessage): Promise<void> {
-    const batch = this.#batch();
+    const batch = this.#writes.batch();
     batch.writes.expire(message, (m) => m.deleteExpiredMessage(message));
     return batch.done;
   }
@@ -327,194 +305,33 @@ class PostgresStore implements BrokerStore {
   // ─── Commit points ──────────────────────────────────────────────────────────────────────────
 
   committed(): Promise<void> {
-    return this.#last.then(
-      () => undefined,
-      () => undefined,
-    );
+    return this.#writes.committed();
   }
 
-  async durable(): Promise<void> {
-    const failedBefore = this.#failedWrites;
-    await this.committed();
-    if (this.#failedWrites !== failedBefore) throw new Error('a write in this commit failed');
-    // A store that gave up promises nothing any more, even with nothing queued.
-    if (this.#lost !== undefined) throw this.#lost;
+  durable(): Promise<void> {
+    return this.#writes.durable();
   }
 
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
-    clearInterval(this.#heartbeat);
-    await this.committed();
-    if (this.#lost === undefined) await this.#lease.release(this.#writer).catch(() => {});
+    this.#writes.stop();
+    await this.#writes.committed();
+    if (this.#writes.lost === undefined) await this.#lease.release(this.#writer).catch(() => {});
     await Promise.allSettled([this.#writer.end({ timeout: 5 }), this.#reader.end({ timeout: 5 })]);
     await this.#mirror.close();
     rmSync(this.#options.cacheDir, { recursive: true, force: true });
   }
 
-  // ─── The write pipeline ─────────────────────────────────────────────────────────────────────
-
   #put(table: TableName, row: RowValues, mirrorWrite: MirrorWrite): Promise<void> {
-    const batch = this.#batch();
+    const batch = this.#writes.batch();
     batch.writes.put(table, row, mirrorWrite);
     return batch.done;
   }
 
   #delete(table: TableName, key: RowValues, mirrorWrite: MirrorWrite): Promise<void> {
-    const batch = this.#batch();
+    const batch = this.#writes.batch();
     batch.writes.delete(table, key, mirrorWrite);
     return batch.done;
-  }
-
-  /** The batch of this turn, opened (and its send planned) by the turn's first write. */
-  #batch(): QueuedBatch {
-    if (this.#gathering) return this.#gathering;
-    // Given up: every write fails at once, all on one failed batch (reported once).
-    if (this.#lost !== undefined) {
-      this.#refused ??= this.#failedBatch(this.#lost);
-      return this.#refused;
-    }
-    const batch = this.#newBatch();
-    this.#gathering = batch;
-    this.#last = batch.done;
-    this.#planSend();
-    return batch;
-  }
-
-  #newBatch(): QueuedBatch {
-    let resolve!: () => void;
-    let reject!: (error: unknown) => void;
-    const done = new Promise<void>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    // A failure is counted and reported once, in #send; the engine may ignore the promise.
-    done.catch(() => {});
-    const batch: QueuedBatch = {
-      writes: new WriteBatch(),
-      done,
-      settled: false,
-      resolve: () => {
-        batch.settled = true;
-        resolve();
-      },
-      reject: (error) => {
-        batch.settled = true;
-        reject(error);
-      },
-    };
-    return batch;
-  }
-
-  #failedBatch(error: unknown): QueuedBatch {
-    const batch = this.#newBatch();
-    this.#fail(batch, error);
-    return batch;
-  }
-
-  /**
-   * Send the gathered batch at the end of the turn (a `setImmediate`, as lmdb-js does): never
-   * from a promise callback, which could split one turn's writes across two transactions.
-   */
-  #planSend(): void {
-    if (this.#startScheduled || this.#inFlight) return;
-    this.#startScheduled = true;
-    setImmediate(() => {
-      this.#startScheduled = false;
-      const batch = this.#gathering;
-      if (!batch || this.#inFlight) return;
-      this.#gathering = undefined;
-      this.#inFlight = batch;
-      void this.#send(batch).finally(() => {
-        this.#inFlight = undefined;
-        if (this.#gathering) this.#planSend();
-      });
-    });
-  }
-
-  async #send(batch: QueuedBatch): Promise<void> {
-    if (this.#lost !== undefined) return this.#fail(batch, this.#lost);
-    const writeRetryMs = this.#options.writeRetryMs ?? 5_000;
-    const startedAt = Date.now();
-    // Bounded by writeRetryMs: each attempt either commits, is fenced, or waits before the next.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const sentAt = Date.now();
-        await this.#writer.begin((tx) => [this.#lease.fence(tx), ...batch.writes.statements(tx)]);
-        this.#renewedAt = sentAt;
-        break;
-      } catch (error) {
-        // The batch is idempotent (upserts and deletes), so a transaction whose fate is unknown
-        // (the connection dropped around its COMMIT) may be sent again; later batches wait.
-        if (isFenced(error) || Date.now() - startedAt >= writeRetryMs) return this.#loseStore(batch, error);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 25 * 2 ** attempt)));
-      }
-    }
-    batch.writes.applyTo(this.#mirror);
-    await this.#mirror.committed();
-    // The local copy no longer matches what committed: reads could miss what the engine dropped
-    // from memory on this resolve. Safer to stop writing than to serve from it.
-    const localFailure = this.#localFailures[0];
-    if (localFailure !== undefined) return this.#loseStore(batch, localFailure);
-    batch.resolve();
-  }
-
-  /** Give up: this batch and every later write fail, since a later commit could refer to what this one lost. */
-  #loseStore(batch: QueuedBatch, error: unknown): void {
-    this.#giveUp(error);
-    this.#fail(batch, error);
-  }
-
-  #fail(batch: QueuedBatch, error: unknown): void {
-    if (batch.settled) return;
-    this.#failedWrites++;
-    this.#options.onWriteError?.(error);
-    batch.reject(error);
-  }
-
-  /**
-   * The heartbeat: renew the lease while no transaction does (one query at a time). Fenced, the
-   * store is lost. Not renewed for longer than the lease, whether the renewals fail (the database
-   * unreachable) or hang (a half-open connection, a lock), it is lost too: a standby may own the
-   * store by now, and an idle or stuck broker would otherwise go on serving from memory unaware.
-   * A transaction in flight then fails with everything after it; had it committed after all, it
-   * did so before any takeover (the fence's row lock), and a send answered with an error is only
-   * sent again.
-   */
-  #renew(): void {
-    if (this.#lost !== undefined || this.#closing) return;
-    if (Date.now() - this.#renewedAt > this.#lease.ttlMs) {
-      const error = new Error('the store lease could not be renewed within its time');
-      if (this.#inFlight) this.#loseStore(this.#inFlight, error);
-      else this.#giveUp(error);
-      return;
-    }
-    if (this.#inFlight || this.#renewing) return;
-    this.#renewing = true;
-    const sentAt = Date.now();
-    this.#lease
-      .fence(this.#writer)
-      .then(
-        () => {
-          this.#renewedAt = Math.max(this.#renewedAt, sentAt);
-        },
-        (error: unknown) => {
-          if (isFenced(error)) this.#giveUp(error);
-        },
-      )
-      .finally(() => {
-        this.#renewing = false;
-      });
-  }
-
-  /** Stop taking writes for good, and say so once. */
-  #giveUp(error: unknown): void {
-    if (this.#lost !== undefined) return;
-    this.#lost = error;
-    // Writes gathered behind a transaction that hangs would wait for it: they fail now too.
-    const gathering = this.#gathering;
-    this.#gathering = undefined;
-    if (gathering) this.#fail(gathering, error);
-    this.#options.onLost?.(error);
   }
 }

@@ -1,0 +1,248 @@
+import type { Sql } from 'postgres';
+import type { BrokerStore } from '../broker-store.js';
+import { isFenced, type StoreLease } from './store-lease.js';
+import { WriteBatch } from './write-batch.js';
+
+/** One transaction's writes and the promise every one of them returns. */
+export interface QueuedBatch {
+  readonly writes: WriteBatch;
+  readonly done: Promise<void>;
+  /** Set once `done` settled: a batch given up while its transaction hung is not failed twice. */
+  settled: boolean;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** What {@link WritePipeline} works with. */
+export interface WritePipelineParts {
+  /** The one connection every write transaction goes through. */
+  readonly writer: Sql;
+  readonly lease: StoreLease;
+  /** The local copy each committed batch is replayed on. */
+  readonly mirror: BrokerStore;
+  /** Filled by the local copy's write-error hook. */
+  readonly localFailures: readonly unknown[];
+  /** How long a failed transaction is sent again before the store gives up. */
+  readonly writeRetryMs: number;
+  readonly onWriteError?: (error: unknown) => void;
+  readonly onLost?: (error: unknown) => void;
+}
+
+/**
+ * The PostgreSQL store's writes, from the turn's batch to its commit: writes gather per event turn
+ * into one transaction on a single connection, so transactions commit in queue order (the seam's
+ * rules 2 and 3); while one is in flight, later turns' writes gather into the next (group commit).
+ * Every transaction is fenced by the lease, which a heartbeat also renews while none is in flight.
+ * Once PostgreSQL acknowledged a `COMMIT`, the batch is replayed on the local copy, and only then
+ * do its write promises resolve (rule 4). When the store is lost (fenced, unreachable, stuck),
+ * every write from then on fails.
+ */
+export class WritePipeline {
+  readonly #parts: WritePipelineParts;
+  readonly #heartbeat: NodeJS.Timeout;
+  /** The batch gathering this turn's writes, not yet sent. */
+  #gathering: QueuedBatch | undefined;
+  /** The batch whose transaction is in flight. */
+  #inFlight: QueuedBatch | undefined;
+  /** The last batch queued, sent or not: what {@link committed} waits for. */
+  #last: Promise<void> = Promise.resolve();
+  #startScheduled = false;
+  /** When the last renewal that succeeded was sent (a write transaction renews too). */
+  #renewedAt = Date.now();
+  /** A heartbeat query is out. */
+  #renewing = false;
+  /** Once given up: the failed batch every later write joins. */
+  #refused: QueuedBatch | undefined;
+  #failedWrites = 0;
+  /** Set once the store gave up: every later write fails with it. */
+  #lost: unknown;
+  #stopped = false;
+
+  constructor(parts: WritePipelineParts) {
+    this.#parts = parts;
+    this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(parts.lease.ttlMs / 3)));
+    this.#heartbeat.unref();
+  }
+
+  /** Why the store gave up, or `undefined` while it takes writes. */
+  get lost(): unknown {
+    return this.#lost;
+  }
+
+  /** The batch of this turn, opened (and its send planned) by the turn's first write. */
+  batch(): QueuedBatch {
+    if (this.#gathering) return this.#gathering;
+    // Given up: every write fails at once, all on one failed batch (reported once).
+    if (this.#lost !== undefined) {
+      this.#refused ??= this.#failedBatch(this.#lost);
+      return this.#refused;
+    }
+    const batch = newBatch();
+    this.#gathering = batch;
+    this.#last = batch.done;
+    this.#planSend();
+    return batch;
+  }
+
+  /** Resolves when every batch queued before the call has settled. */
+  committed(): Promise<void> {
+    return this.#last.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** Resolves when every batch queued before the call committed; rejects if one failed, or the store is lost. */
+  async durable(): Promise<void> {
+    const failedBefore = this.#failedWrites;
+    await this.committed();
+    if (this.#failedWrites !== failedBefore) throw new Error('a write in this commit failed');
+    // A store that gave up promises nothing any more, even with nothing queued.
+    if (this.#lost !== undefined) throw this.#lost;
+  }
+
+  /** Stop the heartbeat; what is queued still commits (await {@link committed}). */
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#heartbeat);
+  }
+
+  #failedBatch(error: unknown): QueuedBatch {
+    const batch = newBatch();
+    this.#fail(batch, error);
+    return batch;
+  }
+
+  /**
+   * Send the gathered batch at the end of the turn (a `setImmediate`, as lmdb-js does): never
+   * from a promise callback, which could split one turn's writes across two transactions.
+   */
+  #planSend(): void {
+    if (this.#startScheduled || this.#inFlight) return;
+    this.#startScheduled = true;
+    setImmediate(() => {
+      this.#startScheduled = false;
+      const batch = this.#gathering;
+      if (!batch || this.#inFlight) return;
+      this.#gathering = undefined;
+      this.#inFlight = batch;
+      void this.#send(batch).finally(() => {
+        this.#inFlight = undefined;
+        if (this.#gathering) this.#planSend();
+      });
+    });
+  }
+
+  async #send(batch: QueuedBatch): Promise<void> {
+    if (this.#lost !== undefined) return this.#fail(batch, this.#lost);
+    const { writer, lease, mirror, localFailures, writeRetryMs } = this.#parts;
+    const startedAt = Date.now();
+    // Bounded by writeRetryMs: each attempt either commits, is fenced, or waits before the next.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const sentAt = Date.now();
+        await writer.begin((tx) => [lease.fence(tx), ...batch.writes.statements(tx)]);
+        this.#renewedAt = sentAt;
+        break;
+      } catch (error) {
+        // The batch is idempotent (upserts and deletes), so a transaction whose fate is unknown
+        // (the connection dropped around its COMMIT) may be sent again; later batches wait.
+        if (isFenced(error) || Date.now() - startedAt >= writeRetryMs) return this.#loseStore(batch, error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 25 * 2 ** attempt)));
+      }
+    }
+    batch.writes.applyTo(mirror);
+    await mirror.committed();
+    // The local copy no longer matches what committed: reads could miss what the engine dropped
+    // from memory on this resolve. Safer to stop writing than to serve from it.
+    const localFailure = localFailures[0];
+    if (localFailure !== undefined) return this.#loseStore(batch, localFailure);
+    batch.resolve();
+  }
+
+  /** Give up: this batch and every later write fail, since a later commit could refer to what this one lost. */
+  #loseStore(batch: QueuedBatch, error: unknown): void {
+    this.#giveUp(error);
+    this.#fail(batch, error);
+  }
+
+  #fail(batch: QueuedBatch, error: unknown): void {
+    if (batch.settled) return;
+    this.#failedWrites++;
+    this.#parts.onWriteError?.(error);
+    batch.reject(error);
+  }
+
+  /**
+   * The heartbeat: renew the lease while no transaction does (one query at a time). Fenced, the
+   * store is lost. Not renewed for longer than the lease, whether the renewals fail (the database
+   * unreachable) or hang (a half-open connection, a lock), it is lost too: a standby may own the
+   * store by now, and an idle or stuck broker would otherwise go on serving from memory unaware.
+   * A transaction in flight then fails with everything after it; had it committed after all, it
+   * did so before any takeover (the fence's row lock), and a send answered with an error is only
+   * sent again.
+   */
+  #renew(): void {
+    if (this.#lost !== undefined || this.#stopped) return;
+    const { lease, writer } = this.#parts;
+    if (Date.now() - this.#renewedAt > lease.ttlMs) {
+      const error = new Error('the store lease could not be renewed within its time');
+      if (this.#inFlight) this.#loseStore(this.#inFlight, error);
+      else this.#giveUp(error);
+      return;
+    }
+    if (this.#inFlight || this.#renewing) return;
+    this.#renewing = true;
+    const sentAt = Date.now();
+    lease
+      .fence(writer)
+      .then(
+        () => {
+          this.#renewedAt = Math.max(this.#renewedAt, sentAt);
+        },
+        (error: unknown) => {
+          if (isFenced(error)) this.#giveUp(error);
+        },
+      )
+      .finally(() => {
+        this.#renewing = false;
+      });
+  }
+
+  /** Stop taking writes for good, and say so once. */
+  #giveUp(error: unknown): void {
+    if (this.#lost !== undefined) return;
+    this.#lost = error;
+    // Writes gathered behind a transaction that hangs would wait for it: they fail now too.
+    const gathering = this.#gathering;
+    this.#gathering = undefined;
+    if (gathering) this.#fail(gathering, error);
+    this.#parts.onLost?.(error);
+  }
+}
+
+/** A batch with its promise; a failure is counted and reported once, by the pipeline. */
+function newBatch(): QueuedBatch {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // The engine may ignore the promise.
+  done.catch(() => {});
+  const batch: QueuedBatch = {
+    writes: new WriteBatch(),
+    done,
+    settled: false,
+    resolve: () => {
+      batch.settled = true;
+      resolve();
+    },
+    reject: (error) => {
+      batch.settled = true;
+      reject(error);
+    },
+  };
+  return batch;
+}
