@@ -120,6 +120,28 @@ describe('PostgreSQL store', () => {
     expect(counts[0]).toEqual({ messages: 1, ids: 0, history: 0 });
   });
 
+  it('writes a batch larger than one statement takes, every byte value intact, and deletes it the same way', async () => {
+    const { open, sql } = await freshDatabase();
+    const store = await open();
+    const everyByte = Uint8Array.from({ length: 256 }, (_, value) => value);
+    const count = 5_001; // one past a statement's rows: two statements per table
+    for (let offset = 0; offset < count; offset++) {
+      void store.appendMessage({ ...message('a"\\{,}', offset), body: everyByte });
+    }
+    await store.durable();
+    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(count);
+    await store.close();
+    const reopened = await open({ owner: 'another broker' });
+    const last = reopened.readMessages('a"\\{,}', count - 1, 1)[0];
+    expect(last?.offset).toBe(count - 1);
+    expect([...(last?.body ?? [])]).toEqual([...everyByte]);
+    for (let offset = 0; offset < count; offset++) {
+      void reopened.deleteExpiredMessage({ topic: 'a"\\{,}', offset, messageId: `m-a"\\{,}-${offset}` });
+    }
+    await reopened.durable();
+    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(0);
+  }, 60_000);
+
   it('refuses a database written by a newer layout before reading or writing anything', async () => {
     const { open, sql } = await freshDatabase();
     await (await open()).close();

@@ -1,7 +1,7 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type { ExpiredMessage } from '../records.js';
-import { TABLES, type Table, type TableName } from './postgres-tables.js';
+import { type Column, TABLES, type Table, type TableName } from './postgres-tables.js';
 
 /** One row as written: the key columns, the extra columns, then the packed value. */
 export type RowValues = readonly (string | number | Uint8Array)[];
@@ -9,8 +9,11 @@ export type RowValues = readonly (string | number | Uint8Array)[];
 /** A queued change to the store's local copy, replayed in call order once the transaction committed. */
 export type MirrorWrite = (mirror: BrokerStore) => Promise<void>;
 
-/** PostgreSQL's limit is 65,535 bind parameters per statement; stay well below it. */
-const MAX_PARAMETERS = 30_000;
+/**
+ * Rows per statement. Each statement has one array parameter per column, so this bounds the size
+ * of one parameter (a message row's value is about 0.6 KB in hex), not their number.
+ */
+const MAX_ROWS = 5_000;
 
 /**
  * The writes of one transaction: every write queued since the previous transaction started, so
@@ -115,11 +118,49 @@ function splitKey(table: Table, key: string): RowValues {
   return parts.map((part, column) => (table.key[column]?.type === 'bigint' ? Number(part) : part));
 }
 
-function chunks<T>(rows: readonly T[], columns: number): T[][] {
-  const size = Math.max(1, Math.floor(MAX_PARAMETERS / columns));
+function chunks<T>(rows: readonly T[]): T[][] {
+  if (rows.length <= MAX_ROWS) return [rows as T[]];
   const out: T[][] = [];
-  for (let start = 0; start < rows.length; start += size) out.push(rows.slice(start, start + size));
+  for (let start = 0; start < rows.length; start += MAX_ROWS) out.push(rows.slice(start, start + MAX_ROWS));
   return out;
+}
+
+/**
+ * Every statement of a batch has a fixed text, one array parameter per column unnested into rows,
+ * and is prepared: PostgreSQL parses and plans it once per connection, and postgres.js describes
+ * it once. (A multi-row `values` list has a new text for every row count, so each batch size cost
+ * a describe round trip, a plan and a cached statement, and binding thousands of parameters.)
+ */
+const PREPARED = { prepare: true } as const;
+
+const upsertTexts = new Map<Table, string>();
+const deleteTexts = new Map<Table, string>();
+
+function upsertText(table: Table): string {
+  let text = upsertTexts.get(table);
+  if (text === undefined) {
+    const columns: Column[] = [...table.key, ...table.extra, { name: 'value', type: 'bytea' }];
+    const names = columns.map((column) => column.name).join(', ');
+    const arrays = columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
+    const keyList = table.key.map((column) => column.name).join(', ');
+    const updates = [...table.extra, { name: 'value' }]
+      .map(({ name }) => `${name} = excluded.${name}`)
+      .join(', ');
+    text = `insert into ${table.name} (${names}) select * from unnest(${arrays}) on conflict (${keyList}) do update set ${updates}`;
+    upsertTexts.set(table, text);
+  }
+  return text;
+}
+
+function deleteText(table: Table): string {
+  let text = deleteTexts.get(table);
+  if (text === undefined) {
+    const keyList = table.key.map((column) => column.name).join(', ');
+    const arrays = table.key.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
+    text = `delete from ${table.name} where (${keyList}) in (select * from unnest(${arrays}))`;
+    deleteTexts.set(table, text);
+  }
+  return text;
 }
 
 function upsertStatements(
@@ -127,21 +168,29 @@ function upsertStatements(
   table: Table,
   rows: readonly RowValues[],
 ): PendingQuery<Row[]>[] {
-  const columns = [...table.key, ...table.extra].map((column) => column.name);
-  columns.push('value');
-  const keyList = table.key.map((column) => column.name).join(', ');
-  const updates = [...table.extra.map((column) => column.name), 'value']
-    .map((name) => `${name} = excluded.${name}`)
-    .join(', ');
-  return chunks(rows, columns.length).map((chunk) => {
-    const objects = chunk.map((row) => {
-      const object: Record<string, string | number | Uint8Array> = {};
-      for (let column = 0; column < columns.length; column++)
-        object[columns[column] as string] = row[column] as never;
-      return object;
-    });
-    return tx`insert into ${tx(table.name)} ${tx(objects, columns)} on conflict (${tx.unsafe(keyList)}) do update set ${tx.unsafe(updates)}`;
+  const valueColumn = table.key.length + table.extra.length;
+  return chunks(rows).map((chunk) => {
+    const parameters: unknown[] = [];
+    for (let column = 0; column < valueColumn; column++) parameters.push(chunk.map((row) => row[column]));
+    parameters.push(byteaArrayLiteral(chunk, valueColumn));
+    return tx.unsafe(upsertText(table), parameters as never, PREPARED);
   });
+}
+
+/**
+ * A `bytea[]` parameter in PostgreSQL's text form, `{"\\x0a1b…",…}`: postgres.js types an array
+ * of buffers as one `bytea`, and hex needs no escaping inside the quotes beyond the doubled backslash.
+ */
+function byteaArrayLiteral(rows: readonly RowValues[], column: number): string {
+  let literal = '{';
+  for (let index = 0; index < rows.length; index++) {
+    const bytes = rows[index]?.[column] as Uint8Array;
+    const hex = (
+      Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    ).toString('hex');
+    literal += index === 0 ? `"\\\\x${hex}"` : `,"\\\\x${hex}"`;
+  }
+  return `${literal}}`;
 }
 
 function deleteStatements(
@@ -149,13 +198,11 @@ function deleteStatements(
   table: Table,
   keys: readonly RowValues[],
 ): PendingQuery<Row[]>[] {
-  const keyList = table.key.map((column) => column.name).join(', ');
-  const arrays = table.key.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
-  const text = `delete from ${table.name} where (${keyList}) in (select * from unnest(${arrays}))`;
-  return chunks(keys, table.key.length).map((chunk) =>
+  return chunks(keys).map((chunk) =>
     tx.unsafe(
-      text,
-      table.key.map((_, index) => chunk.map((key) => key[index]) as never),
+      deleteText(table),
+      table.key.map((_, index) => chunk.map((key) => key[index])) as never,
+      PREPARED,
     ),
   );
 }
@@ -163,7 +210,7 @@ function deleteStatements(
 /** Retention's conditional deletes: id-index entries and history rows that name the expired message. */
 function expireStatements(tx: TransactionSql, expired: readonly ExpiredMessage[]): PendingQuery<Row[]>[] {
   const statements: PendingQuery<Row[]>[] = [];
-  for (const chunk of chunks(expired, 3)) {
+  for (const chunk of chunks(expired)) {
     const ids = chunk.map((message) => message.messageId);
     const topics = chunk.map((message) => message.topic);
     const offsets = chunk.map((message) => message.offset);
