@@ -1,5 +1,7 @@
+import type { BenchStore } from '../bench-store.js';
+
 /** The workloads `pnpm bench:profile` can profile, one per run. */
-export const PROFILED_WORKLOADS = ['w2', 'w2s', 'w3', 'w4'] as const;
+export const PROFILED_WORKLOADS = ['w1', 'w2', 'w2s', 'w3', 'w4'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
 export interface ProfileArgs {
@@ -8,6 +10,8 @@ export interface ProfileArgs {
   readonly heap: boolean;
   /** Functions listed per table (`--top N`). */
   readonly top: number;
+  /** Where the profiled broker keeps its state (`--store lmdb|postgres`). */
+  readonly store: BenchStore;
 }
 
 /** Thrown on a command line `pnpm bench:profile` cannot run; the message says what was wrong. */
@@ -20,11 +24,12 @@ export class ProfileArgsError extends Error {
 
 const MAX_TOP = 200;
 
-/** `pnpm bench:profile <w2|w2s|w3|w4> [--heap] [--top N]`, case-insensitive. */
+/** `pnpm bench:profile <w1|w2|w2s|w3|w4> [--heap] [--top N] [--store lmdb|postgres]`, case-insensitive. */
 export function parseProfileArgs(argv: readonly string[]): ProfileArgs {
   let workload: ProfiledWorkload | undefined;
   let heap = false;
   let top = 25;
+  let store: BenchStore = 'lmdb';
   for (let i = 0; i < argv.length; i++) {
     const arg = (argv[i] ?? '').toLowerCase();
     if (arg === '--heap') {
@@ -37,17 +42,23 @@ export function parseProfileArgs(argv: readonly string[]): ProfileArgs {
           `--top takes a whole number from 1 to ${MAX_TOP}, not ${value ?? 'nothing'}`,
         );
       }
+    } else if (arg === '--store' || arg.startsWith('--store=')) {
+      const value = arg === '--store' ? argv[++i]?.toLowerCase() : arg.slice('--store='.length);
+      if (value !== 'lmdb' && value !== 'postgres') {
+        throw new ProfileArgsError(`--store takes lmdb or postgres, not ${value ?? 'nothing'}`);
+      }
+      store = value;
     } else if ((PROFILED_WORKLOADS as readonly string[]).includes(arg)) {
       if (workload !== undefined) throw new ProfileArgsError('name one workload per run');
       workload = arg as ProfiledWorkload;
     } else {
       throw new ProfileArgsError(
-        `unknown argument ${argv[i]}: expected a workload (${PROFILED_WORKLOADS.join(', ')}), --heap or --top N`,
+        `unknown argument ${argv[i]}: expected a workload (${PROFILED_WORKLOADS.join(', ')}), --heap, --top N or --store lmdb|postgres`,
       );
     }
   }
   if (workload === undefined) {
     throw new ProfileArgsError(`name the workload to profile: ${PROFILED_WORKLOADS.join(', ')}`);
   }
-  return { workload, heap, top };
+  return { workload, heap, top, store };
 }

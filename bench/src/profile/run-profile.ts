@@ -3,6 +3,7 @@ import { Session } from 'node:inspector/promises';
 import { dirname, join, relative } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { stopBenchStore, useBenchStore } from '../bench-store.js';
 import type { MeasuredWindow } from '../measured-window.js';
 import {
   type BenchProcess,
@@ -11,6 +12,7 @@ import {
   type EventLoopDelay,
   startBrokerProcess,
 } from '../processes.js';
+import { ricochetW1, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { ricochetW2, W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { ricochetW2s, W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { ricochetW3, W3_MESSAGES } from '../workloads/w3-latency.js';
@@ -26,8 +28,8 @@ import {
 import { type ProfileArgs, ProfileArgsError, parseProfileArgs } from './profile-args.js';
 
 /**
- * `pnpm bench:profile <w2|w2s|w3|w4> [--heap] [--top N]`: one workload against the broker (over
- * WebSocket), with V8's profiler on the broker and on the client process over the measured window
+ * `pnpm bench:profile <w1|w2|w2s|w3|w4> [--heap] [--top N] [--store lmdb|postgres]`: one workload
+ * against the broker (over WebSocket, on the chosen store), with V8's profiler on the broker and on the client process over the measured window
  * only, and, over the same window, both event loops' delay and both processes' CPU time per
  * message. Prints where the time (with `--heap`, the allocation) went and how long each event loop
  * was held at a time; writes the profiles under bench/profiles/ for DevTools (Performance or
@@ -134,7 +136,12 @@ let messages: number;
 let brokerLoop: EventLoopDelay | undefined;
 let outcome: string;
 const { window, readings } = profilingWindow(args.workload !== 'w3');
+useBenchStore(args.store);
 switch (args.workload) {
+  case 'w1':
+    messages = W1_MESSAGES;
+    outcome = `${Math.round(await ricochetW1('ws', W1_MESSAGES, { window, profile }))} msg/s`;
+    break;
   case 'w2':
     messages = W2_MESSAGES;
     outcome = `${Math.round(await ricochetW2('ws', { window, profile }))} msg/s`;
@@ -159,6 +166,7 @@ switch (args.workload) {
     break;
   }
 }
+await stopBenchStore();
 
 const seen = readings();
 brokerLoop ??= seen.brokerLoop;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
+import type { RicochetRunOptions } from '../measured-window.js';
 import { rate, runPool } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
@@ -33,12 +34,19 @@ export async function runW1(): Promise<{
 }
 
 /**
- * One transport's W1 on a fresh broker. `http` is the HTTP transport on the main port: the same
+ * One transport's W1 on a fresh broker (profiled over the measured sends when `options` say so). `http` is the HTTP transport on the main port: the same
  * producer, each send one `POST /v1/frames` (fetch keeps its connections alive).
  */
-async function ricochetW1(transport: BenchTransport | 'http', messages = W1_MESSAGES): Promise<number> {
+export async function ricochetW1(
+  transport: BenchTransport | 'http',
+  messages = W1_MESSAGES,
+  options: RicochetRunOptions = {},
+): Promise<number> {
   {
-    await using broker = await startBrokerProcess();
+    await using broker = await startBrokerProcess([], {
+      eventLoopProbe: options.window !== undefined,
+      profile: options.profile,
+    });
     const endpoint =
       transport === 'http' ? broker.endpointFor('ws').replace(/^ws/, 'http') : broker.endpointFor(transport);
     const producer = new Producer({ endpoint });
@@ -48,9 +56,11 @@ async function ricochetW1(transport: BenchTransport | 'http', messages = W1_MESS
       IN_FLIGHT,
       async () => void (await producer.send({ topic: 'warm-up', body: BODY })),
     );
+    await options.window?.begin(broker);
     const startedAt = performance.now();
     await runPool(messages, IN_FLIGHT, async () => void (await producer.send({ topic: 'w1', body: BODY })));
     const ricochet = rate(messages, startedAt);
+    await options.window?.end(broker);
     await producer.close();
     return ricochet;
   }

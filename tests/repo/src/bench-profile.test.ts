@@ -112,16 +112,27 @@ describe('summarizeHeapProfile', () => {
 
 describe('parseProfileArgs', () => {
   it('takes one workload, --heap and --top N', () => {
-    expect(parseProfileArgs(['W3'])).toEqual({ workload: 'w3', heap: false, top: 25 });
-    expect(parseProfileArgs(['--heap', 'w2', '--top', '5'])).toEqual({ workload: 'w2', heap: true, top: 5 });
+    expect(parseProfileArgs(['W3'])).toEqual({ workload: 'w3', heap: false, top: 25, store: 'lmdb' });
+    expect(parseProfileArgs(['--heap', 'w2', '--top', '5'])).toEqual({
+      workload: 'w2',
+      heap: true,
+      top: 5,
+      store: 'lmdb',
+    });
     expect(parseProfileArgs(['--top=40', 'w4']).top).toBe(40);
-    expect(PROFILED_WORKLOADS).toEqual(['w2', 'w2s', 'w3', 'w4']);
+    expect(parseProfileArgs(['w1', '--store', 'Postgres']).store).toBe('postgres');
+    expect(parseProfileArgs(['--store=postgres', 'w2']).store).toBe('postgres');
+    expect(PROFILED_WORKLOADS).toEqual(['w1', 'w2', 'w2s', 'w3', 'w4']);
   });
 
-  it.each([[[]], [['w2', 'w3']], [['w1']], [['w2', '--top', '0']], [['w2', '--runs', '3']]])(
-    'refuses %j',
-    (argv) => {
-      expect(() => parseProfileArgs(argv)).toThrow(ProfileArgsError);
-    },
-  );
+  it.each([
+    [[]],
+    [['w2', 'w3']],
+    [['w5']],
+    [['w2', '--store', 'sqlite']],
+    [['w2', '--top', '0']],
+    [['w2', '--runs', '3']],
+  ])('refuses %j', (argv) => {
+    expect(() => parseProfileArgs(argv)).toThrow(ProfileArgsError);
+  });
 });
