@@ -190,7 +190,9 @@ export async function startBrokerProcess(
       ...(extraArgs.includes('--store') ? [] : await storeArgs()),
       ...extraArgs,
     ],
-    /ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
+    // "listening on", not "standing by on …": on PostgreSQL a broker relays as a standby until it
+    // holds the store's lease, even on a fresh database.
+    /(?<=listening on )ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
     [
       ...(eventLoopProbe ? ['--import', pathToFileURL(EVENT_LOOP_PROBE).href] : []),
