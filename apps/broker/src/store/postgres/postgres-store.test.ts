@@ -221,6 +221,65 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('closes a batch gathering behind a transaction in flight at the end of the turn that took it past 2,048 writes', async () => {
+    const { open, url } = await freshDatabase();
+    const store = await open();
+    await store.appendMessage(message('a', 0));
+    // Another session holds the lease row's lock: the next transaction waits at its fence while
+    // later turns gather behind it.
+    const blocker = postgres(url, { max: 1, onnotice: () => {} });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const lockHeld = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holding = blocker.begin(async (tx) => {
+      await tx`select 1 from ricochet_lease where id = 1 for update`;
+      locked();
+      await released;
+    });
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      await lockHeld;
+      const inFlight = store.appendMessage(message('a', 1));
+      await nextTurn();
+      let offset = 2;
+      const turn = (count: number) => {
+        let last: Promise<void> = Promise.resolve();
+        for (let end = offset + count; offset < end; offset++)
+          last = store.appendMessage(message('a', offset));
+        return last;
+      };
+      const second = turn(1_500);
+      await nextTurn();
+      const third = turn(1_500); // 3,000 writes gathered: closed at this turn's end
+      await nextTurn();
+      const fourth = turn(10);
+      const settled: string[] = [];
+      for (const [name, written] of [
+        ['second', second],
+        ['third', third],
+        ['fourth', fourth],
+      ] as const) {
+        void written.then(() => settled.push(name));
+      }
+      release();
+      await inFlight;
+      await third;
+      // The second and third turns committed together; the fourth needs a transaction of its own.
+      expect(settled).toEqual(['second', 'third']);
+      await fourth;
+      expect(store.readMessages('a', 0, 5_000)).toHaveLength(3_012);
+    } finally {
+      release();
+      await holding;
+      await blocker.end({ timeout: 5 });
+    }
+  }, 30_000);
+
   it('sends a transaction again when its connection dropped, and commits later ones after it, in order', async () => {
     const { open, sql } = await freshDatabase();
     const store = await open();

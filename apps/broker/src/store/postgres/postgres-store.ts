@@ -25,9 +25,9 @@ import { toStoredGroup } from '../schema/stored-group.js';
 import { toStoredTopic } from '../schema/stored-topic.js';
 import { loadMirror } from './mirror-load.js';
 import { preparePostgresSchema } from './postgres-schema.js';
-import type { TableName } from './postgres-tables.js';
+import type { RowValues, TableName } from './postgres-tables.js';
 import { type LeaseHolder, StoreLease } from './store-lease.js';
-import type { MirrorWrite, RowValues } from './write-batch.js';
+import type { MirrorWrite } from './write-batch.js';
 import { WritePipeline } from './write-pipeline.js';
 
 /** Options of {@link openPostgresStore}. */

@@ -15,6 +15,9 @@ export interface Column {
   readonly type: 'text' | 'bigint' | 'bytea';
 }
 
+/** One row as written: the key columns, the extra columns, then the packed value. */
+export type RowValues = readonly (string | number | Uint8Array)[];
+
 /** A table of records: key columns first, then any column written beside the value. */
 export interface Table {
   readonly name: string;

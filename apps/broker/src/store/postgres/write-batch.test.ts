@@ -1,5 +1,6 @@
 import type { TransactionSql } from 'postgres';
 import { describe, expect, it } from 'vitest';
+import type { BrokerStore } from '../broker-store.js';
 import { WriteBatch } from './write-batch.js';
 
 /** A transaction that records the statements a batch would send, instead of sending them. */
@@ -34,13 +35,23 @@ describe('WriteBatch', () => {
     expect(large.sent).toHaveLength(1);
     expect(large.sent[0]?.text).toBe(small.sent[0]?.text);
     expect(large.sent[0]?.parameters).toHaveLength(3);
-    expect(large.sent[0]?.parameters[1]).toEqual(Array.from({ length: 1_000 }, (_, offset) => offset));
+    expect(large.sent[0]?.parameters[1]).toBe(
+      `{${Array.from({ length: 1_000 }, (_, offset) => offset).join(',')}}`,
+    );
   });
 
-  it('writes values as a bytea[] literal, each element in hex', () => {
+  it('writes each column as an array literal: text quoted and escaped, values in hex', () => {
     const { tx, sent } = recordingTransaction();
-    batchOfMessages(2).statements(tx);
-    expect(sent[0]?.parameters[2]).toBe('{"\\\\x005c22","\\\\x015c22"}');
+    const batch = new WriteBatch();
+    batch.put('messages', ['plain', 0, Uint8Array.of(0x00, 0x5c, 0x22)], async () => {});
+    batch.put('messages', ['a"b\\c', 1, Uint8Array.of(0xff)], async () => {});
+    batch.put('messages', ['', 2, Uint8Array.of()], async () => {});
+    batch.statements(tx);
+    expect(sent[0]?.parameters).toEqual([
+      '{"plain","a\\"b\\\\c",""}',
+      '{0,1,2}',
+      '{"\\\\x005c22","\\\\xff","\\\\x"}',
+    ]);
   });
 
   it('splits a batch past 5,000 rows into statements of the same text', () => {
@@ -48,6 +59,36 @@ describe('WriteBatch', () => {
     batchOfMessages(5_001).statements(tx);
     expect(sent).toHaveLength(2);
     expect(sent[1]?.text).toBe(sent[0]?.text);
-    expect(sent[1]?.parameters[1]).toEqual([5_000]);
+    expect(sent[1]?.parameters[1]).toBe('{5000}');
+  });
+
+  it('replays a committed batch on the local copy in call order, yielding the loop once a turn took 1 ms', async () => {
+    const applied: number[] = [];
+    const batch = new WriteBatch();
+    for (let index = 0; index < 200; index++) {
+      batch.put('topics', [`t${index}`, Uint8Array.of(index)], async () => void applied.push(index));
+    }
+    const mirror = {} as BrokerStore;
+    let appliedWhenLoopRan = -1;
+    setImmediate(() => {
+      appliedWhenLoopRan = applied.length;
+    });
+    let now = 0;
+    // Each reading of the clock (one per 64 writes) finds another millisecond gone.
+    await batch.applyTo(mirror, () => now++);
+    expect(appliedWhenLoopRan).toBe(64);
+    expect(applied).toEqual(Array.from({ length: 200 }, (_, index) => index));
+
+    const quick = new WriteBatch();
+    let quickApplied = 0;
+    for (let index = 0; index < 200; index++)
+      quick.put('topics', [`t${index}`, Uint8Array.of(1)], async () => void quickApplied++);
+    let quickWhenLoopRan = -1;
+    setImmediate(() => {
+      quickWhenLoopRan = quickApplied;
+    });
+    await quick.applyTo(mirror, () => 0);
+    expect(quickWhenLoopRan).toBe(-1);
+    expect(quickApplied).toBe(200);
   });
 });

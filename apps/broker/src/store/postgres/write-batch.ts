@@ -1,10 +1,8 @@
 import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type { ExpiredMessage } from '../records.js';
-import { type Column, TABLES, type Table, type TableName } from './postgres-tables.js';
-
-/** One row as written: the key columns, the extra columns, then the packed value. */
-export type RowValues = readonly (string | number | Uint8Array)[];
+import { arrayLiteral } from './array-literal.js';
+import { type Column, type RowValues, TABLES, type Table, type TableName } from './postgres-tables.js';
 
 /** A queued change to the store's local copy, replayed in call order once the transaction committed. */
 export type MirrorWrite = (mirror: BrokerStore) => Promise<void>;
@@ -14,6 +12,11 @@ export type MirrorWrite = (mirror: BrokerStore) => Promise<void>;
  * of one parameter (a message row's value is about 0.6 KB in hex), not their number.
  */
 const MAX_ROWS = 5_000;
+
+/** How long one turn of replaying a committed batch on the local copy may hold the loop, in ms. */
+export const REPLAY_TURN_BUDGET_MS = 1;
+/** Writes replayed between two readings of the clock. */
+const REPLAY_CLOCK_EVERY = 64;
 
 /**
  * The writes of one transaction: every write queued since the previous transaction started, so
@@ -89,9 +92,25 @@ export class WriteBatch {
     return statements;
   }
 
-  /** Replay the batch on the local copy, in call order. */
-  applyTo(mirror: BrokerStore): void {
-    for (const write of this.#mirrorWrites) void write(mirror);
+  /**
+   * Replay the batch on the local copy, in call order, at most {@link REPLAY_TURN_BUDGET_MS} per
+   * event turn: a batch gathered while a transaction was in flight can hold tens of thousands of
+   * writes, and replaying it in one go held the loop for tens of ms. Reads in between may see part
+   * of the batch: all of it committed already (rule 4); the engine waits for the promises, which
+   * resolve once the whole batch is on the copy.
+   */
+  async applyTo(mirror: BrokerStore, workClock: () => number = () => performance.now()): Promise<void> {
+    const writes = this.#mirrorWrites;
+    let turnStartedAt = workClock();
+    for (let index = 0; index < writes.length; index++) {
+      void writes[index]?.(mirror);
+      if ((index + 1) % REPLAY_CLOCK_EVERY === 0 && index + 1 < writes.length) {
+        if (workClock() - turnStartedAt >= REPLAY_TURN_BUDGET_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          turnStartedAt = workClock();
+        }
+      }
+    }
   }
 
   #rowsOf(table: TableName): Map<string, RowValues | null> {
@@ -136,10 +155,15 @@ const PREPARED = { prepare: true } as const;
 const upsertTexts = new Map<Table, string>();
 const deleteTexts = new Map<Table, string>();
 
+/** A row's columns as written: the key, the extra columns, then the packed value. */
+function rowColumns(table: Table): Column[] {
+  return [...table.key, ...table.extra, { name: 'value', type: 'bytea' }];
+}
+
 function upsertText(table: Table): string {
   let text = upsertTexts.get(table);
   if (text === undefined) {
-    const columns: Column[] = [...table.key, ...table.extra, { name: 'value', type: 'bytea' }];
+    const columns = rowColumns(table);
     const names = columns.map((column) => column.name).join(', ');
     const arrays = columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
     const keyList = table.key.map((column) => column.name).join(', ');
@@ -168,29 +192,14 @@ function upsertStatements(
   table: Table,
   rows: readonly RowValues[],
 ): PendingQuery<Row[]>[] {
-  const valueColumn = table.key.length + table.extra.length;
-  return chunks(rows).map((chunk) => {
-    const parameters: unknown[] = [];
-    for (let column = 0; column < valueColumn; column++) parameters.push(chunk.map((row) => row[column]));
-    parameters.push(byteaArrayLiteral(chunk, valueColumn));
-    return tx.unsafe(upsertText(table), parameters as never, PREPARED);
-  });
-}
-
-/**
- * A `bytea[]` parameter in PostgreSQL's text form, `{"\\x0a1b…",…}`: postgres.js types an array
- * of buffers as one `bytea`, and hex needs no escaping inside the quotes beyond the doubled backslash.
- */
-function byteaArrayLiteral(rows: readonly RowValues[], column: number): string {
-  let literal = '{';
-  for (let index = 0; index < rows.length; index++) {
-    const bytes = rows[index]?.[column] as Uint8Array;
-    const hex = (
-      Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    ).toString('hex');
-    literal += index === 0 ? `"\\\\x${hex}"` : `,"\\\\x${hex}"`;
-  }
-  return `${literal}}`;
+  const columns = rowColumns(table);
+  return chunks(rows).map((chunk) =>
+    tx.unsafe(
+      upsertText(table),
+      columns.map((column, index) => arrayLiteral(column, chunk, index)),
+      PREPARED,
+    ),
+  );
 }
 
 function deleteStatements(
@@ -201,7 +210,7 @@ function deleteStatements(
   return chunks(keys).map((chunk) =>
     tx.unsafe(
       deleteText(table),
-      table.key.map((_, index) => chunk.map((key) => key[index])) as never,
+      table.key.map((column, index) => arrayLiteral(column, chunk, index)),
       PREPARED,
     ),
   );

@@ -3,6 +3,14 @@ import type { BrokerStore } from '../broker-store.js';
 import { isFenced, type StoreLease } from './store-lease.js';
 import { WriteBatch } from './write-batch.js';
 
+/**
+ * Writes past which a batch gathering behind a transaction in flight is closed at the end of its
+ * turn, the next turns' writes going into another: a transaction of tens of thousands of rows took
+ * its 20–30 ms event-loop task to encode and bind, and as long to replay. A single turn's writes
+ * are never split (the seam's rule 2), so one turn may still make a larger batch.
+ */
+export const MAX_BATCH_WRITES = 2_048;
+
 /** One transaction's writes and the promise every one of them returns. */
 export interface QueuedBatch {
   readonly writes: WriteBatch;
@@ -46,7 +54,9 @@ export class WritePipeline {
   #inFlight: QueuedBatch | undefined;
   /** The last batch queued, sent or not: what {@link committed} waits for. */
   #last: Promise<void> = Promise.resolve();
-  #startScheduled = false;
+  #turnEndPlanned = false;
+  /** Batches closed and waiting for the transaction in flight, oldest first. */
+  readonly #closed: QueuedBatch[] = [];
   /** When the last renewal that succeeded was sent (a write transaction renews too). */
   #renewedAt = Date.now();
   /** A heartbeat query is out. */
@@ -69,9 +79,12 @@ export class WritePipeline {
     return this.#lost;
   }
 
-  /** The batch of this turn, opened (and its send planned) by the turn's first write. */
+  /** The batch of this turn: the one gathering, or a new one; either way its turn's end is planned. */
   batch(): QueuedBatch {
-    if (this.#gathering) return this.#gathering;
+    if (this.#gathering) {
+      this.#planTurnEnd();
+      return this.#gathering;
+    }
     // Given up: every write fails at once, all on one failed batch (reported once).
     if (this.#lost !== undefined) {
       this.#refused ??= this.#failedBatch(this.#lost);
@@ -80,7 +93,7 @@ export class WritePipeline {
     const batch = newBatch();
     this.#gathering = batch;
     this.#last = batch.done;
-    this.#planSend();
+    this.#planTurnEnd();
     return batch;
   }
 
@@ -114,22 +127,34 @@ export class WritePipeline {
   }
 
   /**
-   * Send the gathered batch at the end of the turn (a `setImmediate`, as lmdb-js does): never
-   * from a promise callback, which could split one turn's writes across two transactions.
+   * At the end of the turn (a `setImmediate`, as lmdb-js does; never a promise callback, which
+   * could split one turn's writes across two transactions), the gathering batch is closed when no
+   * transaction is in flight, or when it holds {@link MAX_BATCH_WRITES} writes; closed batches are
+   * sent one after another. Otherwise the next turn's writes join it (group commit).
    */
-  #planSend(): void {
-    if (this.#startScheduled || this.#inFlight) return;
-    this.#startScheduled = true;
+  #planTurnEnd(): void {
+    if (this.#turnEndPlanned) return;
+    this.#turnEndPlanned = true;
     setImmediate(() => {
-      this.#startScheduled = false;
+      this.#turnEndPlanned = false;
       const batch = this.#gathering;
-      if (!batch || this.#inFlight) return;
-      this.#gathering = undefined;
-      this.#inFlight = batch;
-      void this.#send(batch).finally(() => {
-        this.#inFlight = undefined;
-        if (this.#gathering) this.#planSend();
-      });
+      if (batch && (!this.#inFlight || batch.writes.size >= MAX_BATCH_WRITES)) {
+        this.#gathering = undefined;
+        this.#closed.push(batch);
+      }
+      this.#sendNext();
+    });
+  }
+
+  /** Send the oldest closed batch, unless a transaction is in flight (its end sends the next). */
+  #sendNext(): void {
+    const batch = this.#inFlight ? undefined : this.#closed.shift();
+    if (!batch) return;
+    this.#inFlight = batch;
+    void this.#send(batch).finally(() => {
+      this.#inFlight = undefined;
+      if (this.#closed.length > 0) this.#sendNext();
+      else if (this.#gathering) this.#planTurnEnd();
     });
   }
 
@@ -151,7 +176,7 @@ export class WritePipeline {
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 25 * 2 ** attempt)));
       }
     }
-    batch.writes.applyTo(mirror);
+    await batch.writes.applyTo(mirror);
     await mirror.committed();
     // The local copy no longer matches what committed: reads could miss what the engine dropped
     // from memory on this resolve. Safer to stop writing than to serve from it.
@@ -213,7 +238,8 @@ export class WritePipeline {
   #giveUp(error: unknown): void {
     if (this.#lost !== undefined) return;
     this.#lost = error;
-    // Writes gathered behind a transaction that hangs would wait for it: they fail now too.
+    // Writes waiting behind a transaction that hangs would wait for it: they fail now too.
+    for (const batch of this.#closed.splice(0)) this.#fail(batch, error);
     const gathering = this.#gathering;
     this.#gathering = undefined;
     if (gathering) this.#fail(gathering, error);
