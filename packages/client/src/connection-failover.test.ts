@@ -68,7 +68,7 @@ describe('several endpoints (failover)', () => {
     expect(recording.statuses).toMatchObject([
       { state: 'connecting' },
       { state: 'reconnecting', attempt: 2, delayMs: 5, error: { code: 'CONNECTION_CLOSED' } },
-      { state: 'connected', sessionId: 'session-1' },
+      { state: 'connected', sessionId: 'session-1', endpoint: live.endpoint },
     ]);
     const [, failed] = recording.statuses;
     expect(failed?.state === 'reconnecting' && failed.error?.message).toContain(dead);
@@ -89,7 +89,7 @@ describe('several endpoints (failover)', () => {
       { state: 'reconnecting', attempt: 2, delayMs: 5, error: { code: 'CONNECTION_CLOSED' } },
       { state: 'reconnecting', attempt: 3, delayMs: 10, error: { code: 503 } },
       { state: 'reconnecting', attempt: 4, delayMs: 20, error: { code: 'CONNECTION_CLOSED' } },
-      { state: 'connected', sessionId: 'session-1' },
+      { state: 'connected', sessionId: 'session-1', endpoint: live.endpoint },
     ]);
     expect(live.connectionCount).toBe(2);
     expect(connection.session?.endpoint).toBe(live.endpoint);
@@ -115,7 +115,7 @@ describe('several endpoints (failover)', () => {
       { state: 'disconnected', error: { code: 'CONNECTION_CLOSED' } },
       { state: 'reconnecting', attempt: 1 },
       { state: 'reconnecting', attempt: 2, error: { code: 'CONNECTION_CLOSED' } },
-      { state: 'connected', sessionId: 'session-1' },
+      { state: 'connected', sessionId: 'session-1', endpoint: b.endpoint },
     ]);
   });
 
@@ -127,7 +127,11 @@ describe('several endpoints (failover)', () => {
     for (const sessionNumber of [1, 2]) {
       const reconnected = nextStatus(connection, 'connected');
       a.dropAll();
-      expect(await reconnected).toEqual({ state: 'connected', sessionId: `session-${sessionNumber + 1}` });
+      expect(await reconnected).toEqual({
+        state: 'connected',
+        sessionId: `session-${sessionNumber + 1}`,
+        endpoint: a.endpoint,
+      });
     }
     expect(connection.session?.endpoint).toBe(a.endpoint);
     expect(a.sessions).toHaveLength(3);

@@ -37,7 +37,11 @@ describe('handshake', () => {
       maxBodyBytes: 1234,
       maxFrameBytes: 5678,
     });
-    expect(connection.currentStatus).toEqual({ state: 'connected', sessionId: 'session-1' });
+    expect(connection.currentStatus).toEqual({
+      state: 'connected',
+      sessionId: 'session-1',
+      endpoint: fake.endpoint,
+    });
     await connection.close();
     await recording.ended;
     expect(recording.statuses.map((status) => status.state)).toEqual(['connecting', 'connected', 'closed']);

@@ -6,7 +6,7 @@ describe('StatusFeed', () => {
     const feed = new StatusFeed();
     feed.publish({ state: 'connecting' });
     const first = feed.watch();
-    feed.publish({ state: 'connected', sessionId: 's1' });
+    feed.publish({ state: 'connected', sessionId: 's1', endpoint: 'ws://broker' });
     const second = feed.watch();
     feed.publish({ state: 'closed' });
     feed.publish({ state: 'connecting' });
@@ -15,7 +15,10 @@ describe('StatusFeed', () => {
       for await (const status of iterator) statuses.push(status);
       return statuses;
     };
-    expect(await seen(first)).toEqual([{ state: 'connected', sessionId: 's1' }, { state: 'closed' }]);
+    expect(await seen(first)).toEqual([
+      { state: 'connected', sessionId: 's1', endpoint: 'ws://broker' },
+      { state: 'closed' },
+    ]);
     expect(await seen(second)).toEqual([{ state: 'closed' }]);
     expect(await seen(feed.watch())).toEqual([]);
   });

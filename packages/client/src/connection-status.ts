@@ -6,7 +6,8 @@ import type { RicochetError } from '@ricochet/protocol';
  * - `disconnected`: no session and no attempt running: before `connect()`, or for a moment after
  *   a session dropped (`error` says why) until the reconnect loop starts.
  * - `connecting`: the first connect attempt is running.
- * - `connected`: a session is open (the broker sent `welcome`).
+ * - `connected`: a session is open (the broker sent `welcome`) on `endpoint`, the entry of the
+ *   `endpoint` option in use (with a list, where a failover went).
  * - `reconnecting`: waiting `delayMs` before connect attempt `attempt` (1-based), then running it;
  *   `error` says why the previous attempt or session failed.
  * - `closed`: final. `error` is set when the connection did not close on its owner's request,
@@ -17,7 +18,7 @@ import type { RicochetError } from '@ricochet/protocol';
 export type ConnectionStatus =
   | { readonly state: 'disconnected'; readonly error?: RicochetError }
   | { readonly state: 'connecting' }
-  | { readonly state: 'connected'; readonly sessionId: string }
+  | { readonly state: 'connected'; readonly sessionId: string; readonly endpoint: string }
   | {
       readonly state: 'reconnecting';
       readonly attempt: number;

@@ -293,7 +293,7 @@ export class Connection {
       onUnreadable: (description) => this.#router.unreadable(description),
       onClose: (event) => this.#onLinkClose(link, event),
     });
-    this.#setStatus({ state: 'connected', sessionId: welcome.sessionId });
+    this.#setStatus({ state: 'connected', sessionId: welcome.sessionId, endpoint });
     this.#requests.writeQueued(link);
     if (this.#sessionsOpened > 1) {
       for (const handler of this.#reconnectedHandlers) this.#runHandler(handler);
