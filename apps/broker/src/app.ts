@@ -1,4 +1,7 @@
 import { statfs } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerCounterRoutes } from './admin/counter-routes.js';
@@ -70,6 +73,16 @@ export interface Broker {
   readonly address: BrokerAddress | undefined;
   /** Listen on the configured host and port, and `tcpPort` when set (`0` picks a free port). */
   listen(): Promise<BrokerAddress>;
+  /**
+   * Serve connections that reached this broker's ports before it listened, as if they had just
+   * been accepted: a standby's relay holds them while no broker owns the store, and hands them
+   * over when this one takes it (`standby.ts`). `upgrade`: a WebSocket upgrade request not yet
+   * answered; `tcp`: a TCP socket, past its TLS handshake when TLS is on.
+   */
+  readonly adopt: {
+    upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+    tcp(socket: Socket): void;
+  };
   /**
    * Read the auth file again and put it in force (what `SIGHUP` does): open sessions are judged by
    * it from their next request. A bad file is refused and logged, and the one in force stays.
@@ -244,6 +257,15 @@ export async function buildBroker(
       const tcpUrl = `${tls === undefined ? 'tcp' : 'tls'}://${host}:${tcpPort}`;
       address = { host: config.host, port, url, tcpPort, tcpUrl, endpoints: [url, tcpUrl] };
       return address;
+    },
+    adopt: {
+      upgrade(request, socket, head) {
+        app.server.emit('upgrade', request, socket, head);
+      },
+      tcp(socket) {
+        if (tcpGateway === undefined) socket.destroy();
+        else tcpGateway.server.emit(tcpGateway.secure ? 'secureConnection' : 'connection', socket);
+      },
     },
     reloadAuth() {
       return access.reload();

@@ -68,8 +68,10 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  await standby?.close();
+  // The ports change hands: clients that were waiting for an owner are served by this broker.
+  await standby?.stopListening();
   const address = await broker.listen();
+  await standby?.handOver(broker);
   console.log(`ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(config)})`);
 
   let signals = 0;

@@ -1,17 +1,26 @@
+import { createServer } from 'node:http';
 import { WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { resolveBrokerConfig } from './config.js';
 import { startStandby } from './standby.js';
 
 describe('a broker standing by on a shared store', () => {
-  it('never relays to itself: once the lease row names it (it is loading the store), clients are told to come back', async () => {
+  it('never relays to itself: once the lease row names it (it is loading the store), clients wait and are handed to it', async () => {
     let owner: string | undefined;
     let closed = false;
+    let lookups = 0;
+    let lookedUpTwice: () => void = () => {};
+    const waiting = new Promise<void>((resolve) => {
+      lookedUpTwice = resolve;
+    });
     const standby = await startStandby(
       { ...resolveBrokerConfig({ host: '127.0.0.1', port: 0 }), store: 'postgres://unused/db' },
       {
-        find: async () => owner,
+        find: async () => {
+          if (++lookups === 2) lookedUpTwice();
+          return owner;
+        },
         findTcp: async () => undefined,
         close: async () => {
           closed = true;
@@ -24,10 +33,35 @@ describe('a broker standing by on a shared store', () => {
       // This broker took the lease: the row now advertises its own URL.
       owner = standby.relay.url;
       const client = new WebSocket(`${standby.relay.url}/v1/ws`, WEBSOCKET_SUBPROTOCOL);
-      const close = await new Promise<{ code: number; reason: string }>((resolve) =>
-        client.once('close', (code, reason) => resolve({ code, reason: String(reason) })),
+      const answered = new Promise<string>((resolve) => {
+        client.once('open', () => client.send('hello'));
+        client.once('message', (data) => resolve(String(data)));
+      });
+      // The client is held (the relay looks the owner up again) rather than relayed to itself...
+      await waiting;
+      // ...until this broker serves on the same port, and is handed the client.
+      await standby.stopListening();
+      const broker = createServer();
+      const sockets = new WebSocketServer({ noServer: true, handleProtocols: () => WEBSOCKET_SUBPROTOCOL });
+      broker.on('upgrade', (request, socket, head) =>
+        sockets.handleUpgrade(request, socket, head, (ws) =>
+          ws.on('message', () => ws.send('from the broker')),
+        ),
       );
-      expect(close).toEqual({ code: 1013, reason: expect.stringMatching(/no broker owns the store/) });
+      await new Promise<void>((resolve) => broker.listen(standby.config.port, '127.0.0.1', () => resolve()));
+      try {
+        await standby.handOver({
+          adopt: {
+            upgrade: (request, socket, head) => broker.emit('upgrade', request, socket, head),
+            tcp: (socket) => socket.destroy(),
+          },
+        });
+        expect(await answered).toBe('from the broker');
+      } finally {
+        client.terminate();
+        for (const ws of sockets.clients) ws.terminate();
+        await new Promise((resolve) => broker.close(resolve));
+      }
     } finally {
       await standby.close();
     }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { Broker } from './app.js';
 import { type BrokerConfig, maxFrameBytesOf } from './config.js';
 import { type StandbyRelay, startStandbyRelay } from './gateway/standby-relay.js';
 import { type StandbyTcpRelay, startStandbyTcpRelay } from './gateway/standby-tcp-relay.js';
@@ -12,7 +13,14 @@ export interface Standby {
   readonly tcpUrl: string | undefined;
   /** The config to build the broker with: the relay's port, and the URL to advertise. */
   readonly config: BrokerConfig;
-  /** Stop relaying and free the port, for the broker to listen on it. */
+  /**
+   * This broker owns the store: stop relaying (relayed clients reconnect, to it) and free the
+   * ports for the broker to listen on. Clients held while no owner could be reached stay held.
+   */
+  stopListening(): Promise<void>;
+  /** Give the held clients to `broker`, now listening on the same ports, and let go of the rest. */
+  handOver(broker: Pick<Broker, 'adopt'>): Promise<void>;
+  /** Stop relaying, free the ports, and close every client still held (the broker did not start). */
   close(): Promise<void>;
 }
 
@@ -79,6 +87,15 @@ export async function startStandby(
       port: webSocketRelay.port,
       advertiseUrl,
       ...(tcpRelay === undefined ? {} : { tcpPort: tcpRelay.port, advertiseTcpUrl }),
+    },
+    async stopListening() {
+      await webSocketRelay.stopListening();
+      await tcpRelay?.stopListening();
+    },
+    async handOver(broker) {
+      webSocketRelay.handOver(broker.adopt.upgrade);
+      tcpRelay?.handOver(broker.adopt.tcp);
+      await lookup.close();
     },
     async close() {
       await webSocketRelay.close();

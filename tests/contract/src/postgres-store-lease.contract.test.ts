@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBroker } from '@ricochet/broker';
+import type { ConnectionStatus } from '@ricochet/client';
+import { Producer } from '@ricochet/producer';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,6 +103,33 @@ describe('one PostgreSQL store shared by several brokers', () => {
     );
     const seen = await consumer.delivered(sent.length);
     expect(seen.map((delivery) => text(delivery.message.body)).sort()).toEqual([...sent].sort());
+  });
+
+  it('holds a client reconnecting during the takeover and serves it the moment the standby owns the store', async () => {
+    // A 3 s lease: the producer's first reconnect attempt (1 s after the drop, by its default
+    // backoff) comes well before the standby can own the store.
+    const store = await sharedStore();
+    const args = ['--store', store, '--store-lease-ms', '3000'];
+    await using owner = await startChildBroker(dataDir(), args);
+    await using standby = await startChildBroker(dataDir(), args, { until: /waiting as a standby/ });
+    await using producer = new Producer({ endpoint: standby.endpoint });
+    await producer.start();
+    await producer.send({ topic: 'orders', body: 'relayed to the first owner' });
+    const statuses: ConnectionStatus[] = [];
+    const watching = (async () => {
+      for await (const status of producer.status()) {
+        statuses.push(status);
+        if (status.state === 'connected' || status.state === 'closed') return;
+      }
+    })();
+    await owner.kill9();
+    await standby.listening(60_000);
+    await watching;
+    // Its first attempt was held, not refused: no second attempt, no grown backoff.
+    expect(statuses.map((status) => status.state)).toEqual(['disconnected', 'reconnecting', 'connected']);
+    expect(statuses[1]).toMatchObject({ attempt: 1 });
+    expect(statuses[2]).toMatchObject({ endpoint: standby.endpoint });
+    await producer.send({ topic: 'orders', body: 'stored by the new owner' });
   });
 
   it('refuses the writes of a paused owner once a standby took over, and the paused broker stops', async () => {

@@ -56,13 +56,17 @@ async function startEchoOwner(
   };
 }
 
-async function startRelay(findOwner: () => Promise<string | undefined>): Promise<StandbyRelay> {
+async function startRelay(
+  findOwner: () => Promise<string | undefined>,
+  ownerWaitMs?: number,
+): Promise<StandbyRelay> {
   const relay = await startStandbyRelay({
     host: '127.0.0.1',
     port: 0,
     // Above the 1 MiB frames (and their echoes) of the backpressure test.
     maxFrameBytes: 16 * 1024 * 1024,
     findOwner,
+    ...(ownerWaitMs === undefined ? {} : { ownerWaitMs }),
   });
   closers.push(() => relay.close());
   return relay;
@@ -133,14 +137,28 @@ describe('standby relay', () => {
     client.socket.close();
   }, 30_000); // 256 MiB through loopback twice, on a loaded 2-core machine: its own budget
 
-  it('closes a client with 1013 while no broker owns the store, so it reconnects', async () => {
-    const relay = await startRelay(async () => undefined);
+  it('holds a client while no owner can be reached, and relays it to the first that can', async () => {
+    const owner = await startEchoOwner();
+    // A takeover: first nobody, then an owner named whose listener is not up (refused), then the owner.
+    const answers = [undefined, undefined, 'ws://127.0.0.1:1', owner.url];
+    const relay = await startRelay(async () => (answers.length > 1 ? answers.shift() : answers[0]));
+    const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL, Buffer.from('hello'));
+    const received = client.received(1);
+    await client.opened;
+    expect(await received).toEqual(['echo:hello']);
+    client.socket.close();
+  });
+
+  it('closes a held client with 1013 once no broker owned the store within the wait, so it reconnects', async () => {
+    const relay = await startRelay(async () => undefined, 600);
+    const startedAt = performance.now();
     const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL);
     await client.opened;
     expect(await client.closed).toEqual({
       code: 1013,
       reason: expect.stringMatching(/no broker owns the store/),
     });
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(300);
   });
 
   it('refuses a client that does not offer ricochet.v1, as the broker does', async () => {
@@ -212,5 +230,39 @@ describe('standby relay', () => {
       findOwner: async () => undefined,
     });
     await again.close();
+  });
+
+  it('hands the upgrades it holds to the broker taking its port over, which answers them as its own', async () => {
+    const relay = await startRelay(async () => undefined);
+    let upgraded = false;
+    const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL, Buffer.from('hello'));
+    void client.opened.then(() => {
+      upgraded = true;
+    });
+    const received = client.received(1);
+    // Held: no owner, so the upgrade is not answered yet.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(upgraded).toBe(false);
+    await relay.stopListening();
+    // This broker now owns the store and listens on the same port.
+    const broker = createServer();
+    const sockets = new WebSocketServer({ noServer: true, handleProtocols: () => WEBSOCKET_SUBPROTOCOL });
+    sockets.on('connection', (socket) =>
+      socket.on('message', (data) => socket.send(Buffer.concat([Buffer.from('mine:'), data as Buffer]))),
+    );
+    broker.on('upgrade', (request, socket, head) =>
+      sockets.handleUpgrade(request, socket, head, (ws) => sockets.emit('connection', ws, request)),
+    );
+    await new Promise<void>((resolve) => broker.listen(relay.port, '127.0.0.1', () => resolve()));
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const ws of sockets.clients) ws.terminate();
+          broker.close(() => resolve());
+        }),
+    );
+    relay.handOver((request, socket, head) => broker.emit('upgrade', request, socket, head));
+    expect(await received).toEqual(['mine:hello']);
+    client.socket.close();
   });
 });

@@ -11,6 +11,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { TlsCredentials } from '../tls.js';
 import { CLOSE_CODES } from './close-codes.js';
 import { listenOn } from './listen-on.js';
+import { connectToOwner, OWNER_WAIT_MS } from './owner-wait.js';
 import { forwardHttp, STANDBY_OWN_PATHS } from './standby-http-forward.js';
 
 /** Options of {@link startStandbyRelay}. */
@@ -23,6 +24,8 @@ export interface StandbyRelayOptions {
   readonly maxFrameBytes: number;
   /** The owner's WebSocket URL, or `undefined` while no broker owns the store. */
   readonly findOwner: () => Promise<string | undefined>;
+  /** How long a client is held while no owner can be reached, in ms. @default OWNER_WAIT_MS (15 s) */
+  readonly ownerWaitMs?: number;
 }
 
 /** A standby broker's listener, until it owns the store. */
@@ -30,7 +33,18 @@ export interface StandbyRelay {
   readonly port: number;
   /** `ws://host:port` (`wss://` with TLS): where clients reach this broker. */
   readonly url: string;
-  /** Close every relayed connection (clients reconnect, to this broker once it serves) and stop listening. */
+  /**
+   * This broker took the store over: tell every relayed client to reconnect (to this broker) and
+   * free the port for the broker to listen on. Upgrades held while no owner could be reached stay
+   * held, for {@link handOver}.
+   */
+  stopListening(): Promise<void>;
+  /**
+   * Give every held upgrade to the broker now listening on this port (`accept`: its HTTP server's
+   * `upgrade` handling), as if the client had just connected to it.
+   */
+  handOver(accept: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void;
+  /** Stop listening, and close every relayed connection and held upgrade (clients reconnect). */
   close(): Promise<void>;
 }
 
@@ -55,19 +69,40 @@ const CLOSE_HANDSHAKE_MS = 250;
 /** WebSocket close codes a peer may not send on the wire (RFC 6455 §7.4.1): replaced when relayed. */
 const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
 
+/** A client's WebSocket upgrade, held (not answered yet) while no owner can be reached. */
+interface HeldUpgrade {
+  readonly request: IncomingMessage;
+  readonly socket: Duplex;
+  readonly head: Buffer;
+  /** Handed over to this broker, which now owns the store: the relay lets go of it. */
+  taken: boolean;
+}
+
+/** A client relayed to the owner. */
+interface RelayedPair {
+  readonly client: WebSocket;
+  readonly upstream: WebSocket;
+}
+
 /**
  * What a broker on a shared PostgreSQL store does while another owns it: it listens on its port and
  * relays every WebSocket client to the owner (DESIGN.md §9: any broker accepts any client), frame
  * for frame and untouched, so the owner authenticates, validates and answers as for a direct
- * client. While no broker owns the store (a takeover in progress) a client is closed with 1013, and
- * reconnects. Other HTTP requests (the admin API, the HTTP transport) are forwarded to the owner
+ * client. Other HTTP requests (the admin API, the HTTP transport) are forwarded to the owner
  * (`standby-http-forward.ts`), but `GET /healthz` and `/metrics` describe this process: 503
  * `standby`, so a load balancer sends clients to the owner and a scrape counts nothing twice.
  *
- * Not relayed: the TCP listener, which opens when this broker owns the store.
+ * The owner's connection is opened before the client's upgrade is answered. While no owner can
+ * be reached (a takeover in progress) the upgrade waits, for up to `ownerWaitMs`, and goes through
+ * as soon as one answers; after that it is answered and closed with 1013, and the client
+ * reconnects. When this broker is the one taking over, {@link StandbyRelay.handOver} gives the
+ * waiting upgrades to it instead.
+ *
+ * TCP clients have a relay of their own (`standby-tcp-relay.ts`).
  */
 export async function startStandbyRelay(options: StandbyRelayOptions): Promise<StandbyRelay> {
-  const pairs = new Set<{ readonly client: WebSocket; upstream: WebSocket | undefined }>();
+  const pairs = new Set<RelayedPair>();
+  const held = new Set<HeldUpgrade>();
   const sockets = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxFrameBytes,
@@ -94,6 +129,23 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
   const server: Server = options.tls
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, answerHttp)
     : createHttpServer(answerHttp);
+
+  const openUpstream = (owner: string) =>
+    new Promise<WebSocket | undefined>((resolve) => {
+      const upstream = new WebSocket(`${owner.replace(/\/+$/, '')}${WEBSOCKET_PATH}`, WEBSOCKET_SUBPROTOCOL, {
+        maxPayload: options.maxFrameBytes,
+      });
+      const failed = () => {
+        upstream.terminate();
+        resolve(undefined);
+      };
+      upstream.once('error', failed);
+      upstream.once('open', () => {
+        upstream.off('error', failed);
+        resolve(upstream);
+      });
+    });
+
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (new URL(request.url ?? '/', 'http://relay').pathname !== WEBSOCKET_PATH) {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n');
@@ -104,59 +156,85 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
       socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
       return;
     }
-    sockets.handleUpgrade(request, socket, head, (client) => relay(client));
+    const upgrade: HeldUpgrade = { request, socket, head, taken: false };
+    held.add(upgrade);
+    socket.on('error', () => socket.destroy());
+    void connectToOwner({
+      findOwner: options.findOwner,
+      connect: openUpstream,
+      waitMs: options.ownerWaitMs ?? OWNER_WAIT_MS,
+      gone: () => upgrade.taken || socket.destroyed,
+    }).then((upstream) => {
+      held.delete(upgrade);
+      if (upgrade.taken || socket.destroyed) {
+        upstream?.close(CLOSE_CODES.normalClosure);
+        return;
+      }
+      sockets.handleUpgrade(request, socket, head, (client) => {
+        if (upstream === undefined) {
+          client.close(CLOSE_CODES.tryAgainLater, 'no broker owns the store right now: reconnect');
+          return;
+        }
+        relay(client, upstream);
+      });
+    });
   });
 
-  const relay = (client: WebSocket) => {
-    const pair: { readonly client: WebSocket; upstream: WebSocket | undefined } = {
-      client,
-      upstream: undefined,
-    };
+  const relay = (client: WebSocket, upstream: WebSocket) => {
+    const pair: RelayedPair = { client, upstream };
     pairs.add(pair);
-    // Nothing more is read from the client until the owner's connection is open; what was already
-    // read (its `hello`, mostly) waits here.
-    const early: { data: RawData; binary: boolean }[] = [];
-    client.pause();
     client.on('message', (data, binary) => {
-      if (pair.upstream?.readyState === WebSocket.OPEN) forward(client, pair.upstream, data, binary);
-      else early.push({ data, binary });
+      if (upstream.readyState === WebSocket.OPEN) forward(client, upstream, data, binary);
     });
     client.on('close', () => {
       pairs.delete(pair);
-      pair.upstream?.close(CLOSE_CODES.normalClosure);
+      upstream.close(CLOSE_CODES.normalClosure);
     });
     client.on('error', () => client.terminate());
-    void options.findOwner().then((owner) => {
-      if (client.readyState !== WebSocket.OPEN) return;
-      if (owner === undefined) {
-        client.resume(); // to read its answer to the close
-        client.close(CLOSE_CODES.tryAgainLater, 'no broker owns the store right now: reconnect');
-        return;
-      }
-      const upstream = new WebSocket(`${owner.replace(/\/+$/, '')}${WEBSOCKET_PATH}`, WEBSOCKET_SUBPROTOCOL, {
-        maxPayload: options.maxFrameBytes,
-      });
-      pair.upstream = upstream;
-      upstream.on('open', () => {
-        for (const { data, binary } of early.splice(0)) forward(client, upstream, data, binary);
-        // Unless the early frames already filled the owner's side: its send callbacks resume then.
-        if (upstream.bufferedAmount <= HIGH_WATER_BYTES) client.resume();
-      });
-      upstream.on('message', (data, binary) => {
-        if (client.readyState === WebSocket.OPEN) forward(upstream, client, data, binary);
-      });
-      upstream.on('close', (code, reason) => {
-        const relayed = RESERVED_CLOSE_CODES.has(code) ? CLOSE_CODES.tryAgainLater : code;
-        client.resume(); // to read its answer to the close
-        if (client.readyState === WebSocket.OPEN) client.close(relayed, reason);
-      });
-      upstream.on('error', () => {
-        client.resume();
-        if (client.readyState === WebSocket.OPEN)
-          client.close(CLOSE_CODES.tryAgainLater, 'the store owner could not be reached: reconnect');
-        upstream.terminate();
-      });
+    upstream.on('message', (data, binary) => {
+      if (client.readyState === WebSocket.OPEN) forward(upstream, client, data, binary);
     });
+    upstream.on('close', (code, reason) => {
+      const relayed = RESERVED_CLOSE_CODES.has(code) ? CLOSE_CODES.tryAgainLater : code;
+      client.resume(); // to read its answer to the close
+      if (client.readyState === WebSocket.OPEN) client.close(relayed, reason);
+    });
+    upstream.on('error', () => {
+      client.resume();
+      if (client.readyState === WebSocket.OPEN)
+        client.close(CLOSE_CODES.tryAgainLater, 'the store owner could not be reached: reconnect');
+      upstream.terminate();
+    });
+  };
+
+  /** Resolves once the server closed: every connection it accepted ended, held upgrades included. */
+  let serverClosed: Promise<void> | undefined;
+
+  /** Tell relayed clients to reconnect, and stop listening (the upgrades still held stay held). */
+  const stopListening = async () => {
+    for (const pair of pairs) {
+      pair.client.resume(); // to read its answer to the close
+      pair.client.close(CLOSE_CODES.tryAgainLater, 'this broker now owns the store: reconnect');
+      pair.upstream.close(CLOSE_CODES.normalClosure);
+    }
+    if (serverClosed) return;
+    // The listening socket closes at once; the callback waits for every connection to end.
+    serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    // Clients get a moment to answer the close handshake, then are cut off.
+    const handshakes = [...sockets.clients].map(
+      (client) => new Promise<void>((resolve) => client.once('close', () => resolve())),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(handshakes),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_HANDSHAKE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const client of sockets.clients) client.terminate();
+    sockets.close();
   };
 
   const port = await listenOn(server, options.host, options.port);
@@ -164,29 +242,22 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
   return {
     port,
     url: `${options.tls ? 'wss' : 'ws'}://${host}:${port}`,
-    async close() {
-      for (const pair of pairs) {
-        pair.client.resume(); // to read its answer to the close
-        pair.client.close(CLOSE_CODES.tryAgainLater, 'this broker now owns the store: reconnect');
-        pair.upstream?.close(CLOSE_CODES.normalClosure);
+    stopListening,
+    handOver(accept) {
+      for (const upgrade of held) {
+        upgrade.taken = true;
+        accept(upgrade.request, upgrade.socket, upgrade.head);
       }
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      // Clients get a moment to answer the close handshake, then are cut off: the port must be free.
-      const handshakes = [...sockets.clients].map(
-        (client) => new Promise<void>((resolve) => client.once('close', () => resolve())),
-      );
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(handshakes),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, CLOSE_HANDSHAKE_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-      for (const client of sockets.clients) client.terminate();
-      sockets.close();
-      await closed;
+      held.clear();
+    },
+    async close() {
+      await stopListening();
+      for (const upgrade of held) {
+        upgrade.taken = true;
+        upgrade.socket.destroy();
+      }
+      held.clear();
+      await serverClosed;
     },
   };
 }

@@ -56,14 +56,33 @@ describe('standby TCP relay', () => {
     });
   });
 
-  it('closes a connection at once while no broker serves TCP, so the client reconnects', async () => {
+  it('holds a connection while no owner serves TCP, and pipes it to the first that does', async () => {
+    const owner = await startEchoOwner();
+    // A takeover: first nobody, then an owner named whose listener is not up (refused), then the owner.
+    const answers = [undefined, undefined, 'tcp://127.0.0.1:1', owner];
+    const relay = await startStandbyTcpRelay({
+      host: '127.0.0.1',
+      port: 0,
+      findOwner: async () => (answers.length > 1 ? answers.shift() : answers[0]),
+    });
+    closers.push(() => relay.close());
+    expect(await exchange(relay.port, 'held, then relayed', 18)).toEqual({
+      answer: 'held, then relayed',
+      ended: false,
+    });
+  });
+
+  it('closes a held connection once no owner served TCP within the wait, so the client reconnects', async () => {
     const relay = await startStandbyTcpRelay({
       host: '127.0.0.1',
       port: 0,
       findOwner: async () => undefined,
+      ownerWaitMs: 600,
     });
     closers.push(() => relay.close());
+    const startedAt = performance.now();
     expect(await exchange(relay.port, 'anyone?', 1)).toEqual({ answer: '', ended: true });
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(300);
   });
 
   it('on close, cuts relayed connections and frees its port', async () => {
@@ -81,5 +100,33 @@ describe('standby TCP relay', () => {
       findOwner: async () => undefined,
     });
     await again.close();
+  });
+
+  it('hands the connections it holds to the broker taking its port over, unread', async () => {
+    const relay = await startStandbyTcpRelay({
+      host: '127.0.0.1',
+      port: 0,
+      findOwner: async () => undefined,
+    });
+    closers.push(() => relay.close());
+    const answer = exchange(relay.port, 'hello before the takeover', 25);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await relay.stopListening();
+    // This broker now owns the store and listens on the same port: an echo.
+    const sockets = new Set<Socket>();
+    const broker = createServer((socket) => {
+      sockets.add(socket);
+      socket.pipe(socket);
+    });
+    await new Promise<void>((resolve) => broker.listen(relay.port, '127.0.0.1', () => resolve()));
+    closers.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          broker.close(() => resolve());
+        }),
+    );
+    relay.handOver((socket) => broker.emit('connection', socket));
+    expect(await answer).toEqual({ answer: 'hello before the takeover', ended: false });
   });
 });
