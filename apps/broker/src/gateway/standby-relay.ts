@@ -139,6 +139,8 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
         upstream.terminate();
         resolve(undefined);
       };
+      // An error between the open and the relay's own listeners must not go unhandled.
+      upstream.on('error', () => {});
       upstream.once('error', failed);
       upstream.once('open', () => {
         upstream.off('error', failed);
@@ -181,6 +183,11 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
   });
 
   const relay = (client: WebSocket, upstream: WebSocket) => {
+    if (upstream.readyState !== WebSocket.OPEN) {
+      // The owner went away between its open and the client's upgrade.
+      client.close(CLOSE_CODES.tryAgainLater, 'the store owner could not be reached: reconnect');
+      return;
+    }
     const pair: RelayedPair = { client, upstream };
     pairs.add(pair);
     client.on('message', (data, binary) => {

@@ -55,6 +55,8 @@ export async function startStandbyTcpRelay(options: StandbyTcpRelayOptions): Pro
         upstream.destroy();
         resolve(undefined);
       };
+      // An error between the connect and the relay's own listeners must not go unhandled.
+      upstream.on('error', () => {});
       upstream.once('error', failed);
       upstream.once(tls ? 'secureConnect' : 'connect', () => {
         upstream.off('error', failed);
