@@ -52,6 +52,7 @@ export async function startStandby(
       port: config.port,
       ...(tls ? { tls } : {}),
       maxFrameBytes: maxFrameBytesOf(config),
+      maxConnections: config.maxConnections,
       findOwner: async () => notSelf(await lookup.find()),
     });
     if (config.tcpPort !== undefined) {
@@ -59,6 +60,7 @@ export async function startStandby(
         host: config.host,
         port: config.tcpPort,
         ...(tls ? { tls } : {}),
+        maxConnections: config.maxConnections,
         findOwner: async () => notSelf(await lookup.findTcp()),
       });
     }

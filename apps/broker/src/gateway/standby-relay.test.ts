@@ -233,15 +233,22 @@ describe('standby relay', () => {
   });
 
   it('hands the upgrades it holds to the broker taking its port over, which answers them as its own', async () => {
-    const relay = await startRelay(async () => undefined);
+    let lookedUp: () => void = () => {};
+    const firstLookup = new Promise<void>((resolve) => {
+      lookedUp = resolve;
+    });
+    const relay = await startRelay(async () => {
+      lookedUp();
+      return undefined;
+    });
     let upgraded = false;
     const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL, Buffer.from('hello'));
     void client.opened.then(() => {
       upgraded = true;
     });
     const received = client.received(1);
-    // Held: no owner, so the upgrade is not answered yet.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Held: no owner, so the upgrade is not answered.
+    await firstLookup;
     expect(upgraded).toBe(false);
     await relay.stopListening();
     // This broker now owns the store and listens on the same port.
@@ -264,5 +271,29 @@ describe('standby relay', () => {
     relay.handOver((request, socket, head) => broker.emit('upgrade', request, socket, head));
     expect(await received).toEqual(['mine:hello']);
     client.socket.close();
+  });
+
+  it('answers 503 to an upgrade past maxConnections, counting the clients it holds', async () => {
+    let lookedUp: () => void = () => {};
+    const firstLookup = new Promise<void>((resolve) => {
+      lookedUp = resolve;
+    });
+    const relay = await startStandbyRelay({
+      host: '127.0.0.1',
+      port: 0,
+      maxFrameBytes: 1024,
+      maxConnections: 1,
+      findOwner: async () => {
+        lookedUp();
+        return undefined;
+      },
+    });
+    closers.push(() => relay.close());
+    const first = connect(relay.url, WEBSOCKET_SUBPROTOCOL);
+    first.socket.on('error', () => {});
+    // The first is held (no owner): the second finds the relay full.
+    await firstLookup;
+    await expect(connect(relay.url, WEBSOCKET_SUBPROTOCOL).opened).rejects.toThrow('HTTP 503');
+    first.socket.terminate();
   });
 });

@@ -6,7 +6,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
+import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { TlsCredentials } from '../tls.js';
 import { CLOSE_CODES } from './close-codes.js';
@@ -26,6 +26,11 @@ export interface StandbyRelayOptions {
   readonly findOwner: () => Promise<string | undefined>;
   /** How long a client is held while no owner can be reached, in ms. @default OWNER_WAIT_MS (15 s) */
   readonly ownerWaitMs?: number;
+  /**
+   * Clients relayed or held at once (the broker's `--max-connections`); past it an upgrade is
+   * answered `503`, as the broker answers it. @default no limit
+   */
+  readonly maxConnections?: number;
 }
 
 /** A standby broker's listener, until it owns the store. */
@@ -156,6 +161,19 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     const offered = String(request.headers['sec-websocket-protocol'] ?? '').split(',');
     if (!offered.some((name) => name.trim() === WEBSOCKET_SUBPROTOCOL)) {
       socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    if (held.size + pairs.size >= (options.maxConnections ?? Number.POSITIVE_INFINITY)) {
+      const body = JSON.stringify({
+        error: {
+          code: ERROR_CODES.BROKER_UNAVAILABLE.code,
+          name: 'BROKER_UNAVAILABLE',
+          message: `the broker relays ${options.maxConnections} connections (maxConnections)`,
+        },
+      });
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       return;
     }
     const upgrade: HeldUpgrade = { request, socket, head, taken: false };

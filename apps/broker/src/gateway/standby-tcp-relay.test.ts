@@ -103,14 +103,22 @@ describe('standby TCP relay', () => {
   });
 
   it('hands the connections it holds to the broker taking its port over, unread', async () => {
+    let lookedUp: () => void = () => {};
+    const firstLookup = new Promise<void>((resolve) => {
+      lookedUp = resolve;
+    });
     const relay = await startStandbyTcpRelay({
       host: '127.0.0.1',
       port: 0,
-      findOwner: async () => undefined,
+      findOwner: async () => {
+        lookedUp();
+        return undefined;
+      },
     });
     closers.push(() => relay.close());
     const answer = exchange(relay.port, 'hello before the takeover', 25);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Held: no owner to pipe it to.
+    await firstLookup;
     await relay.stopListening();
     // This broker now owns the store and listens on the same port: an echo.
     const sockets = new Set<Socket>();

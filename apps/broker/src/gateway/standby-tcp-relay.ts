@@ -14,6 +14,8 @@ export interface StandbyTcpRelayOptions {
   readonly findOwner: () => Promise<string | undefined>;
   /** How long a connection is held while no owner can be reached, in ms. @default OWNER_WAIT_MS (15 s) */
   readonly ownerWaitMs?: number;
+  /** Connections relayed or held at once (the broker's `--max-connections`); past it one is cut at once. @default no limit */
+  readonly maxConnections?: number;
 }
 
 /** A standby's TCP listener, until it owns the store. */
@@ -64,6 +66,11 @@ export async function startStandbyTcpRelay(options: StandbyTcpRelayOptions): Pro
       });
     });
   const relay = (client: Socket) => {
+    // `piped` holds both sockets of each relayed connection.
+    if (held.size + piped.size / 2 >= (options.maxConnections ?? Number.POSITIVE_INFINITY)) {
+      client.destroy();
+      return;
+    }
     // Frames are small and each is flushed at once, as the broker's own listener does: Nagle's
     // algorithm would hold them back tens of milliseconds against delayed ACKs.
     client.setNoDelay(true);
