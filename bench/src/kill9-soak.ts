@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { dlqTopicOf } from '@ricochet/protocol';
-import { type KillableBroker, startKillableBroker } from './processes.js';
+import { stopBenchStore, useBenchStore } from './bench-store.js';
 import {
   accountSoak,
   type DownInterval,
@@ -12,17 +9,19 @@ import {
 } from './soak/accounting.js';
 import { RETRY_GROUP, SOAK_TOPIC, SoakLoad } from './soak/soak-load.js';
 import { parseSoakOptions } from './soak/soak-options.js';
-import { readStoredLogs } from './soak/store-read.js';
+import { postgresClusterTarget, singleBrokerTarget } from './soak/soak-target.js';
 
 /**
- * `pnpm soak [--duration <s>] [--kills <n>] [--life <ms>]`: crash safety under load, as an operator
- * would try it. Four producers send (each `send` awaited, with the producer's retries and
+ * `pnpm soak [--duration <s>] [--kills <n>] [--life <ms>] [--store lmdb|postgres]`: crash safety
+ * under load, as an operator would try it. Four producers send (each `send` awaited, with the producer's retries and
  * message-id reuse); a push group, a simple-consumer group and a push group that fails some
  * messages (retried after 500 ms; a poison tenth of them dead-lettered after 3 failures, then
  * redriven through the admin API and committed) consume the same topic. Meanwhile the broker is
  * killed with SIGKILL and started again on the same port and data directory after random lives.
- * After `--duration` seconds sending stops, the groups drain, the broker is killed one last time,
- * and the store is read from its data directory. The figures and what fails the run are in
+ * With `--store postgres`, three brokers share one PostgreSQL database (a 2 s lease), the clients
+ * are given all three, and each kill takes the owner down: a standby takes over, and the killed
+ * broker comes back as a standby (`soak/soak-target.ts`). After `--duration` seconds sending stops,
+ * the groups drain, every broker is killed one last time, and the store is read as it is stored. The figures and what fails the run are in
  * `soak/accounting.ts`; exits 1 when the run fails, and keeps the data directory then.
  */
 const options = parseSoakOptions(process.argv.slice(2));
@@ -32,10 +31,12 @@ const DRAIN_TIMEOUT_MS = 180_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const count = (n: number) => n.toLocaleString('en');
 
-const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-soak-'));
-let broker: KillableBroker = await startKillableBroker(dataDir);
-const { port } = broker;
-const load = new SoakLoad(broker.endpoint);
+/** The lease on a shared store: short, so a soak sees many takeovers. */
+const SOAK_LEASE_MS = 2_000;
+useBenchStore(options.store);
+const target =
+  options.store === 'postgres' ? await postgresClusterTarget(SOAK_LEASE_MS) : await singleBrokerTarget();
+const load = new SoakLoad(target.endpoints);
 const downtime: DownInterval[] = [];
 try {
   await load.start();
@@ -45,10 +46,7 @@ try {
     const lifeMs = options.meanLifeMs * (0.5 + Math.random());
     if (performance.now() + lifeMs >= endAt) break;
     await sleep(lifeMs);
-    const fromMs = performance.now();
-    await broker.kill9();
-    broker = await startKillableBroker(dataDir, port);
-    downtime.push({ fromMs, toMs: performance.now() });
+    downtime.push(await target.killServing());
     if (downtime.length % 10 === 0)
       console.log(
         `  ${downtime.length} kills, ${count(load.acknowledged.size)} acknowledged after ${((performance.now() - startedAt) / 1_000).toFixed(0)} s`,
@@ -74,10 +72,9 @@ try {
   await load.stop();
   const seconds = (performance.now() - startedAt) / 1_000;
 
-  // The final SIGKILL, then the store as it is on disk.
-  await broker.kill9();
+  // The final SIGKILL, then the store as it is stored.
   const deadLetterTopic = dlqTopicOf(RETRY_GROUP);
-  const logs = readStoredLogs(dataDir, [SOAK_TOPIC, deadLetterTopic]);
+  const logs = await target.killAllAndRead([SOAK_TOPIC, deadLetterTopic]);
   const observations: SoakObservations = {
     sent: load.sent,
     acknowledged: load.acknowledged,
@@ -97,8 +94,8 @@ try {
   process.exitCode = failures.length === 0 ? 0 : 1;
 } finally {
   await load.stop().catch(() => {});
-  await broker.kill9();
-  // A failed run keeps its data directory: the store is the evidence.
-  if (process.exitCode === 0) rmSync(dataDir, { recursive: true, force: true });
-  else console.log(`  data directory kept: ${dataDir}`);
+  // A failed run keeps its data directories: the store is the evidence.
+  const kept = await target.close(process.exitCode !== 0);
+  if (process.exitCode !== 0) console.log(`  data directory kept: ${kept}`);
+  await stopBenchStore();
 }

@@ -29,6 +29,8 @@ export interface BenchProcess extends AsyncDisposable {
   signalForOutput(signal: NodeJS.Signals, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
   /** Resolve with the first match of `pattern` in what the process prints from now on; rejects as above. */
   waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  /** Whether anything it printed so far matches `pattern`. */
+  hasPrinted(pattern: RegExp): boolean;
   stop(): Promise<void>;
 }
 
@@ -145,6 +147,7 @@ async function start(
     memory: () => residentMemoryOf(child.pid ?? 0),
     signalForOutput: (signal, pattern, timeoutMs) => waitForOutput(pattern, timeoutMs, signal),
     waitForOutput: (pattern, timeoutMs) => waitForOutput(pattern, timeoutMs),
+    hasPrinted: (pattern) => pattern.test(output),
     stop,
     [Symbol.asyncDispose]: stop,
   };
@@ -248,17 +251,27 @@ export interface KillableBroker {
   readonly port: number;
   /** SIGKILL: no drain, no flush; resolves once the process is gone. */
   kill9(): Promise<void>;
+  /** Whether it serves (printed `listening on`), rather than standing by on a shared store. */
+  serving(): boolean;
   /** Its resident memory now (Linux /proc). */
   memory(): ResidentMemory;
   /** Its CPU time so far, in ms (Linux /proc). */
   cpuTimeMs(): number;
 }
 
-/** The built broker on `dataDir`, on `port` (0 picks one); the caller owns the directory. */
-export async function startKillableBroker(dataDir: string, port = 0): Promise<KillableBroker> {
+/**
+ * The built broker on `dataDir`, on `port` (0 picks one), with `extraArgs` (a shared store's
+ * `--store`); the caller owns the directory. Resolves once it listens, as the owner of its store
+ * or as a standby.
+ */
+export async function startKillableBroker(
+  dataDir: string,
+  port = 0,
+  extraArgs: readonly string[] = [],
+): Promise<KillableBroker> {
   const process_ = await start(
     BROKER_MAIN,
-    ['--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir],
+    ['--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs],
     /ws:\/\/127\.0\.0\.1:\d+/,
   );
   const { child } = process_;
@@ -273,6 +286,7 @@ export async function startKillableBroker(dataDir: string, port = 0): Promise<Ki
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    serving: () => process_.hasPrinted(/listening on ws:\/\//),
     memory: process_.memory,
     cpuTimeMs: () => cpuTimeOf(child.pid ?? 0),
   };

@@ -49,7 +49,7 @@ class GroupTally {
 }
 
 /**
- * The soak's traffic, all on one endpoint whose broker comes and goes: producers sending as fast
+ * The soak's traffic, on the endpoints of brokers that come and go: producers sending as fast
  * as awaited sends allow, two push groups and a simple-consumer group reading the same topic, and
  * a redriver sending the retry group's dead letters back. Clients reconnect by themselves.
  */
@@ -65,8 +65,8 @@ export class SoakLoad {
   readonly #redriven = new Set<string>();
   /** The retry group's last failure of each message it will retry: attempt and when. */
   readonly #lastFailure = new Map<string, { attempt: number; atMs: number }>();
-  readonly #endpoint: string;
-  readonly #httpBase: string;
+  readonly #endpoints: readonly string[];
+  readonly #httpBases: readonly string[];
   #sending = true;
   #consuming = true;
   readonly #producers: Producer[];
@@ -76,9 +76,11 @@ export class SoakLoad {
   #tasks: Promise<void>[] = [];
   #stopping: Promise<void> | undefined;
 
-  constructor(endpoint: string) {
-    this.#endpoint = endpoint;
-    this.#httpBase = endpoint.replace(/^ws/, 'http');
+  /** `endpoints`: the one broker's, or every broker's on a shared store (clients fail over between them). */
+  constructor(endpoints: readonly string[]) {
+    this.#endpoints = endpoints;
+    this.#httpBases = endpoints.map((endpoint) => endpoint.replace(/^ws/, 'http'));
+    const endpoint = [...endpoints];
     this.#producers = Array.from(
       { length: PRODUCERS },
       () =>
@@ -217,13 +219,13 @@ export class SoakLoad {
     while (this.#consuming) {
       await sleep(1_000);
       try {
-        const response = await fetch(`${this.#httpBase}/v1/groups/${RETRY_GROUP}/dlq?limit=1000`);
+        const response = await this.#admin(`/v1/groups/${RETRY_GROUP}/dlq?limit=1000`);
         if (!response.ok) continue;
         const { messages } = (await response.json()) as { messages: { messageId: string }[] };
         if (messages.length === 0) continue;
         const messageIds = messages.map(({ messageId }) => messageId);
         for (const messageId of messageIds) this.#redriven.add(messageId);
-        await fetch(`${this.#httpBase}/v1/groups/${RETRY_GROUP}/dlq/redrive`, {
+        await this.#admin(`/v1/groups/${RETRY_GROUP}/dlq/redrive`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ messageIds, ratePerSecond: 5_000 }),
@@ -236,12 +238,30 @@ export class SoakLoad {
 
   /** A group's stats from the admin API. */
   async stats(group: string): Promise<Record<string, number>> {
-    const response = await fetch(`${this.#httpBase}/v1/groups/${group}`);
+    const response = await this.#admin(`/v1/groups/${group}`);
     return ((await response.json()) as { stats: Record<string, number> }).stats;
   }
 
+  /**
+   * The admin API through the first broker that answers: any broker on a shared store forwards it
+   * to the owner; one that is down, or a standby while no broker owns the store (503), is skipped.
+   */
+  async #admin(path: string, init?: RequestInit): Promise<Response> {
+    let last: unknown;
+    for (const base of this.#httpBases) {
+      try {
+        const response = await fetch(`${base}${path}`, init);
+        if (response.status !== 503) return response;
+        last = new Error(`${base}${path}: 503 ${await response.text()}`);
+      } catch (error) {
+        last = error;
+      }
+    }
+    throw last;
+  }
+
   async #putGroup(group: string, config: Record<string, unknown>): Promise<void> {
-    const response = await fetch(`${this.#httpBase}/v1/groups/${group}`, {
+    const response = await this.#admin(`/v1/groups/${group}`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(config),
@@ -249,7 +269,7 @@ export class SoakLoad {
     if (!response.ok) throw new Error(`PUT group ${group}: ${response.status} ${await response.text()}`);
   }
 
-  get endpoint(): string {
-    return this.#endpoint;
+  get endpoints(): readonly string[] {
+    return this.#endpoints;
   }
 }

@@ -6,15 +6,32 @@ export interface SoakOptions {
   readonly maxKills: number;
   /** The broker's mean life between kills, in ms; each life is drawn from ±50 % of it. */
   readonly meanLifeMs: number;
+  /**
+   * `lmdb`: one broker, restarted on its data directory after each kill. `postgres`: three brokers
+   * on one PostgreSQL database, the owner killed and a standby taking over.
+   */
+  readonly store: 'lmdb' | 'postgres';
 }
 
 export const SOAK_USAGE =
-  'usage: pnpm soak [--duration <s>] [--kills <n>] [--life <ms>]   (defaults: 60 s, no cap on kills, 2500 ms)';
+  'usage: pnpm soak [--duration <s>] [--kills <n>] [--life <ms>] [--store lmdb|postgres]   (defaults: 60 s, no cap on kills, 2500 ms, lmdb)';
 
-/** Parse `--duration`, `--kills` and `--life`; throws with {@link SOAK_USAGE} on anything else. */
+/** Parse `--duration`, `--kills`, `--life` and `--store`; throws with {@link SOAK_USAGE} on anything else. */
 export function parseSoakOptions(args: readonly string[]): SoakOptions {
-  const options = { durationS: 60, maxKills: Number.POSITIVE_INFINITY, meanLifeMs: 2_500 };
+  const options: { -readonly [K in keyof SoakOptions]: SoakOptions[K] } = {
+    durationS: 60,
+    maxKills: Number.POSITIVE_INFINITY,
+    meanLifeMs: 2_500,
+    store: 'lmdb',
+  };
   for (let i = 0; i < args.length; i += 2) {
+    if (args[i] === '--store') {
+      const store = args[i + 1];
+      if (store !== 'lmdb' && store !== 'postgres')
+        throw new Error(`--store takes lmdb or postgres, not ${store ?? 'nothing'}\n${SOAK_USAGE}`);
+      options.store = store;
+      continue;
+    }
     const value = Number(args[i + 1]);
     if (!Number.isFinite(value) || value <= 0)
       throw new Error(`${args[i]} needs a positive number\n${SOAK_USAGE}`);

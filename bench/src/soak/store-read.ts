@@ -1,4 +1,6 @@
 import { open } from 'lmdb';
+import { unpack } from 'msgpackr';
+import postgres from 'postgres';
 import type { StoredEntry } from './accounting.js';
 
 /** Where the broker's store keeps its shared msgpack structures (apps/broker/src/store/lmdb-store.ts). */
@@ -34,5 +36,35 @@ export function readStoredLogs(dataDir: string, topics: readonly string[]): Map<
     return logs;
   } finally {
     void root.close();
+  }
+}
+
+/**
+ * The same from a PostgreSQL store (`--store postgres://…`), once every broker on it is gone: the
+ * `ricochet_messages` table, whose values are the stored messages packed with plain MessagePack.
+ */
+export async function readStoredLogsFromPostgres(
+  url: string,
+  topics: readonly string[],
+): Promise<Map<string, StoredEntry[]>> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const logs = new Map<string, StoredEntry[]>();
+    for (const topic of topics) {
+      const rows = await sql<{ msg_offset: string; value: Uint8Array }[]>`
+        select msg_offset, value from ricochet_messages where topic = ${topic} order by msg_offset`;
+      const log: StoredEntry[] = [];
+      for (const row of rows) {
+        const offset = Number(row.msg_offset);
+        const value = unpack(row.value) as { messageId: string; offset: number };
+        if (value.offset !== offset)
+          throw new Error(`${topic}: offset ${offset} holds a message of offset ${value.offset}`);
+        log.push({ messageId: value.messageId, offset });
+      }
+      logs.set(topic, log);
+    }
+    return logs;
+  } finally {
+    await sql.end({ timeout: 5 });
   }
 }

@@ -135,17 +135,22 @@ describe('soak accounting', () => {
 });
 
 describe('pnpm soak options', () => {
-  it('defaults to about a minute, and takes --duration, --kills and --life', () => {
+  it('defaults to about a minute on the embedded store, and takes --duration, --kills, --life and --store', () => {
     expect(parseSoakOptions([])).toEqual({
       durationS: 60,
       maxKills: Number.POSITIVE_INFINITY,
       meanLifeMs: 2_500,
+      store: 'lmdb',
     });
-    expect(parseSoakOptions(['--duration', '660', '--kills', '30', '--life', '1000'])).toEqual({
+    expect(
+      parseSoakOptions(['--duration', '660', '--kills', '30', '--life', '1000', '--store', 'postgres']),
+    ).toEqual({
       durationS: 660,
       maxKills: 30,
       meanLifeMs: 1_000,
+      store: 'postgres',
     });
+    expect(() => parseSoakOptions(['--store', 'sqlite'])).toThrow(/--store takes lmdb or postgres/);
   });
 
   it('refuses an unknown option or a value that is not a positive number', () => {
