@@ -126,4 +126,30 @@ describe('DeliveryRecords', () => {
     await timers.advanceBy(WRITE_BEHIND_MS, () => store.committed());
     expect(store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: count + 5 }]);
   });
+
+  it('does not take a delivery recovered at start and settled before the log scan reached it for a new message', async () => {
+    // A past life stored message 7 and its record (a retry, say), but its cursor only up to 3.
+    const message = {
+      messageId: 'm7',
+      topic: 't',
+      offset: 7,
+      body: new Uint8Array(),
+      bornAt: 0,
+      storedAt: 0,
+    };
+    void store.putTopic({ name: 't', config: { type: 'normal' }, createdAt: 0 });
+    void store.appendMessage(message);
+    void store.putDelivery(address, ready);
+    await store.durable();
+    const group = groups.put('g', {});
+    group.cursors.set('t', 3);
+    const restarted = new DeliveryRecords(store, groups, timers, new Scheduler({ store, clock, timers }));
+    expect(restarted.takenBeforeRestart('g', message)).toBe(true);
+    // Committed in this life before the scan got to offset 7: the record is deleted, and the
+    // history entry saying so is not committed yet (here: not written at all).
+    restarted.delete(address);
+    expect(restarted.takenBeforeRestart('g', message)).toBe(true);
+    // The scan passes an offset once; after that, the store decides.
+    expect(restarted.takenBeforeRestart('g', message)).toBe(false);
+  });
 });

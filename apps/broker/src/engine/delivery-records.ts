@@ -60,6 +60,14 @@ export class DeliveryRecords {
   readonly #buffered = new DeliveryMap<Buffered>();
   readonly #dirtyCursors = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
   readonly #restartHorizon: RestartHorizon;
+  /**
+   * Deliveries settled (Commit or DLQ) by this process at offsets stored before it started that
+   * the group's log scan has still to reach: recovered at start, and settled before the scan came
+   * to them. {@link takenBeforeRestart} must not take one for new while its history entry is still
+   * on its way to the store (reads see committed data only): it would be delivered, and committed,
+   * twice. At most one entry per delivery recovered at start; each goes when the scan passes it.
+   */
+  readonly #settledAhead = new DeliveryMap<true>();
   #timer: TimerHandle | undefined;
   /** A flush under way, a chunk per turn: what it has left to write. */
   #flushing: FlushInProgress | undefined;
@@ -80,7 +88,13 @@ export class DeliveryRecords {
   takenBeforeRestart(group: string, message: StoredMessage): boolean {
     if (!this.#restartHorizon.covers(message)) return false;
     const { topic, offset } = message;
-    if (this.get({ group, topic, offset })) return true;
+    const address = { group, topic, offset };
+    if (this.#settledAhead.get(address)) {
+      // The scan passes an offset once: the mark has done its work.
+      this.#settledAhead.delete(address);
+      return true;
+    }
+    if (this.get(address)) return true;
     return this.#store
       .readHistory(message.messageId)
       .some(
@@ -128,6 +142,12 @@ export class DeliveryRecords {
     const buffered = this.#buffered.get(address);
     if (buffered) this.#buffered.delete(address);
     if (!buffered || buffered.storeHadRecord) void this.#store.deleteDelivery(address);
+    // A delivery recovered at start and settled before the group's log scan (its cursor stored
+    // behind it) comes back to its offset: the history entry saying so may not be committed yet.
+    if (this.#restartHorizon.covers(address)) {
+      const cursor = this.#groups.get(address.group)?.cursors.get(address.topic);
+      if (cursor === undefined || cursor <= address.offset) this.#settledAhead.set(address, true);
+    }
   }
 
   /** The group's cursor on `topic` moved: write it with the next flush. */

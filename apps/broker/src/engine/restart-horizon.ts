@@ -17,8 +17,8 @@ export class RestartHorizon {
     }
   }
 
-  /** Whether `message` was stored before this process started. */
-  covers(message: StoredMessage): boolean {
+  /** Whether `message` (a topic and an offset) was stored before this process started. */
+  covers(message: Pick<StoredMessage, 'topic' | 'offset'>): boolean {
     const horizon = this.#lastOffsetAtStart.get(message.topic);
     return horizon !== undefined && message.offset <= horizon;
   }
