@@ -22,10 +22,13 @@ export function benchStore(): BenchStore {
  * broker sees another's data.
  */
 export async function storeArgs(): Promise<string[]> {
-  if (chosen === 'lmdb') return [];
+  return chosen === 'lmdb' ? [] : ['--store', await newBenchDatabase()];
+}
+
+/** A fresh database on the bench's PostgreSQL server (started at the first call): its URL. */
+export async function newBenchDatabase(): Promise<string> {
   server ??= startPostgres();
-  const url = await (await server).createDatabase(`bench_${randomBytes(6).toString('hex')}`);
-  return ['--store', url];
+  return (await server).createDatabase(`bench_${randomBytes(6).toString('hex')}`);
 }
 
 /** Stop the bench's PostgreSQL server, if one was started. */

@@ -1,5 +1,5 @@
 import { dlqTopicOf } from '@ricochet/protocol';
-import { stopBenchStore, useBenchStore } from './bench-store.js';
+import { stopBenchStore } from './bench-store.js';
 import {
   accountSoak,
   type DownInterval,
@@ -33,7 +33,6 @@ const count = (n: number) => n.toLocaleString('en');
 
 /** The lease on a shared store: short, so a soak sees many takeovers. */
 const SOAK_LEASE_MS = 2_000;
-useBenchStore(options.store);
 const target =
   options.store === 'postgres' ? await postgresClusterTarget(SOAK_LEASE_MS) : await singleBrokerTarget();
 const load = new SoakLoad(target.endpoints);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { storeArgs } from '../bench-store.js';
+import { newBenchDatabase } from '../bench-store.js';
 import { type KillableBroker, startKillableBroker } from '../processes.js';
 import type { DownInterval, StoredEntry } from './accounting.js';
 import { readStoredLogs, readStoredLogsFromPostgres } from './store-read.js';
@@ -56,7 +56,7 @@ export async function singleBrokerTarget(): Promise<SoakTarget> {
  * take its own lease straight back (same identity) and no takeover would be tested.
  */
 export async function postgresClusterTarget(leaseMs: number): Promise<SoakTarget> {
-  const [, url = ''] = await storeArgs();
+  const url = await newBenchDatabase();
   const args = ['--store', url, '--store-lease-ms', String(leaseMs)];
   const dataDirs = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), 'ricochet-soak-')));
   const brokers: KillableBroker[] = [];

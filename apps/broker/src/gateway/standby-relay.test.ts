@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
+import { noOwnerYet } from './no-owner.test-support.js';
 import { type StandbyRelay, startStandbyRelay } from './standby-relay.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -233,14 +234,8 @@ describe('standby relay', () => {
   });
 
   it('hands the upgrades it holds to the broker taking its port over, which answers them as its own', async () => {
-    let lookedUp: () => void = () => {};
-    const firstLookup = new Promise<void>((resolve) => {
-      lookedUp = resolve;
-    });
-    const relay = await startRelay(async () => {
-      lookedUp();
-      return undefined;
-    });
+    const lookup = noOwnerYet();
+    const relay = await startRelay(lookup.findOwner);
     let upgraded = false;
     const client = connect(relay.url, WEBSOCKET_SUBPROTOCOL, Buffer.from('hello'));
     void client.opened.then(() => {
@@ -248,7 +243,7 @@ describe('standby relay', () => {
     });
     const received = client.received(1);
     // Held: no owner, so the upgrade is not answered.
-    await firstLookup;
+    await lookup.lookedUp;
     expect(upgraded).toBe(false);
     await relay.stopListening();
     // This broker now owns the store and listens on the same port.
@@ -274,25 +269,19 @@ describe('standby relay', () => {
   });
 
   it('answers 503 to an upgrade past maxConnections, counting the clients it holds', async () => {
-    let lookedUp: () => void = () => {};
-    const firstLookup = new Promise<void>((resolve) => {
-      lookedUp = resolve;
-    });
+    const lookup = noOwnerYet();
     const relay = await startStandbyRelay({
       host: '127.0.0.1',
       port: 0,
       maxFrameBytes: 1024,
       maxConnections: 1,
-      findOwner: async () => {
-        lookedUp();
-        return undefined;
-      },
+      findOwner: lookup.findOwner,
     });
     closers.push(() => relay.close());
     const first = connect(relay.url, WEBSOCKET_SUBPROTOCOL);
     first.socket.on('error', () => {});
     // The first is held (no owner): the second finds the relay full.
-    await firstLookup;
+    await lookup.lookedUp;
     await expect(connect(relay.url, WEBSOCKET_SUBPROTOCOL).opened).rejects.toThrow('HTTP 503');
     first.socket.terminate();
   });

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { noOwnerYet } from './no-owner.test-support.js';
 import { startStandbyTcpRelay } from './standby-tcp-relay.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -103,22 +104,12 @@ describe('standby TCP relay', () => {
   });
 
   it('hands the connections it holds to the broker taking its port over, unread', async () => {
-    let lookedUp: () => void = () => {};
-    const firstLookup = new Promise<void>((resolve) => {
-      lookedUp = resolve;
-    });
-    const relay = await startStandbyTcpRelay({
-      host: '127.0.0.1',
-      port: 0,
-      findOwner: async () => {
-        lookedUp();
-        return undefined;
-      },
-    });
+    const lookup = noOwnerYet();
+    const relay = await startStandbyTcpRelay({ host: '127.0.0.1', port: 0, findOwner: lookup.findOwner });
     closers.push(() => relay.close());
     const answer = exchange(relay.port, 'hello before the takeover', 25);
     // Held: no owner to pipe it to.
-    await firstLookup;
+    await lookup.lookedUp;
     await relay.stopListening();
     // This broker now owns the store and listens on the same port: an echo.
     const sockets = new Set<Socket>();

@@ -45,6 +45,36 @@ async function freshDatabase() {
   return { url, sql, open };
 }
 
+/**
+ * Another session takes the lease row's lock and keeps it until `release()`: the store's next
+ * transaction waits at its fence meanwhile.
+ */
+function holdLeaseRowLock(url: string): { readonly held: Promise<void>; release(): Promise<void> } {
+  const blocker = postgres(url, { max: 1, onnotice: () => {} });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const holding = blocker.begin(async (tx) => {
+    await tx`select 1 from ricochet_lease where id = 1 for update`;
+    locked();
+    await released;
+  });
+  let ended: Promise<void> | undefined;
+  return {
+    held,
+    release() {
+      release();
+      ended ??= holding.then(() => blocker.end({ timeout: 5 }));
+      return ended;
+    },
+  };
+}
+
 function message(topic: string, offset: number): StoredMessage {
   return {
     messageId: `m-${topic}-${offset}`,
@@ -194,30 +224,15 @@ describe('PostgreSQL store', () => {
     const store = await open({ leaseTtlMs: 300, onLost: (error) => lost(error) });
     await store.appendMessage(message('a', 0));
     // Another session holds the lease row's lock: the store's next transaction waits at its fence.
-    const blocker = postgres(url, { max: 1, onnotice: () => {} });
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => {};
-    const lockHeld = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holding = blocker.begin(async (tx) => {
-      await tx`select 1 from ricochet_lease where id = 1 for update`;
-      locked();
-      await released;
-    });
+    const lock = holdLeaseRowLock(url);
     try {
-      await lockHeld;
+      await lock.held;
       const hung = store.appendMessage(message('a', 1));
       await expect(gaveUp).resolves.toBeDefined();
       await expect(hung).rejects.toThrow(/could not be renewed/);
       await expect(store.appendMessage(message('a', 2))).rejects.toThrow();
     } finally {
-      release();
-      await holding;
-      await blocker.end({ timeout: 5 });
+      await lock.release();
     }
   });
 
@@ -227,23 +242,10 @@ describe('PostgreSQL store', () => {
     await store.appendMessage(message('a', 0));
     // Another session holds the lease row's lock: the next transaction waits at its fence while
     // later turns gather behind it.
-    const blocker = postgres(url, { max: 1, onnotice: () => {} });
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => {};
-    const lockHeld = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holding = blocker.begin(async (tx) => {
-      await tx`select 1 from ricochet_lease where id = 1 for update`;
-      locked();
-      await released;
-    });
+    const lock = holdLeaseRowLock(url);
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     try {
-      await lockHeld;
+      await lock.held;
       const inFlight = store.appendMessage(message('a', 1));
       await nextTurn();
       let offset = 2;
@@ -266,7 +268,7 @@ describe('PostgreSQL store', () => {
       ] as const) {
         void written.then(() => settled.push(name));
       }
-      release();
+      void lock.release();
       await inFlight;
       await third;
       // The second and third turns committed together; the fourth needs a transaction of its own.
@@ -274,9 +276,7 @@ describe('PostgreSQL store', () => {
       await fourth;
       expect(store.readMessages('a', 0, 5_000)).toHaveLength(3_012);
     } finally {
-      release();
-      await holding;
-      await blocker.end({ timeout: 5 });
+      await lock.release();
     }
   }, 30_000);
 
