@@ -20,9 +20,11 @@ beforeAll(async () => {
   server = await startPostgres();
 }, 120_000);
 
+// A fast shutdown checkpoints what the tests wrote (thousands of rows), and may take the testkit's
+// whole 10 s grace before its SIGKILL on a loaded machine: the hook's default 10 s is too short.
 afterAll(async () => {
   await server?.stop();
-});
+}, 60_000);
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
