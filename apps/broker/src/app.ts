@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
@@ -77,10 +77,12 @@ export interface Broker {
    * Serve connections that reached this broker's ports before it listened, as if they had just
    * been accepted: a standby's relay holds them while no broker owns the store, and hands them
    * over when this one takes it (`standby.ts`). `upgrade`: a WebSocket upgrade request not yet
-   * answered; `tcp`: a TCP socket, past its TLS handshake when TLS is on.
+   * answered; `request`: any other HTTP request, its body unread; `tcp`: a TCP socket, past its
+   * TLS handshake when TLS is on.
    */
   readonly adopt: {
     upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+    request(request: IncomingMessage, response: ServerResponse): void;
     tcp(socket: Socket): void;
   };
   /**
@@ -261,6 +263,9 @@ export async function buildBroker(
     adopt: {
       upgrade(request, socket, head) {
         app.server.emit('upgrade', request, socket, head);
+      },
+      request(request, response) {
+        app.server.emit('request', request, response);
       },
       tcp(socket) {
         if (tcpGateway === undefined) socket.destroy();

@@ -53,6 +53,7 @@ describe('a broker standing by on a shared store', () => {
         await standby.handOver({
           adopt: {
             upgrade: (request, socket, head) => broker.emit('upgrade', request, socket, head),
+            request: (request, response) => broker.emit('request', request, response),
             tcp: (socket) => socket.destroy(),
           },
         });

@@ -95,7 +95,7 @@ export async function startStandby(
       await tcpRelay?.stopListening();
     },
     async handOver(broker) {
-      webSocketRelay.handOver(broker.adopt.upgrade);
+      webSocketRelay.handOver(broker.adopt);
       tcpRelay?.handOver(broker.adopt.tcp);
       await lookup.close();
     },

@@ -132,6 +132,37 @@ describe('one PostgreSQL store shared by several brokers', () => {
     await producer.send({ topic: 'orders', body: 'stored by the new owner' });
   });
 
+  it('holds an HTTP transport request during the takeover and serves it once the standby owns the store', async () => {
+    // Over HTTP each send is a request of its own: the one sent after the kill waits at the
+    // standby, unanswered, instead of failing and sending the producer into its reconnect backoff.
+    const store = await sharedStore();
+    const args = ['--store', store, '--store-lease-ms', '3000'];
+    await using owner = await startChildBroker(dataDir(), args);
+    await using standby = await startChildBroker(dataDir(), args, { until: /waiting as a standby/ });
+    await using producer = new Producer({ endpoint: standby.endpoint.replace(/^ws/, 'http') });
+    await producer.start();
+    await producer.send({ topic: 'orders', body: 'relayed to the first owner' });
+    const statuses: ConnectionStatus[] = [];
+    const watching = (async () => {
+      for await (const status of producer.status()) {
+        statuses.push(status);
+        if (status.state === 'closed') return;
+      }
+    })();
+    await owner.kill9();
+    const sent = producer.send({ topic: 'orders', body: 'stored by the new owner' });
+    await standby.listening(60_000);
+    const receipt = await sent;
+    await producer.close();
+    await watching;
+    expect(statuses.map((status) => status.state)).toEqual(['closed']);
+    const admin = new AdminApi(standby.endpoint.replace(/^ws/, 'http'));
+    // Stored once, right after the first message: the held request was forwarded once.
+    expect(await admin.getMessage(receipt.messageId)).toMatchObject({
+      message: { topic: 'orders', offset: 1 },
+    });
+  });
+
   it('refuses the writes of a paused owner once a standby took over, and the paused broker stops', async () => {
     const store = await sharedStore();
     await using owner = await startChildBroker(dataDir(), brokerArgs(store));

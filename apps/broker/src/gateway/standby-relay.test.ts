@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -55,6 +55,29 @@ async function startEchoOwner(
       for (const socket of waiting.splice(0)) socket.resume();
     },
   };
+}
+
+/** A stand-in owner's HTTP side on `port`: answers 201 with the method, URL and body it got. */
+async function startBodyEchoServer(port: number): Promise<Server> {
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      response.writeHead(201, { 'content-type': 'application/json', 'x-owner': 'yes' });
+      response.end(JSON.stringify({ method: request.method, url: request.url, body }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return server;
 }
 
 async function startRelay(
@@ -175,18 +198,7 @@ describe('standby relay', () => {
   });
 
   it('forwards the admin API and the HTTP transport to the owner, bodies both ways, but answers /metrics itself', async () => {
-    const owner = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      request.on('end', () => {
-        response.writeHead(201, { 'content-type': 'application/json', 'x-owner': 'yes' });
-        response.end(JSON.stringify({ method: request.method, url: request.url, body }));
-      });
-    });
-    await new Promise<void>((resolve) => owner.listen(0, '127.0.0.1', () => resolve()));
-    closers.push(() => new Promise<void>((resolve) => owner.close(() => resolve())));
+    const owner = await startBodyEchoServer(0);
     const ownerUrl = `ws://127.0.0.1:${(owner.address() as AddressInfo).port}`;
     const relay = await startRelay(async () => ownerUrl);
     const http = relay.url.replace(/^ws/, 'http');
@@ -199,8 +211,22 @@ describe('standby relay', () => {
     expect(await metrics.json()).toEqual({ status: 'standby', owner: ownerUrl });
   });
 
-  it('answers 503 naming the owner when it cannot be reached', async () => {
-    const relay = await startRelay(async () => 'ws://127.0.0.1:1');
+  it('holds an HTTP request while no owner can be reached, and forwards it, body and all, to the first that can', async () => {
+    const owner = await startBodyEchoServer(0);
+    const ownerUrl = `ws://127.0.0.1:${(owner.address() as AddressInfo).port}`;
+    const answers = [undefined, undefined, 'ws://127.0.0.1:1', ownerUrl];
+    const relay = await startRelay(async () => (answers.length > 1 ? answers.shift() : answers[0]));
+    const answer = await fetch(`${relay.url.replace(/^ws/, 'http')}/v1/frames`, {
+      method: 'POST',
+      body: 'frames',
+    });
+    expect(answer.status).toBe(201);
+    expect(await answer.json()).toEqual({ method: 'POST', url: '/v1/frames', body: 'frames' });
+    expect(answers).toEqual([ownerUrl]);
+  });
+
+  it('answers 503 naming the owner when it cannot be reached within the wait', async () => {
+    const relay = await startRelay(async () => 'ws://127.0.0.1:1', 600);
     const answer = await fetch(`${relay.url.replace(/^ws/, 'http')}/v1/topics`);
     expect(answer.status).toBe(503);
     expect(await answer.json()).toEqual({
@@ -263,9 +289,30 @@ describe('standby relay', () => {
           broker.close(() => resolve());
         }),
     );
-    relay.handOver((request, socket, head) => broker.emit('upgrade', request, socket, head));
+    relay.handOver({
+      upgrade: (request, socket, head) => broker.emit('upgrade', request, socket, head),
+      request: (request, response) => broker.emit('request', request, response),
+    });
     expect(await received).toEqual(['mine:hello']);
     client.socket.close();
+  });
+
+  it('hands the HTTP requests it holds to the broker taking its port over, bodies unread until then', async () => {
+    const lookup = noOwnerYet();
+    const relay = await startRelay(lookup.findOwner);
+    const answer = fetch(`${relay.url.replace(/^ws/, 'http')}/v1/frames`, { method: 'POST', body: 'frames' });
+    await lookup.lookedUp;
+    await relay.stopListening();
+    const broker = await startBodyEchoServer(relay.port);
+    relay.handOver({
+      upgrade: (_request, socket) => socket.destroy(),
+      request: (request, response) => broker.emit('request', request, response),
+    });
+    const response = await answer;
+    expect(response.status).toBe(201);
+    // Answered on the relay's connection, which closes after it: the next request goes to the broker.
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toEqual({ method: 'POST', url: '/v1/frames', body: 'frames' });
   });
 
   it('answers 503 to an upgrade past maxConnections, counting the clients it holds', async () => {

@@ -5,6 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
@@ -12,7 +13,7 @@ import type { TlsCredentials } from '../tls.js';
 import { CLOSE_CODES } from './close-codes.js';
 import { listenOn } from './listen-on.js';
 import { connectToOwner, OWNER_WAIT_MS } from './owner-wait.js';
-import { forwardHttp, STANDBY_OWN_PATHS } from './standby-http-forward.js';
+import { forwardHttp, openForwardRequest, STANDBY_OWN_PATHS } from './standby-http-forward.js';
 
 /** Options of {@link startStandbyRelay}. */
 export interface StandbyRelayOptions {
@@ -33,6 +34,12 @@ export interface StandbyRelayOptions {
   readonly maxConnections?: number;
 }
 
+/** How the broker taking a relay's port over accepts what the relay held (`Broker.adopt`). */
+export interface HeldClientAcceptor {
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  request(request: IncomingMessage, response: ServerResponse): void;
+}
+
 /** A standby broker's listener, until it owns the store. */
 export interface StandbyRelay {
   readonly port: number;
@@ -45,10 +52,10 @@ export interface StandbyRelay {
    */
   stopListening(): Promise<void>;
   /**
-   * Give every held upgrade to the broker now listening on this port (`accept`: its HTTP server's
-   * `upgrade` handling), as if the client had just connected to it.
+   * Give every held upgrade and HTTP request to the broker now listening on this port (`accept`:
+   * its HTTP server's `upgrade` and `request` handling), as if the client had just sent it there.
    */
-  handOver(accept: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void;
+  handOver(accept: HeldClientAcceptor): void;
   /** Stop listening, and close every relayed connection and held upgrade (clients reconnect). */
   close(): Promise<void>;
 }
@@ -83,6 +90,20 @@ interface HeldUpgrade {
   taken: boolean;
 }
 
+/** An HTTP request (the admin API, the HTTP transport) held like an upgrade, its body unread. */
+interface HeldRequest {
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+  /** Handed over to this broker, which now owns the store: the relay lets go of it. */
+  taken: boolean;
+}
+
+/** Answer 503 with a JSON body, for a client to try again a moment later. */
+function answerUnavailable(response: ServerResponse, body: object): void {
+  response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+  response.end(JSON.stringify(body));
+}
+
 /** A client relayed to the owner. */
 interface RelayedPair {
   readonly client: WebSocket;
@@ -100,14 +121,18 @@ interface RelayedPair {
  * The owner's connection is opened before the client's upgrade is answered. While no owner can
  * be reached (a takeover in progress) the upgrade waits, for up to `ownerWaitMs`, and goes through
  * as soon as one answers; after that it is answered and closed with 1013, and the client
- * reconnects. When this broker is the one taking over, {@link StandbyRelay.handOver} gives the
- * waiting upgrades to it instead.
+ * reconnects. Other HTTP requests wait the same way, their bodies unread, and are answered 503
+ * after the wait. When this broker is the one taking over, {@link StandbyRelay.handOver} gives the
+ * waiting upgrades and requests to it instead.
  *
  * TCP clients have a relay of their own (`standby-tcp-relay.ts`).
  */
 export async function startStandbyRelay(options: StandbyRelayOptions): Promise<StandbyRelay> {
   const pairs = new Set<RelayedPair>();
   const held = new Set<HeldUpgrade>();
+  const heldRequests = new Set<HeldRequest>();
+  /** Connections with a request being forwarded to the owner: cut off when the relay stops listening. */
+  const forwarding = new Set<Socket>();
   const sockets = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxFrameBytes,
@@ -115,20 +140,44 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     handleProtocols: (protocols) => (protocols.has(WEBSOCKET_SUBPROTOCOL) ? WEBSOCKET_SUBPROTOCOL : false),
   });
   const answerHttp = (request: IncomingMessage, response: ServerResponse) => {
-    void options.findOwner().then((owner) => {
-      const path = new URL(request.url ?? '/', 'http://relay').pathname;
-      const unavailable = () => {
-        const body = STANDBY_OWN_PATHS.has(path)
-          ? { status: 'standby', owner: owner ?? null }
-          : {
-              code: 503,
-              message: `this broker is a standby: ${owner === undefined ? 'no broker owns the store right now' : `the store's owner at ${owner} cannot be reached`}`,
-            };
-        response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-        response.end(JSON.stringify(body));
-      };
-      if (owner === undefined || STANDBY_OWN_PATHS.has(path)) unavailable();
-      else forwardHttp(request, response, owner, unavailable);
+    const path = new URL(request.url ?? '/', 'http://relay').pathname;
+    if (STANDBY_OWN_PATHS.has(path)) {
+      void options
+        .findOwner()
+        .then((owner) => answerUnavailable(response, { status: 'standby', owner: owner ?? null }));
+      return;
+    }
+    // Held like an upgrade while no owner can be reached, its body unread until one answers.
+    const exchange: HeldRequest = { request, response, taken: false };
+    heldRequests.add(exchange);
+    const gone = () => exchange.taken || request.socket.destroyed;
+    let lastOwner: string | undefined;
+    void connectToOwner({
+      findOwner: async () => {
+        lastOwner = await options.findOwner();
+        return lastOwner;
+      },
+      connect: (owner) => openForwardRequest(request, owner),
+      waitMs: options.ownerWaitMs ?? OWNER_WAIT_MS,
+      gone,
+    }).then((upstream) => {
+      heldRequests.delete(exchange);
+      if (gone()) {
+        upstream?.destroy();
+        return;
+      }
+      const unavailable = () =>
+        answerUnavailable(response, {
+          code: 503,
+          message: `this broker is a standby: ${lastOwner === undefined ? 'no broker owns the store right now' : `the store's owner at ${lastOwner} cannot be reached`}`,
+        });
+      if (upstream === undefined) {
+        unavailable();
+        return;
+      }
+      forwarding.add(request.socket);
+      response.once('close', () => forwarding.delete(request.socket));
+      forwardHttp(request, response, upstream, unavailable);
     });
   };
   const server: Server = options.tls
@@ -245,7 +294,9 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     if (serverClosed) return;
     // The listening socket closes at once; the callback waits for every connection to end.
     serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    // Not closeAllConnections: the requests held for an owner stay open, for handOver.
+    server.closeIdleConnections();
+    for (const socket of forwarding) socket.destroy();
     // Clients get a moment to answer the close handshake, then are cut off.
     const handshakes = [...sockets.clients].map(
       (client) => new Promise<void>((resolve) => client.once('close', () => resolve())),
@@ -271,9 +322,17 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
     handOver(accept) {
       for (const upgrade of held) {
         upgrade.taken = true;
-        accept(upgrade.request, upgrade.socket, upgrade.head);
+        accept.upgrade(upgrade.request, upgrade.socket, upgrade.head);
       }
       held.clear();
+      for (const exchange of heldRequests) {
+        exchange.taken = true;
+        // The connection is still parsed by the relay's server: closed after this answer, the
+        // client's next request opens one to the broker itself.
+        exchange.response.shouldKeepAlive = false;
+        accept.request(exchange.request, exchange.response);
+      }
+      heldRequests.clear();
     },
     async close() {
       await stopListening();
@@ -282,6 +341,11 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
         upgrade.socket.destroy();
       }
       held.clear();
+      for (const exchange of heldRequests) {
+        exchange.taken = true;
+        exchange.request.socket.destroy();
+      }
+      heldRequests.clear();
       await serverClosed;
     },
   };
