@@ -1,5 +1,5 @@
 import { unpack } from 'msgpackr';
-import type { Sql } from 'postgres';
+import type { Sql, TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type {
   BroadcastInstanceRecord,
@@ -13,12 +13,8 @@ import type {
 import { fromStoredDelivery, type StoredDeliveryV1 } from '../schema/stored-delivery.js';
 import { fromStoredGroup, type StoredGroupV1 } from '../schema/stored-group.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
-import { TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';
-
-/** Rows fetched per round trip while loading. */
-const FETCH_ROWS = 2_000;
-/** Local writes per local transaction while loading, so no single LMDB batch grows unbounded. */
-const WRITES_PER_COMMIT = 20_000;
+import { BinaryCopyParser } from './binary-copy.js';
+import { type Column, TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';
 
 type LoadedRow = Record<string, unknown> & { readonly value: Uint8Array };
 
@@ -51,26 +47,63 @@ const loaders: Record<TableName, (mirror: BrokerStore, row: LoadedRow) => Promis
 };
 
 /**
+ * Stream one table's rows into the local copy. The COPY stream is read in flowing mode and each
+ * chunk handled at once, never paused (postgres.js can leave its socket paused for good if the copy
+ * ends while the stream is paused); the local copy's writer thread commits faster than this
+ * thread decodes, so what waits for it stays small.
+ */
+async function loadTable(tx: TransactionSql, name: TableName, mirror: BrokerStore): Promise<void> {
+  const table = TABLES[name];
+  const load = loaders[name];
+  const columns: readonly Column[] = [...table.key, ...table.extra];
+  const selected = [...columns.map((column) => column.name), 'value'].join(', ');
+  const stream = await tx
+    .unsafe(`copy (select ${selected} from ${table.name}) to stdout (format binary)`)
+    .readable();
+  const parser = new BinaryCopyParser([...columns.map((column) => column.type), 'bytea']);
+  await new Promise<void>((resolve, reject) => {
+    stream.on('data', (chunk: Buffer) => {
+      try {
+        for (const fields of parser.push(chunk)) {
+          const row: Record<string, unknown> = { value: fields[columns.length] };
+          for (let i = 0; i < columns.length; i++) {
+            const column = columns[i] as Column;
+            row[column.name] = fields[i];
+          }
+          void load(mirror, row as LoadedRow);
+        }
+      } catch (error) {
+        stream.destroy(error as Error);
+      }
+    });
+    stream.once('error', reject);
+    stream.once('end', () => {
+      // postgres.js pauses the connection's socket when a push is refused (rows that came before
+      // this handler was attached) and resumes it only from the stream's _read, which a stream
+      // that has ended never calls: resume it here, or the next query waits forever.
+      stream._read(0);
+      try {
+        parser.end();
+        resolve();
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
+
+/**
  * Copy every table into the (empty) local copy, in one repeatable-read snapshot, so the engine
  * starts from one consistent state of the store; the caller holds the lease, so nothing else
- * writes meanwhile.
+ * writes meanwhile. Each table comes as one binary COPY stream: raw bytes, decoded once, by the
+ * loaders, with no hex text for `bytea` and no row object built by the driver (together about a
+ * quarter of the broker's CPU while loading through a cursor).
  */
 export async function loadMirror(sql: Sql, mirror: BrokerStore): Promise<void> {
   await sql.begin('isolation level repeatable read read only', async (tx) => {
-    let written = 0;
     for (const name of TABLE_NAMES) {
-      const table = TABLES[name];
-      const load = loaders[name];
-      const columns = [...table.key, ...table.extra].map((column) => column.name);
-      const query = tx.unsafe<LoadedRow[]>(`select ${[...columns, 'value'].join(', ')} from ${table.name}`);
-      for await (const rows of query.cursor(FETCH_ROWS)) {
-        for (const row of rows) void load(mirror, row);
-        written += rows.length;
-        if (written >= WRITES_PER_COMMIT) {
-          written = 0;
-          await mirror.committed();
-        }
-      }
+      await loadTable(tx, name, mirror);
+      await mirror.committed();
     }
   });
   await mirror.committed();

@@ -99,6 +99,22 @@ describe('PostgreSQL store', () => {
     expect(readContents(second)).toEqual(asReadBack(LAYOUT_V1_SAMPLE));
   }, 30_000);
 
+  it('reopens after a table that may arrive whole before it is read, and loads the tables after it', async () => {
+    // About 30 KiB of messages, past the 16 KiB a COPY stream buffers before the loader reads it:
+    // when it arrives in one read, postgres.js pauses the connection and the copy ends paused.
+    const { open } = await freshDatabase();
+    const first = await open();
+    const body = new Uint8Array(300).fill(7);
+    for (let offset = 0; offset < 100; offset++) {
+      void first.appendMessage({ ...message('a', offset), body });
+      void first.putMessageLocation(`m-a-${offset}`, { topic: 'a', offset, storedAt: 2 });
+    }
+    await first.close();
+    const second = await open({ owner: 'another broker' });
+    expect(second.readMessages('a', 0, 200)).toHaveLength(100);
+    expect(second.locateMessage('m-a-99')).toEqual({ topic: 'a', offset: 99, storedAt: 2 });
+  }, 30_000);
+
   it('shows a write to reads once its promise resolves, and a delivery write to getDelivery at once', async () => {
     const { open, sql } = await freshDatabase();
     const store = await open();
