@@ -6,7 +6,6 @@ import type {
   CursorRecord,
   GroupCounters,
   HistoryRecord,
-  MessageLocation,
   ScheduleEntry,
   StoredMessage,
 } from '../records.js';
@@ -26,9 +25,24 @@ const loaders: Record<TableName, (mirror: BrokerStore, row: LoadedRow) => Promis
   counters: (mirror, row) => mirror.putGroupCounters(unpack(row.value) as GroupCounters),
   broadcastInstances: (mirror, row) =>
     mirror.putBroadcastInstance(unpack(row.value) as BroadcastInstanceRecord),
-  messages: (mirror, row) => mirror.appendMessage(unpack(row.value) as StoredMessage),
-  messageIds: (mirror, row) =>
-    mirror.putMessageLocation(row.message_id as string, unpack(row.value) as MessageLocation),
+  messages: (mirror, row) => {
+    const message = unpack(row.value) as StoredMessage;
+    // The id index, rebuilt (postgres-tables.ts): every message a send stored, so not a DLQ copy,
+    // which keeps its original's id. An id stored again after the dedup window names the newer
+    // message: within a topic the later offset (loaded later), across topics the later storedAt
+    // (the earlier topics are committed to the copy before a topic starts, see loadTable).
+    if (message.deadLetter === undefined) {
+      const known = mirror.locateMessage(message.messageId);
+      if (known === undefined || known.topic === message.topic || known.storedAt <= message.storedAt) {
+        void mirror.putMessageLocation(message.messageId, {
+          topic: message.topic,
+          offset: message.offset,
+          storedAt: message.storedAt,
+        });
+      }
+    }
+    return mirror.appendMessage(message);
+  },
   deliveries: (mirror, row) =>
     mirror.putDelivery(
       { group: row.grp as string, topic: row.topic as string, offset: Number(row.msg_offset) },
@@ -47,40 +61,78 @@ const loaders: Record<TableName, (mirror: BrokerStore, row: LoadedRow) => Promis
 };
 
 /**
+ * Tables read in key order, and where loading waits for the local copy to commit what came before
+ * a row: the messages, topic by topic and each topic by offset, committed before each topic starts,
+ * so the loader reads the id index of the earlier topics.
+ */
+const ordered: Partial<
+  Record<TableName, { orderBy: string; commitBefore: (row: LoadedRow, previous: LoadedRow) => boolean }>
+> = {
+  messages: { orderBy: 'topic, msg_offset', commitBefore: (row, previous) => row.topic !== previous.topic },
+};
+
+/**
  * Stream one table's rows into the local copy. The COPY stream is read in flowing mode and each
- * chunk handled at once, never paused (postgres.js can leave its socket paused for good if the copy
- * ends while the stream is paused); the local copy's writer thread commits faster than this
- * thread decodes, so what waits for it stays small.
+ * chunk handled at once; it is paused only where {@link ordered} says (once per topic):
+ * the local copy's writer thread commits faster than this thread decodes, so what waits for it
+ * stays small.
  */
 async function loadTable(tx: TransactionSql, name: TableName, mirror: BrokerStore): Promise<void> {
   const table = TABLES[name];
   const load = loaders[name];
+  const order = ordered[name];
   const columns: readonly Column[] = [...table.key, ...table.extra];
   const selected = [...columns.map((column) => column.name), 'value'].join(', ');
   const stream = await tx
-    .unsafe(`copy (select ${selected} from ${table.name}) to stdout (format binary)`)
+    .unsafe(
+      `copy (select ${selected} from ${table.name}${order ? ` order by ${order.orderBy}` : ''}) to stdout (format binary)`,
+    )
     .readable();
   const parser = new BinaryCopyParser([...columns.map((column) => column.type), 'bytea']);
+  let previous: LoadedRow | undefined;
   await new Promise<void>((resolve, reject) => {
+    const fail = (error: unknown) =>
+      stream.destroy(error instanceof Error ? error : new Error(String(error)));
+    /** Load `rows` from `from` on; at a barrier, pause the stream until the copy committed. */
+    const loadRows = (rows: readonly LoadedRow[], from: number): void => {
+      for (let index = from; index < rows.length; index++) {
+        const row = rows[index] as LoadedRow;
+        if (order && previous && order.commitBefore(row, previous)) {
+          previous = row;
+          stream.pause();
+          mirror.committed().then(() => {
+            try {
+              void load(mirror, row);
+              loadRows(rows, index + 1);
+              stream.resume();
+            } catch (error) {
+              fail(error);
+            }
+          }, fail);
+          return;
+        }
+        previous = row;
+        void load(mirror, row);
+      }
+    };
     stream.on('data', (chunk: Buffer) => {
       try {
-        for (const fields of parser.push(chunk)) {
+        const rows = parser.push(chunk).map((fields) => {
           const row: Record<string, unknown> = { value: fields[columns.length] };
-          for (let i = 0; i < columns.length; i++) {
-            const column = columns[i] as Column;
-            row[column.name] = fields[i];
-          }
-          void load(mirror, row as LoadedRow);
-        }
+          for (let i = 0; i < columns.length; i++) row[(columns[i] as Column).name] = fields[i];
+          return row as LoadedRow;
+        });
+        loadRows(rows, 0);
       } catch (error) {
-        stream.destroy(error as Error);
+        fail(error);
       }
     });
     stream.once('error', reject);
     stream.once('end', () => {
-      // postgres.js pauses the connection's socket when a push is refused (rows that came before
-      // this handler was attached) and resumes it only from the stream's _read, which a stream
-      // that has ended never calls: resume it here, or the next query waits forever.
+      // postgres.js pauses the connection's socket when a push is refused (a paused stream, or
+      // rows that came before this handler was attached) and resumes it only from the stream's
+      // _read, which a stream that has ended never calls: resume it here, or the next query
+      // waits forever.
       stream._read(0);
       try {
         parser.end();

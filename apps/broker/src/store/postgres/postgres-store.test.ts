@@ -10,7 +10,13 @@ import type { BrokerStore } from '../broker-store.js';
 import { LayoutVersionError } from '../layout-version.js';
 import type { StoredMessage } from '../records.js';
 import { LAYOUT_V1_SAMPLE } from '../schema/layout-v1-sample.test-support.js';
-import { asReadBack, readContents, writeContents } from '../schema/store-contents.test-support.js';
+import {
+  asReadBack,
+  readContents,
+  type StoreContents,
+  writeContents,
+} from '../schema/store-contents.test-support.js';
+import { POSTGRES_LAYOUT_VERSION } from './postgres-schema.js';
 import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 
 let server: PostgresServer;
@@ -88,15 +94,106 @@ function message(topic: string, offset: number): StoredMessage {
   };
 }
 
+/**
+ * The embedded store's sample with the id index the engine writes: an entry for every message a
+ * send stored (not the DLQ copies, which keep their original's id). This store rebuilds the index
+ * from the messages at load, so that is what a reopen reads back.
+ */
+const SAMPLE: StoreContents = {
+  ...LAYOUT_V1_SAMPLE,
+  locations: LAYOUT_V1_SAMPLE.messages
+    .filter((stored) => stored.deadLetter === undefined)
+    .map((stored) => [
+      stored.messageId,
+      { topic: stored.topic, offset: stored.offset, storedAt: stored.storedAt },
+    ]),
+};
+
 describe('PostgreSQL store', () => {
   it('stores every kind of record and reads it all back after a reopen, through a fresh local copy', async () => {
     const { open } = await freshDatabase();
     const first = await open();
-    await writeContents(first, LAYOUT_V1_SAMPLE);
-    expect(readContents(first)).toEqual(asReadBack(LAYOUT_V1_SAMPLE));
+    await writeContents(first, SAMPLE);
+    expect(readContents(first)).toEqual(asReadBack(SAMPLE));
     await first.close();
     const second = await open({ owner: 'another broker' });
-    expect(readContents(second)).toEqual(asReadBack(LAYOUT_V1_SAMPLE));
+    expect(readContents(second)).toEqual(asReadBack(SAMPLE));
+  }, 30_000);
+
+  it('writes no id-index row, and rebuilds the index at load: the newest message of an id, never a DLQ copy', async () => {
+    const { open, sql } = await freshDatabase();
+    const first = await open();
+    const stored = (topic: string, offset: number, messageId: string, storedAt: number): StoredMessage => ({
+      ...message(topic, offset),
+      messageId,
+      storedAt,
+    });
+    // Ids stored again after the dedup window: in a topic loaded before the newer one, and after it.
+    const writes = [
+      stored('a', 0, 'again-later', 30),
+      stored('b', 0, 'again-earlier', 20),
+      stored('b', 1, 'again-later', 10),
+      stored('c', 0, 'again-earlier', 40),
+      stored('c', 1, 'again-in-topic', 50),
+      stored('c', 2, 'again-in-topic', 60),
+      {
+        ...stored('%DLQ%g', 0, 'again-later', 70),
+        deadLetter: {
+          group: 'g',
+          originTopic: 'a',
+          originOffset: 0,
+          attempts: 3,
+          reason: 'maxRetries',
+          deadLetteredAt: 70,
+          lastLease: 3,
+        },
+      },
+    ];
+    // Written in the order a broker stores them, the order of their storedAt.
+    for (const record of writes.sort((x, y) => x.storedAt - y.storedAt)) {
+      void first.appendMessage(record);
+      if (record.deadLetter === undefined) {
+        void first.putMessageLocation(record.messageId, {
+          topic: record.topic,
+          offset: record.offset,
+          storedAt: record.storedAt,
+        });
+      }
+    }
+    await first.durable();
+    const tables = await sql<
+      { name: string }[]
+    >`select table_name as name from information_schema.tables where table_name like 'ricochet_%'`;
+    expect(tables.map((table) => table.name)).not.toContain('ricochet_message_ids');
+    const locations = (store: BrokerStore) =>
+      ['again-later', 'again-earlier', 'again-in-topic'].map((id) => store.locateMessage(id));
+    const expected = [
+      { topic: 'a', offset: 0, storedAt: 30 },
+      { topic: 'c', offset: 0, storedAt: 40 },
+      { topic: 'c', offset: 2, storedAt: 60 },
+    ];
+    expect(locations(first)).toEqual(expected);
+    await first.close();
+    expect(locations(await open({ owner: 'another broker' }))).toEqual(expected);
+  }, 30_000);
+
+  it('migrates a database of layout 1: its id-index table is dropped, and its messages are found by id', async () => {
+    const { open, sql } = await freshDatabase();
+    const first = await open();
+    void first.appendMessage(message('a', 0));
+    await first.durable();
+    await first.close();
+    // As a broker of layout 1 left it.
+    await sql`update ricochet_meta set value = 1 where name = 'layoutVersion'`;
+    await sql`create table ricochet_message_ids (message_id text primary key, topic text not null, msg_offset bigint not null, value bytea not null)`;
+    const migrated = await open({ owner: 'another broker' });
+    expect(migrated.locateMessage('m-a-0')).toEqual({ topic: 'a', offset: 0, storedAt: 2 });
+    const [layout] = await sql<
+      { value: string }[]
+    >`select value from ricochet_meta where name = 'layoutVersion'`;
+    expect(Number(layout?.value)).toBe(POSTGRES_LAYOUT_VERSION);
+    const [table] = await sql`select to_regclass('ricochet_message_ids') as name`;
+    expect(table?.name).toBeNull();
   }, 30_000);
 
   it('reopens after a table that may arrive whole before it is read, and loads the tables after it', async () => {
@@ -163,9 +260,8 @@ describe('PostgreSQL store', () => {
     expect(store.readHistory(expired.messageId)).toEqual([]);
     const counts = await sql`select
       (select count(*)::int from ricochet_messages) as messages,
-      (select count(*)::int from ricochet_message_ids) as ids,
       (select count(*)::int from ricochet_history) as history`;
-    expect(counts[0]).toEqual({ messages: 1, ids: 0, history: 0 });
+    expect(counts[0]).toEqual({ messages: 1, history: 0 });
   });
 
   it('writes a batch larger than one statement takes, every byte value intact, and deletes it the same way', async () => {

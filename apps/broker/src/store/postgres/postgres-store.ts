@@ -253,9 +253,10 @@ class PostgresStore implements BrokerStore {
     );
   }
   putMessageLocation(messageId: string, location: MessageLocation): Promise<void> {
-    return this.#put('messageIds', [messageId, location.topic, location.offset, pack(location)], (m) =>
-      m.putMessageLocation(messageId, location),
-    );
+    // Local only: the message's own row holds its id (postgres-tables.ts).
+    const batch = this.#writes.batch();
+    batch.writes.local((m) => m.putMessageLocation(messageId, location));
+    return batch.done;
   }
   putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void> {
     const write = this.#put(

@@ -1,6 +1,8 @@
 /**
  * The PostgreSQL layout: one table per kind of record, keyed like the LMDB databases (see
- * `lmdb-store.ts`), each value in a `bytea` column holding the same stored shape as layout 1 of the
+ * `lmdb-store.ts`) — but for the message-id index, which is no table here: every message row holds
+ * its id, so the local copy's index is rebuilt from the messages at load (`mirror-load.ts`), and a
+ * send writes one row, not two. each value in a `bytea` column holding the same stored shape as layout 1 of the
  * embedded store, packed with plain MessagePack (no shared structures, so any broker reads any
  * row). Only the key columns are SQL columns: the broker reads the tables at open and never
  * queries inside a value.
@@ -40,11 +42,6 @@ export const TABLES = {
     extra: [],
   },
   messages: { name: 'ricochet_messages', key: [text('topic'), bigint('msg_offset')], extra: [] },
-  messageIds: {
-    name: 'ricochet_message_ids',
-    key: [text('message_id')],
-    extra: [text('topic'), bigint('msg_offset')],
-  },
   deliveries: {
     name: 'ricochet_deliveries',
     key: [text('grp'), text('topic'), bigint('msg_offset')],

@@ -31,7 +31,7 @@ const REPLAY_CLOCK_EVERY = 64;
 export class WriteBatch {
   /** Per table, the last write of each key: its row for a put, `null` for a delete. */
   readonly #byTable = new Map<TableName, Map<string, RowValues | null>>();
-  /** Retention deletes of rows this batch does not hold: the id index and history of a message. */
+  /** Retention deletes of rows this batch does not hold: the history of a message. */
   readonly #expired: ExpiredMessage[] = [];
   /** History puts of this batch by message id, for retention deletes queued after them. */
   readonly #historyKeysById = new Map<string, string[]>();
@@ -58,14 +58,18 @@ export class WriteBatch {
     this.#mirrorWrites.push(mirrorWrite);
   }
 
-  /** Retention: the message, its id-index entry if it names this message, and its history here. */
+  /**
+   * A write to the local copy only, replayed in call order with the others: what the store keeps
+   * in PostgreSQL elsewhere (the id index, rebuilt from the messages at load).
+   */
+  local(mirrorWrite: MirrorWrite): void {
+    this.#mirrorWrites.push(mirrorWrite);
+  }
+
+  /** Retention: the message, and its history rows here and in the table. */
   expire(message: ExpiredMessage, mirrorWrite: MirrorWrite): void {
     const { topic, offset, messageId } = message;
     this.#rowsOf('messages').set(keyOf(TABLES.messages, [topic, offset]), null);
-    const ids = this.#rowsOf('messageIds');
-    const idKey = keyOf(TABLES.messageIds, [messageId]);
-    const queuedLocation = ids.get(idKey);
-    if (queuedLocation && queuedLocation[1] === topic && queuedLocation[2] === offset) ids.set(idKey, null);
     const history = this.#rowsOf('history');
     for (const key of this.#historyKeysById.get(messageId) ?? []) {
       const row = history.get(key);
@@ -216,20 +220,14 @@ function deleteStatements(
   );
 }
 
-/** Retention's conditional deletes: id-index entries and history rows that name the expired message. */
+/** Retention's conditional deletes: the history rows that name the expired message. */
 function expireStatements(tx: TransactionSql, expired: readonly ExpiredMessage[]): PendingQuery<Row[]>[] {
-  const statements: PendingQuery<Row[]>[] = [];
-  for (const chunk of chunks(expired)) {
+  return chunks(expired).map((chunk) => {
     const ids = chunk.map((message) => message.messageId);
     const topics = chunk.map((message) => message.topic);
     const offsets = chunk.map((message) => message.offset);
-    for (const table of [TABLES.messageIds, TABLES.history]) {
-      statements.push(
-        tx`delete from ${tx(table.name)} t
-           using unnest(${ids}::text[], ${topics}::text[], ${offsets}::bigint[]) as d(message_id, topic, msg_offset)
-           where t.message_id = d.message_id and t.topic = d.topic and t.msg_offset = d.msg_offset`,
-      );
-    }
-  }
-  return statements;
+    return tx`delete from ${tx(TABLES.history.name)} t
+       using unnest(${ids}::text[], ${topics}::text[], ${offsets}::bigint[]) as d(message_id, topic, msg_offset)
+       where t.message_id = d.message_id and t.topic = d.topic and t.msg_offset = d.msg_offset`;
+  });
 }
