@@ -68,12 +68,8 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  // The ports change hands: clients that were waiting for an owner are served by this broker.
-  await standby?.stopListening();
-  const address = await broker.listen();
-  await standby?.handOver(broker);
-  console.log(`ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(config)})`);
-
+  // Before the broker announces itself: a supervisor may stop it the moment it reads the line,
+  // and without a handler SIGTERM ends the process at once, the store's lease kept until it expires.
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals++;
@@ -101,6 +97,11 @@ async function main(): Promise<void> {
         console.error(`ricochet-broker: ${result.message}; the old certificate stays in force`);
     });
   });
+  // The ports change hands: clients that were waiting for an owner are served by this broker.
+  await standby?.stopListening();
+  const address = await broker.listen();
+  await standby?.handOver(broker);
+  console.log(`ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(config)})`);
 }
 
 main().catch((error: unknown) => {
