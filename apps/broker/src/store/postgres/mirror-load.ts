@@ -13,83 +13,73 @@ import { fromStoredDelivery, type StoredDeliveryV1 } from '../schema/stored-deli
 import { fromStoredGroup, type StoredGroupV1 } from '../schema/stored-group.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { BinaryCopyParser } from './binary-copy.js';
-import { type Column, TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';
+import { IdIndexRebuild } from './id-index-rebuild.js';
+import { type Column, TABLE_NAMES, TABLES, type Table, type TableName } from './postgres-tables.js';
 
 type LoadedRow = Record<string, unknown> & { readonly value: Uint8Array };
 
-/** How each table's rows go into the local copy, through the seam like any write. */
-const loaders: Record<TableName, (mirror: BrokerStore, row: LoadedRow) => Promise<void>> = {
-  topics: (mirror, row) => mirror.putTopic(fromStoredTopic(unpack(row.value) as StoredTopicV1)),
-  groups: (mirror, row) => mirror.putGroup(fromStoredGroup(unpack(row.value) as StoredGroupV1)),
-  cursors: (mirror, row) => mirror.putCursor(unpack(row.value) as CursorRecord),
-  counters: (mirror, row) => mirror.putGroupCounters(unpack(row.value) as GroupCounters),
-  broadcastInstances: (mirror, row) =>
-    mirror.putBroadcastInstance(unpack(row.value) as BroadcastInstanceRecord),
-  messages: (mirror, row) => {
-    const message = unpack(row.value) as StoredMessage;
-    // The id index, rebuilt (postgres-tables.ts): every message a send stored, so not a DLQ copy,
-    // which keeps its original's id. An id stored again after the dedup window names the newer
-    // message: within a topic the later offset (loaded later), across topics the later storedAt
-    // (the earlier topics are committed to the copy before a topic starts, see loadTable).
-    if (message.deadLetter === undefined) {
-      const known = mirror.locateMessage(message.messageId);
-      if (known === undefined || known.topic === message.topic || known.storedAt <= message.storedAt) {
-        void mirror.putMessageLocation(message.messageId, {
-          topic: message.topic,
-          offset: message.offset,
-          storedAt: message.storedAt,
-        });
-      }
-    }
-    return mirror.appendMessage(message);
-  },
-  deliveries: (mirror, row) =>
-    mirror.putDelivery(
-      { group: row.grp as string, topic: row.topic as string, offset: Number(row.msg_offset) },
-      fromStoredDelivery(unpack(row.value) as StoredDeliveryV1),
-    ),
-  schedule: (mirror, row) =>
-    mirror.putSchedule(
-      [row.grp as string, Number(row.due_at), row.topic as string, Number(row.msg_offset)],
-      unpack(row.value) as ScheduleEntry,
-    ),
-  history: (mirror, row) =>
-    mirror.appendHistory(
-      row.message_id as string,
-      unpack(row.value) as HistoryRecord & { readonly lease: number },
-    ),
-};
+type Loader = (mirror: BrokerStore, row: LoadedRow) => Promise<void>;
 
-/**
- * Tables read in key order, and where loading waits for the local copy to commit what came before
- * a row: the messages, topic by topic and each topic by offset, committed before each topic starts,
- * so the loader reads the id index of the earlier topics.
- */
-const ordered: Partial<
-  Record<TableName, { orderBy: string; commitBefore: (row: LoadedRow, previous: LoadedRow) => boolean }>
-> = {
-  messages: { orderBy: 'topic, msg_offset', commitBefore: (row, previous) => row.topic !== previous.topic },
-};
+/** How each table's rows go into the local copy, through the seam like any write. */
+function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
+  return {
+    topics: (mirror, row) => mirror.putTopic(fromStoredTopic(unpack(row.value) as StoredTopicV1)),
+    groups: (mirror, row) => mirror.putGroup(fromStoredGroup(unpack(row.value) as StoredGroupV1)),
+    cursors: (mirror, row) => mirror.putCursor(unpack(row.value) as CursorRecord),
+    counters: (mirror, row) => mirror.putGroupCounters(unpack(row.value) as GroupCounters),
+    broadcastInstances: (mirror, row) =>
+      mirror.putBroadcastInstance(unpack(row.value) as BroadcastInstanceRecord),
+    messages: (mirror, row) => {
+      const message = unpack(row.value) as StoredMessage;
+      ids.add(message);
+      return mirror.appendMessage(message);
+    },
+    deliveries: (mirror, row) =>
+      mirror.putDelivery(
+        { group: row.grp as string, topic: row.topic as string, offset: Number(row.msg_offset) },
+        fromStoredDelivery(unpack(row.value) as StoredDeliveryV1),
+      ),
+    schedule: (mirror, row) =>
+      mirror.putSchedule(
+        [row.grp as string, Number(row.due_at), row.topic as string, Number(row.msg_offset)],
+        unpack(row.value) as ScheduleEntry,
+      ),
+    history: (mirror, row) =>
+      mirror.appendHistory(
+        row.message_id as string,
+        unpack(row.value) as HistoryRecord & { readonly lease: number },
+      ),
+  };
+}
+
+/** The order a table's rows are read in, where it matters: the id index rebuild needs the messages by key. */
+const ORDER_BY: Partial<Record<TableName, string>> = { messages: 'topic, msg_offset' };
+
+/** Local writes per local transaction while loading, so no single LMDB batch grows unbounded. */
+const WRITES_PER_COMMIT = 20_000;
 
 /**
  * Stream one table's rows into the local copy. The COPY stream is read in flowing mode and each
- * chunk handled at once; it is paused only where {@link ordered} says (once per topic):
- * the local copy's writer thread commits faster than this thread decodes, so what waits for it
- * stays small.
+ * chunk handled at once; every {@link WRITES_PER_COMMIT} rows it is paused until the copy committed
+ * them (`onCommitted` is then called), so no local transaction grows unbounded.
  */
-async function loadTable(tx: TransactionSql, name: TableName, mirror: BrokerStore): Promise<void> {
-  const table = TABLES[name];
-  const load = loaders[name];
-  const order = ordered[name];
+async function loadTable(
+  tx: TransactionSql,
+  table: Table,
+  load: Loader,
+  mirror: BrokerStore,
+  onCommitted: () => void,
+  orderBy: string | undefined,
+): Promise<void> {
   const columns: readonly Column[] = [...table.key, ...table.extra];
   const selected = [...columns.map((column) => column.name), 'value'].join(', ');
   const stream = await tx
     .unsafe(
-      `copy (select ${selected} from ${table.name}${order ? ` order by ${order.orderBy}` : ''}) to stdout (format binary)`,
+      `copy (select ${selected} from ${table.name}${orderBy ? ` order by ${orderBy}` : ''}) to stdout (format binary)`,
     )
     .readable();
   const parser = new BinaryCopyParser([...columns.map((column) => column.type), 'bytea']);
-  let previous: LoadedRow | undefined;
+  let sinceCommit = 0;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: unknown) =>
       stream.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -97,11 +87,12 @@ async function loadTable(tx: TransactionSql, name: TableName, mirror: BrokerStor
     const loadRows = (rows: readonly LoadedRow[], from: number): void => {
       for (let index = from; index < rows.length; index++) {
         const row = rows[index] as LoadedRow;
-        if (order && previous && order.commitBefore(row, previous)) {
-          previous = row;
+        if (sinceCommit >= WRITES_PER_COMMIT) {
+          sinceCommit = 1;
           stream.pause();
           mirror.committed().then(() => {
             try {
+              onCommitted();
               void load(mirror, row);
               loadRows(rows, index + 1);
               stream.resume();
@@ -111,7 +102,7 @@ async function loadTable(tx: TransactionSql, name: TableName, mirror: BrokerStor
           }, fail);
           return;
         }
-        previous = row;
+        sinceCommit++;
         void load(mirror, row);
       }
     };
@@ -153,9 +144,12 @@ async function loadTable(tx: TransactionSql, name: TableName, mirror: BrokerStor
  */
 export async function loadMirror(sql: Sql, mirror: BrokerStore): Promise<void> {
   await sql.begin('isolation level repeatable read read only', async (tx) => {
+    const ids = new IdIndexRebuild(mirror);
+    const loaders = loadersFor(ids);
     for (const name of TABLE_NAMES) {
-      await loadTable(tx, name, mirror);
+      await loadTable(tx, TABLES[name], loaders[name], mirror, () => ids.committed(), ORDER_BY[name]);
       await mirror.committed();
+      ids.committed();
     }
   });
   await mirror.committed();
