@@ -33,6 +33,19 @@ const message = (topic: string, offset: number, messageId: string, storedAt: num
 });
 
 describe('IdIndexRebuild', () => {
+  it('asks for a commit once it holds HOLD entries, and holds none after one', () => {
+    const local = fakeMirror();
+    const ids = new IdIndexRebuild(local.mirror);
+    for (let offset = 0; offset < IdIndexRebuild.HOLD - 1; offset++)
+      ids.add(message('a', offset, `m${offset}`, 1));
+    expect(ids.full).toBe(false);
+    ids.add(message('a', IdIndexRebuild.HOLD, 'last', 1));
+    expect(ids.full).toBe(true);
+    local.commit();
+    ids.committed();
+    expect(ids.full).toBe(false);
+  });
+
   it('keeps the newest message of an id across topics, whether the older was committed yet or not', () => {
     for (const commitBetween of [false, true]) {
       const local = fakeMirror();

@@ -55,21 +55,20 @@ function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
 /** The order a table's rows are read in, where it matters: the id index rebuild needs the messages by key. */
 const ORDER_BY: Partial<Record<TableName, string>> = { messages: 'topic, msg_offset' };
 
-/** Local writes per local transaction while loading, so no single LMDB batch grows unbounded. */
-const WRITES_PER_COMMIT = 20_000;
-
 /**
  * Stream one table's rows into the local copy. The COPY stream is read in flowing mode and each
- * chunk handled at once; every {@link WRITES_PER_COMMIT} rows it is paused until the copy committed
- * them (`onCommitted` is then called), so no local transaction grows unbounded.
+ * chunk handled at once: the copy's writer thread commits in parallel, faster than this thread
+ * decodes, so its transactions stay small. It is paused only while the id index rebuild is full,
+ * until the copy committed what it holds. (Pausing for each commit every 20,000 rows made a load
+ * 15 % slower.)
  */
 async function loadTable(
   tx: TransactionSql,
   table: Table,
   load: Loader,
   mirror: BrokerStore,
-  onCommitted: () => void,
   orderBy: string | undefined,
+  ids: IdIndexRebuild,
 ): Promise<void> {
   const columns: readonly Column[] = [...table.key, ...table.extra];
   const selected = [...columns.map((column) => column.name), 'value'].join(', ');
@@ -79,51 +78,34 @@ async function loadTable(
     )
     .readable();
   const parser = new BinaryCopyParser([...columns.map((column) => column.type), 'bytea']);
-  let sinceCommit = 0;
   await new Promise<void>((resolve, reject) => {
     const fail = (error: unknown) =>
       stream.destroy(error instanceof Error ? error : new Error(String(error)));
-    /** Load `rows` from `from` on; at a barrier, pause the stream until the copy committed. */
-    const loadRows = (rows: readonly LoadedRow[], from: number): void => {
-      for (let index = from; index < rows.length; index++) {
-        const row = rows[index] as LoadedRow;
-        if (sinceCommit >= WRITES_PER_COMMIT) {
-          sinceCommit = 1;
-          stream.pause();
-          mirror.committed().then(() => {
-            try {
-              onCommitted();
-              void load(mirror, row);
-              loadRows(rows, index + 1);
-              stream.resume();
-            } catch (error) {
-              fail(error);
-            }
-          }, fail);
-          return;
-        }
-        sinceCommit++;
-        void load(mirror, row);
-      }
-    };
     stream.on('data', (chunk: Buffer) => {
       try {
-        const rows = parser.push(chunk).map((fields) => {
+        for (const fields of parser.push(chunk)) {
           const row: Record<string, unknown> = { value: fields[columns.length] };
           for (let i = 0; i < columns.length; i++) row[(columns[i] as Column).name] = fields[i];
-          return row as LoadedRow;
-        });
-        loadRows(rows, 0);
+          void load(mirror, row as LoadedRow);
+        }
       } catch (error) {
         fail(error);
+        return;
+      }
+      // Between chunks: what the copy has not committed yet comes whole in a later one.
+      if (ids.full) {
+        stream.pause();
+        mirror.committed().then(() => {
+          ids.committed();
+          stream.resume();
+        }, fail);
       }
     });
     stream.once('error', reject);
     stream.once('end', () => {
-      // postgres.js pauses the connection's socket when a push is refused (a paused stream, or
-      // rows that came before this handler was attached) and resumes it only from the stream's
-      // _read, which a stream that has ended never calls: resume it here, or the next query
-      // waits forever.
+      // postgres.js pauses the connection's socket when a push is refused (rows that came before
+      // this handler was attached) and resumes it only from the stream's _read, which a stream
+      // that has ended never calls: resume it here, or the next query waits forever.
       stream._read(0);
       try {
         parser.end();
@@ -147,7 +129,7 @@ export async function loadMirror(sql: Sql, mirror: BrokerStore): Promise<void> {
     const ids = new IdIndexRebuild(mirror);
     const loaders = loadersFor(ids);
     for (const name of TABLE_NAMES) {
-      await loadTable(tx, TABLES[name], loaders[name], mirror, () => ids.committed(), ORDER_BY[name]);
+      await loadTable(tx, TABLES[name], loaders[name], mirror, ORDER_BY[name], ids);
       await mirror.committed();
       ids.committed();
     }
