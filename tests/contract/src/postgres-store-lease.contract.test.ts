@@ -37,6 +37,24 @@ afterEach(() => {
   for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Every status change of `producer` from now on, until one `stopAt` accepts or it closes
+ * (`watching` then resolves).
+ */
+function recordStatuses(
+  producer: Producer,
+  stopAt: (state: ConnectionStatus['state']) => boolean,
+): { statuses: ConnectionStatus[]; watching: Promise<void> } {
+  const statuses: ConnectionStatus[] = [];
+  const watching = (async () => {
+    for await (const status of producer.status()) {
+      statuses.push(status);
+      if (stopAt(status.state) || status.state === 'closed') return;
+    }
+  })();
+  return { statuses, watching };
+}
+
 const brokerArgs = (store: string) => ['--store', store, '--store-lease-ms', String(LEASE_MS)];
 
 describe('one PostgreSQL store shared by several brokers', () => {
@@ -115,13 +133,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
     await using producer = new Producer({ endpoint: standby.endpoint });
     await producer.start();
     await producer.send({ topic: 'orders', body: 'relayed to the first owner' });
-    const statuses: ConnectionStatus[] = [];
-    const watching = (async () => {
-      for await (const status of producer.status()) {
-        statuses.push(status);
-        if (status.state === 'connected' || status.state === 'closed') return;
-      }
-    })();
+    const { statuses, watching } = recordStatuses(producer, (state) => state === 'connected');
     await owner.kill9();
     await standby.listening(60_000);
     await watching;
@@ -142,13 +154,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
     await using producer = new Producer({ endpoint: standby.endpoint.replace(/^ws/, 'http') });
     await producer.start();
     await producer.send({ topic: 'orders', body: 'relayed to the first owner' });
-    const statuses: ConnectionStatus[] = [];
-    const watching = (async () => {
-      for await (const status of producer.status()) {
-        statuses.push(status);
-        if (status.state === 'closed') return;
-      }
-    })();
+    const { statuses, watching } = recordStatuses(producer, () => false);
     await owner.kill9();
     const sent = producer.send({ topic: 'orders', body: 'stored by the new owner' });
     await standby.listening(60_000);

@@ -12,36 +12,55 @@
  */
 export const LAYOUT_VERSION = 1;
 
-/** What opening a data directory with a given stored layout version must do. */
+/** What opening a store with a given stored layout version must do. */
 export type LayoutDecision =
-  /** A new data directory: write {@link LAYOUT_VERSION}. */
+  /** A new store: write the current version. */
   | { readonly action: 'initialise' }
-  /** The directory has this broker's layout. */
+  /** The store has this broker's layout. */
   | { readonly action: 'open' }
-  /** The directory must not be opened: neither read nor written. */
+  /** An older layout this broker migrates, from version `from` on. */
+  | { readonly action: 'migrate'; readonly from: number }
+  /** The store must not be opened: neither read nor written. */
   | { readonly action: 'refuse'; readonly reason: string };
 
-/** Decide from the layout version found in `meta` (`undefined` in a new directory). */
-export function decideLayout(found: unknown): LayoutDecision {
+/** The layout a broker reads in one kind of store, and how it names that store in a refusal. */
+export interface LayoutRules {
+  readonly version: number;
+  /** The oldest version it migrates; `version` when it migrates none. */
+  readonly migratesFrom: number;
+  readonly subject: string;
+}
+
+/** The embedded store's: a data directory, no migration yet. */
+const DATA_DIRECTORY: LayoutRules = {
+  version: LAYOUT_VERSION,
+  migratesFrom: LAYOUT_VERSION,
+  subject: 'the data directory',
+};
+
+/** Decide from the layout version found in the store (`undefined` in a new one). */
+export function decideLayout(found: unknown, rules: LayoutRules = DATA_DIRECTORY): LayoutDecision {
+  const { version, migratesFrom, subject } = rules;
   if (found === undefined) return { action: 'initialise' };
-  if (found === LAYOUT_VERSION) return { action: 'open' };
+  if (found === version) return { action: 'open' };
   if (typeof found !== 'number' || !Number.isSafeInteger(found) || found < 1) {
     return {
       action: 'refuse',
-      reason: `the data directory's layout version ${JSON.stringify(found)} is not one any broker writes`,
+      reason: `${subject}'s layout version ${JSON.stringify(found)} is not one any broker writes`,
     };
   }
-  if (found > LAYOUT_VERSION) {
+  if (found > version) {
     return {
       action: 'refuse',
       reason:
-        `the data directory has layout version ${found}, written by a newer broker; this broker reads ` +
-        `layout ${LAYOUT_VERSION} and cannot downgrade it: run a broker that reads layout ${found}`,
+        `${subject} has layout version ${found}, written by a newer broker; this broker reads ` +
+        `layout ${version} and cannot downgrade it: run a broker that reads layout ${found}`,
     };
   }
+  if (found >= migratesFrom) return { action: 'migrate', from: found };
   return {
     action: 'refuse',
-    reason: `the data directory has layout version ${found}; this broker reads layout ${LAYOUT_VERSION} and has no migration from it`,
+    reason: `${subject} has layout version ${found}; this broker reads layout ${version} and has no migration from it`,
   };
 }
 

@@ -16,6 +16,7 @@ import { BinaryCopyParser } from './binary-copy.js';
 import { IdIndexRebuild } from './id-index-rebuild.js';
 import { type Column, TABLE_NAMES, TABLES, type Table, type TableName } from './postgres-tables.js';
 
+/** A row as `binary-copy.ts` decodes it: each column by name (text a string, bigint a number), and the packed value. */
 type LoadedRow = Record<string, unknown> & { readonly value: Uint8Array };
 
 type Loader = (mirror: BrokerStore, row: LoadedRow) => Promise<void>;
@@ -36,12 +37,12 @@ function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
     },
     deliveries: (mirror, row) =>
       mirror.putDelivery(
-        { group: row.grp as string, topic: row.topic as string, offset: Number(row.msg_offset) },
+        { group: row.grp as string, topic: row.topic as string, offset: row.msg_offset as number },
         fromStoredDelivery(unpack(row.value) as StoredDeliveryV1),
       ),
     schedule: (mirror, row) =>
       mirror.putSchedule(
-        [row.grp as string, Number(row.due_at), row.topic as string, Number(row.msg_offset)],
+        [row.grp as string, row.due_at as number, row.topic as string, row.msg_offset as number],
         unpack(row.value) as ScheduleEntry,
       ),
     history: (mirror, row) =>

@@ -1,5 +1,5 @@
 import type { Sql } from 'postgres';
-import { LayoutVersionError } from '../layout-version.js';
+import { decideLayout, type LayoutRules, LayoutVersionError } from '../layout-version.js';
 import { schemaStatements } from './postgres-tables.js';
 import { FENCE_FUNCTION } from './store-lease.js';
 
@@ -18,30 +18,12 @@ const MIGRATIONS: Record<number, readonly string[]> = {
   1: ['drop table if exists ricochet_message_ids'],
 };
 
-/** What opening a database whose stored layout is `found` must do. */
-function decidePostgresLayout(
-  found: number | undefined,
-): { action: 'initialise' | 'open' } | { action: 'migrate'; steps: readonly string[] } {
-  if (found === undefined) return { action: 'initialise' };
-  if (found === POSTGRES_LAYOUT_VERSION) return { action: 'open' };
-  if (!Number.isSafeInteger(found) || found < 1) {
-    throw new LayoutVersionError(
-      found,
-      `the database's layout version ${found} is not one any broker writes`,
-    );
-  }
-  if (found > POSTGRES_LAYOUT_VERSION) {
-    throw new LayoutVersionError(
-      found,
-      `the database has layout version ${found}, written by a newer broker; this broker reads layout ` +
-        `${POSTGRES_LAYOUT_VERSION} and cannot downgrade it: run a broker that reads layout ${found}`,
-    );
-  }
-  const steps: string[] = [];
-  for (let version = found; version < POSTGRES_LAYOUT_VERSION; version++)
-    steps.push(...(MIGRATIONS[version] ?? []));
-  return { action: 'migrate', steps };
-}
+/** This broker's rules for a database: layout 2, and layout 1 migrated. */
+const DATABASE_LAYOUT: LayoutRules = {
+  version: POSTGRES_LAYOUT_VERSION,
+  migratesFrom: 1,
+  subject: 'the database',
+};
 
 /**
  * Create the tables and the fence function when missing, and check the stored layout version:
@@ -57,9 +39,12 @@ export async function preparePostgresSchema(sql: Sql): Promise<void> {
     await tx`create table if not exists ricochet_meta (name text primary key, value bigint not null)`;
     const [row] = await tx<{ value: string }[]>`select value from ricochet_meta where name = 'layoutVersion'`;
     const found = row === undefined ? undefined : Number(row.value);
-    const decision = decidePostgresLayout(found);
+    const decision = decideLayout(found, DATABASE_LAYOUT);
+    if (decision.action === 'refuse') throw new LayoutVersionError(found, decision.reason);
     if (decision.action === 'migrate') {
-      for (const statement of decision.steps) await tx.unsafe(statement);
+      for (let version = decision.from; version < POSTGRES_LAYOUT_VERSION; version++) {
+        for (const statement of MIGRATIONS[version] ?? []) await tx.unsafe(statement);
+      }
       await tx`update ricochet_meta set value = ${POSTGRES_LAYOUT_VERSION} where name = 'layoutVersion'`;
     }
     for (const statement of schemaStatements()) await tx.unsafe(statement);

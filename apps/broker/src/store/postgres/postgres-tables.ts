@@ -1,11 +1,13 @@
 /**
  * The PostgreSQL layout: one table per kind of record, keyed like the LMDB databases (see
- * `lmdb-store.ts`) — but for the message-id index, which is no table here: every message row holds
- * its id, so the local copy's index is rebuilt from the messages at load (`mirror-load.ts`), and a
- * send writes one row, not two. each value in a `bytea` column holding the same stored shape as layout 1 of the
+ * `lmdb-store.ts`), each value in a `bytea` column holding the same stored shape as layout 1 of the
  * embedded store, packed with plain MessagePack (no shared structures, so any broker reads any
  * row). Only the key columns are SQL columns: the broker reads the tables at open and never
  * queries inside a value.
+ *
+ * The message-id index is the one LMDB database with no table here: every message row holds its
+ * id, so the local copy's index is rebuilt from the messages at load (`id-index-rebuild.ts`), and
+ * a send writes one row, not two.
  *
  * Every name carries the `ricochet_` prefix, so the tables can live in a database shared with
  * other applications.
