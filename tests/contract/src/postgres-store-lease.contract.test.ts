@@ -13,12 +13,13 @@ import { startChildBroker } from './support/child-broker.js';
 import { startProducer, text } from './support/clients.js';
 import { startRecordingConsumer } from './support/push.js';
 import { postgresDatabase } from './support/test-store.js';
+import { outliveOwnerSession } from './support/vanished-host.js';
 
 /**
  * DESIGN.md §9: several brokers on one PostgreSQL store. One owns it through a lease row whose
- * epoch fences every transaction; the others stand by and take over when the owner stops
- * (at once after a clean stop, within the lease TTL after a crash), and a paused ex-owner's
- * writes are refused when it wakes.
+ * epoch fences every transaction; the others stand by and take over when the owner stops: at
+ * once after a clean stop, as soon as the database ends a crashed owner's session (its liveness
+ * lock), within the lease TTL otherwise; and a paused ex-owner's writes are refused when it wakes.
  */
 const LEASE_MS = 1_000;
 const directories: string[] = [];
@@ -92,7 +93,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
     ]);
   });
 
-  it('takes over from a broker killed with -9 within the lease TTL, with every acknowledged message', async () => {
+  it('takes over within the lease TTL from a broker whose host vanished, with every acknowledged message', async () => {
     const store = await sharedStore();
     await using owner = await startChildBroker(dataDir(), brokerArgs(store));
     await new AdminApi(owner.endpoint.replace(/^ws/, 'http')).putGroup('g', { startFrom: 'earliest' });
@@ -107,8 +108,11 @@ describe('one PostgreSQL store shared by several brokers', () => {
     await using standby = await startChildBroker(dataDir(), brokerArgs(store), {
       until: /waiting as a standby/,
     });
+    // The database does not see the owner's session end: only the lease's expiry hands over.
+    await using lingering = await outliveOwnerSession(store);
     const killedAt = performance.now();
     await owner.kill9();
+    await lingering.holding;
     const endpoint = await standby.listening(60_000);
     const takeoverMs = performance.now() - killedAt;
     // The lease was renewed at most a TTL before the kill; the standby polls four times per TTL.
@@ -123,9 +127,35 @@ describe('one PostgreSQL store shared by several brokers', () => {
     expect(seen.map((delivery) => text(delivery.message.body)).sort()).toEqual([...sent].sort());
   });
 
+  it('takes over from a broker killed with -9 at once, long before its lease would expire', async () => {
+    // A two-minute lease: a standby that waited for it to expire would miss the deadline below.
+    const store = await sharedStore();
+    const args = ['--store', store, '--store-lease-ms', '120000'];
+    await using owner = await startChildBroker(dataDir(), args);
+    await new AdminApi(owner.endpoint.replace(/^ws/, 'http')).putGroup('g', { startFrom: 'earliest' });
+    {
+      await using producer = await startProducer(owner.endpoint);
+      await producer.send({ topic: 'orders', body: 'acknowledged before the kill' });
+    }
+    await using standby = await startChildBroker(dataDir(), args, { until: /waiting as a standby/ });
+    const killedAt = performance.now();
+    await owner.kill9();
+    // The dead process's session ends with it, and its liveness lock: two polls later (250 ms
+    // apart) the standby takes the store. A loaded machine adds its start-up work.
+    const endpoint = await standby.listening(60_000);
+    expect(performance.now() - killedAt).toBeLessThan(60_000);
+    await using consumer = await startRecordingConsumer(
+      endpoint,
+      { group: 'g', subscriptions: { orders: '*' } },
+      () => ConsumeResult.SUCCESS,
+    );
+    const [seen] = await consumer.delivered(1);
+    expect(text(seen?.message.body ?? new Uint8Array())).toBe('acknowledged before the kill');
+  });
+
   it('holds a client reconnecting during the takeover and serves it the moment the standby owns the store', async () => {
-    // A 3 s lease: the producer's first reconnect attempt (1 s after the drop, by its default
-    // backoff) comes well before the standby can own the store.
+    // A 3 s lease, waited for in full: the producer's first reconnect attempt (1 s after the drop,
+    // by its default backoff) comes well before the standby can own the store.
     const store = await sharedStore();
     const args = ['--store', store, '--store-lease-ms', '3000'];
     await using owner = await startChildBroker(dataDir(), args);
@@ -134,7 +164,10 @@ describe('one PostgreSQL store shared by several brokers', () => {
     await producer.start();
     await producer.send({ topic: 'orders', body: 'relayed to the first owner' });
     const { statuses, watching } = recordStatuses(producer, (state) => state === 'connected');
+    // A takeover that waits for the lease, so that the producer reconnects in the middle of it.
+    await using lingering = await outliveOwnerSession(store);
     await owner.kill9();
+    await lingering.holding;
     await standby.listening(60_000);
     await watching;
     // Its first attempt was held, not refused: no second attempt, no grown backoff.
@@ -155,8 +188,10 @@ describe('one PostgreSQL store shared by several brokers', () => {
     await producer.start();
     await producer.send({ topic: 'orders', body: 'relayed to the first owner' });
     const { statuses, watching } = recordStatuses(producer, () => false);
+    await using lingering = await outliveOwnerSession(store);
     await owner.kill9();
     const sent = producer.send({ topic: 'orders', body: 'stored by the new owner' });
+    await lingering.holding;
     await standby.listening(60_000);
     const receipt = await sent;
     await producer.close();

@@ -23,6 +23,7 @@ import type {
 import { toStoredDelivery } from '../schema/stored-delivery.js';
 import { toStoredGroup } from '../schema/stored-group.js';
 import { toStoredTopic } from '../schema/stored-topic.js';
+import { LivenessLock } from './liveness-lock.js';
 import { loadMirror } from './mirror-load.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import type { RowValues, TableName } from './postgres-tables.js';
@@ -87,12 +88,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connection: { synchronous_commit: flushPolicy === 'fsync' ? 'on' : 'off' },
   });
   const reader = postgres(options.url, { ...common, max: 2 });
+  const liveness = LivenessLock.open(options.url);
   let mirror: BrokerStore | undefined;
   try {
     await preparePostgresSchema(reader);
     const lease = await StoreLease.acquire(reader, {
       owner: options.owner,
       ttlMs,
+      liveness,
       ...(options.advertiseUrl === undefined ? {} : { advertiseUrl: options.advertiseUrl }),
       ...(options.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: options.advertiseTcpUrl }),
       ...(options.onWaitingForLease ? { onWaiting: options.onWaitingForLease } : {}),
@@ -113,7 +116,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return new PostgresStore({ options, writer, reader, lease, mirror: localCopy, localFailures });
   } catch (error) {
     await mirror?.close();
-    await Promise.allSettled([writer.end({ timeout: 1 }), reader.end({ timeout: 1 })]);
+    await Promise.allSettled([writer.end({ timeout: 1 }), reader.end({ timeout: 1 }), liveness.close()]);
     throw error;
   }
 }
@@ -319,7 +322,11 @@ class PostgresStore implements BrokerStore {
     this.#writes.stop();
     await this.#writes.committed();
     if (this.#writes.lost === undefined) await this.#lease.release(this.#writer).catch(() => {});
-    await Promise.allSettled([this.#writer.end({ timeout: 5 }), this.#reader.end({ timeout: 5 })]);
+    await Promise.allSettled([
+      this.#writer.end({ timeout: 5 }),
+      this.#reader.end({ timeout: 5 }),
+      this.#lease.close(),
+    ]);
     await this.#mirror.close();
     rmSync(this.#options.cacheDir, { recursive: true, force: true });
   }

@@ -82,6 +82,8 @@ export function schemaStatements(): string[] {
     // Added after the first release of the table: where the owner serves clients.
     `alter table ricochet_lease add column if not exists advertise_url text not null default ''`,
     `alter table ricochet_lease add column if not exists advertise_tcp_url text not null default ''`,
+    // Added later still: the epoch whose owner holds the liveness lock (see `liveness-lock.ts`).
+    `alter table ricochet_lease add column if not exists live_epoch bigint not null default 0`,
   ];
   for (const table of Object.values(TABLES) as Table[]) {
     const columns = [...table.key, ...table.extra, { name: 'value', type: 'bytea' } as Column];

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from 'postgres';
+import type { LivenessLock } from './liveness-lock.js';
 
 /** The SQLSTATE `ricochet_fence` raises when the caller's epoch no longer owns the store. */
 export const FENCED_SQLSTATE = 'RCF01';
@@ -51,44 +52,101 @@ export interface AcquireLeaseOptions {
   readonly onWaiting?: (holder: LeaseHolder) => void;
   /** Stop waiting: the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /**
+   * This broker's liveness lock: held while it owns the store, and the sign that an owner's
+   * session is gone while it waits. Without it, only the lease's expiry hands the store over.
+   */
+  readonly liveness?: LivenessLock;
 }
+
+/**
+ * Sightings of a free liveness lock, one poll apart, before a standby takes a live lease over. An
+ * owner whose session dropped with the database (a restart, a network cut) takes its lock back
+ * the moment it reconnects, well within one poll: a database restart should not move the store.
+ */
+const FREE_SIGHTINGS_BEFORE_TAKEOVER = 2;
+
+/** How often an owner whose liveness session ended tries to take the lock back. */
+const RECLAIM_INTERVAL_MS = 50;
 
 /**
  * The lease that makes one broker the only writer of a store (the seam's rule 6): one row with an
  * owner, an epoch and an expiry on database time. A broker takes it when it is free, expired or
  * its own, bumping the epoch; it keeps it by renewing it in every write transaction and on a heartbeat; it
  * gives it back (expires it) on a clean close, so a standby broker takes over at once.
+ *
+ * A crashed owner is replaced sooner than its expiry: the owner holds its {@link LivenessLock}
+ * and writes its epoch in the row's `live_epoch`. A standby that finds the lock free
+ * {@link FREE_SIGHTINGS_BEFORE_TAKEOVER} polls in a row while `live_epoch` names the current epoch
+ * knows that owner's session ended, and takes the lease at once. Safety never rests on this: the
+ * new epoch fences every write of the old owner, were it alive after all. An owner that took the
+ * lease without the lock (a paused ex-owner still held it) writes `live_epoch` once it has it;
+ * until then only expiry replaces it. A broker of an older release never writes `live_epoch`, so
+ * its epochs are never taken over early.
  */
 export class StoreLease {
   readonly epoch: number;
   readonly ttlMs: number;
+  readonly #liveness: LivenessLock | undefined;
+  #reclaiming = false;
+  #released = false;
 
-  private constructor(epoch: number, ttlMs: number) {
+  private constructor(epoch: number, ttlMs: number, liveness: LivenessLock | undefined) {
     this.epoch = epoch;
     this.ttlMs = ttlMs;
+    this.#liveness = liveness;
+    if (liveness) liveness.onLost = () => this.#reclaim();
   }
 
   /** Take the lease, waiting while another broker holds it; polls four times per TTL, at most every 250 ms. */
   static async acquire(sql: Sql, options: AcquireLeaseOptions): Promise<StoreLease> {
-    const { owner, ttlMs } = options;
+    const { owner, ttlMs, liveness } = options;
     await sql`insert into ricochet_lease (id, owner, epoch, expires_at) values (1, '', 0, '-infinity') on conflict (id) do nothing`;
     const pollMs = Math.min(250, Math.max(10, Math.floor(ttlMs / 4)));
+    let freeSightings = 0;
     // Bounded by the caller's signal; a live holder renews forever, so there is no count bound here.
     for (;;) {
       options.signal?.throwIfAborted();
+      const locked = liveness ? await liveness.take() : false;
+      freeSightings = locked ? freeSightings + 1 : 0;
+      const holderGone = freeSightings >= FREE_SIGHTINGS_BEFORE_TAKEOVER;
       const taken = await sql<{ epoch: string }[]>`
         update ricochet_lease
            set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
                advertise_tcp_url = ${options.advertiseTcpUrl ?? ''},
+               live_epoch = case when ${locked}::boolean then epoch + 1 else 0 end,
                expires_at = clock_timestamp() + ${ttlMs} * interval '1 millisecond'
-         where id = 1 and (expires_at < clock_timestamp() or owner = ${owner})
+         where id = 1
+           and (expires_at < clock_timestamp() or owner = ${owner}
+                or (${holderGone}::boolean and live_epoch = epoch))
         returning epoch`;
       const row = taken[0];
-      if (row) return new StoreLease(Number(row.epoch), ttlMs);
+      if (row) return new StoreLease(Number(row.epoch), ttlMs, liveness);
+      // Free for the owner to take back, should its session have dropped only for a moment.
+      if (locked) await liveness?.giveBack();
       const holder = await leaseHolder(sql);
       if (holder) options.onWaiting?.(holder);
       await delay(pollMs, options.signal);
     }
+  }
+
+  /**
+   * While this broker owns the store: take the liveness lock if it does not hold it (the heartbeat
+   * calls this), and write this epoch as the live one once it does.
+   */
+  async keepLive(): Promise<void> {
+    const liveness = this.#liveness;
+    if (!liveness || liveness.held || this.#released) return;
+    if (!(await liveness.take())) return;
+    const epoch = this.epoch;
+    const marked = await liveness
+      .query((sql) => sql`update ricochet_lease set live_epoch = epoch where id = 1 and epoch = ${epoch}`)
+      .then(
+        (result) => result.count === 1,
+        () => false,
+      );
+    // Deposed: the lock is no sign of this broker's ownership, and a standby may need it.
+    if (!marked) await liveness.giveBack();
   }
 
   /** The statement that renews the lease and fails the transaction if it was taken over. */
@@ -98,7 +156,34 @@ export class StoreLease {
 
   /** Give the lease back, if still ours: a standby may take it at once. */
   async release(sql: Sql): Promise<void> {
+    this.#released = true;
     await sql`update ricochet_lease set expires_at = '-infinity' where id = 1 and epoch = ${this.epoch}`;
+  }
+
+  /** End the liveness session (after {@link release}, or once the store is lost). */
+  async close(): Promise<void> {
+    this.#released = true;
+    await this.#liveness?.close();
+  }
+
+  /**
+   * The liveness session ended while this broker owns the store (the database restarted, or the
+   * connection dropped): take the lock back as soon as the database answers, before a standby's
+   * second sighting. Bounded by the lease's TTL: past it, the store is lost anyway.
+   */
+  #reclaim(): void {
+    if (this.#reclaiming) return;
+    this.#reclaiming = true;
+    const attempts = Math.ceil(this.ttlMs / RECLAIM_INTERVAL_MS);
+    void (async () => {
+      for (let attempt = 0; attempt < attempts && !this.#released; attempt++) {
+        await this.keepLive();
+        if (this.#liveness?.held) break;
+        await delay(RECLAIM_INTERVAL_MS, undefined);
+      }
+    })().finally(() => {
+      this.#reclaiming = false;
+    });
   }
 }
 

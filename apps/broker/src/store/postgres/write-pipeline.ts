@@ -199,7 +199,8 @@ export class WritePipeline {
   }
 
   /**
-   * The heartbeat: renew the lease while no transaction does (one query at a time). Fenced, the
+   * The heartbeat: renew the lease while no transaction does (one query at a time), and hold the
+   * liveness lock (taken back if its session ended; see `liveness-lock.ts`). Fenced, the
    * store is lost. Not renewed for longer than the lease, whether the renewals fail (the database
    * unreachable) or hang (a half-open connection, a lock), it is lost too: a standby may own the
    * store by now, and an idle or stuck broker would otherwise go on serving from memory unaware.
@@ -210,6 +211,7 @@ export class WritePipeline {
   #renew(): void {
     if (this.#lost !== undefined || this.#stopped) return;
     const { lease, writer } = this.#parts;
+    void lease.keepLive();
     if (Date.now() - this.#renewedAt > lease.ttlMs) {
       const error = new Error('the store lease could not be renewed within its time');
       if (this.#inFlight) this.#loseStore(this.#inFlight, error);
