@@ -45,8 +45,12 @@ describe('bounded disk', () => {
 
     expect(broker.engine.describeTopic('stream')?.stats).toMatchObject({ nextOffset: 50 * PER_ROUND });
     expect(broker.engine.describeTopic('stream')?.stats.messages).toBeLessThanOrEqual(2 * PER_ROUND);
-    // Four times as much written again, and the file has not grown by more than a margin.
-    expect(after).toBeLessThanOrEqual(warmedUp * 1.5);
+    // Four times as much written again: without page reuse the file would hold all of it, about
+    // five times its size after the warm-up. It may grow by a margin: how many freed pages a commit
+    // can reuse depends on which read transactions pin them at that moment, which a loaded machine
+    // changes (1.55 times was seen once with another process busy).
+    expect(after).toBeLessThanOrEqual(warmedUp * 2);
+    expect(after).toBeLessThan((50 * PER_ROUND * BODY.byteLength) / 3);
     console.log(
       `bounded disk: data file ${warmedUp} bytes after 10 rounds, ${after} after 50; longest retention batch ${longestBatchMs.toFixed(2)} ms`,
     );

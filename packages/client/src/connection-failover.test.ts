@@ -1,4 +1,4 @@
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import {
   FAST_BACKOFF,
   FakeBroker,
@@ -14,13 +14,17 @@ import { Connection } from './connection.js';
 import type { ConnectionOptions } from './connection-options.js';
 
 // Several brokers per test, so not fakeBrokerPerTest (one broker): connections close first, then
-// the brokers.
+// the brokers and the dead endpoints.
 const connections: Connection[] = [];
 const brokers: FakeBroker[] = [];
+const deadServers: Server[] = [];
 
 afterEach(async () => {
   await Promise.all(connections.splice(0).map((connection) => connection.close({ drainTimeoutMs: 0 })));
   await Promise.all(brokers.splice(0).map((broker) => broker.close()));
+  await Promise.all(
+    deadServers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+  );
 });
 
 async function startBroker(options: FakeBrokerOptions = {}): Promise<FakeBroker> {
@@ -29,15 +33,19 @@ async function startBroker(options: FakeBrokerOptions = {}): Promise<FakeBroker>
   return broker;
 }
 
-/** An endpoint nobody listens on: a port of 127.0.0.1 the system handed out, then closed. */
+/**
+ * An endpoint where no broker answers: a port of 127.0.0.1 that resets every connection at once.
+ * It stays bound until the test ends: a port merely closed could be handed to the next server the
+ * test starts (the live broker), which then answered in the dead one's place.
+ */
 async function deadEndpoint(scheme: 'ws' | 'tcp'): Promise<string> {
-  const server = createServer();
+  const server = createServer((socket) => socket.resetAndDestroy());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
   });
+  deadServers.push(server);
   const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
   return `${scheme}://127.0.0.1:${port}`;
 }
 
