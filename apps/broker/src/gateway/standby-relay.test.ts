@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -78,6 +78,14 @@ async function startBodyEchoServer(port: number): Promise<Server> {
       }),
   );
   return server;
+}
+
+/** A server that accepts every connection and closes it unanswered: the port's new tenant. */
+async function startHangUpServer(): Promise<string> {
+  const server = createNetServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 async function startRelay(
@@ -211,10 +219,28 @@ describe('standby relay', () => {
     expect(await metrics.json()).toEqual({ status: 'standby', owner: ownerUrl });
   });
 
+  it("keeps the owner's connection headers to itself: the client learns the relay's own keep-alive", async () => {
+    // The broker's HTTP server (Fastify's) keeps idle connections 72 s; the relay's, 5 s.
+    const owner = await startBodyEchoServer(0);
+    owner.keepAliveTimeout = 72_000;
+    const ownerUrl = `ws://127.0.0.1:${(owner.address() as AddressInfo).port}`;
+    const relay = await startRelay(async () => ownerUrl);
+    const answer = await fetch(`${relay.url.replace(/^ws/, 'http')}/v1/frames`, {
+      method: 'POST',
+      body: 'frames',
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('x-owner')).toBe('yes');
+    expect(answer.headers.get('keep-alive')).toBe('timeout=5');
+    await answer.arrayBuffer();
+  });
+
   it('holds an HTTP request while no owner can be reached, and forwards it, body and all, to the first that can', async () => {
     const owner = await startBodyEchoServer(0);
     const ownerUrl = `ws://127.0.0.1:${(owner.address() as AddressInfo).port}`;
-    const answers = [undefined, undefined, 'ws://127.0.0.1:1', ownerUrl];
+    // A dead owner's port taken by another process, which accepts and hangs up: not an owner.
+    const stranger = await startHangUpServer();
+    const answers = [undefined, undefined, 'ws://127.0.0.1:1', stranger, ownerUrl];
     const relay = await startRelay(async () => (answers.length > 1 ? answers.shift() : answers[0]));
     const answer = await fetch(`${relay.url.replace(/^ws/, 'http')}/v1/frames`, {
       method: 'POST',

@@ -160,10 +160,10 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
       connect: (owner) => openForwardRequest(request, owner),
       waitMs: options.ownerWaitMs ?? OWNER_WAIT_MS,
       gone,
-    }).then((upstream) => {
+    }).then((opened) => {
       heldRequests.delete(exchange);
       if (gone()) {
-        upstream?.destroy();
+        opened?.upstream.destroy();
         return;
       }
       const unavailable = () =>
@@ -171,13 +171,13 @@ export async function startStandbyRelay(options: StandbyRelayOptions): Promise<S
           code: 503,
           message: `this broker is a standby: ${lastOwner === undefined ? 'no broker owns the store right now' : `the store's owner at ${lastOwner} cannot be reached`}`,
         });
-      if (upstream === undefined) {
+      if (opened === undefined) {
         unavailable();
         return;
       }
       forwarding.add(request.socket);
       response.once('close', () => forwarding.delete(request.socket));
-      forwardHttp(request, response, upstream, unavailable);
+      forwardHttp(request, response, opened, unavailable);
     });
   };
   const server: Server = options.tls
