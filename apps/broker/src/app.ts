@@ -150,6 +150,8 @@ export async function buildBroker(
         `the store is held by broker ${named} for ${holder.expiresInMs} ms more: waiting as a standby`,
       );
     },
+    onWarmCopyError: (error) =>
+      app.log.warn({ err: error }, 'could not bring the local copy of the store up to date; trying again'),
     onLost: (error) => {
       app.log.error({ err: error }, 'the store stopped taking writes: closing the broker');
       if (options.onStoreLost) options.onStoreLost(error);

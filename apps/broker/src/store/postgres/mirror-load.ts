@@ -1,5 +1,5 @@
 import { unpack } from 'msgpackr';
-import type { Sql, TransactionSql } from 'postgres';
+import type { TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type {
   BroadcastInstanceRecord,
@@ -13,16 +13,16 @@ import { fromStoredDelivery, type StoredDeliveryV1 } from '../schema/stored-deli
 import { fromStoredGroup, type StoredGroupV1 } from '../schema/stored-group.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { BinaryCopyParser } from './binary-copy.js';
-import { IdIndexRebuild } from './id-index-rebuild.js';
-import { type Column, TABLE_NAMES, TABLES, type Table, type TableName } from './postgres-tables.js';
+import type { IdIndexRebuild } from './id-index-rebuild.js';
+import { type Column, TABLES, type Table, type TableName } from './postgres-tables.js';
 
 /** A row as `binary-copy.ts` decodes it: each column by name (text a string, bigint a number), and the packed value. */
-type LoadedRow = Record<string, unknown> & { readonly value: Uint8Array };
+export type LoadedRow = Record<string, unknown> & { readonly value: Uint8Array };
 
-type Loader = (mirror: BrokerStore, row: LoadedRow) => Promise<void>;
+export type Loader = (mirror: BrokerStore, row: LoadedRow) => Promise<void>;
 
 /** How each table's rows go into the local copy, through the seam like any write. */
-function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
+export function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
   return {
     topics: (mirror, row) => mirror.putTopic(fromStoredTopic(unpack(row.value) as StoredTopicV1)),
     groups: (mirror, row) => mirror.putGroup(fromStoredGroup(unpack(row.value) as StoredGroupV1)),
@@ -56,28 +56,41 @@ function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
 /** The order a table's rows are read in, where it matters: the id index rebuild needs the messages by key. */
 const ORDER_BY: Partial<Record<TableName, string>> = { messages: 'topic, msg_offset' };
 
+/** The columns of `table` a load reads: its key, its extra columns, then the packed value. */
+export function loadedColumns(table: Table): readonly Column[] {
+  return [...table.key, ...table.extra];
+}
+
+/** The `select` of every row of `table` (in key order where it matters), for {@link loadRows}. */
+export function selectAll(name: TableName): string {
+  const table = TABLES[name];
+  const orderBy = ORDER_BY[name];
+  return `select ${selectList(table)} from ${table.name}${orderBy ? ` order by ${orderBy}` : ''}`;
+}
+
+/** The column list of a load's `select` of `table`. */
+export function selectList(table: Table): string {
+  return [...loadedColumns(table).map((column) => column.name), 'value'].join(', ');
+}
+
 /**
- * Stream one table's rows into the local copy. The COPY stream is read in flowing mode and each
- * chunk handled at once: the copy's writer thread commits in parallel, faster than this thread
- * decodes, so its transactions stay small. It is paused only while the id index rebuild is full,
- * until the copy committed what it holds. (Pausing for each commit every 20,000 rows made a load
- * 15 % slower.)
+ * Stream the rows `select` gives (the columns of {@link selectList}) into the local copy. The COPY
+ * stream is read in flowing mode and each chunk handled at once: the copy's writer thread commits
+ * in parallel, faster than this thread decodes, so its transactions stay small. It is paused only
+ * while the id index rebuild is full, until the copy committed what it holds. (Pausing for each
+ * commit every 20,000 rows made a load 15 % slower.) `select` is inlined in a `COPY`, which takes
+ * no parameters.
  */
-async function loadTable(
+export async function loadRows(
   tx: TransactionSql,
   table: Table,
+  select: string,
   load: Loader,
   mirror: BrokerStore,
-  orderBy: string | undefined,
   ids: IdIndexRebuild,
 ): Promise<void> {
-  const columns: readonly Column[] = [...table.key, ...table.extra];
-  const selected = [...columns.map((column) => column.name), 'value'].join(', ');
-  const stream = await tx
-    .unsafe(
-      `copy (select ${selected} from ${table.name}${orderBy ? ` order by ${orderBy}` : ''}) to stdout (format binary)`,
-    )
-    .readable();
+  const columns = loadedColumns(table);
+  const stream = await tx.unsafe(`copy (${select}) to stdout (format binary)`).readable();
   const parser = new BinaryCopyParser([...columns.map((column) => column.type), 'bytea']);
   await new Promise<void>((resolve, reject) => {
     const fail = (error: unknown) =>
@@ -116,24 +129,4 @@ async function loadTable(
       }
     });
   });
-}
-
-/**
- * Copy every table into the (empty) local copy, in one repeatable-read snapshot, so the engine
- * starts from one consistent state of the store; the caller holds the lease, so nothing else
- * writes meanwhile. Each table comes as one binary COPY stream: raw bytes, decoded once, by the
- * loaders, with no hex text for `bytea` and no row object built by the driver (together about a
- * quarter of the broker's CPU while loading through a cursor).
- */
-export async function loadMirror(sql: Sql, mirror: BrokerStore): Promise<void> {
-  await sql.begin('isolation level repeatable read read only', async (tx) => {
-    const ids = new IdIndexRebuild(mirror);
-    const loaders = loadersFor(ids);
-    for (const name of TABLE_NAMES) {
-      await loadTable(tx, TABLES[name], loaders[name], mirror, ORDER_BY[name], ids);
-      await mirror.committed();
-      ids.committed();
-    }
-  });
-  await mirror.committed();
 }

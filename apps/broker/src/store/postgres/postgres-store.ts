@@ -24,10 +24,10 @@ import { toStoredDelivery } from '../schema/stored-delivery.js';
 import { toStoredGroup } from '../schema/stored-group.js';
 import { toStoredTopic } from '../schema/stored-topic.js';
 import { LivenessLock } from './liveness-lock.js';
-import { loadMirror } from './mirror-load.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import type { RowValues, TableName } from './postgres-tables.js';
 import { type LeaseHolder, StoreLease } from './store-lease.js';
+import { keepWarm, WarmCopy, type Warming } from './warm-copy.js';
 import type { MirrorWrite } from './write-batch.js';
 import { WritePipeline } from './write-pipeline.js';
 
@@ -58,9 +58,14 @@ export interface PostgresStoreOptions {
    * paused or cut off past its TTL), or a transaction failed for longer than `writeRetryMs`.
    */
   readonly onLost?: (error: unknown) => void;
+  /** Called when a standby's step to keep its local copy close to the database failed (it tries again). */
+  readonly onWarmCopyError?: (error: unknown) => void;
   /** Abandon the wait for the lease (the returned promise rejects). */
   readonly signal?: AbortSignal;
 }
+
+/** How often a standby reads what changed in the database into its local copy. */
+const WARM_INTERVAL_MS = 1_000;
 
 /** Plain MessagePack, no shared structures: every broker reads every row. */
 const packr = new Packr({ useRecords: false });
@@ -90,17 +95,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const reader = postgres(options.url, { ...common, max: 2 });
   const liveness = LivenessLock.open(options.url);
   let mirror: BrokerStore | undefined;
+  let warming: Warming | undefined;
   try {
     await preparePostgresSchema(reader);
-    const lease = await StoreLease.acquire(reader, {
-      owner: options.owner,
-      ttlMs,
-      liveness,
-      ...(options.advertiseUrl === undefined ? {} : { advertiseUrl: options.advertiseUrl }),
-      ...(options.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: options.advertiseTcpUrl }),
-      ...(options.onWaitingForLease ? { onWaiting: options.onWaitingForLease } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
     rmSync(options.cacheDir, { recursive: true, force: true });
     // A failed local write (the cache's disk full) is reported by the store's next replay.
     const localFailures: unknown[] = [];
@@ -111,10 +108,26 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       onWriteError: (error) => localFailures.push(error),
     });
     mirror = localCopy;
-    await loadMirror(reader, localCopy);
+    const copy = new WarmCopy(localCopy);
+    const lease = await StoreLease.acquire(reader, {
+      owner: options.owner,
+      ttlMs,
+      liveness,
+      ...(options.advertiseUrl === undefined ? {} : { advertiseUrl: options.advertiseUrl }),
+      ...(options.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: options.advertiseTcpUrl }),
+      onWaiting: (holder) => {
+        // A standby: keep the copy close to the database, so that taking over reads only what changed.
+        warming ??= keepWarm(copy, reader, WARM_INTERVAL_MS, (error) => options.onWarmCopyError?.(error));
+        options.onWaitingForLease?.(holder);
+      },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    await warming?.stop();
+    await copy.complete(reader);
     if (localFailures.length > 0) throw localFailures[0];
     return new PostgresStore({ options, writer, reader, lease, mirror: localCopy, localFailures });
   } catch (error) {
+    await warming?.stop();
     await mirror?.close();
     await Promise.allSettled([writer.end({ timeout: 1 }), reader.end({ timeout: 1 }), liveness.close()]);
     throw error;

@@ -28,7 +28,17 @@ export interface Table {
   readonly key: readonly Column[];
   /** Columns besides the key that a conditional delete needs (history: its topic and offset). */
   readonly extra: readonly Column[];
+  /**
+   * Which of this table's writes take a number from {@link ROW_SEQUENCE} in its `seq` column, for
+   * a standby to read only the rows written since it last looked (`warm-copy.ts`): `every` insert
+   * and rewrite, or only `rewrites` (rows written again under their key). See
+   * {@link numberingStatements}.
+   */
+  readonly numbered?: 'every' | 'rewrites';
 }
+
+/** The sequence that numbers the writes of the tables a standby follows. */
+export const ROW_SEQUENCE = 'ricochet_row_seq';
 
 const text = (name: string): Column => ({ name, type: 'text' });
 const bigint = (name: string): Column => ({ name, type: 'bigint' });
@@ -43,7 +53,14 @@ export const TABLES = {
     key: [text('grp'), text('client_id')],
     extra: [],
   },
-  messages: { name: 'ricochet_messages', key: [text('topic'), bigint('msg_offset')], extra: [] },
+  // Appended at each topic's next offset (a standby follows them by offset); a DLQ copy is
+  // rewritten when redriven.
+  messages: {
+    name: 'ricochet_messages',
+    key: [text('topic'), bigint('msg_offset')],
+    extra: [],
+    numbered: 'rewrites',
+  },
   deliveries: {
     name: 'ricochet_deliveries',
     key: [text('grp'), text('topic'), bigint('msg_offset')],
@@ -59,6 +76,7 @@ export const TABLES = {
     // A broadcasting group's entries are per instance (its clientId); '' for every other group.
     key: [text('message_id'), text('grp'), text('instance'), bigint('lease')],
     extra: [text('topic'), bigint('msg_offset')],
+    numbered: 'every',
   },
 } as const satisfies Record<string, Table>;
 
@@ -95,5 +113,37 @@ export function schemaStatements(): string[] {
     );
   }
   // Retention deletes a message's history by id, topic and offset: the key's prefix serves it.
+  statements.push(...numberingStatements());
+  return statements;
+}
+
+/**
+ * The `seq` columns of the tables a standby follows (`warm-copy.ts`). A row written again under
+ * its key takes a new number in the upsert's update (`write-batch.ts`): a history row (a delivery
+ * whose lease a crash lost is granted again with the same lease number) or a message (a DLQ copy
+ * marked redriven). A history insert takes one by default too, since history rows arrive for old
+ * messages in no order a standby could follow otherwise; a message insert does not, so a send
+ * pays nothing for it (the index is partial), and a standby follows new messages by offset. One
+ * transaction commits at a time, so a later commit's rows always number higher.
+ *
+ * Added in steps that rewrite no table: rows written before keep a null `seq` (a standby's first
+ * load reads the tables whole anyway).
+ */
+function numberingStatements(): string[] {
+  const statements = [`create sequence if not exists ${ROW_SEQUENCE}`];
+  for (const table of Object.values(TABLES) as Table[]) {
+    if (table.numbered === undefined) continue;
+    statements.push(`alter table ${table.name} add column if not exists seq bigint`);
+    if (table.numbered === 'every') {
+      statements.push(
+        `alter table ${table.name} alter column seq set default nextval('${ROW_SEQUENCE}')`,
+        `create index if not exists ${table.name}_by_seq on ${table.name} (seq)`,
+      );
+    } else {
+      statements.push(
+        `create index if not exists ${table.name}_rewritten on ${table.name} (seq) where seq is not null`,
+      );
+    }
+  }
   return statements;
 }

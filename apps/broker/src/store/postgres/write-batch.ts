@@ -2,7 +2,14 @@ import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type { ExpiredMessage } from '../records.js';
 import { arrayLiteral } from './array-literal.js';
-import { type Column, type RowValues, TABLES, type Table, type TableName } from './postgres-tables.js';
+import {
+  type Column,
+  ROW_SEQUENCE,
+  type RowValues,
+  TABLES,
+  type Table,
+  type TableName,
+} from './postgres-tables.js';
 
 /** A queued change to the store's local copy, replayed in call order once the transaction committed. */
 export type MirrorWrite = (mirror: BrokerStore) => Promise<void>;
@@ -171,9 +178,11 @@ function upsertText(table: Table): string {
     const names = columns.map((column) => column.name).join(', ');
     const arrays = columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
     const keyList = table.key.map((column) => column.name).join(', ');
-    const updates = [...table.extra, { name: 'value' }]
-      .map(({ name }) => `${name} = excluded.${name}`)
-      .join(', ');
+    const updates = [
+      ...[...table.extra, { name: 'value' }].map(({ name }) => `${name} = excluded.${name}`),
+      // A row written again is numbered again: a standby following the table reads it anew.
+      ...(table.numbered === undefined ? [] : [`seq = nextval('${ROW_SEQUENCE}')`]),
+    ].join(', ');
     text = `insert into ${table.name} (${names}) select * from unnest(${arrays}) on conflict (${keyList}) do update set ${updates}`;
     upsertTexts.set(table, text);
   }

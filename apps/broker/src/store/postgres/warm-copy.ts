@@ -1,0 +1,257 @@
+import { unpack } from 'msgpackr';
+import type { Sql, TransactionSql } from 'postgres';
+import type { BrokerStore } from '../broker-store.js';
+import type { StoredMessage } from '../records.js';
+import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
+import { arrayLiteral } from './array-literal.js';
+import { IdIndexRebuild } from './id-index-rebuild.js';
+import { type Loader, loadersFor, loadRows, selectAll, selectList } from './mirror-load.js';
+import { type Column, TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';
+
+/** The tables that grow with retention, followed while standing by. */
+const FOLLOWED_TABLES: readonly TableName[] = ['messages', 'history'];
+
+/** The tables {@link WarmCopy.complete} loads whole: what is in flight, and the configuration. */
+const OTHER_TABLES = TABLE_NAMES.filter((name) => !FOLLOWED_TABLES.includes(name));
+
+const SNAPSHOT = 'isolation level repeatable read read only';
+
+/**
+ * The local copy of a standby, kept close to the database while another broker owns it, so that
+ * taking over reads only what changed: the messages and history (the tables that grow with
+ * retention, millions of rows) are loaded once and then followed; the other tables (what is in
+ * flight: deliveries, the schedule, cursors, configuration) are read whole when it takes over.
+ *
+ * How it follows the two big tables without a change log:
+ * - messages are only appended (at each topic's next offset, in order: one transaction commits at
+ *   a time) and deleted by retention, which moves the topic record's `expiredBelow` in the same
+ *   transaction and deletes nothing from there on (`RetainedRange`). So it reads, per topic, the
+ *   rows from the offset it has not seen, and for the offsets below the new frontier, which of
+ *   its own rows the database still holds (the survivors);
+ * - a message written again under its key (a DLQ copy marked redriven) takes a number from
+ *   `ricochet_row_seq` (`postgres-tables.ts`), so it reads those numbered above the highest it saw;
+ * - so does every history row written (inserted, or written again under its key), and rows are
+ *   deleted only with their message (the local store's `deleteExpiredMessage` does the same). So
+ *   it reads the rows numbered above the highest it saw.
+ * Each step reads one repeatable-read snapshot and moves its marks only once the copy committed
+ * what it read; a failed step is read again, its rows written again (the writes are idempotent).
+ *
+ * One case differs from a load from scratch: an id stored twice (sent again after the dedup
+ * window), whose newer message retention deletes first, is found by id nowhere here, where a load
+ * would name the older one. Both are past any dedup window.
+ */
+export class WarmCopy {
+  readonly #mirror: BrokerStore;
+  readonly #ids: IdIndexRebuild;
+  readonly #loaders: Record<TableName, Loader>;
+  /** Per topic, the offset from which the copy has not seen the database's messages. */
+  #next = new Map<string, number>();
+  /** The highest `seq` of the followed tables the copy has read. */
+  #rowSeq = 0;
+  #loaded = false;
+
+  constructor(mirror: BrokerStore) {
+    this.#mirror = mirror;
+    this.#ids = new IdIndexRebuild(mirror);
+    this.#loaders = loadersFor(this.#ids);
+  }
+
+  /** Whether the first load is done (then {@link catchUp} reads what changed since). */
+  get loaded(): boolean {
+    return this.#loaded;
+  }
+
+  /** Read what changed since the last step (the whole of the messages and history, the first time). */
+  async catchUp(sql: Sql): Promise<void> {
+    await sql.begin(SNAPSHOT, (tx) => this.#step(tx));
+  }
+
+  /**
+   * Bring the copy level with the database and load the other tables whole, in one snapshot: the
+   * copy is then the store. Call once this broker holds the lease, so nothing changes meanwhile.
+   */
+  async complete(sql: Sql): Promise<void> {
+    await sql.begin(SNAPSHOT, async (tx) => {
+      await this.#step(tx);
+      for (const name of OTHER_TABLES) await this.#load(tx, name, selectAll(name), this.#loaders[name]);
+    });
+  }
+
+  async #step(tx: TransactionSql): Promise<void> {
+    const frontiers = await readFrontiers(tx);
+    const [row] = await tx<{ seq: string | null }[]>`
+      select greatest((select max(seq) from ricochet_history), (select max(seq) from ricochet_messages))::text as seq`;
+    const rowSeq = row?.seq == null ? this.#rowSeq : Number(row.seq);
+    if (!this.#loaded) {
+      const next = await this.#loadMessages(tx, selectAll('messages'));
+      await this.#load(tx, 'history', selectAll('history'), this.#loaders.history);
+      this.#commitMarks(frontiers, next, rowSeq);
+      this.#loaded = true;
+      return;
+    }
+    await this.#deleteExpired(tx, frontiers);
+    const next = await this.#loadMessages(tx, this.#appendedMessages(frontiers));
+    // Rewritten in place: the index entry stays as the message was first loaded.
+    await this.#load(tx, 'messages', this.#writtenSince('messages'), (mirror, written) =>
+      mirror.appendMessage(unpack(written.value) as StoredMessage),
+    );
+    await this.#load(tx, 'history', this.#writtenSince('history'), this.#loaders.history);
+    this.#commitMarks(frontiers, next, rowSeq);
+  }
+
+  /** The rows of `name` written (or written again) since the copy last read it. */
+  #writtenSince(name: TableName): string {
+    const table = TABLES[name];
+    return `select ${selectList(table)} from ${table.name} where seq > ${this.#rowSeq}`;
+  }
+
+  /** Load `select`'s message rows, and say each topic's next offset after them. */
+  async #loadMessages(tx: TransactionSql, select: string): Promise<Map<string, number>> {
+    const next = new Map<string, number>();
+    const load: Loader = (mirror, row) => {
+      const offset = row.msg_offset as number;
+      const topic = row.topic as string;
+      if (offset >= (next.get(topic) ?? 0)) next.set(topic, offset + 1);
+      return this.#loaders.messages(mirror, row);
+    };
+    await this.#load(tx, 'messages', select, load);
+    return next;
+  }
+
+  async #load(tx: TransactionSql, name: TableName, select: string, load: Loader): Promise<void> {
+    await loadRows(tx, TABLES[name], select, load, this.#mirror, this.#ids);
+    await this.#mirror.committed();
+    this.#ids.committed();
+  }
+
+  /** The messages past each topic's mark (from 0 for a topic new to the copy), in key order. */
+  #appendedMessages(frontiers: ReadonlyMap<string, number>): string {
+    const marks = [...frontiers.keys()].map((topic) => [topic, this.#next.get(topic) ?? 0] as const);
+    const table = TABLES.messages;
+    return `select ${selectList(table)} from ${table.name} m
+      join unnest(${marksLiteral(marks)}) as w(mark_topic, mark_next) on m.topic = w.mark_topic and m.msg_offset >= w.mark_next
+      order by m.topic, m.msg_offset`;
+  }
+
+  /**
+   * Delete from the copy the messages retention deleted: those below a topic's new frontier that
+   * the database no longer holds. Only topics whose frontier moved, or where the copy still holds
+   * a message below it (a survivor, which may have gone since), are looked at.
+   */
+  async #deleteExpired(tx: TransactionSql, frontiers: ReadonlyMap<string, number>): Promise<void> {
+    const looked: (readonly [string, number])[] = [];
+    for (const [topic, expiredBelow] of frontiers) {
+      const first = this.#mirror.readMessages(topic, 0, 1)[0];
+      if (first !== undefined && first.offset < expiredBelow) looked.push([topic, expiredBelow]);
+    }
+    if (looked.length === 0) return;
+    const kept = await tx.unsafe<{ topic: string; msg_offset: string }[]>(
+      `select m.topic, m.msg_offset from ${TABLES.messages.name} m
+        join unnest(${marksLiteral(looked)}) as w(mark_topic, mark_below) on m.topic = w.mark_topic and m.msg_offset < w.mark_below`,
+    );
+    const survivors = new Set(kept.map((row) => `${row.topic}\u0000${row.msg_offset}`));
+    for (const [topic, expiredBelow] of looked) {
+      // Bounded by the copy: each page is read from past the last offset of the one before.
+      for (let from = 0; from < expiredBelow; ) {
+        const page = this.#mirror.readMessages(topic, from, 1_000);
+        for (const message of page) {
+          if (message.offset >= expiredBelow) break;
+          if (!survivors.has(`${topic}\u0000${message.offset}`)) {
+            void this.#mirror.deleteExpiredMessage({
+              topic,
+              offset: message.offset,
+              messageId: message.messageId,
+            });
+          }
+        }
+        const last = page.at(-1);
+        if (last === undefined || page.length < 1_000) break;
+        from = last.offset + 1;
+      }
+    }
+    await this.#mirror.committed();
+  }
+
+  /** The copy committed what a step read: move the marks. */
+  #commitMarks(
+    frontiers: ReadonlyMap<string, number>,
+    next: ReadonlyMap<string, number>,
+    rowSeq: number,
+  ): void {
+    const marks = new Map<string, number>();
+    for (const topic of frontiers.keys()) {
+      marks.set(topic, Math.max(this.#next.get(topic) ?? 0, next.get(topic) ?? 0));
+    }
+    this.#next = marks;
+    this.#rowSeq = rowSeq;
+  }
+}
+
+/** Every topic of the database, with its retained range's frontier. */
+async function readFrontiers(tx: TransactionSql): Promise<Map<string, number>> {
+  const rows = await tx<{ name: string; value: Uint8Array }[]>`select name, value from ricochet_topics`;
+  const frontiers = new Map<string, number>();
+  for (const row of rows) {
+    const record = fromStoredTopic(unpack(row.value) as StoredTopicV1);
+    frontiers.set(row.name, record.expiredBelow ?? 0);
+  }
+  return frontiers;
+}
+
+const MARK_COLUMNS: readonly [Column, Column] = [
+  { name: 'topic', type: 'text' },
+  { name: 'offset', type: 'bigint' },
+];
+
+/** `(topic, offset)` pairs as two array literals inlined in SQL, for `unnest`: COPY takes no parameters. */
+function marksLiteral(marks: readonly (readonly [string, number])[]): string {
+  const rows = marks.map(([topic, offset]) => [topic, offset]);
+  const [topic, offset] = MARK_COLUMNS;
+  return `${sqlString(arrayLiteral(topic, rows, 0))}::text[], ${sqlString(arrayLiteral(offset, rows, 1))}::bigint[]`;
+}
+
+/** A string literal (standard conforming: only `'` is doubled). */
+function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** A copy kept warm in the background (see {@link keepWarm}). */
+export interface Warming {
+  /** Stop after the step in progress, if any: resolves once it ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Catch `copy` up every `intervalMs` until stopped: the first step loads the messages and history
+ * whole, each later one reads what changed. A failed step is reported and tried again at the next.
+ */
+export function keepWarm(
+  copy: WarmCopy,
+  sql: Sql,
+  intervalMs: number,
+  onError: (error: unknown) => void,
+): Warming {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  // Bounded by stop(): one step per interval until then.
+  const running = (async () => {
+    while (!stopped) {
+      await copy.catchUp(sql).catch(onError);
+      if (stopped) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, intervalMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+  };
+}
