@@ -23,7 +23,13 @@ import {
 } from './report/side-by-side.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
-import { runTakeover, TAKEOVER_LEASE_MS, type TakeoverFigures } from './workloads/takeover.js';
+import {
+  LARGE_STORE_MESSAGES,
+  runLargeTakeover,
+  runTakeover,
+  TAKEOVER_LEASE_MS,
+  type TakeoverFigures,
+} from './workloads/takeover.js';
 import { runW1 } from './workloads/w1-publish.js';
 import { runW2 } from './workloads/w2-push-consume.js';
 import { runW2s } from './workloads/w2s-simple-consume.js';
@@ -218,17 +224,21 @@ if (args.workloads.includes('takeover')) {
   if (args.store !== 'postgres') {
     console.log('Takeover: skipped (brokers share a store only with --store postgres)');
   } else {
-    const runs: TakeoverFigures[] = [];
+    const runs: (TakeoverFigures & { readonly largeStoreAfterKillMs: number })[] = [];
     for (let run = 1; run <= args.runs; run++) {
       console.error(`takeover run ${run}/${args.runs}`);
-      runs.push(await runTakeover());
+      const figures = await runTakeover();
+      runs.push({ ...figures, largeStoreAfterKillMs: await runLargeTakeover() });
     }
-    const show = (pick: (figures: TakeoverFigures) => number) =>
+    const show = (pick: (figures: (typeof runs)[number]) => number) =>
       `${median(runs.map(pick)).toFixed(0)} ms (runs: ${runs.map((r) => pick(r).toFixed(0)).join(', ')})`;
     console.log(`Takeover, owner and standby on one PostgreSQL database, lease ${TAKEOVER_LEASE_MS} ms:`);
     console.log(`  kill -9 of the owner → standby serving         ${show((r) => r.afterKillMs)}`);
     console.log(`  kill -9 of the owner → first send acknowledged ${show((r) => r.firstSendAfterKillMs)}`);
     console.log(`  SIGTERM of the owner → standby serving         ${show((r) => r.afterStopMs)}`);
+    console.log(
+      `  kill -9 → standby serving, ${LARGE_STORE_MESSAGES.toLocaleString('en-US')} messages stored ${show((r) => r.largeStoreAfterKillMs)}`,
+    );
   }
 }
 

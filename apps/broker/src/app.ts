@@ -150,6 +150,10 @@ export async function buildBroker(
         `the store is held by broker ${named} for ${holder.expiresInMs} ms more: waiting as a standby`,
       );
     },
+    onWarmCopyLoaded: (elapsedMs) =>
+      app.log.info(
+        `local copy of the store loaded in ${Math.round(elapsedMs)} ms: following its changes, ready to take over`,
+      ),
     onWarmCopyError: (error) =>
       app.log.warn({ err: error }, 'could not bring the local copy of the store up to date; trying again'),
     onLost: (error) => {

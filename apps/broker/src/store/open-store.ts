@@ -13,6 +13,8 @@ export interface OpenStoreHooks {
   readonly onWaitingForLease: (holder: LeaseHolder) => void;
   /** The PostgreSQL store stopped taking writes for good (taken over, or unreachable too long). */
   readonly onLost: (error: unknown) => void;
+  /** A standby loaded its local copy of the PostgreSQL store, which it then keeps up to date. */
+  readonly onWarmCopyLoaded: (elapsedMs: number) => void;
   /** A standby could not bring its local copy of the PostgreSQL store up to date (it tries again). */
   readonly onWarmCopyError: (error: unknown) => void;
 }
@@ -41,6 +43,7 @@ export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Pr
     onWriteError: hooks.onWriteError,
     onWaitingForLease: hooks.onWaitingForLease,
     onLost: hooks.onLost,
+    onWarmCopyLoaded: hooks.onWarmCopyLoaded,
     onWarmCopyError: hooks.onWarmCopyError,
   });
 }

@@ -58,7 +58,9 @@ export interface PostgresStoreOptions {
    * paused or cut off past its TTL), or a transaction failed for longer than `writeRetryMs`.
    */
   readonly onLost?: (error: unknown) => void;
-  /** Called when a standby's step to keep its local copy close to the database failed (it tries again). */
+  /** Called once a standby loaded its local copy's messages and history, which it then keeps up to date. */
+  readonly onWarmCopyLoaded?: (elapsedMs: number) => void;
+  /** Called when a standby's step to keep its local copy up to date failed, the first of a run (it tries again). */
   readonly onWarmCopyError?: (error: unknown) => void;
   /** Abandon the wait for the lease (the returned promise rejects). */
   readonly signal?: AbortSignal;
@@ -117,7 +119,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       ...(options.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: options.advertiseTcpUrl }),
       onWaiting: (holder) => {
         // A standby: keep the copy close to the database, so that taking over reads only what changed.
-        warming ??= keepWarm(copy, reader, WARM_INTERVAL_MS, (error) => options.onWarmCopyError?.(error));
+        warming ??= keepWarm(copy, reader, WARM_INTERVAL_MS, {
+          ...(options.onWarmCopyLoaded ? { onLoaded: options.onWarmCopyLoaded } : {}),
+          ...(options.onWarmCopyError ? { onError: options.onWarmCopyError } : {}),
+        });
         options.onWaitingForLease?.(holder);
       },
       ...(options.signal ? { signal: options.signal } : {}),

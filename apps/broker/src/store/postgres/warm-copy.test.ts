@@ -11,7 +11,7 @@ import type { HistoryRecord, StoredMessage } from '../records.js';
 import { LAYOUT_V1_SAMPLE as SAMPLE } from '../schema/layout-v1-sample.test-support.js';
 import { readContents, writeContents } from '../schema/store-contents.test-support.js';
 import { openPostgresStore } from './postgres-store.js';
-import { WarmCopy } from './warm-copy.js';
+import { keepWarm, WarmCopy } from './warm-copy.js';
 
 let server: PostgresServer;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -156,5 +156,27 @@ describe('a warm copy of a PostgreSQL store', () => {
     expect(warmCopy.readHistory('late-1')).toHaveLength(2);
     expect(warmCopy.readHistory('stream-60')).toMatchObject([{ result: 'released' }]);
     expect(warmCopy.getMessage('stream', 50)?.properties).toEqual({ redriven: 'yes' });
+  }, 60_000);
+
+  it('keeps warm in the background: says once when the first load is done, and stops after its step', async () => {
+    const { sql, owner } = await freshDatabase();
+    await writeContents(owner, SAMPLE);
+    const copy = new WarmCopy(scratchCopy());
+    const loads: number[] = [];
+    let loaded!: () => void;
+    const firstLoad = new Promise<void>((resolve) => {
+      loaded = resolve;
+    });
+    const warming = keepWarm(copy, sql, 10, {
+      onLoaded: (elapsedMs) => {
+        loads.push(elapsedMs);
+        loaded();
+      },
+    });
+    await firstLoad;
+    await appendConsumed(owner, 'orders', 6, 3);
+    await warming.stop();
+    expect(copy.loaded).toBe(true);
+    expect(loads).toHaveLength(1);
   }, 60_000);
 });

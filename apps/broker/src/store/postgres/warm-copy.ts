@@ -221,22 +221,35 @@ export interface Warming {
   stop(): Promise<void>;
 }
 
+/** What {@link keepWarm} tells. */
+export interface WarmingHooks {
+  /** The first step (the messages and history, whole) is done, after `elapsedMs`. */
+  readonly onLoaded?: (elapsedMs: number) => void;
+  /** A step failed, the first of a run of failures (it is tried again at the next interval). */
+  readonly onError?: (error: unknown) => void;
+}
+
 /**
  * Catch `copy` up every `intervalMs` until stopped: the first step loads the messages and history
- * whole, each later one reads what changed. A failed step is reported and tried again at the next.
+ * whole, each later one reads what changed.
  */
-export function keepWarm(
-  copy: WarmCopy,
-  sql: Sql,
-  intervalMs: number,
-  onError: (error: unknown) => void,
-): Warming {
+export function keepWarm(copy: WarmCopy, sql: Sql, intervalMs: number, hooks: WarmingHooks = {}): Warming {
   let stopped = false;
+  let failing = false;
   let wake: (() => void) | undefined;
+  const startedAt = performance.now();
   // Bounded by stop(): one step per interval until then.
   const running = (async () => {
     while (!stopped) {
-      await copy.catchUp(sql).catch(onError);
+      const wasLoaded = copy.loaded;
+      try {
+        await copy.catchUp(sql);
+        failing = false;
+        if (!wasLoaded) hooks.onLoaded?.(performance.now() - startedAt);
+      } catch (error) {
+        if (!failing) hooks.onError?.(error);
+        failing = true;
+      }
       if (stopped) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, intervalMs);
