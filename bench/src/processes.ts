@@ -224,6 +224,9 @@ export async function startStandbyBrokerProcess(
     ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...storeFlags],
     /standing by on ws:\/\/127\.0\.0\.1:\d+/,
     () => rmSync(dataDir, { recursive: true, force: true }),
+    [],
+    // Its info lines tell when its local copy is loaded (a standby logs little else).
+    { RICOCHET_LOG_LEVEL: 'info' },
   );
   return Object.assign(process_, { endpoint: /ws:\/\/[\d.]+:\d+/.exec(process_.banner)?.[0] ?? '' });
 }
