@@ -138,8 +138,9 @@ export const brokerConfigSchema = z
       .optional(),
     /**
      * With a PostgreSQL store: how long this broker's ownership of the store lasts without renewal.
-     * A standby broker takes over this long after the owner stopped renewing (killed, cut off,
-     * paused); a cleanly stopped owner hands over at once. @default 10 s
+     * A standby broker takes over this long after the owner stopped renewing (cut off, paused, its
+     * machine gone); an owner whose process died (its database session ended) or that stopped
+     * cleanly is replaced at once. @default 10 s
      */
     storeLeaseMs: z.coerce.number().int().min(100).default(10_000),
     /**
