@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initialPushState } from '@ricochet/core';
-import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
 import postgres from 'postgres';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import { LayoutVersionError } from '../layout-version.js';
 import type { StoredMessage } from '../records.js';
@@ -17,34 +15,20 @@ import {
   writeContents,
 } from '../schema/store-contents.test-support.js';
 import { POSTGRES_LAYOUT_VERSION } from './postgres-schema.js';
+import { postgresForThisFile } from './postgres-server.test-support.js';
 import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 
-let server: PostgresServer;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  server = await startPostgres();
-}, 120_000);
-
-// A fast shutdown checkpoints what the tests wrote (thousands of rows), and may take the testkit's
-// whole 10 s grace before its SIGKILL on a loaded machine: the hook's default 10 s is too short.
-afterAll(async () => {
-  await server?.stop();
-}, 60_000);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const pg = postgresForThisFile();
 
 /** A fresh database, and a way to open stores on it, each with a cache directory of its own. */
 async function freshDatabase() {
-  const url = await server.createDatabase(`store_${randomBytes(6).toString('hex')}`);
+  const url = await pg.createDatabase('store');
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  cleanups.push(() => sql.end({ timeout: 5 }));
+  pg.cleanup(() => sql.end({ timeout: 5 }));
   const open = async (options: Partial<PostgresStoreOptions> = {}): Promise<BrokerStore> => {
     const dir = mkdtempSync(join(tmpdir(), 'ricochet-pg-cache-'));
     const store = await openPostgresStore({ url, cacheDir: join(dir, 'cache'), owner: 'test', ...options });
-    cleanups.push(async () => {
+    pg.cleanup(async () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     });
@@ -317,7 +301,7 @@ describe('PostgreSQL store', () => {
     await store.appendMessage(message('a', 0));
     // The database stops taking this broker's connections: no renewal gets through any more.
     const [{ name } = { name: '' }] = await sql<{ name: string }[]>`select current_database() as name`;
-    const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+    const admin = postgres(pg.server().url, { max: 1, onnotice: () => {} });
     try {
       await admin.unsafe(`alter database ${name} allow_connections false`);
       await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`;

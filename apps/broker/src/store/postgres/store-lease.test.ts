@@ -1,40 +1,26 @@
-import { randomBytes } from 'node:crypto';
-import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
 import postgres, { type Sql } from 'postgres';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LivenessLock } from './liveness-lock.js';
 import { preparePostgresSchema } from './postgres-schema.js';
+import { postgresForThisFile } from './postgres-server.test-support.js';
 import { StoreLease } from './store-lease.js';
 
-let server: PostgresServer;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  server = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-}, 60_000);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const pg = postgresForThisFile();
 
 /** A lease far longer than any test: a takeover seen here came from the liveness lock, not expiry. */
 const LONG_TTL_MS = 600_000;
 
 async function freshDatabase(): Promise<{ url: string; sql: Sql }> {
-  const url = await server.createDatabase(`lease_${randomBytes(6).toString('hex')}`);
+  const url = await pg.createDatabase('lease');
   const sql = postgres(url, { max: 2, onnotice: () => {} });
-  cleanups.push(() => sql.end({ timeout: 5 }));
+  pg.cleanup(() => sql.end({ timeout: 5 }));
   await preparePostgresSchema(sql);
   return { url, sql };
 }
 
 function livenessLock(url: string): LivenessLock {
   const lock = LivenessLock.open(url);
-  cleanups.push(() => lock.close());
+  pg.cleanup(() => lock.close());
   return lock;
 }
 

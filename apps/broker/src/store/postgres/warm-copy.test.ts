@@ -1,40 +1,26 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
 import postgres, { type Sql } from 'postgres';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import { openLmdbStore } from '../lmdb-store.js';
 import type { HistoryRecord, StoredMessage } from '../records.js';
 import { LAYOUT_V1_SAMPLE as SAMPLE } from '../schema/layout-v1-sample.test-support.js';
 import { readContents, writeContents } from '../schema/store-contents.test-support.js';
+import { postgresForThisFile } from './postgres-server.test-support.js';
 import { openPostgresStore } from './postgres-store.js';
 import { keepWarm, WarmCopy } from './warm-copy.js';
 
-let server: PostgresServer;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  server = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await server?.stop();
-}, 60_000);
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const pg = postgresForThisFile();
 
 async function freshDatabase(): Promise<{ url: string; sql: Sql; owner: BrokerStore }> {
-  const url = await server.createDatabase(`warm_${randomBytes(6).toString('hex')}`);
+  const url = await pg.createDatabase('warm');
   const sql = postgres(url, { max: 2, onnotice: () => {} });
-  cleanups.push(() => sql.end({ timeout: 5 }));
+  pg.cleanup(() => sql.end({ timeout: 5 }));
   const dir = mkdtempSync(join(tmpdir(), 'ricochet-warm-owner-'));
   const owner = await openPostgresStore({ url, cacheDir: join(dir, 'cache'), owner: 'owner' });
-  cleanups.push(async () => {
+  pg.cleanup(async () => {
     await owner.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -45,7 +31,7 @@ async function freshDatabase(): Promise<{ url: string; sql: Sql; owner: BrokerSt
 function scratchCopy(): BrokerStore {
   const dir = mkdtempSync(join(tmpdir(), 'ricochet-warm-copy-'));
   const store = openLmdbStore({ path: dir, flushPolicy: 'commit', scratch: true });
-  cleanups.push(async () => {
+  pg.cleanup(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
