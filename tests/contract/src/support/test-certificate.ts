@@ -120,9 +120,17 @@ function sequence(...contents: Buffer[]): Buffer {
   return der(0x30, ...contents);
 }
 
-/** A positive INTEGER from big-endian bytes (a leading zero keeps the sign bit clear). */
-function integer(bytes: Buffer): Buffer {
-  return der(0x02, (bytes[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
+/**
+ * A non-negative INTEGER from big-endian bytes, in DER's one encoding: no leading zero byte unless
+ * the next one has its high bit set (which would make it negative). A random serial starting with
+ * a zero byte once went out padded: OpenSSL refuses such a certificate ("illegal padding"), and
+ * Node then silently dropped the CA, so about one test certificate in 512 was not trusted.
+ */
+export function integer(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const minimal = bytes.subarray(start);
+  return der(0x02, (minimal[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), minimal]) : minimal);
 }
 
 function derBoolean(value: boolean): Buffer {
