@@ -62,9 +62,17 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
   '@ricochet/postgres-testkit': { workspace: [], external: ['postgres'] },
 };
 
-/** Test code: a package's tests and fixtures, and every file of a private package. */
+/**
+ * Test code: a package's tests, fixtures and test support (which no build ships: the broker's
+ * `tsconfig.build.json` leaves `*.test-support.ts` out), and every file of a private package.
+ */
 function isTestCode(pkg: WorkspacePackage, file: string): boolean {
-  return pkg.private || file.endsWith('.test.ts') || file.endsWith('.fixture.ts');
+  return (
+    pkg.private ||
+    file.endsWith('.test.ts') ||
+    file.endsWith('.fixture.ts') ||
+    file.endsWith('.test-support.ts')
+  );
 }
 
 /** The bare package names and the relative specifiers `source` imports. */
