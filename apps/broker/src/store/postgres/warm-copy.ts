@@ -33,8 +33,9 @@ const SNAPSHOT = 'isolation level repeatable read read only';
  * - so does every history row written (inserted, or written again under its key), and rows are
  *   deleted only with their message (the local store's `deleteExpiredMessage` does the same). So
  *   it reads the rows numbered above the highest it saw.
- * Each step reads one repeatable-read snapshot and moves its marks only once the copy committed
- * what it read; a failed step is read again, its rows written again (the writes are idempotent).
+ * Each step reads one repeatable-read snapshot. Its marks are the copy itself (the last offset of
+ * each topic it holds) and the highest `seq` read, moved only once the copy committed the step; a
+ * failed step is read again, its rows written again (the writes are idempotent).
  *
  * One case differs from a load from scratch: an id stored twice (sent again after the dedup
  * window), whose newer message retention deletes first, is found by id nowhere here, where a load
@@ -44,8 +45,6 @@ export class WarmCopy {
   readonly #mirror: BrokerStore;
   readonly #ids: IdIndexRebuild;
   readonly #loaders: Record<TableName, Loader>;
-  /** Per topic, the offset from which the copy has not seen the database's messages. */
-  #next = new Map<string, number>();
   /** The highest `seq` of the followed tables the copy has read. */
   #rowSeq = 0;
   #loaded = false;
@@ -83,20 +82,20 @@ export class WarmCopy {
       select greatest((select max(seq) from ricochet_history), (select max(seq) from ricochet_messages))::text as seq`;
     const rowSeq = row?.seq == null ? this.#rowSeq : Number(row.seq);
     if (!this.#loaded) {
-      const next = await this.#loadMessages(tx, selectAll('messages'));
+      await this.#load(tx, 'messages', selectAll('messages'), this.#loaders.messages);
       await this.#load(tx, 'history', selectAll('history'), this.#loaders.history);
-      this.#commitMarks(frontiers, next, rowSeq);
+      this.#rowSeq = rowSeq;
       this.#loaded = true;
       return;
     }
     await this.#deleteExpired(tx, frontiers);
-    const next = await this.#loadMessages(tx, this.#appendedMessages(frontiers));
+    await this.#load(tx, 'messages', this.#appendedMessages(frontiers), this.#loaders.messages);
     // Rewritten in place: the index entry stays as the message was first loaded.
     await this.#load(tx, 'messages', this.#writtenSince('messages'), (mirror, written) =>
       mirror.appendMessage(unpack(written.value) as StoredMessage),
     );
     await this.#load(tx, 'history', this.#writtenSince('history'), this.#loaders.history);
-    this.#commitMarks(frontiers, next, rowSeq);
+    this.#rowSeq = rowSeq;
   }
 
   /** The rows of `name` written (or written again) since the copy last read it. */
@@ -105,28 +104,20 @@ export class WarmCopy {
     return `select ${selectList(table)} from ${table.name} where seq > ${this.#rowSeq}`;
   }
 
-  /** Load `select`'s message rows, and say each topic's next offset after them. */
-  async #loadMessages(tx: TransactionSql, select: string): Promise<Map<string, number>> {
-    const next = new Map<string, number>();
-    const load: Loader = (mirror, row) => {
-      const offset = row.msg_offset as number;
-      const topic = row.topic as string;
-      if (offset >= (next.get(topic) ?? 0)) next.set(topic, offset + 1);
-      return this.#loaders.messages(mirror, row);
-    };
-    await this.#load(tx, 'messages', select, load);
-    return next;
-  }
-
   async #load(tx: TransactionSql, name: TableName, select: string, load: Loader): Promise<void> {
     await loadRows(tx, TABLES[name], select, load, this.#mirror, this.#ids);
     await this.#mirror.committed();
     this.#ids.committed();
   }
 
-  /** The messages past each topic's mark (from 0 for a topic new to the copy), in key order. */
+  /**
+   * The messages past the last one the copy holds of each topic (from 0 for a topic new to it), in
+   * key order. The copy's own last offset is the mark: it committed every row read before.
+   */
   #appendedMessages(frontiers: ReadonlyMap<string, number>): string {
-    const marks = [...frontiers.keys()].map((topic) => [topic, this.#next.get(topic) ?? 0] as const);
+    const marks = [...frontiers.keys()].map(
+      (topic) => [topic, (this.#mirror.lastOffset(topic) ?? -1) + 1] as const,
+    );
     const table = TABLES.messages;
     return `select ${selectList(table)} from ${table.name} m
       join unnest(${marksLiteral(marks)}) as w(mark_topic, mark_next) on m.topic = w.mark_topic and m.msg_offset >= w.mark_next
@@ -170,20 +161,6 @@ export class WarmCopy {
       }
     }
     await this.#mirror.committed();
-  }
-
-  /** The copy committed what a step read: move the marks. */
-  #commitMarks(
-    frontiers: ReadonlyMap<string, number>,
-    next: ReadonlyMap<string, number>,
-    rowSeq: number,
-  ): void {
-    const marks = new Map<string, number>();
-    for (const topic of frontiers.keys()) {
-      marks.set(topic, Math.max(this.#next.get(topic) ?? 0, next.get(topic) ?? 0));
-    }
-    this.#next = marks;
-    this.#rowSeq = rowSeq;
   }
 }
 
