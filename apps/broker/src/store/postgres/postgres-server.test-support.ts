@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
+import postgres, { type Sql } from 'postgres';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { BrokerStore } from '../broker-store.js';
+import type { StoredMessage } from '../records.js';
+import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 
 /** What {@link postgresForThisFile} gives a test file. */
 export interface TestPostgres {
@@ -40,5 +47,38 @@ export function postgresForThisFile(): TestPostgres {
     cleanup: (step) => {
       cleanups.push(step);
     },
+  };
+}
+
+/** A fresh database on `pg`'s server, and a way to open stores on it, each with a cache directory of its own. */
+export async function storeDatabase(pg: TestPostgres): Promise<{
+  readonly url: string;
+  readonly sql: Sql;
+  open(options?: Partial<PostgresStoreOptions>): Promise<BrokerStore>;
+}> {
+  const url = await pg.createDatabase('store');
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  pg.cleanup(() => sql.end({ timeout: 5 }));
+  const open = async (options: Partial<PostgresStoreOptions> = {}): Promise<BrokerStore> => {
+    const dir = mkdtempSync(join(tmpdir(), 'ricochet-pg-cache-'));
+    const store = await openPostgresStore({ url, cacheDir: join(dir, 'cache'), owner: 'test', ...options });
+    pg.cleanup(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return store;
+  };
+  return { url, sql, open };
+}
+
+/** A small message at `offset` of `topic`. */
+export function message(topic: string, offset: number): StoredMessage {
+  return {
+    messageId: `m-${topic}-${offset}`,
+    topic,
+    offset,
+    body: new Uint8Array([offset]),
+    bornAt: 1,
+    storedAt: 2,
   };
 }

@@ -1,8 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { initialPushState } from '@ricochet/core';
-import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import { LayoutVersionError } from '../layout-version.js';
@@ -15,68 +11,9 @@ import {
   writeContents,
 } from '../schema/store-contents.test-support.js';
 import { POSTGRES_LAYOUT_VERSION } from './postgres-schema.js';
-import { postgresForThisFile } from './postgres-server.test-support.js';
-import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+import { message, postgresForThisFile, storeDatabase } from './postgres-server.test-support.js';
 
 const pg = postgresForThisFile();
-
-/** A fresh database, and a way to open stores on it, each with a cache directory of its own. */
-async function freshDatabase() {
-  const url = await pg.createDatabase('store');
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  pg.cleanup(() => sql.end({ timeout: 5 }));
-  const open = async (options: Partial<PostgresStoreOptions> = {}): Promise<BrokerStore> => {
-    const dir = mkdtempSync(join(tmpdir(), 'ricochet-pg-cache-'));
-    const store = await openPostgresStore({ url, cacheDir: join(dir, 'cache'), owner: 'test', ...options });
-    pg.cleanup(async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    return store;
-  };
-  return { url, sql, open };
-}
-
-/**
- * Another session takes the lease row's lock and keeps it until `release()`: the store's next
- * transaction waits at its fence meanwhile.
- */
-function holdLeaseRowLock(url: string): { readonly held: Promise<void>; release(): Promise<void> } {
-  const blocker = postgres(url, { max: 1, onnotice: () => {} });
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked: () => void = () => {};
-  const held = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const holding = blocker.begin(async (tx) => {
-    await tx`select 1 from ricochet_lease where id = 1 for update`;
-    locked();
-    await released;
-  });
-  let ended: Promise<void> | undefined;
-  return {
-    held,
-    release() {
-      release();
-      ended ??= holding.then(() => blocker.end({ timeout: 5 }));
-      return ended;
-    },
-  };
-}
-
-function message(topic: string, offset: number): StoredMessage {
-  return {
-    messageId: `m-${topic}-${offset}`,
-    topic,
-    offset,
-    body: new Uint8Array([offset]),
-    bornAt: 1,
-    storedAt: 2,
-  };
-}
 
 /**
  * The embedded store's sample with the id index the engine writes: an entry for every message a
@@ -95,7 +32,7 @@ const SAMPLE: StoreContents = {
 
 describe('PostgreSQL store', () => {
   it('stores every kind of record and reads it all back after a reopen, through a fresh local copy', async () => {
-    const { open } = await freshDatabase();
+    const { open } = await storeDatabase(pg);
     const first = await open();
     await writeContents(first, SAMPLE);
     expect(readContents(first)).toEqual(asReadBack(SAMPLE));
@@ -105,7 +42,7 @@ describe('PostgreSQL store', () => {
   }, 30_000);
 
   it('writes no id-index row, and rebuilds the index at load: the newest message of an id, never a DLQ copy', async () => {
-    const { open, sql } = await freshDatabase();
+    const { open, sql } = await storeDatabase(pg);
     const first = await open();
     const stored = (topic: string, offset: number, messageId: string, storedAt: number): StoredMessage => ({
       ...message(topic, offset),
@@ -162,7 +99,7 @@ describe('PostgreSQL store', () => {
   }, 30_000);
 
   it('migrates a database of layout 1: its id-index table is dropped, and its messages are found by id', async () => {
-    const { open, sql } = await freshDatabase();
+    const { open, sql } = await storeDatabase(pg);
     const first = await open();
     void first.appendMessage(message('a', 0));
     await first.durable();
@@ -183,7 +120,7 @@ describe('PostgreSQL store', () => {
   it('reopens after a table that may arrive whole before it is read, and loads the tables after it', async () => {
     // About 30 KiB of messages, past the 16 KiB a COPY stream buffers before the loader reads it:
     // when it arrives in one read, postgres.js pauses the connection and the copy ends paused.
-    const { open } = await freshDatabase();
+    const { open } = await storeDatabase(pg);
     const first = await open();
     const body = new Uint8Array(300).fill(7);
     for (let offset = 0; offset < 100; offset++) {
@@ -197,7 +134,7 @@ describe('PostgreSQL store', () => {
   }, 30_000);
 
   it('shows a write to reads once its promise resolves, and a delivery write to getDelivery at once', async () => {
-    const { open, sql } = await freshDatabase();
+    const { open, sql } = await storeDatabase(pg);
     const store = await open();
     const written = store.appendMessage(message('a', 0));
     expect(store.getMessage('a', 0)).toBeUndefined();
@@ -214,7 +151,7 @@ describe('PostgreSQL store', () => {
   });
 
   it('applies retention after an append of the same message queued before it, even within one transaction', async () => {
-    const { open, sql } = await freshDatabase();
+    const { open, sql } = await storeDatabase(pg);
     const store = await open();
     const kept = message('a', 1);
     const expired = message('a', 0);
@@ -249,7 +186,7 @@ describe('PostgreSQL store', () => {
   });
 
   it('writes a batch larger than one statement takes, every byte value intact, and deletes it the same way', async () => {
-    const { open, sql } = await freshDatabase();
+    const { open, sql } = await storeDatabase(pg);
     const store = await open();
     const everyByte = Uint8Array.from({ length: 256 }, (_, value) => value);
     const count = 5_001; // one past a statement's rows: two statements per table
@@ -271,146 +208,9 @@ describe('PostgreSQL store', () => {
   }, 60_000);
 
   it('refuses a database written by a newer layout before reading or writing anything', async () => {
-    const { open, sql } = await freshDatabase();
+    const { open, sql } = await storeDatabase(pg);
     await (await open()).close();
     await sql`update ricochet_meta set value = 99 where name = 'layoutVersion'`;
     await expect(open()).rejects.toBeInstanceOf(LayoutVersionError);
-  });
-
-  it('fails every write once another broker took the lease over, and says so once', async () => {
-    const { open, sql } = await freshDatabase();
-    const lost: unknown[] = [];
-    const store = await open({ onLost: (error) => lost.push(error) });
-    await store.appendMessage(message('a', 0));
-    // What a standby does after the TTL: a new epoch.
-    await sql`update ricochet_lease set owner = 'standby', epoch = epoch + 1`;
-    await expect(store.appendMessage(message('a', 1))).rejects.toThrow(/taken over/);
-    await expect(store.durable()).rejects.toThrow();
-    await expect(store.appendMessage(message('a', 2))).rejects.toThrow(/taken over/);
-    expect(lost).toHaveLength(1);
-    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(1);
-  });
-
-  it('gives the store up when it cannot renew its lease for longer than the lease, even while idle', async () => {
-    const { open, sql } = await freshDatabase();
-    let lost: (error: unknown) => void = () => {};
-    const gaveUp = new Promise<unknown>((resolve) => {
-      lost = resolve;
-    });
-    const store = await open({ leaseTtlMs: 300, onLost: (error) => lost(error) });
-    await store.appendMessage(message('a', 0));
-    // The database stops taking this broker's connections: no renewal gets through any more.
-    const [{ name } = { name: '' }] = await sql<{ name: string }[]>`select current_database() as name`;
-    const admin = postgres(pg.server().url, { max: 1, onnotice: () => {} });
-    try {
-      await admin.unsafe(`alter database ${name} allow_connections false`);
-      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`;
-      await expect(gaveUp).resolves.toBeDefined();
-      await expect(store.appendMessage(message('a', 1))).rejects.toThrow();
-    } finally {
-      await admin.unsafe(`alter database ${name} allow_connections true`);
-      await admin.end({ timeout: 5 });
-    }
-  });
-
-  it('gives the store up when a transaction hangs past the lease, failing it and what follows', async () => {
-    const { open, url } = await freshDatabase();
-    let lost: (error: unknown) => void = () => {};
-    const gaveUp = new Promise<unknown>((resolve) => {
-      lost = resolve;
-    });
-    const store = await open({ leaseTtlMs: 300, onLost: (error) => lost(error) });
-    await store.appendMessage(message('a', 0));
-    // Another session holds the lease row's lock: the store's next transaction waits at its fence.
-    const lock = holdLeaseRowLock(url);
-    try {
-      await lock.held;
-      const hung = store.appendMessage(message('a', 1));
-      await expect(gaveUp).resolves.toBeDefined();
-      await expect(hung).rejects.toThrow(/could not be renewed/);
-      await expect(store.appendMessage(message('a', 2))).rejects.toThrow();
-    } finally {
-      await lock.release();
-    }
-  });
-
-  it('closes a batch gathering behind a transaction in flight at the end of the turn that took it past 2,048 writes', async () => {
-    const { open, url } = await freshDatabase();
-    const store = await open();
-    await store.appendMessage(message('a', 0));
-    // Another session holds the lease row's lock: the next transaction waits at its fence while
-    // later turns gather behind it.
-    const lock = holdLeaseRowLock(url);
-    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-    try {
-      await lock.held;
-      const inFlight = store.appendMessage(message('a', 1));
-      await nextTurn();
-      let offset = 2;
-      const turn = (count: number) => {
-        let last: Promise<void> = Promise.resolve();
-        for (let end = offset + count; offset < end; offset++)
-          last = store.appendMessage(message('a', offset));
-        return last;
-      };
-      const second = turn(1_500);
-      await nextTurn();
-      const third = turn(1_500); // 3,000 writes gathered: closed at this turn's end
-      await nextTurn();
-      const fourth = turn(10);
-      const settled: string[] = [];
-      for (const [name, written] of [
-        ['second', second],
-        ['third', third],
-        ['fourth', fourth],
-      ] as const) {
-        void written.then(() => settled.push(name));
-      }
-      void lock.release();
-      await inFlight;
-      await third;
-      // The second and third turns committed together; the fourth needs a transaction of its own.
-      expect(settled).toEqual(['second', 'third']);
-      await fourth;
-      expect(store.readMessages('a', 0, 5_000)).toHaveLength(3_012);
-    } finally {
-      await lock.release();
-    }
-  }, 30_000);
-
-  it('sends a transaction again when its connection dropped, and commits later ones after it, in order', async () => {
-    const { open, sql } = await freshDatabase();
-    const store = await open();
-    await store.appendMessage(message('a', 0));
-    // Cut the store's connections, as a database failover or a network blip would.
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity
-               where datname = current_database() and pid <> pg_backend_pid()`;
-    const first = store.appendMessage(message('a', 1));
-    await new Promise((resolve) => setImmediate(resolve));
-    const second = store.putCursor({ group: 'g', topic: 'a', nextOffset: 2 });
-    await Promise.all([first, second]);
-    expect(store.readMessages('a', 0, 10).map((m) => m.offset)).toEqual([0, 1]);
-    expect(store.listCursors()).toEqual([{ group: 'g', topic: 'a', nextOffset: 2 }]);
-  });
-
-  it('makes a broker wait for the lease while another holds it, and take it once it is given back', async () => {
-    const { open } = await freshDatabase();
-    const owner = await open({ owner: 'first', leaseTtlMs: 60_000 });
-    const waits: string[] = [];
-    const standby = open({
-      owner: 'second',
-      leaseTtlMs: 60_000,
-      onWaitingForLease: (holder) => waits.push(holder.owner),
-    });
-    await new Promise<void>((resolve) => {
-      const check = setInterval(() => {
-        if (waits.length === 0) return;
-        clearInterval(check);
-        resolve();
-      }, 5);
-    });
-    expect(waits[0]).toBe('first');
-    await owner.close();
-    await expect(standby).resolves.toBeDefined();
   });
 });
