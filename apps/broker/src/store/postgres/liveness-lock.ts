@@ -1,7 +1,24 @@
 import postgres, { type Sql } from 'postgres';
+import { checkQueue, queueConnection } from './queue-schema.js';
 
 /** An arbitrary constant ('ric1'): the advisory lock that says the store's owner is alive. */
 const LIVENESS_LOCK = 0x72696331;
+
+/**
+ * The liveness lock's key for `queue` (`queue-schema.ts`): advisory locks are per database, not
+ * per schema, so each queue's owner needs a key of its own. The queue goes in the key's high 32
+ * bits, so queue 0 keeps {@link LIVENESS_LOCK}, the key of brokers that know nothing of queues.
+ */
+export function livenessLockKey(queue: number): number {
+  checkQueue(queue);
+  return LIVENESS_LOCK + queue * 2 ** 32;
+}
+
+/** Options of {@link LivenessLock.open}. */
+export interface LivenessLockOptions {
+  /** The store's queue (`queue-schema.ts`), whose lock this is and whose lease row its session updates. @default 0 */
+  readonly queue?: number;
+}
 
 /**
  * The session-level advisory lock a store's owner holds, on a connection of its own, for as long
@@ -16,14 +33,17 @@ const LIVENESS_LOCK = 0x72696331;
  */
 export class LivenessLock {
   readonly #sql: Sql;
+  readonly #key: number;
   #held = false;
   #closed = false;
   /** Told when the session holding the lock ended while this broker is still open. */
   onLost: (() => void) | undefined;
 
-  private constructor(url: string) {
+  private constructor(url: string, queue: number) {
+    this.#key = livenessLockKey(queue);
     this.#sql = postgres(url, {
       max: 1,
+      connection: queueConnection(url, queue),
       onnotice: () => {},
       connect_timeout: 10,
       idle_timeout: 0,
@@ -36,9 +56,9 @@ export class LivenessLock {
     });
   }
 
-  /** A lock on the database at `url`, not taken yet. */
-  static open(url: string): LivenessLock {
-    return new LivenessLock(url);
+  /** The lock of a queue of the database at `url`, not taken yet. */
+  static open(url: string, options: LivenessLockOptions = {}): LivenessLock {
+    return new LivenessLock(url, options.queue ?? 0);
   }
 
   /** Whether this broker holds the lock now (as far as it knows: the session may just have ended). */
@@ -50,9 +70,7 @@ export class LivenessLock {
   async take(): Promise<boolean> {
     if (this.#held || this.#closed) return this.#held;
     try {
-      const [row] = await this.#sql<
-        { taken: boolean }[]
-      >`select pg_try_advisory_lock(${LIVENESS_LOCK}) as taken`;
+      const [row] = await this.#sql<{ taken: boolean }[]>`select pg_try_advisory_lock(${this.#key}) as taken`;
       this.#held = row?.taken === true;
     } catch {
       this.#held = false;
@@ -64,7 +82,7 @@ export class LivenessLock {
   async giveBack(): Promise<void> {
     if (!this.#held) return;
     this.#held = false;
-    await this.#sql`select pg_advisory_unlock(${LIVENESS_LOCK})`.catch(() => {});
+    await this.#sql`select pg_advisory_unlock(${this.#key})`.catch(() => {});
   }
 
   /** Run `query` on the lock's own session (the lease row's updates that go with the lock). */

@@ -1,6 +1,7 @@
 import type { Sql } from 'postgres';
 import { decideLayout, type LayoutRules, LayoutVersionError } from '../layout-version.js';
 import { schemaStatements } from './postgres-tables.js';
+import { queueSchema } from './queue-schema.js';
 import { FENCE_FUNCTION } from './store-lease.js';
 
 /** An arbitrary constant: the advisory lock brokers take while creating the schema together. */
@@ -26,16 +27,24 @@ const DATABASE_LAYOUT: LayoutRules = {
 };
 
 /**
- * Create the tables and the fence function when missing, and check the stored layout version:
+ * Create the tables and the fence function of `queue` (`queue-schema.ts`) when missing, in its
+ * schema (created first, for a queue past 0), and check the stored layout version:
  * a database written by a newer layout is refused before anything is read or written; an older
  * one is migrated, in the same transaction. A broker of the older layout then refuses the database,
  * so upgrade every broker of a cluster before its standbys take over. Brokers
  * starting at once serialise here on an advisory lock (concurrent `create … if not exists` and
  * `create or replace function` can fail on each other).
  */
-export async function preparePostgresSchema(sql: Sql): Promise<void> {
+export async function preparePostgresSchema(sql: Sql, queue = 0): Promise<void> {
+  const schema = queueSchema(queue);
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${SCHEMA_LOCK})`;
+    if (schema !== undefined) {
+      await tx.unsafe(`create schema if not exists ${schema}`);
+      // The session's search_path named the schema before it existed. PostgreSQL resolves the
+      // path again once it does, but naming it here keeps what follows in it without relying on that.
+      await tx.unsafe(`set local search_path to ${schema}`);
+    }
     await tx`create table if not exists ricochet_meta (name text primary key, value bigint not null)`;
     const [row] = await tx<{ value: string }[]>`select value from ricochet_meta where name = 'layoutVersion'`;
     const found = row === undefined ? undefined : Number(row.value);

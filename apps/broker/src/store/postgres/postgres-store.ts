@@ -26,6 +26,7 @@ import { toStoredTopic } from '../schema/stored-topic.js';
 import { LivenessLock } from './liveness-lock.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import type { RowValues, TableName } from './postgres-tables.js';
+import { queueConnection } from './queue-schema.js';
 import { type LeaseHolder, StoreLease } from './store-lease.js';
 import { keepWarm, WarmCopy, type Warming } from './warm-copy.js';
 import type { MirrorWrite } from './write-batch.js';
@@ -37,6 +38,12 @@ export interface PostgresStoreOptions {
   readonly url: string;
   /** Where the local copy of the store lives (an LMDB scratch store, rebuilt at every open). */
   readonly cacheDir: string;
+  /**
+   * Which queue of the database this store is (`queue-schema.ts`): an integer from 0 to 63, each
+   * a whole store with its own lease, owned apart from the others. 0 is the database's store as
+   * brokers that know nothing of queues open it. @default 0
+   */
+  readonly queue?: number;
   /** This broker's name in the lease row, for the log lines of brokers waiting for it. */
   readonly owner: string;
   /** Where this broker serves clients, written in the lease row for standbys to relay to. */
@@ -87,19 +94,21 @@ const pack = (value: unknown): Uint8Array => packr.pack(value);
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<BrokerStore> {
   const flushPolicy = options.flushPolicy ?? 'fsync';
   const ttlMs = options.leaseTtlMs ?? 10_000;
+  const queue = options.queue ?? 0;
+  const inQueue = queueConnection(options.url, queue);
   const common = { onnotice: () => {}, connect_timeout: 10, max_lifetime: null, idle_timeout: 0 } as const;
   // One connection for every write transaction: PostgreSQL then commits them in the order sent.
   const writer = postgres(options.url, {
     ...common,
     max: 1,
-    connection: { synchronous_commit: flushPolicy === 'fsync' ? 'on' : 'off' },
+    connection: { ...inQueue, synchronous_commit: flushPolicy === 'fsync' ? 'on' : 'off' },
   });
-  const reader = postgres(options.url, { ...common, max: 2 });
-  const liveness = LivenessLock.open(options.url);
+  const reader = postgres(options.url, { ...common, max: 2, connection: inQueue });
+  const liveness = LivenessLock.open(options.url, { queue });
   let mirror: BrokerStore | undefined;
   let warming: Warming | undefined;
   try {
-    await preparePostgresSchema(reader);
+    await preparePostgresSchema(reader, queue);
     rmSync(options.cacheDir, { recursive: true, force: true });
     // A failed local write (the cache's disk full) is reported by the store's next replay.
     const localFailures: unknown[] = [];
