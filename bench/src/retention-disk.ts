@@ -102,7 +102,7 @@ try {
     peakInUse = Math.max(peakInUse, storedBytesOf(await broker.engine.metrics.render()));
     if (elapsedMs >= nextPrintMs) {
       nextPrintMs += PRINT_EVERY_MS;
-      const stats = broker.engine.describeTopic(TOPIC)?.stats;
+      const stats = (await broker.engine.describeTopic(TOPIC))?.stats;
       const fileBytes = statSync(join(dataDir, 'data.mdb')).size;
       console.log(
         [

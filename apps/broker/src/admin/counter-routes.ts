@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerService } from '../engine/broker-service.js';
 
 /**
  * `GET /v1/counters`: messages sent per topic and delivered, acked, retried, dead-lettered and
  * released per group, counted since the broker started. Two readings give rates (the dashboard polls it); the same counters are in `/metrics`, which needs
  * the metrics permission rather than admin read.
  */
-export function registerCounterRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+export function registerCounterRoutes(app: FastifyInstance, engine: BrokerService): void {
   app.get('/v1/counters', () => engine.metrics.counterTotals());
 }

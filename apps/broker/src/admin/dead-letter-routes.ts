@@ -1,7 +1,7 @@
 import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerService } from '../engine/broker-service.js';
 import type { StoredMessage } from '../store/records.js';
 import { replyInvalidBody, replyThrown } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
@@ -24,12 +24,12 @@ const redriveBodySchema = z
  * this group only, at `ratePerSecond` (default 500). The POST answers `202` with how many will be
  * redriven; the redrive itself runs in the background at the capped rate.
  */
-export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerService): void {
   app.get<{ Params: { group: string } }>('/v1/groups/:group/dlq', async (request, reply) => {
     const query = listQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
     try {
-      const page = engine.listDeadLetters(request.params.group, query.data.cursor, query.data.limit);
+      const page = await engine.listDeadLetters(request.params.group, query.data.cursor, query.data.limit);
       return { messages: page.messages.map(describeDeadLetter), cursor: page.cursor };
     } catch (error) {
       return replyThrown(reply, error);
@@ -40,7 +40,7 @@ export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerEng
     const body = redriveBodySchema.safeParse(request.body ?? {});
     if (!body.success) return replyInvalidBody(reply, body.error);
     try {
-      const { accepted } = engine.redrive(request.params.group, {
+      const { accepted } = await engine.redrive(request.params.group, {
         ...(body.data.messageIds === undefined ? {} : { messageIds: body.data.messageIds }),
         ...(body.data.ratePerSecond === undefined ? {} : { ratePerSecond: body.data.ratePerSecond }),
       });

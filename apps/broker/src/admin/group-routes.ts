@@ -1,6 +1,6 @@
 import { GROUP_NAME_PATTERN, groupConfigInputSchema } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerService } from '../engine/broker-service.js';
 import { replyError, replyInvalidBody } from './http-error.js';
 import { namePageQuerySchema, nextNameCursor } from './page-query.js';
 
@@ -9,11 +9,11 @@ import { namePageQuerySchema, nextNameCursor } from './page-query.js';
  * `GET` describes it with its stats; `GET /v1/groups?cursor=&limit=` lists groups by name, each
  * described as its `GET` does.
  */
-export function registerGroupRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+export function registerGroupRoutes(app: FastifyInstance, engine: BrokerService): void {
   app.get('/v1/groups', async (request, reply) => {
     const query = namePageQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
-    const page = engine.listGroups(query.data.cursor, query.data.limit);
+    const page = await engine.listGroups(query.data.cursor, query.data.limit);
     return { groups: page.items, cursor: nextNameCursor(page.lastName) };
   });
 
@@ -28,7 +28,7 @@ export function registerGroupRoutes(app: FastifyInstance, engine: BrokerEngine):
   });
 
   app.get<{ Params: { group: string } }>('/v1/groups/:group', async (request, reply) => {
-    const group = engine.describeGroup(request.params.group);
+    const group = await engine.describeGroup(request.params.group);
     if (!group)
       return replyError(reply, 'NOT_FOUND', `group "${request.params.group}" does not exist`, {
         details: { group: request.params.group },

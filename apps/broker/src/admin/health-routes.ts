@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerService } from '../engine/broker-service.js';
 
 /** `GET /healthz` (200 while serving, 503 while draining) and `GET /metrics` (Prometheus). */
 export function registerHealthRoutes(
   app: FastifyInstance,
-  engine: BrokerEngine,
+  engine: BrokerService,
   accepting: () => boolean,
 ): void {
   app.get('/healthz', async (_request, reply) => {

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerService } from '../engine/broker-service.js';
 import { replyError } from './http-error.js';
 
 /** `GET /v1/messages/:messageId`: the message and, per group, where it stands and its delivery history. */
-export function registerMessageRoutes(app: FastifyInstance, engine: BrokerEngine): void {
+export function registerMessageRoutes(app: FastifyInstance, engine: BrokerService): void {
   app.get<{ Params: { messageId: string } }>('/v1/messages/:messageId', async (request, reply) => {
     const found = await engine.describeMessage(request.params.messageId);
     if (!found) {

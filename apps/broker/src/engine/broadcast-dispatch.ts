@@ -18,6 +18,7 @@ import {
 import { BroadcastLedger } from './broadcast-ledger.js';
 import { BroadcastSource } from './broadcast-source.js';
 import type { BrokerMetrics } from './broker-metrics.js';
+import { type CreditPool, grantCredits } from './credit-pool.js';
 import { toDeliveredMessage } from './delivered-message.js';
 import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
@@ -50,7 +51,8 @@ interface BroadcastSubscription {
   readonly instance: BroadcastInstance;
   readonly subscriptions: Subscriptions;
   readonly sink: DeliverySink;
-  credits: number;
+  /** Deliveries the client can still take, perhaps shared with other queues (`credit-pool.ts`). */
+  readonly pool: CreditPool;
 }
 
 export interface BroadcastSubscribeRequest {
@@ -59,6 +61,8 @@ export interface BroadcastSubscribeRequest {
   /** The consumer's own `clientId` from `hello`; absent when it sent none. */
   readonly clientId?: string | undefined;
   readonly sink: DeliverySink;
+  /** As push's `SubscribeRequest.creditPool`. @default a pool of its own, of `maxCachedMessages` */
+  readonly creditPool?: CreditPool;
 }
 
 export interface BroadcastDispatchDeps {
@@ -147,7 +151,7 @@ export class BroadcastDispatch {
       instance,
       subscriptions,
       sink: request.sink,
-      credits: request.maxCachedMessages,
+      pool: request.creditPool ?? { credits: request.maxCachedMessages },
     };
     this.#subscriptions.set(subscription.id, subscription);
     instance.subscriptionIds.add(subscription.id);
@@ -177,7 +181,7 @@ export class BroadcastDispatch {
   credit(subscriptionId: number, credits: number): boolean {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return false;
-    subscription.credits = Math.min(subscription.credits + credits, 1_048_576);
+    grantCredits(subscription.pool, credits);
     this.#queue(subscription.instance);
     return true;
   }
@@ -246,15 +250,15 @@ export class BroadcastDispatch {
     let handedOut = 0;
     for (const member of members) {
       const batch: DeliveredMessage[] = [];
-      while (member.credits > 0 && handedOut < PASS_MESSAGES) {
-        const want = Math.min(member.credits, TURN_MESSAGES, PASS_MESSAGES - handedOut);
+      while (member.pool.credits > 0 && handedOut < PASS_MESSAGES) {
+        const want = Math.min(member.pool.credits, TURN_MESSAGES, PASS_MESSAGES - handedOut);
         const taken = this.#source.take(instance, member.subscriptions, want);
         if (taken.length === 0) break;
         for (const { message, held } of taken) {
           const delivered = this.#lease(member, message, held);
           if (!delivered) continue;
           batch.push(delivered);
-          member.credits--;
+          member.pool.credits--;
           handedOut++;
         }
       }

@@ -5,7 +5,9 @@ import {
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
+import type { StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
+import type { BrokerService } from './broker-service.js';
 import type { DeadLetterPage } from './dead-letter-admin.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
 import { describeFifoHeads, type FifoHeadView } from './fifo-view.js';
@@ -27,7 +29,7 @@ export type { BrokerEngineOptions } from './engine-parts.js';
  * The broker's engine: topics, groups, the send path, consumption, the scheduler and the DLQ,
  * over a durable store. Transport-agnostic: the WebSocket gateway and the admin routes call it.
  */
-export class BrokerEngine {
+export class BrokerEngine implements BrokerService {
   readonly metrics: BrokerMetrics;
   readonly #parts: EngineParts;
   #closed = false;
@@ -52,9 +54,11 @@ export class BrokerEngine {
     this.#parts.broadcast.load();
     this.#parts.scheduler.start((group, due) => this.#parts.dueEvents.onDue(group, due));
     this.#parts.retention.start();
-    void this.#parts.watermarks
-      .start()
-      .catch((error: unknown) => this.#parts.onError(error, 'watermark check failed'));
+    if (this.#parts.ownsWatermarks) {
+      void this.#parts.watermarks
+        .start()
+        .catch((error: unknown) => this.#parts.onError(error, 'watermark check failed'));
+    }
   }
 
   /** Run a retention pass now (after one in progress); they also run every `retentionCheckIntervalMs`. */
@@ -248,6 +252,27 @@ export class BrokerEngine {
     });
   }
 
+  /** A group's R4 backlog in this engine's store (0 for a group it does not know). */
+  groupBacklog(name: string): number {
+    const group = this.#parts.groups.get(name);
+    return group === undefined ? 0 : this.#parts.backlog.of(group);
+  }
+
+  /** Whether the group has messages Ready again (retries, expired leases, due delays) waiting for credit. */
+  hasReadyAgain(name: string): boolean {
+    return (this.#parts.groups.get(name)?.readyQueue.size ?? 0) > 0;
+  }
+
+  /** Per group, its inflight count and backlog, as the metrics' gauges read them. */
+  groupGauges(): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }> {
+    return this.#parts.backlog.gauges();
+  }
+
+  /** The store's size, as the watermarks read it. */
+  storedBytes(): number {
+    return this.#parts.store.storedBytes();
+  }
+
   /** Start shutting down: waiting receives answer now (with nothing), so requests can finish. */
   drain(): void {
     this.#parts.simple.close();
@@ -267,6 +292,17 @@ export class BrokerEngine {
   ): { accepted: number } {
     this.#assertOpen();
     return this.#parts.deadLetters.redrive(group, options);
+  }
+
+  /** D2, for a router over queues that paces one redrive over all of them: what this queue would redrive. */
+  redrivable(group: string, messageIds?: readonly string[]): StoredMessage[] {
+    return this.#parts.deadLetters.redrivable(group, messageIds);
+  }
+
+  /** D2: make messages {@link redrivable} named Ready for their group again, now. */
+  redriveNow(group: string, messages: readonly StoredMessage[]): void {
+    this.#assertOpen();
+    this.#parts.deadLetters.redriveNow(group, messages);
   }
 
   /**
@@ -291,7 +327,7 @@ export class BrokerEngine {
     this.#parts.pushLeases.stop();
     this.#parts.scheduler.stop();
     await this.#parts.retention.stop();
-    await this.#parts.watermarks.stop();
+    if (this.#parts.ownsWatermarks) await this.#parts.watermarks.stop();
     await this.#parts.scheduler.whenIdle();
     // Whatever still waits in memory is written before the store closes.
     this.#parts.records.flush();

@@ -2,7 +2,8 @@ import { BrokerError, dlqTopicOf } from '@ricochet/protocol';
 import type { StoredMessage } from '../store/records.js';
 import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
-import type { TimerHandle, TimerService } from './timer-service.js';
+import { RedrivePacer } from './redrive-pacer.js';
+import type { TimerService } from './timer-service.js';
 import type { TopicRegistry } from './topic-registry.js';
 
 /** The default cap on redrive speed (D2). */
@@ -26,10 +27,11 @@ export interface DeadLetterAdminDeps {
 /** D2: list a group's DLQ and redrive messages back to their origin topic, for that group only. */
 export class DeadLetterAdmin {
   readonly #deps: DeadLetterAdminDeps;
-  readonly #running = new Set<TimerHandle>();
+  readonly #pacer: RedrivePacer;
 
   constructor(deps: DeadLetterAdminDeps) {
     this.#deps = deps;
+    this.#pacer = new RedrivePacer(deps.timers);
   }
 
   /**
@@ -64,7 +66,21 @@ export class DeadLetterAdmin {
     options: { messageIds?: readonly string[]; ratePerSecond?: number },
   ): { accepted: number } {
     const group = this.#group(groupName);
-    const wanted = options.messageIds === undefined ? undefined : new Set(options.messageIds);
+    const queue = this.redrivable(groupName, options.messageIds);
+    this.#pacer.pace(queue, options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND, (slice) =>
+      this.redriveNow(group.name, slice),
+    );
+    return { accepted: queue.length };
+  }
+
+  /**
+   * The group's DLQ messages a redrive would take, in DLQ order: not redriven yet, whose origin
+   * message retention has not deleted, and among `messageIds` when given.
+   * @throws BrokerError NOT_FOUND for an unknown group.
+   */
+  redrivable(groupName: string, messageIds?: readonly string[]): StoredMessage[] {
+    this.#group(groupName);
+    const wanted = messageIds === undefined ? undefined : new Set(messageIds);
     const queue: StoredMessage[] = [];
     for (let cursor = 0, guard = 0; guard < 1_000_000; guard++) {
       const batch = this.#deps.topics.readLog(dlqTopicOf(groupName), cursor, 512);
@@ -79,35 +95,18 @@ export class DeadLetterAdmin {
         queue.push(message);
       }
     }
-    this.#pace(group, queue, options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND);
-    return { accepted: queue.length };
+    return queue;
+  }
+
+  /** Make these DLQ messages of {@link redrivable} Ready for the group again, now. */
+  redriveNow(groupName: string, messages: readonly StoredMessage[]): void {
+    const group = this.#group(groupName);
+    for (const message of messages) this.#deps.applier.redrive(group, message);
   }
 
   /** Stop redrives in progress (the broker is closing); what is left stays in the DLQ. */
   close(): void {
-    for (const timer of this.#running) timer.cancel();
-    this.#running.clear();
-  }
-
-  /**
-   * Redrive in slices: every `intervalMs`, as many as the rate allows, so a large DLQ never floods
-   * the group (or the event loop) at once.
-   */
-  #pace(group: GroupRuntime, queue: StoredMessage[], ratePerSecond: number): void {
-    const intervalMs = Math.max(10, Math.ceil(1_000 / ratePerSecond));
-    const perSlice = Math.max(1, Math.floor((ratePerSecond * intervalMs) / 1_000));
-    let next = 0;
-    const slice = () => {
-      for (const message of queue.slice(next, next + perSlice)) this.#deps.applier.redrive(group, message);
-      next += perSlice;
-      if (next >= queue.length) return;
-      const timer = this.#deps.timers.setTimer(intervalMs, () => {
-        this.#running.delete(timer);
-        slice();
-      });
-      this.#running.add(timer);
-    };
-    if (queue.length > 0) slice();
+    this.#pacer.close();
   }
 
   #group(name: string): GroupRuntime {

@@ -38,6 +38,23 @@ export interface BrokerEngineOptions {
   readonly onNotice?: (message: string) => void;
   /** Free bytes for `minFreeDiskBytes` (`buildBroker`: a `statfs`). @default unknown: no disk check */
   readonly freeDiskBytes?: () => Promise<number | undefined>;
+  /** Given when this engine serves one queue of a partitioned store: what the queues' engines share. */
+  readonly shared?: SharedEngineParts;
+}
+
+/**
+ * What the engines of a partitioned store (one engine per queue, behind `PartitionRouter`) share,
+ * so that the broker's limits and metrics stay those of one broker: one set of metrics, one pair
+ * of disk watermarks over every queue's store (started and stopped by the router), and R4's
+ * backlog summed over the queues.
+ */
+export interface SharedEngineParts {
+  readonly metrics: BrokerMetrics;
+  readonly watermarks: StoreWatermarks;
+  /** A group's backlog over every queue, for R4. */
+  readonly totalBacklogOf: (group: string) => number;
+  /** How many queues the store is split into: each keeps its share of a topic's `retentionBytes`. */
+  readonly queues: number;
 }
 
 /**
@@ -54,6 +71,8 @@ export interface EngineParts {
   readonly groups: GroupRegistry;
   readonly backlog: GroupBacklog;
   readonly watermarks: StoreWatermarks;
+  /** False when the watermarks are shared (`SharedEngineParts`): their holder starts and stops them. */
+  readonly ownsWatermarks: boolean;
   readonly records: DeliveryRecords;
   readonly scheduler: Scheduler;
   readonly pushLeases: PushLeaseTable;
@@ -83,15 +102,23 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
   // Broadcast instances are counted by a part built later; the backlog asks only when read.
   let broadcast: BroadcastDispatch | undefined;
   const broadcastInstances = (group: string) => broadcast?.instancesOf(group) ?? [];
-  const backlog = new GroupBacklog({ topics, groups, broadcastInstances });
-  const metrics = new BrokerMetrics({ groupGauges: () => backlog.gauges() });
-  const watermarks = watermarksFor(config, {
-    metrics,
-    storedBytes: () => store.storedBytes(),
-    freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
-    onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
-    onError: (error) => onError(error, 'watermark check failed'),
+  const shared = options.shared;
+  const backlog = new GroupBacklog({
+    topics,
+    groups,
+    broadcastInstances,
+    totalBacklogOf: shared?.totalBacklogOf,
   });
+  const metrics = shared?.metrics ?? new BrokerMetrics({ groupGauges: () => backlog.gauges() });
+  const watermarks =
+    shared?.watermarks ??
+    watermarksFor(config, {
+      metrics,
+      storedBytes: () => store.storedBytes(),
+      freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
+      onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
+      onError: (error) => onError(error, 'watermark check failed'),
+    });
   // Timers first: the applier writes them; they report what falls due once started.
   const scheduler = new Scheduler({
     store,
@@ -174,6 +201,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     broadcast: broadcast.retention,
     sendPending: (messageId) => sendPath.isPending(messageId),
     dedupWindowMs: config.dedupWindowMs,
+    retentionBytesShare: 1 / (shared?.queues ?? 1),
     intervalMs: config.retentionCheckIntervalMs,
     onError: (error) => onError(error, 'retention pass failed'),
   });
@@ -187,6 +215,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     groups,
     backlog,
     watermarks,
+    ownsWatermarks: shared === undefined,
     records,
     scheduler,
     pushLeases,

@@ -9,6 +9,11 @@ export interface GroupBacklogDeps {
   readonly groups: GroupRegistry;
   /** The instances of a broadcasting group (B1). */
   readonly broadcastInstances: (group: string) => readonly BroadcastInstance[];
+  /**
+   * A group's backlog for R4, when it is more than this engine's: with one engine per queue of a
+   * partitioned store, the sum of every queue's. @default this engine's own ({@link GroupBacklog.of})
+   */
+  readonly totalBacklogOf?: ((group: string) => number) | undefined;
 }
 
 /** What each group has left to consume, for throttling (R4), wake-ups and the backlog gauge. */
@@ -25,7 +30,7 @@ export class GroupBacklog {
     if (limit === undefined) return undefined;
     for (const group of this.#deps.groups.list()) {
       if (!this.reads(group, topic)) continue;
-      const backlog = this.of(group);
+      const backlog = this.#deps.totalBacklogOf?.(group.name) ?? this.of(group);
       if (backlog >= limit) {
         return BrokerError.of(
           'TOO_MANY_REQUESTS',

@@ -71,6 +71,29 @@ describe('PushDispatch', () => {
     dispatch.credit(99, 10);
   });
 
+  it('spends a shared credit pool, which its holder refills, instead of credit of its own', async () => {
+    h.appendMany('t', 5);
+    const pool = { credits: 2 };
+    const id = dispatch.subscribe(group, {
+      subscriptions: { t: '*' },
+      maxCachedMessages: 100,
+      consumerId: 'c1',
+      creditPool: pool,
+      sink: (subscriptionId, messages) =>
+        frames.set(subscriptionId, [...(frames.get(subscriptionId) ?? []), messages]),
+    });
+    await turns();
+    expect(ids(id)).toEqual(['t-0', 't-1']);
+    expect(pool.credits).toBe(0);
+    // The holder refills the pool (another queue's subscription may have spent it meanwhile); a
+    // grant of 0 makes the dispatcher look again.
+    pool.credits = 1;
+    dispatch.credit(id, 0);
+    await turns();
+    expect(ids(id)).toEqual(['t-0', 't-1', 't-2']);
+    expect(pool.credits).toBe(0);
+  });
+
   it('leases each delivery to its subscription and consumer, with one frame per pass', async () => {
     h.appendMany('t', 3);
     const id = subscribe(10, 'consumer-7');

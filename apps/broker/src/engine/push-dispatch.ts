@@ -1,4 +1,5 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
+import { type CreditPool, grantCredits } from './credit-pool.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { LeaseGrant } from './lease-grant.js';
 import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
@@ -33,8 +34,8 @@ interface PushSubscription {
   readonly subscriptions: Subscriptions;
   readonly consumerId: string;
   readonly sink: DeliverySink;
-  /** Deliveries the client can still take (flow control). */
-  credits: number;
+  /** Deliveries the client can still take (flow control), perhaps shared with other queues. */
+  readonly pool: CreditPool;
 }
 
 export interface SubscribeRequest {
@@ -42,6 +43,11 @@ export interface SubscribeRequest {
   readonly maxCachedMessages: number;
   readonly consumerId: string;
   readonly sink: DeliverySink;
+  /**
+   * The credit this subscription spends, shared with the same client subscription's other queues
+   * (see `credit-pool.ts`); its holder grants it. @default a pool of its own, of `maxCachedMessages`
+   */
+  readonly creditPool?: CreditPool;
 }
 
 export interface PushDispatchDeps {
@@ -86,7 +92,7 @@ export class PushDispatch {
       subscriptions,
       consumerId: request.consumerId,
       sink: request.sink,
-      credits: request.maxCachedMessages,
+      pool: request.creditPool ?? { credits: request.maxCachedMessages },
     };
     this.#subscriptions.set(subscription.id, subscription);
     let members = this.#byGroup.get(group);
@@ -110,11 +116,14 @@ export class PushDispatch {
     return true;
   }
 
-  /** Grant more credit; unknown subscriptions are ignored (the credit may race an unsubscribe). */
+  /**
+   * Grant more credit; unknown subscriptions are ignored (the credit may race an unsubscribe). A
+   * grant of 0 only looks again: a shared pool may have been refilled by its holder.
+   */
   credit(subscriptionId: number, credits: number): void {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return;
-    subscription.credits = Math.min(subscription.credits + credits, 1_048_576);
+    grantCredits(subscription.pool, credits);
     this.#queue(subscription.group);
   }
 
@@ -160,8 +169,8 @@ export class PushDispatch {
       let progressed = false;
       for (let i = 0; i < members.length && !outOfTime; i++) {
         const subscription = members[(offset + i + round) % members.length];
-        if (!subscription || subscription.credits <= 0 || exhausted.has(subscription)) continue;
-        const want = Math.min(subscription.credits, TURN_MESSAGES, passMessages - handedOut);
+        if (!subscription || subscription.pool.credits <= 0 || exhausted.has(subscription)) continue;
+        const want = Math.min(subscription.pool.credits, TURN_MESSAGES, passMessages - handedOut);
         const candidates = this.#deps.readySource.take(group, subscription.subscriptions, want);
         if (candidates.length === 0) {
           exhausted.add(subscription);
@@ -181,7 +190,7 @@ export class PushDispatch {
           );
           if (!delivered) continue;
           batch.push(delivered);
-          subscription.credits--;
+          subscription.pool.credits--;
           handedOut++;
           progressed = true;
         }

@@ -38,6 +38,12 @@ export interface RetentionDeps {
   readonly sendPending: (messageId: string) => boolean;
   /** No message is deleted within the dedup window of its storing, so R3 keeps answering retried sends. */
   readonly dedupWindowMs: number;
+  /**
+   * The share of a topic's `retentionBytes` this store keeps: with a store split into queues, each
+   * queue keeps its share of the topic's bytes (the messages spread evenly), so that the topic
+   * keeps at most `retentionBytes` in all. @default 1
+   */
+  readonly retentionBytesShare?: number;
   /** How often a pass runs by itself. */
   readonly intervalMs: number;
   readonly onError: (error: unknown) => void;
@@ -223,7 +229,9 @@ export class Retention {
     const tooOld = ageOf(message.storedAt) >= ageLimitMs;
     const tooBig =
       counter !== undefined &&
-      counter.bytes > (topic.record.config.retentionBytes ?? Number.POSITIVE_INFINITY) &&
+      counter.bytes >
+        (topic.record.config.retentionBytes ?? Number.POSITIVE_INFINITY) *
+          (this.#deps.retentionBytesShare ?? 1) &&
       ageOf(message.storedAt) >= this.#deps.dedupWindowMs;
     if (!tooOld && !tooBig) return 'notExpired';
     // A delay message's age counts from when it became due: until then a group may still need it.

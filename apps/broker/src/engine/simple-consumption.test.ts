@@ -68,6 +68,15 @@ describe('SimpleConsumption', () => {
     expect(group.inflight).toBe(3);
   });
 
+  it('leases no more than a shared budget allows, and spends it (a receive spread over queues)', async () => {
+    h.appendMany('t', 5);
+    const budget = { remaining: 3 };
+    expect(await simple.receive(request({ maxMessages: 10, budget }))).toHaveLength(3);
+    expect(budget.remaining).toBe(0);
+    expect(await simple.receive(request({ maxMessages: 10, budget }))).toEqual([]);
+    expect(group.inflight).toBe(3);
+  });
+
   it('answers an empty receive at once when it may not wait', async () => {
     expect(await simple.receive(request())).toEqual([]);
   });

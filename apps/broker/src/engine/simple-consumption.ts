@@ -16,6 +16,17 @@ export interface ReceiveRequest {
   readonly consumerId: string;
   /** Aborts a waiting receive (the session closed); it then answers with no messages. */
   readonly signal?: AbortSignal;
+  /**
+   * What the client's receive may still lease in all, when it waits on several queues of a
+   * partitioned store at once (one engine each): every lease spends from it, so together they
+   * never lease more than the client asked for. @default `maxMessages` for this receive alone
+   */
+  readonly budget?: ReceiveBudget;
+}
+
+/** Messages a receive spread over several queues may still lease (see `ReceiveRequest.budget`). */
+export interface ReceiveBudget {
+  remaining: number;
 }
 
 /** A receive waiting for messages. */
@@ -83,7 +94,10 @@ export class SimpleConsumption {
 
   #lease(group: GroupRuntime, subscriptions: Subscriptions, request: ReceiveRequest): DeliveredMessage[] {
     const delivered: DeliveredMessage[] = [];
-    const candidates = this.#deps.readySource.take(group, subscriptions, request.maxMessages);
+    const budget = request.budget;
+    const want = budget === undefined ? request.maxMessages : Math.min(request.maxMessages, budget.remaining);
+    if (want <= 0) return delivered;
+    const candidates = this.#deps.readySource.take(group, subscriptions, want);
     for (const candidate of candidates) {
       const message = this.#deps.leaseGrant.toSimple(
         group,
@@ -93,6 +107,7 @@ export class SimpleConsumption {
       );
       if (message) delivered.push(message);
     }
+    if (budget !== undefined) budget.remaining -= delivered.length;
     return delivered;
   }
 

@@ -10,7 +10,7 @@ import {
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerService } from '../engine/broker-service.js';
 import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
@@ -18,7 +18,7 @@ import type { FrameChannel } from './frame-channel.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 export interface SessionOptions {
-  readonly engine: BrokerEngine;
+  readonly engine: BrokerService;
   readonly log: FastifyBaseLogger;
   /** Who may do what (DESIGN.md §7); disabled when the broker runs without authentication. */
   readonly access: AccessControl;
@@ -259,10 +259,10 @@ export class Session {
         return { type: 'invisibilityChanged', id: frame.id, ...changed };
       }
       case 'register':
-        engine.register(frame.group, frame.subscriptions);
+        await engine.register(frame.group, frame.subscriptions);
         return { type: 'ok', id: frame.id };
       case 'subscribe': {
-        const subscriptionId = engine.subscribe({
+        const subscriptionId = await engine.subscribe({
           group: frame.group,
           subscriptions: frame.subscriptions,
           maxCachedMessages: frame.maxCachedMessages,
@@ -270,6 +270,11 @@ export class Session {
           clientId: this.#ownClientId,
           sink: (id, messages) => this.#send({ type: 'deliver', subscriptionId: id, messages }),
         });
+        if (this.#phase === 'closed') {
+          // The session ended while the subscription was being made: nothing will end it later.
+          engine.endSubscriptions([subscriptionId]);
+          throw BrokerError.of('BROKER_UNAVAILABLE', 'the session closed');
+        }
         this.#subscriptionIds.add(subscriptionId);
         this.#openedSubscriptionIds.add(subscriptionId);
         return { type: 'subscribed', id: frame.id, subscriptionId };
@@ -277,7 +282,7 @@ export class Session {
       case 'unsubscribe': {
         if (
           !this.#subscriptionIds.delete(frame.subscriptionId) ||
-          !engine.unsubscribe(frame.subscriptionId)
+          !(await engine.unsubscribe(frame.subscriptionId))
         ) {
           throw BrokerError.of('BAD_REQUEST', `no subscription ${frame.subscriptionId} on this session`);
         }

@@ -1,0 +1,59 @@
+import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
+import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
+import type { BrokerMetrics } from './broker-metrics.js';
+import type { DeadLetterPage } from './dead-letter-admin.js';
+import type { FifoHeadView } from './fifo-view.js';
+import type { GroupView } from './group-view.js';
+import type { MessageView } from './message-view.js';
+import type { NamePage } from './name-page.js';
+import type { SubscribeRequest } from './push-dispatch.js';
+import type { RetentionPassReport } from './retention.js';
+import type { SettleFailure, SettleItem } from './settle-item.js';
+import type { ReceiveRequest } from './simple-consumption.js';
+import type { TopicView } from './topic-view.js';
+
+/** A value now, or later: what a service backed by other processes may need to answer with. */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * What the gateways and the admin routes ask of the broker: {@link BrokerEngine} over one store,
+ * or `PartitionRouter` over the engines of a store split into queues. Callers await every
+ * answer that is {@link Awaitable}, so a service may answer later than the engine does.
+ */
+export interface BrokerService {
+  readonly metrics: BrokerMetrics;
+  send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]>;
+  register(group: string, subscriptions: Readonly<Record<string, string>>): Awaitable<void>;
+  receive(request: ReceiveRequest): Promise<DeliveredMessage[]>;
+  ack(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]>;
+  changeInvisibleDuration(
+    receiptHandle: string,
+    invisibleDurationMs: number,
+  ): Promise<{ readonly messageId: string; readonly receiptHandle: string }>;
+  subscribe(
+    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
+  ): Awaitable<number>;
+  unsubscribe(subscriptionId: number): Awaitable<boolean>;
+  credit(subscriptionId: number, credits: number): void;
+  nack(items: readonly SettleItem[], settledBy?: string): Promise<SettleFailure[]>;
+  release(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]>;
+  endSubscriptions(subscriptionIds: readonly number[]): void;
+  putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }>;
+  describeTopic(name: string): Awaitable<TopicView | undefined>;
+  listTopics(afterName: string | undefined, limit: number): Awaitable<NamePage<TopicView>>;
+  putGroup(name: string, input: GroupConfigInput): Promise<GroupView>;
+  describeGroup(name: string): Awaitable<GroupView | undefined>;
+  listGroups(afterName: string | undefined, limit: number): Awaitable<NamePage<GroupView>>;
+  describeMessage(messageId: string): Promise<MessageView | undefined>;
+  listDeadLetters(group: string, fromOffset: number, limit: number): Awaitable<DeadLetterPage>;
+  redrive(
+    group: string,
+    options: { messageIds?: readonly string[]; ratePerSecond?: number },
+  ): Awaitable<{ accepted: number }>;
+  fifoHeads(groupName: string, limit: number): Awaitable<FifoHeadView[]>;
+  runRetentionPass(): Promise<RetentionPassReport>;
+  checkWatermarks(): Promise<void>;
+  start(): void;
+  drain(): void;
+  close(): Promise<void>;
+}
