@@ -7,6 +7,7 @@ export default defineConfig({
       'apps/*',
       'tests/*',
       'tests/contract/vitest.postgres.config.ts',
+      'tests/contract/vitest.postgres-queues.config.ts',
       'examples/testing',
     ],
     // The JSON report is what `.ci/run` counts; the default reporter is for people.

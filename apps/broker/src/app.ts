@@ -16,15 +16,17 @@ import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
 import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrokerConfig } from './config.js';
-import { BrokerEngine } from './engine/broker-engine.js';
+import { BrokerEngine, type BrokerEngineOptions } from './engine/broker-engine.js';
+import type { BrokerService } from './engine/broker-service.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
+import { PartitionRouter } from './partitions/partition-router.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { openStore } from './store/open-store.js';
+import { openStores } from './store/open-store.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
@@ -67,7 +69,8 @@ export interface BuildBrokerOptions {
 /** A broker built by {@link buildBroker}: not listening until {@link Broker.listen}. */
 export interface Broker {
   readonly app: FastifyInstance;
-  readonly engine: BrokerEngine;
+  /** The engine, or with `storeQueues` above 1 the router over one engine per queue. */
+  readonly engine: BrokerService;
   readonly config: BrokerConfig;
   /** The bound address once listening. */
   readonly address: BrokerAddress | undefined;
@@ -140,7 +143,7 @@ export async function buildBroker(
   let broker: Broker | undefined;
   // A standby polls the lease several times a second: it says so once per holder.
   let lastHolder = '';
-  const opened = await openStore(config, {
+  const opened = await openStores(config, {
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
     onWaitingForLease: (holder) => {
       const named = `${holder.owner} (epoch ${holder.epoch})`;
@@ -162,10 +165,9 @@ export async function buildBroker(
       else void broker?.close();
     },
   });
-  const store = options.wrapStore ? options.wrapStore(opened) : opened;
+  const stores = options.wrapStore ? opened.map(options.wrapStore) : opened;
   for (const warning of startupAuth.warnings) app.log.warn(warning);
-  const engine = new BrokerEngine({
-    store,
+  const engineOptions: Omit<BrokerEngineOptions, 'store'> = {
     config,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.timers ? { timers: options.timers } : {}),
@@ -177,7 +179,12 @@ export async function buildBroker(
       const stats = await statfs(config.dataDir);
       return stats.bavail * stats.bsize;
     },
-  });
+  };
+  const [onlyStore] = stores;
+  const engine: BrokerService =
+    stores.length === 1 && onlyStore !== undefined
+      ? new BrokerEngine({ ...engineOptions, store: onlyStore })
+      : new PartitionRouter(stores, engineOptions);
   engine.start();
   const access = new AccessControl({
     authFile: startupAuth.authFile,

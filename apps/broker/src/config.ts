@@ -144,6 +144,13 @@ export const brokerConfigSchema = z
      */
     storeLeaseMs: z.coerce.number().int().min(100).default(10_000),
     /**
+     * With a PostgreSQL store: how many queues every topic is split into, each a store of its own
+     * with its own lease (DESIGN.md §9; docs/guides/scale-out.md). A message goes to the queue of
+     * its message group, or of its id; consumers read every queue. Every broker of a cluster must
+     * be given the same number. @default 1
+     */
+    storeQueues: z.coerce.number().int().min(1).max(64).default(1),
+    /**
      * With a PostgreSQL store: the WebSocket URL other brokers give clients to reach this one while
      * it owns the store (a standby relays its clients there). @default the URL it listens on,
      * which only fits when that address is reachable from the other brokers
@@ -223,7 +230,16 @@ export const brokerConfigSchema = z
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     ...networkLimitsFields(),
   })
-  .superRefine(checkNetworkLimits);
+  .superRefine(checkNetworkLimits)
+  .superRefine((config, context) => {
+    if (config.storeQueues > 1 && config.store === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['storeQueues'],
+        message: 'queues split a PostgreSQL store: set store to a postgres:// URL, or leave storeQueues at 1',
+      });
+    }
+  });
 
 /** The broker's settings after defaults. */
 export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
@@ -246,6 +262,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--flush-policy': 'flushPolicy',
   '--store': 'store',
   '--store-lease-ms': 'storeLeaseMs',
+  '--store-queues': 'storeQueues',
   '--advertise-url': 'advertiseUrl',
   '--advertise-tcp-url': 'advertiseTcpUrl',
   '--max-body-bytes': 'maxBodyBytes',

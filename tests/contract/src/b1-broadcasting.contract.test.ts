@@ -7,7 +7,9 @@ import { AdminApi } from './support/admin.js';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
 import { CrashableStore, startCrashableBroker } from './support/crashable-store.js';
 import { eventually, type RecordingPushConsumer, startRecordingConsumer } from './support/push.js';
+import { expectInLogOrder } from './support/store-queues.js';
 import { startBroker } from './support/test-broker.js';
+import { storeQueues } from './support/test-store.js';
 import { transportsServing } from './support/transports.js';
 
 function committedOf(record: unknown): number {
@@ -145,47 +147,53 @@ describe.each(transportsServing('stream'))(
       await using producerAfter = await startProducer(restarted.endpointFor(transport));
       await producerAfter.send({ topic: 'orders', body: 'four' });
       await Promise.all([back.delivered(3), newcomer.delivered(1)]);
-      expect(bodies(back)).toEqual(['two', 'three', 'four']);
+      expectInLogOrder(bodies(back), ['two', 'three', 'four']);
       expect(bodies(newcomer)).toEqual(['four']);
     });
 
-    it('after a crash, delivers an instance neither what it consumed before nor less than the rest', async () => {
-      const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-broadcast-crash-'));
-      try {
-        const crash = new CrashableStore();
-        const options = { group: 'audit', subscriptions: { orders: '*' }, clientId: 'audit-1' };
-        {
-          const { broker, url, port } = await startCrashableBroker(dataDir, crash);
-          await new AdminApi(`http://127.0.0.1:${port}`).putGroup('audit', { consumeMode: 'broadcasting' });
-          await using consumer = await startRecordingConsumer(url, options, () => ConsumeResult.SUCCESS);
-          await using producer = await startProducer(url);
-          const consumed = crash.written(
-            ({ method, args }) => method === 'putGroupCounters' && committedOf(args[0]) === 2,
+    // The crash is staged on one store's writes (the group's counters reaching 2). With queues each
+    // queue is that same store, covered by the runs with one queue; the two messages may land in
+    // two queues, whose counters never reach 2 each.
+    it.skipIf(storeQueues() > 1)(
+      'after a crash, delivers an instance neither what it consumed before nor less than the rest',
+      async () => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-broadcast-crash-'));
+        try {
+          const crash = new CrashableStore();
+          const options = { group: 'audit', subscriptions: { orders: '*' }, clientId: 'audit-1' };
+          {
+            const { broker, url, port } = await startCrashableBroker(dataDir, crash);
+            await new AdminApi(`http://127.0.0.1:${port}`).putGroup('audit', { consumeMode: 'broadcasting' });
+            await using consumer = await startRecordingConsumer(url, options, () => ConsumeResult.SUCCESS);
+            await using producer = await startProducer(url);
+            const consumed = crash.written(
+              ({ method, args }) => method === 'putGroupCounters' && committedOf(args[0]) === 2,
+            );
+            await producer.send({ topic: 'orders', body: 'one' });
+            await producer.send({ topic: 'orders', body: 'two' });
+            await consumer.delivered(2);
+            await consumed;
+            // Dies before the instance's advanced position is written behind: only the history knows.
+            crash.crash();
+            await broker.close();
+          }
+          await using broker = await startBroker({}, dataDir);
+          await using producer = await startProducer(broker.endpointFor(transport));
+          await producer.send({ topic: 'orders', body: 'three' });
+          await using back = await startRecordingConsumer(
+            broker.endpointFor(transport),
+            options,
+            () => ConsumeResult.SUCCESS,
           );
-          await producer.send({ topic: 'orders', body: 'one' });
-          await producer.send({ topic: 'orders', body: 'two' });
-          await consumer.delivered(2);
-          await consumed;
-          // Dies before the instance's advanced position is written behind: only the history knows.
-          crash.crash();
-          await broker.close();
+          await back.delivered(1);
+          await producer.send({ topic: 'orders', body: 'four' });
+          await back.delivered(2);
+          expect(bodies(back)).toEqual(['three', 'four']);
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
         }
-        await using broker = await startBroker({}, dataDir);
-        await using producer = await startProducer(broker.endpointFor(transport));
-        await producer.send({ topic: 'orders', body: 'three' });
-        await using back = await startRecordingConsumer(
-          broker.endpointFor(transport),
-          options,
-          () => ConsumeResult.SUCCESS,
-        );
-        await back.delivered(1);
-        await producer.send({ topic: 'orders', body: 'four' });
-        await back.delivered(2);
-        expect(bodies(back)).toEqual(['three', 'four']);
-      } finally {
-        rmSync(dataDir, { recursive: true, force: true });
-      }
-    });
+      },
+    );
 
     it('hands a released message back to the same instance when it reconnects (C2)', async () => {
       await using broker = await startBroker();

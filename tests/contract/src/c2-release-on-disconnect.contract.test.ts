@@ -51,7 +51,9 @@ describe('C2: a push consumer that disconnects releases its inflight messages; a
     expect(deliveries.map((d) => d.message.deliveryAttempt)).toEqual([1, 1, 1]);
     const stats = (await broker.admin.getGroup('billing')).stats;
     expect(stats.dlq).toBe(0);
-    const history = (await broker.admin.getMessage(sent[0]?.messageId ?? '')).groups[0]?.history ?? [];
+    // The message the stuck listener was running (sent[0] with one queue) was released by the disconnect.
+    const running = leaving.deliveries[0]?.message.messageId ?? '';
+    const history = (await broker.admin.getMessage(running)).groups[0]?.history ?? [];
     expect(history[0]).toMatchObject({ result: 'released', deliveryAttempt: 1 });
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { expectInLogOrder } from './support/store-queues.js';
 import { startBroker } from './support/test-broker.js';
 import { transportsServing } from './support/transports.js';
 
@@ -26,8 +27,14 @@ describe.each(transportsServing('request'))(
       const fromA = await consumerA.receive(10, 30_000);
       for (const message of fromA) await consumerA.ack(message);
       const fromB = await consumerB.receive(10, 30_000);
-      expect(fromA.map((m) => text(m.body))).toEqual(['one', 'two']);
-      expect(fromB.map((m) => text(m.body))).toEqual(['one', 'two']);
+      expectInLogOrder(
+        fromA.map((m) => text(m.body)),
+        ['one', 'two'],
+      );
+      expectInLogOrder(
+        fromB.map((m) => text(m.body)),
+        ['one', 'two'],
+      );
       expect((await broker.admin.getGroup('a')).stats).toMatchObject({ committed: 2, inflight: 0 });
       expect((await broker.admin.getGroup('b')).stats).toMatchObject({ committed: 0, inflight: 2 });
     });

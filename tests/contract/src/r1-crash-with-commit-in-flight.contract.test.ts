@@ -8,6 +8,7 @@ import { startProducer } from './support/clients.js';
 import { CrashableStore, startCrashableBroker } from './support/crashable-store.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
+import { storeQueues } from './support/test-store.js';
 
 const GROUP = 'billing';
 const TOPIC = 'orders';
@@ -103,41 +104,47 @@ function committedOf(record: unknown): number {
     : -1;
 }
 
-describe('R1, C2: nothing stored refers past the stored log when a crash cuts a commit short', () => {
-  it('delivers every message sent after the restart to the group that was consuming before it', async () => {
-    await crashWithCommitInFlight();
+// The crash is staged on one store's writes (its cursor passing all 13 messages). With queues each
+// queue is that same store, whose case the runs with one queue cover; the cursors of a split store
+// never pass 13 each, so the stage cannot be set.
+describe.skipIf(storeQueues() > 1)(
+  'R1, C2: nothing stored refers past the stored log when a crash cuts a commit short',
+  () => {
+    it('delivers every message sent after the restart to the group that was consuming before it', async () => {
+      await crashWithCommitInFlight();
 
-    await using broker = await startBroker({}, dataDir);
-    await using consumer = await startRecordingConsumer(
-      broker.endpoint,
-      { group: GROUP, subscriptions: { [TOPIC]: '*' } },
-      () => ConsumeResult.SUCCESS,
-    );
-    await using producer = await startProducer(broker.endpoint);
-    const sentAfterRestart: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      sentAfterRestart.push((await producer.send({ topic: TOPIC, body: `after restart ${i}` })).messageId);
-    }
-    // Before the fix these landed on offsets the stored cursor had passed: `skipped`, never delivered.
-    const states = await eventually(
-      () => Promise.all(sentAfterRestart.map((id) => groupStateOf(broker.admin, id))),
-      (all) => all.every((state) => state === 'committed'),
-    );
-    expect(states).toEqual(sentAfterRestart.map(() => 'committed'));
-    const delivered = new Set(consumer.deliveries.map(({ message }) => message.messageId));
-    expect(sentAfterRestart.filter((id) => !delivered.has(id))).toEqual([]);
-  });
+      await using broker = await startBroker({}, dataDir);
+      await using consumer = await startRecordingConsumer(
+        broker.endpoint,
+        { group: GROUP, subscriptions: { [TOPIC]: '*' } },
+        () => ConsumeResult.SUCCESS,
+      );
+      await using producer = await startProducer(broker.endpoint);
+      const sentAfterRestart: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        sentAfterRestart.push((await producer.send({ topic: TOPIC, body: `after restart ${i}` })).messageId);
+      }
+      // Before the fix these landed on offsets the stored cursor had passed: `skipped`, never delivered.
+      const states = await eventually(
+        () => Promise.all(sentAfterRestart.map((id) => groupStateOf(broker.admin, id))),
+        (all) => all.every((state) => state === 'committed'),
+      );
+      expect(states).toEqual(sentAfterRestart.map(() => 'committed'));
+      const delivered = new Set(consumer.deliveries.map(({ message }) => message.messageId));
+      expect(sentAfterRestart.filter((id) => !delivered.has(id))).toEqual([]);
+    });
 
-  it('counts as committed exactly the stored messages the group committed', async () => {
-    const { deliveredIds } = await crashWithCommitInFlight();
+    it('counts as committed exactly the stored messages the group committed', async () => {
+      const { deliveredIds } = await crashWithCommitInFlight();
 
-    await using broker = await startBroker({}, dataDir);
-    const { stats } = await broker.admin.getGroup(GROUP);
-    let committedAndStored = 0;
-    for (const messageId of deliveredIds) {
-      if ((await groupStateOf(broker.admin, messageId)) === 'committed') committedAndStored++;
-    }
-    expect(committedAndStored).toBeGreaterThanOrEqual(DURABLE_SENDS);
-    expect(stats.committed).toBe(committedAndStored);
-  });
-});
+      await using broker = await startBroker({}, dataDir);
+      const { stats } = await broker.admin.getGroup(GROUP);
+      let committedAndStored = 0;
+      for (const messageId of deliveredIds) {
+        if ((await groupStateOf(broker.admin, messageId)) === 'committed') committedAndStored++;
+      }
+      expect(committedAndStored).toBeGreaterThanOrEqual(DURABLE_SENDS);
+      expect(stats.committed).toBe(committedAndStored);
+    });
+  },
+);

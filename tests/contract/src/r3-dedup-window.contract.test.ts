@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer } from './support/clients.js';
+import { expectNewOffsets } from './support/store-queues.js';
 import { startBroker } from './support/test-broker.js';
 import { transportsServing } from './support/transports.js';
 
@@ -34,7 +35,8 @@ describe.each(transportsServing('request'))(
       const receipts = await Promise.all(
         [1, 2, 3].map(() => producer.send({ topic: 'orders', body: 'x', messageId })),
       );
-      expect(new Set(receipts.map((receipt) => receipt.offset))).toEqual(new Set([0]));
+      expect(new Set(receipts.map((receipt) => receipt.offset)).size).toBe(1);
+      expectNewOffsets([receipts[0]?.offset ?? -1]);
     });
 
     it('stores the id again once the window has passed', async () => {
@@ -43,7 +45,7 @@ describe.each(transportsServing('request'))(
       const messageId = '019aa6b1f2c07d3e8a41b5c6d7e8f903';
       const first = await producer.send({ topic: 'orders', body: 'x', messageId });
       const second = await producer.send({ topic: 'orders', body: 'x', messageId });
-      expect([first.offset, second.offset]).toEqual([0, 1]);
+      expectNewOffsets([first.offset, second.offset]);
     });
   },
 );

@@ -24,6 +24,31 @@ export interface OpenStoreHooks {
  * PostgreSQL database, whose local copy then lives in `dataDir/postgres-cache`.
  */
 export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Promise<BrokerStore> {
+  return openQueue(config, hooks, 0);
+}
+
+/**
+ * Open every queue of the store (`config.storeQueues`; one for the embedded store). Queue 0 first:
+ * a standby waits for it, and whoever owns it owns the others too, since its owner opens them next
+ * and gives them all back together; so two brokers never hold some queues each. Until queues are
+ * spread over brokers (DESIGN.md §9), one broker owns them all.
+ */
+export async function openStores(config: BrokerConfig, hooks: OpenStoreHooks): Promise<BrokerStore[]> {
+  const first = await openQueue(config, hooks, 0);
+  if (config.storeQueues === 1) return [first];
+  const rest = await Promise.allSettled(
+    Array.from({ length: config.storeQueues - 1 }, (_, i) => openQueue(config, hooks, i + 1)),
+  );
+  const opened = [first, ...rest.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))];
+  const failed = rest.find((result) => result.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.allSettled(opened.map((store) => store.close()));
+    throw failed.reason;
+  }
+  return opened;
+}
+
+async function openQueue(config: BrokerConfig, hooks: OpenStoreHooks, queue: number): Promise<BrokerStore> {
   if (config.store === undefined) {
     return openLmdbStore({
       path: config.dataDir,
@@ -33,7 +58,9 @@ export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Pr
   }
   return openPostgresStore({
     url: config.store,
-    cacheDir: join(config.dataDir, 'postgres-cache'),
+    queue,
+    // Side by side, not nested: each is removed and rebuilt when its queue opens.
+    cacheDir: join(config.dataDir, queue === 0 ? 'postgres-cache' : `postgres-cache-q${queue}`),
     // The same host and data directory is the same broker: restarted, it takes its lease back at once.
     owner: `${hostname()}:${resolve(config.dataDir)}`,
     flushPolicy: config.flushPolicy,

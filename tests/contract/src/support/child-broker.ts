@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { spawnTied } from '@ricochet/postgres-testkit';
 import { type NodeRun, runNode } from './node-process.js';
-import { storeFor } from './test-store.js';
+import { storeFor, storeQueues } from './test-store.js';
 
 /** A broker in a child process, to be killed for real (`kill -9`) by crash tests. */
 export interface ChildBroker extends AsyncDisposable {
@@ -60,6 +60,10 @@ export async function startChildBroker(
       '--data-dir',
       dataDir,
       ...(store === undefined ? [] : ['--store', store]),
+      // Every broker of a run splits its store alike, also on a store the test names itself.
+      ...(storeQueues() > 1 && !extraArgs.includes('--store-queues')
+        ? ['--store-queues', String(storeQueues())]
+        : []),
       ...extraArgs,
     ],
     { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },

@@ -6,7 +6,14 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Set by the `contract-postgres` project's global setup: the server every broker's database lives on. */
     postgresServerUrl?: string;
+    /** Set by the `contract-postgres-queues` project: how many queues every broker splits its store into. */
+    postgresStoreQueues?: number;
   }
+}
+
+/** How many queues this run's brokers split a PostgreSQL store into (`--store-queues`). */
+export function storeQueues(): number {
+  return inject('postgresStoreQueues') ?? 1;
 }
 
 /** Whether this run's brokers store on PostgreSQL (the `contract-postgres` project) instead of LMDB. */
@@ -18,11 +25,14 @@ export function onPostgres(): boolean {
  * The `store` setting of a broker on `dataDir`: none (the embedded store in `dataDir`) in the
  * `contract` project; in `contract-postgres`, a PostgreSQL database of its own, named after the
  * data directory, so a broker restarted (or killed and started again) on the same directory finds
- * the same database.
+ * the same database; in `contract-postgres-queues`, split into that project's number of queues.
  */
-export async function storeFor(dataDir: string): Promise<{ readonly store?: string }> {
+export async function storeFor(
+  dataDir: string,
+): Promise<{ readonly store?: string; readonly storeQueues?: number }> {
   if (inject('postgresServerUrl') === undefined) return {};
-  return { store: await postgresDatabase(createHash('sha256').update(dataDir).digest('hex').slice(0, 20)) };
+  const store = await postgresDatabase(createHash('sha256').update(dataDir).digest('hex').slice(0, 20));
+  return { store, storeQueues: storeQueues() };
 }
 
 /**
@@ -43,4 +53,18 @@ export async function postgresDatabase(suffix: string): Promise<string> {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * How many messages the database at `sql` stores, in all of this run's queues: queue 0 in the
+ * default schema, queue q in `ricochet_q<q>` (the broker's `queue-schema.ts`).
+ */
+export async function storedMessages(sql: postgres.Sql): Promise<number> {
+  let count = 0;
+  for (let queue = 0; queue < storeQueues(); queue++) {
+    const table = queue === 0 ? 'ricochet_messages' : `ricochet_q${queue}.ricochet_messages`;
+    const [row] = await sql.unsafe<{ count: string }[]>(`select count(*) from ${table}`);
+    count += Number(row?.count);
+  }
+  return count;
 }

@@ -11,7 +11,8 @@ export interface LingeringSession extends AsyncDisposable {
 /**
  * Make the store's owner look, once it dies, like a broker whose host vanished: the database has
  * not yet seen its session end, so standbys must wait for the lease to expire. The owner holds a
- * liveness lock (the only session-level advisory lock in the store's database) that a dead
+ * liveness lock (with queues, one per queue: queue 0's, the lowest key, is the one a standby
+ * waits for first) that a dead
  * owner's session gives up at once; this session queues for that lock and is granted it the
  * moment the owner's session ends, before any standby's next poll. Call it while the owner serves.
  */
@@ -22,7 +23,9 @@ export async function outliveOwnerSession(store: string): Promise<LingeringSessi
       select ((classid::bigint << 32) | objid::bigint)::text as key
         from pg_locks
        where locktype = 'advisory' and granted
-         and database = (select oid from pg_database where datname = current_database())`;
+         and database = (select oid from pg_database where datname = current_database())
+       order by (classid::bigint << 32) | objid::bigint
+       limit 1`;
     if (!lock) throw new Error('the store has no owner holding its liveness lock');
     const holding = sql`select pg_advisory_lock(${lock.key}::bigint)`.then(() => undefined);
     holding.catch(() => {});
