@@ -5,11 +5,13 @@ import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
 export type BenchStore = 'lmdb' | 'postgres';
 
 let chosen: BenchStore = 'lmdb';
+let queues = 1;
 let server: Promise<PostgresServer> | undefined;
 
-/** Choose the store of every broker the bench starts from now on. */
-export function useBenchStore(store: BenchStore): void {
+/** Choose the store of every broker the bench starts from now on, and how many queues it is split into. */
+export function useBenchStore(store: BenchStore, storeQueues = 1): void {
   chosen = store;
+  queues = storeQueues;
 }
 
 export function benchStore(): BenchStore {
@@ -22,7 +24,8 @@ export function benchStore(): BenchStore {
  * broker sees another's data.
  */
 export async function storeArgs(): Promise<string[]> {
-  return chosen === 'lmdb' ? [] : ['--store', await newBenchDatabase()];
+  if (chosen === 'lmdb') return [];
+  return ['--store', await newBenchDatabase(), ...(queues > 1 ? ['--store-queues', String(queues)] : [])];
 }
 
 /** A fresh database on the bench's PostgreSQL server (started at the first call): its URL. */

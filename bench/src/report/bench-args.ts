@@ -13,6 +13,8 @@ export interface BenchArgs {
   readonly runs: number;
   /** Where ricochet's brokers keep their state (`--store lmdb|postgres`). @default 'lmdb' */
   readonly store: BenchStore;
+  /** How many queues a PostgreSQL store is split into (`--store-queues N`, with `--store postgres`). @default 1 */
+  readonly storeQueues: number;
 }
 
 const MAX_RUNS = 20;
@@ -26,8 +28,9 @@ export class BenchArgsError extends Error {
 }
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [w1 w2s w2 w3 w4 pending takeover]`. Names are
- * case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`. An
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [w1 w2s w2 w3 w4 pending takeover]`.
+ * Names are case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`,
+ * `--store-queues` 1–64 with `--store postgres`. An
  * unknown word is an error rather than a silently empty run.
  */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -35,6 +38,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let peers = false;
   let runs = 1;
   let store: BenchStore = 'lmdb';
+  let storeQueues = 1;
   for (let i = 0; i < argv.length; i++) {
     const arg = (argv[i] ?? '').toLowerCase();
     if (arg === '--peers') {
@@ -53,14 +57,25 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
         throw new BenchArgsError(`--store takes lmdb or postgres, not ${value ?? 'nothing'}`);
       }
       store = value;
+    } else if (arg === '--store-queues' || arg.startsWith('--store-queues=')) {
+      const value = arg === '--store-queues' ? argv[++i] : arg.slice('--store-queues='.length);
+      storeQueues = Number(value);
+      if (!Number.isInteger(storeQueues) || storeQueues < 1 || storeQueues > 64) {
+        throw new BenchArgsError(
+          `--store-queues takes a whole number from 1 to 64, not ${value ?? 'nothing'}`,
+        );
+      }
     } else if ((WORKLOADS as readonly string[]).includes(arg)) {
       named.add(arg as WorkloadName);
     } else {
       throw new BenchArgsError(
-        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres or workloads (${WORKLOADS.join(', ')})`,
+        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres, --store-queues N or workloads (${WORKLOADS.join(', ')})`,
       );
     }
   }
   const workloads = named.size === 0 ? [...WORKLOADS] : WORKLOADS.filter((name) => named.has(name));
-  return { workloads, peers, runs, store };
+  if (storeQueues > 1 && store !== 'postgres') {
+    throw new BenchArgsError('--store-queues splits a PostgreSQL store: add --store postgres');
+  }
+  return { workloads, peers, runs, store, storeQueues };
 }

@@ -17,7 +17,13 @@ import {
 
 describe('parseBenchArgs', () => {
   it('runs every workload once against ricochet and the reference by default', () => {
-    expect(parseBenchArgs([])).toEqual({ workloads: [...WORKLOADS], peers: false, runs: 1, store: 'lmdb' });
+    expect(parseBenchArgs([])).toEqual({
+      workloads: [...WORKLOADS],
+      peers: false,
+      runs: 1,
+      store: 'lmdb',
+      storeQueues: 1,
+    });
   });
 
   it('takes --peers, --runs N and a subset of workloads in any order, kept in run order', () => {
@@ -26,6 +32,7 @@ describe('parseBenchArgs', () => {
       peers: true,
       runs: 3,
       store: 'lmdb',
+      storeQueues: 1,
     });
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
   });
@@ -35,6 +42,9 @@ describe('parseBenchArgs', () => {
     expect(parseBenchArgs(['--store=LMDB']).store).toBe('lmdb');
     expect(() => parseBenchArgs(['--store', 'sqlite'])).toThrow(/--store takes lmdb or postgres/);
     expect(() => parseBenchArgs(['--store'])).toThrow(/--store takes/);
+    expect(parseBenchArgs(['--store', 'postgres', '--store-queues', '4']).storeQueues).toBe(4);
+    expect(() => parseBenchArgs(['--store-queues=4'])).toThrow(/add --store postgres/);
+    expect(() => parseBenchArgs(['--store', 'postgres', '--store-queues', '65'])).toThrow(/1 to 64/);
   });
 
   it('refuses an unknown word or a bad --runs instead of running nothing', () => {
