@@ -2,6 +2,7 @@ import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer } from './support/clients.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
+import { expectInLogOrder } from './support/store-queues.js';
 import { startBroker } from './support/test-broker.js';
 import { transportsServing } from './support/transports.js';
 
@@ -36,7 +37,10 @@ describe.each(transportsServing('stream'))(
       const listed = await broker.admin.listDlq('billing');
       expect(listed.messages).toMatchObject([{ messageId, attempts: 1, reason: 'unparseable order' }]);
       // Never delivered again: the only deliveries are the two above.
-      expect(consumer.deliveries.map(({ message }) => message.tag)).toEqual(['poison', 'fine']);
+      expectInLogOrder(
+        consumer.deliveries.map(({ message }) => message.tag),
+        ['poison', 'fine'],
+      );
     });
 
     it('lets a simple consumer dead-letter a live lease, and refuses it once the message is settled', async () => {

@@ -12,7 +12,7 @@ import { AdminApi } from './support/admin.js';
 import { startChildBroker } from './support/child-broker.js';
 import { startProducer, text } from './support/clients.js';
 import { startRecordingConsumer } from './support/push.js';
-import { expectNewOffsets } from './support/store-queues.js';
+import { expectInLogOrder, expectNewOffsets } from './support/store-queues.js';
 import { postgresDatabase, storedMessages, storeQueues } from './support/test-store.js';
 import { outliveOwnerSession } from './support/vanished-host.js';
 
@@ -95,10 +95,10 @@ describe('one PostgreSQL store shared by several brokers', () => {
       () => ConsumeResult.SUCCESS,
     );
     const seen = await consumer.delivered(2);
-    expect(seen.map((delivery) => text(delivery.message.body))).toEqual([
-      'before the handover',
-      'still the first',
-    ]);
+    expectInLogOrder(
+      seen.map((delivery) => text(delivery.message.body)),
+      ['before the handover', 'still the first'],
+    );
   });
 
   it('takes over within the lease TTL from a broker whose host vanished, with every acknowledged message', async () => {
