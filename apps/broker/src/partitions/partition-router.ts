@@ -63,6 +63,7 @@ export class PartitionRouter implements BrokerService {
   readonly #engines: readonly BrokerEngine[];
   readonly #watermarks: StoreWatermarks;
   readonly #redrives: RedrivePacer;
+  readonly #onError: (error: unknown, context: string) => void;
   readonly #subscriptions = new Map<number, RoutedSubscription>();
   #lastSubscriptionId = 0;
   /** The queue the next receive looks at first, so no queue is always served first. */
@@ -93,6 +94,7 @@ export class PartitionRouter implements BrokerService {
     engines = stores.map((store) => new BrokerEngine({ ...options, store, shared }));
     this.#engines = engines;
     this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
+    this.#onError = onError;
   }
 
   /** How many queues the store is split into. */
@@ -102,7 +104,7 @@ export class PartitionRouter implements BrokerService {
 
   start(): void {
     for (const engine of this.#engines) engine.start();
-    void this.#watermarks.start().catch(() => {});
+    void this.#watermarks.start().catch((error: unknown) => this.#onError(error, 'watermark check failed'));
   }
 
   // ─── Messaging ────────────────────────────────────────────────────────────────────────────

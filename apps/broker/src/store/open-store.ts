@@ -28,19 +28,39 @@ export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Pr
 }
 
 /**
- * Open every queue of the store (`config.storeQueues`; one for the embedded store). Queue 0 first:
- * a standby waits for it, and whoever owns it owns the others too, since its owner opens them next
- * and gives them all back together; so two brokers never hold some queues each. Until queues are
- * spread over brokers (DESIGN.md §9), one broker owns them all.
+ * Open every queue of the store (`config.storeQueues`; one for the embedded store), all at once,
+ * each waiting for its lease and keeping its copy warm meanwhile; but the queues past 0 take their
+ * lease only once this broker owns queue 0. A standby waits on queue 0, and whoever owns it owns
+ * the others too (its owner gives them all back together), so two brokers never hold some queues
+ * each. Until queues are spread over brokers (DESIGN.md §9), one broker owns them all.
  */
 export async function openStores(config: BrokerConfig, hooks: OpenStoreHooks): Promise<BrokerStore[]> {
-  const first = await openQueue(config, hooks, 0);
-  if (config.storeQueues === 1) return [first];
-  const rest = await Promise.allSettled(
-    Array.from({ length: config.storeQueues - 1 }, (_, i) => openQueue(config, hooks, i + 1)),
+  if (config.storeQueues === 1) return [await openQueue(config, hooks, 0)];
+  let ownsFirst = false;
+  const abandon = new AbortController();
+  // One line for the standby's copy of the whole store, once every queue's is warm.
+  let warmQueues = 0;
+  const queueHooks: OpenStoreHooks = {
+    ...hooks,
+    onWaitingForLease: () => {},
+    onWarmCopyLoaded: (elapsedMs) => {
+      warmQueues++;
+      if (warmQueues === config.storeQueues) hooks.onWarmCopyLoaded(elapsedMs);
+    },
+  };
+  const opening = Array.from({ length: config.storeQueues }, (_, queue) =>
+    queue === 0
+      ? openQueue(config, { ...queueHooks, onWaitingForLease: hooks.onWaitingForLease }, 0).then((store) => {
+          ownsFirst = true;
+          return store;
+        })
+      : openQueue(config, queueHooks, queue, { mayTakeLease: () => ownsFirst, signal: abandon.signal }),
   );
-  const opened = [first, ...rest.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))];
-  const failed = rest.find((result) => result.status === 'rejected');
+  // Should queue 0 fail to open, the others stop waiting for a lease they may never take.
+  opening[0]?.catch(() => abandon.abort());
+  const results = await Promise.allSettled(opening);
+  const opened = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = results.find((result) => result.status === 'rejected');
   if (failed !== undefined) {
     await Promise.allSettled(opened.map((store) => store.close()));
     throw failed.reason;
@@ -48,7 +68,12 @@ export async function openStores(config: BrokerConfig, hooks: OpenStoreHooks): P
   return opened;
 }
 
-async function openQueue(config: BrokerConfig, hooks: OpenStoreHooks, queue: number): Promise<BrokerStore> {
+async function openQueue(
+  config: BrokerConfig,
+  hooks: OpenStoreHooks,
+  queue: number,
+  waiting: { readonly mayTakeLease?: () => boolean; readonly signal?: AbortSignal } = {},
+): Promise<BrokerStore> {
   if (config.store === undefined) {
     return openLmdbStore({
       path: config.dataDir,
@@ -72,6 +97,7 @@ async function openQueue(config: BrokerConfig, hooks: OpenStoreHooks, queue: num
     onLost: hooks.onLost,
     onWarmCopyLoaded: hooks.onWarmCopyLoaded,
     onWarmCopyError: hooks.onWarmCopyError,
+    ...waiting,
   });
 }
 

@@ -71,6 +71,11 @@ export interface PostgresStoreOptions {
   readonly onWarmCopyError?: (error: unknown) => void;
   /** Abandon the wait for the lease (the returned promise rejects). */
   readonly signal?: AbortSignal;
+  /**
+   * Whether this broker may take the lease yet; until then it waits as a standby, keeping its copy
+   * warm. A split store's queues past 0 wait for queue 0 this way. @default always
+   */
+  readonly mayTakeLease?: () => boolean;
 }
 
 /** How often a standby reads what changed in the database into its local copy. */
@@ -135,6 +140,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         options.onWaitingForLease?.(holder);
       },
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.mayTakeLease ? { mayTake: options.mayTakeLease } : {}),
     });
     await warming?.stop();
     await copy.complete(reader);

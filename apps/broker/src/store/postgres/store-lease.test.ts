@@ -130,4 +130,27 @@ describe('the store lease and the liveness lock', () => {
     expect(await liveEpoch(sql)).toEqual({ epoch: current.epoch, liveEpoch: 0 });
     expect(deposedLock.held).toBe(false);
   });
+
+  it('takes no lease while it may not, though the lease is free, and takes it once it may', async () => {
+    const { url, sql } = await freshDatabase();
+    let allowed = false;
+    // Free, but not this broker's to take yet: a queue past 0 before its broker owns queue 0.
+    const gated = StoreLease.acquire(sql, {
+      owner: 'standby',
+      ttlMs: LONG_TTL_MS,
+      liveness: livenessLock(url),
+      mayTake: () => allowed,
+      signal: AbortSignal.timeout(20_000),
+    });
+    let taken = false;
+    void gated.then(() => {
+      taken = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(taken).toBe(false);
+    expect(await liveEpoch(sql)).toEqual({ epoch: 0, liveEpoch: 0 });
+    allowed = true;
+    const lease = await gated;
+    expect(lease.epoch).toBe(1);
+  });
 });

@@ -57,6 +57,13 @@ export interface AcquireLeaseOptions {
    * session is gone while it waits. Without it, only the lease's expiry hands the store over.
    */
   readonly liveness?: LivenessLock;
+  /**
+   * Whether this broker may take the lease now; while false it waits as a standby (and keeps
+   * looking at the liveness lock, so that it may take a dead owner's lease at once when this turns
+   * true). For the queues past 0 of a split store, which a broker takes only once it owns queue 0.
+   * @default always
+   */
+  readonly mayTake?: () => boolean;
 }
 
 /**
@@ -110,7 +117,10 @@ export class StoreLease {
       const locked = liveness ? await liveness.take() : false;
       freeSightings = locked ? freeSightings + 1 : 0;
       const holderGone = freeSightings >= FREE_SIGHTINGS_BEFORE_TAKEOVER;
-      const taken = await sql<{ epoch: string }[]>`
+      const mayTake = options.mayTake?.() ?? true;
+      const taken = !mayTake
+        ? []
+        : await sql<{ epoch: string }[]>`
         update ricochet_lease
            set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
                advertise_tcp_url = ${options.advertiseTcpUrl ?? ''},
