@@ -34,7 +34,9 @@ const count = (n: number) => n.toLocaleString('en');
 /** The lease on a shared store: short, so a soak sees many takeovers. */
 const SOAK_LEASE_MS = 2_000;
 const target =
-  options.store === 'postgres' ? await postgresClusterTarget(SOAK_LEASE_MS) : await singleBrokerTarget();
+  options.store === 'postgres'
+    ? await postgresClusterTarget(SOAK_LEASE_MS, options.storeQueues)
+    : await singleBrokerTarget();
 const load = new SoakLoad(target.endpoints);
 const downtime: DownInterval[] = [];
 try {

@@ -11,18 +11,24 @@ export interface SoakOptions {
    * on one PostgreSQL database, the owner killed and a standby taking over.
    */
   readonly store: 'lmdb' | 'postgres';
+  /** With `postgres`: how many queues the brokers split the database into (`--store-queues`). */
+  readonly storeQueues: number;
 }
 
 export const SOAK_USAGE =
-  'usage: pnpm soak [--duration <s>] [--kills <n>] [--life <ms>] [--store lmdb|postgres]   (defaults: 60 s, no cap on kills, 2500 ms, lmdb)';
+  'usage: pnpm soak [--duration <s>] [--kills <n>] [--life <ms>] [--store lmdb|postgres] [--store-queues <n>]   (defaults: 60 s, no cap on kills, 2500 ms, lmdb, 1)';
 
-/** Parse `--duration`, `--kills`, `--life` and `--store`; throws with {@link SOAK_USAGE} on anything else. */
+/**
+ * Parse `--duration`, `--kills`, `--life`, `--store` and `--store-queues` (1–64, with `--store
+ * postgres`); throws with {@link SOAK_USAGE} on anything else.
+ */
 export function parseSoakOptions(args: readonly string[]): SoakOptions {
   const options: { -readonly [K in keyof SoakOptions]: SoakOptions[K] } = {
     durationS: 60,
     maxKills: Number.POSITIVE_INFINITY,
     meanLifeMs: 2_500,
     store: 'lmdb',
+    storeQueues: 1,
   };
   for (let i = 0; i < args.length; i += 2) {
     if (args[i] === '--store') {
@@ -38,7 +44,11 @@ export function parseSoakOptions(args: readonly string[]): SoakOptions {
     if (args[i] === '--duration') options.durationS = value;
     else if (args[i] === '--kills') options.maxKills = Math.floor(value);
     else if (args[i] === '--life') options.meanLifeMs = value;
+    else if (args[i] === '--store-queues' && Number.isInteger(value) && value <= 64)
+      options.storeQueues = value;
     else throw new Error(`unknown option ${args[i]}\n${SOAK_USAGE}`);
   }
+  if (options.storeQueues > 1 && options.store !== 'postgres')
+    throw new Error(`--store-queues splits a PostgreSQL store: add --store postgres\n${SOAK_USAGE}`);
   return options;
 }

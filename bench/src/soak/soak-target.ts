@@ -55,9 +55,9 @@ export async function singleBrokerTarget(): Promise<SoakTarget> {
  * broker started again (on its port and data directory), as a standby: started at once it would
  * take its own lease straight back (same identity) and no takeover would be tested.
  */
-export async function postgresClusterTarget(leaseMs: number): Promise<SoakTarget> {
+export async function postgresClusterTarget(leaseMs: number, storeQueues = 1): Promise<SoakTarget> {
   const url = await newBenchDatabase();
-  const args = ['--store', url, '--store-lease-ms', String(leaseMs)];
+  const args = ['--store', url, '--store-lease-ms', String(leaseMs), '--store-queues', String(storeQueues)];
   const dataDirs = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), 'ricochet-soak-')));
   const brokers: KillableBroker[] = [];
   for (const dataDir of dataDirs) brokers.push(await startKillableBroker(dataDir, 0, args));
@@ -86,7 +86,7 @@ export async function postgresClusterTarget(leaseMs: number): Promise<SoakTarget
     },
     async killAllAndRead(topics) {
       await Promise.all(brokers.map((broker) => broker.kill9()));
-      return readStoredLogsFromPostgres(url, topics);
+      return readStoredLogsFromPostgres(url, topics, storeQueues);
     },
     async close(keep) {
       await Promise.all(brokers.map((broker) => broker.kill9()));

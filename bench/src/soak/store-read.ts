@@ -46,22 +46,33 @@ export function readStoredLogs(dataDir: string, topics: readonly string[]): Map<
 export async function readStoredLogsFromPostgres(
   url: string,
   topics: readonly string[],
+  storeQueues = 1,
 ): Promise<Map<string, StoredEntry[]>> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const logs = new Map<string, StoredEntry[]>();
     for (const topic of topics) {
-      const rows = await sql<{ msg_offset: string; value: Uint8Array }[]>`
-        select msg_offset, value from ricochet_messages where topic = ${topic} order by msg_offset`;
       const log: StoredEntry[] = [];
-      for (const row of rows) {
-        const offset = Number(row.msg_offset);
-        const value = unpack(row.value) as { messageId: string; offset: number };
-        if (value.offset !== offset)
-          throw new Error(`${topic}: offset ${offset} holds a message of offset ${value.offset}`);
-        log.push({ messageId: value.messageId, offset });
+      // A split store (`--store-queues`): queue q's rows are in schema ricochet_q<q>, and a client
+      // knows its messages by their topic offsets, the queue's interleaved (`offset × queues + q`).
+      for (let queue = 0; queue < storeQueues; queue++) {
+        const table = queue === 0 ? 'ricochet_messages' : `ricochet_q${queue}.ricochet_messages`;
+        const rows = await sql.unsafe<{ msg_offset: string; value: Uint8Array }[]>(
+          `select msg_offset, value from ${table} where topic = $1 order by msg_offset`,
+          [topic],
+        );
+        for (const row of rows) {
+          const offset = Number(row.msg_offset);
+          const value = unpack(row.value) as { messageId: string; offset: number };
+          if (value.offset !== offset)
+            throw new Error(`${topic}: offset ${offset} holds a message of offset ${value.offset}`);
+          log.push({ messageId: value.messageId, offset: offset * storeQueues + queue });
+        }
       }
-      logs.set(topic, log);
+      logs.set(
+        topic,
+        log.sort((a, b) => a.offset - b.offset),
+      );
     }
     return logs;
   } finally {

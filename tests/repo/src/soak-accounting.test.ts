@@ -141,6 +141,7 @@ describe('pnpm soak options', () => {
       maxKills: Number.POSITIVE_INFINITY,
       meanLifeMs: 2_500,
       store: 'lmdb',
+      storeQueues: 1,
     });
     expect(
       parseSoakOptions(['--duration', '660', '--kills', '30', '--life', '1000', '--store', 'postgres']),
@@ -149,7 +150,13 @@ describe('pnpm soak options', () => {
       maxKills: 30,
       meanLifeMs: 1_000,
       store: 'postgres',
+      storeQueues: 1,
     });
+    expect(parseSoakOptions(['--store', 'postgres', '--store-queues', '4']).storeQueues).toBe(4);
+    expect(() => parseSoakOptions(['--store-queues', '4'])).toThrow(/add --store postgres/);
+    expect(() => parseSoakOptions(['--store', 'postgres', '--store-queues', '1.5'])).toThrow(
+      /unknown option/,
+    );
     expect(() => parseSoakOptions(['--store', 'sqlite'])).toThrow(/--store takes lmdb or postgres/);
   });
 
