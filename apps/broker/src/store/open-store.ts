@@ -4,7 +4,7 @@ import type { BrokerConfig } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
 import { openLmdbStore } from './lmdb-store.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
-import type { LeaseHolder } from './postgres/store-lease.js';
+import { LeaseGate, type LeaseHolder } from './postgres/store-lease.js';
 
 /** What the broker is told about its store while it opens and runs. */
 export interface OpenStoreHooks {
@@ -36,7 +36,7 @@ export async function openStore(config: BrokerConfig, hooks: OpenStoreHooks): Pr
  */
 export async function openStores(config: BrokerConfig, hooks: OpenStoreHooks): Promise<BrokerStore[]> {
   if (config.storeQueues === 1) return [await openQueue(config, hooks, 0)];
-  let ownsFirst = false;
+  const ownsFirst = new LeaseGate();
   const abandon = new AbortController();
   // One line for the standby's copy of the whole store, once every queue's is warm.
   let warmQueues = 0;
@@ -51,10 +51,10 @@ export async function openStores(config: BrokerConfig, hooks: OpenStoreHooks): P
   const opening = Array.from({ length: config.storeQueues }, (_, queue) =>
     queue === 0
       ? openQueue(config, { ...queueHooks, onWaitingForLease: hooks.onWaitingForLease }, 0).then((store) => {
-          ownsFirst = true;
+          ownsFirst.open();
           return store;
         })
-      : openQueue(config, queueHooks, queue, { mayTakeLease: () => ownsFirst, signal: abandon.signal }),
+      : openQueue(config, queueHooks, queue, { leaseGate: ownsFirst, signal: abandon.signal }),
   );
   // Should queue 0 fail to open, the others stop waiting for a lease they may never take.
   opening[0]?.catch(() => abandon.abort());
@@ -72,7 +72,7 @@ async function openQueue(
   config: BrokerConfig,
   hooks: OpenStoreHooks,
   queue: number,
-  waiting: { readonly mayTakeLease?: () => boolean; readonly signal?: AbortSignal } = {},
+  waiting: { readonly leaseGate?: LeaseGate; readonly signal?: AbortSignal } = {},
 ): Promise<BrokerStore> {
   if (config.store === undefined) {
     return openLmdbStore({

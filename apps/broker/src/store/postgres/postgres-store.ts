@@ -27,7 +27,7 @@ import { LivenessLock } from './liveness-lock.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import type { RowValues, TableName } from './postgres-tables.js';
 import { queueConnection } from './queue-schema.js';
-import { type LeaseHolder, StoreLease } from './store-lease.js';
+import { type LeaseGate, type LeaseHolder, StoreLease } from './store-lease.js';
 import { keepWarm, WarmCopy, type Warming } from './warm-copy.js';
 import type { MirrorWrite } from './write-batch.js';
 import { WritePipeline } from './write-pipeline.js';
@@ -72,10 +72,11 @@ export interface PostgresStoreOptions {
   /** Abandon the wait for the lease (the returned promise rejects). */
   readonly signal?: AbortSignal;
   /**
-   * Whether this broker may take the lease yet; until then it waits as a standby, keeping its copy
-   * warm. A split store's queues past 0 wait for queue 0 this way. @default always
+   * Closed while this broker may not take the lease yet: until it opens, the broker waits as a
+   * standby, keeping its copy warm. A split store's queues past 0 wait for queue 0 this way.
+   * @default always open
    */
-  readonly mayTakeLease?: () => boolean;
+  readonly leaseGate?: LeaseGate;
 }
 
 /** How often a standby reads what changed in the database into its local copy. */
@@ -140,7 +141,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         options.onWaitingForLease?.(holder);
       },
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.mayTakeLease ? { mayTake: options.mayTakeLease } : {}),
+      ...(options.leaseGate ? { gate: options.leaseGate } : {}),
     });
     await warming?.stop();
     await copy.complete(reader);

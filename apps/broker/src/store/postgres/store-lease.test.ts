@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { LivenessLock } from './liveness-lock.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import { postgresForThisFile } from './postgres-server.test-support.js';
-import { StoreLease } from './store-lease.js';
+import { LeaseGate, StoreLease } from './store-lease.js';
 
 const pg = postgresForThisFile();
 
@@ -131,15 +131,15 @@ describe('the store lease and the liveness lock', () => {
     expect(deposedLock.held).toBe(false);
   });
 
-  it('takes no lease while it may not, though the lease is free, and takes it once it may', async () => {
+  it('takes no lease while its gate is closed, though the lease is free, and takes it once the gate opens', async () => {
     const { url, sql } = await freshDatabase();
-    let allowed = false;
+    const gate = new LeaseGate();
     // Free, but not this broker's to take yet: a queue past 0 before its broker owns queue 0.
     const gated = StoreLease.acquire(sql, {
       owner: 'standby',
       ttlMs: LONG_TTL_MS,
       liveness: livenessLock(url),
-      mayTake: () => allowed,
+      gate,
       signal: AbortSignal.timeout(20_000),
     });
     let taken = false;
@@ -149,7 +149,7 @@ describe('the store lease and the liveness lock', () => {
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(taken).toBe(false);
     expect(await liveEpoch(sql)).toEqual({ epoch: 0, liveEpoch: 0 });
-    allowed = true;
+    gate.open();
     const lease = await gated;
     expect(lease.epoch).toBe(1);
   });

@@ -58,12 +58,31 @@ export interface AcquireLeaseOptions {
    */
   readonly liveness?: LivenessLock;
   /**
-   * Whether this broker may take the lease now; while false it waits as a standby (and keeps
-   * looking at the liveness lock, so that it may take a dead owner's lease at once when this turns
-   * true). For the queues past 0 of a split store, which a broker takes only once it owns queue 0.
-   * @default always
+   * Closed while this broker may not take the lease yet: it waits as a standby meanwhile (and keeps
+   * looking at the liveness lock, so that it takes a dead owner's lease as soon as the gate opens,
+   * and tries again the moment it does). For the queues past 0 of a split store, which a broker
+   * takes only once it owns queue 0. @default always open
    */
-  readonly mayTake?: () => boolean;
+  readonly gate?: LeaseGate;
+}
+
+/** Whether a broker may take a lease yet (see `AcquireLeaseOptions.gate`): closed until {@link LeaseGate.open}. */
+export class LeaseGate {
+  #isOpen = false;
+  #resolve: () => void = () => {};
+  /** Resolves when the gate opens. */
+  readonly opened = new Promise<void>((resolve) => {
+    this.#resolve = resolve;
+  });
+
+  get isOpen(): boolean {
+    return this.#isOpen;
+  }
+
+  open(): void {
+    this.#isOpen = true;
+    this.#resolve();
+  }
 }
 
 /**
@@ -117,7 +136,7 @@ export class StoreLease {
       const locked = liveness ? await liveness.take() : false;
       freeSightings = locked ? freeSightings + 1 : 0;
       const holderGone = freeSightings >= FREE_SIGHTINGS_BEFORE_TAKEOVER;
-      const mayTake = options.mayTake?.() ?? true;
+      const mayTake = options.gate?.isOpen ?? true;
       const taken = !mayTake
         ? []
         : await sql<{ epoch: string }[]>`
@@ -136,7 +155,7 @@ export class StoreLease {
       if (locked) await liveness?.giveBack();
       const holder = await leaseHolder(sql);
       if (holder) options.onWaiting?.(holder);
-      await delay(pollMs, options.signal);
+      await delay(pollMs, options.signal, mayTake ? undefined : options.gate?.opened);
     }
   }
 
@@ -228,16 +247,20 @@ export function isFenced(error: unknown): boolean {
   );
 }
 
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Wait `ms`, or less when `wake` resolves first; rejects when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal | undefined, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const done = () => {
+      clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    };
+    const timer = setTimeout(done, ms);
     const onAbort = () => {
       clearTimeout(timer);
       reject(signal?.reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    void wake?.then(done);
   });
 }
