@@ -68,7 +68,7 @@ export class DeadLetterAdmin {
     const group = this.#group(groupName);
     const queue = this.redrivable(groupName, options.messageIds);
     this.#pacer.pace(queue, options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND, (slice) =>
-      this.redriveNow(group.name, slice),
+      this.#redriveTo(group, slice),
     );
     return { accepted: queue.length };
   }
@@ -100,7 +100,10 @@ export class DeadLetterAdmin {
 
   /** Make these DLQ messages of {@link redrivable} Ready for the group again, now. */
   redriveNow(groupName: string, messages: readonly StoredMessage[]): void {
-    const group = this.#group(groupName);
+    this.#redriveTo(this.#group(groupName), messages);
+  }
+
+  #redriveTo(group: GroupRuntime, messages: readonly StoredMessage[]): void {
     for (const message of messages) this.#deps.applier.redrive(group, message);
   }
 

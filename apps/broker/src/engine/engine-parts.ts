@@ -88,15 +88,42 @@ export interface EngineParts {
   readonly deadLetters: DeadLetterAdmin;
 }
 
+/** Where an engine's background failures go: `options.onError`, else the console. */
+export function errorReporterOf(
+  options: Pick<BrokerEngineOptions, 'onError'>,
+): (error: unknown, context: string) => void {
+  return (
+    options.onError ??
+    ((error: unknown, context: string) => console.error(`ricochet engine: ${context}`, error))
+  );
+}
+
+/**
+ * The disk and store watermarks for an engine's options, over `storedBytes`: one engine's store,
+ * or every queue's of a split store (`PartitionRouter`).
+ */
+export function watermarksOf(
+  options: Omit<BrokerEngineOptions, 'store' | 'shared'>,
+  metrics: BrokerMetrics,
+  storedBytes: () => number,
+): StoreWatermarks {
+  const onError = errorReporterOf(options);
+  return watermarksFor(options.config, {
+    metrics,
+    storedBytes,
+    freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
+    onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
+    onError: (error) => onError(error, 'watermark check failed'),
+  });
+}
+
 /** Build the engine's parts over `options.store`; nothing runs until `BrokerEngine.start()`. */
 export function wireEngine(options: BrokerEngineOptions): EngineParts {
   const { store, config } = options;
   const clock = options.clock ?? systemClock;
   const timers = options.timers ?? systemTimers;
   const random = options.random ?? systemRandom;
-  const onError =
-    options.onError ??
-    ((error: unknown, context: string) => console.error(`ricochet engine: ${context}`, error));
+  const onError = errorReporterOf(options);
   const topics = new TopicRegistry(store, clock, config.autoCreateTopics);
   const groups = new GroupRegistry(store, clock, config.autoCreateGroups);
   // Broadcast instances are counted by a part built later; the backlog asks only when read.
@@ -110,15 +137,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     totalBacklogOf: shared?.totalBacklogOf,
   });
   const metrics = shared?.metrics ?? new BrokerMetrics({ groupGauges: () => backlog.gauges() });
-  const watermarks =
-    shared?.watermarks ??
-    watermarksFor(config, {
-      metrics,
-      storedBytes: () => store.storedBytes(),
-      freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
-      onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
-      onError: (error) => onError(error, 'watermark check failed'),
-    });
+  const watermarks = shared?.watermarks ?? watermarksOf(options, metrics, () => store.storedBytes());
   // Timers first: the applier writes them; they report what falls due once started.
   const scheduler = new Scheduler({
     store,

@@ -1,13 +1,17 @@
+import type { DeliveredMessage } from '@ricochet/protocol';
 import type { DeadLetterPage } from '../engine/dead-letter-admin.js';
 import type { FifoHeadView } from '../engine/fifo-view.js';
 import type { GroupPositions, GroupView } from '../engine/group-view.js';
 import type { MessageView } from '../engine/message-view.js';
+import type { NamePage } from '../engine/name-page.js';
 import type { TopicView } from '../engine/topic-view.js';
 import type { StoredMessage } from '../store/records.js';
+import { tagHandle } from './queue-handles.js';
 import { queueOffsetFrom, topicOffset } from './queue-offsets.js';
 
 /*
- * The admin API's answers for a store split into queues, built from each queue's engine's answer.
+ * The answers of a store split into queues, built from each queue's engine's answers: deliveries
+ * as clients see them, the admin API's views, and the gauges.
  * Counts add up: a topic's `firstOffset` and `nextOffset` are how many messages its queues have
  * deleted and appended in all, and a group's cursor on a topic how many it has dispatched, so with
  * one queue they are what they always were. Offsets that name one message (a message, a DLQ copy,
@@ -114,6 +118,53 @@ export function mergeDeadLetterPages(
   if (resumes.length === 0) return { messages: taken, cursor: null };
   const cursor = last === undefined ? Math.min(...resumes) : last.offset + 1;
   return { messages: taken, cursor };
+}
+
+/** A delivery as the client of a split store sees it: its handle and its offset name its queue. */
+export function deliveryOfQueue(message: DeliveredMessage, queue: number, queues: number): DeliveredMessage {
+  return {
+    ...message,
+    receiptHandle: tagHandle(message.receiptHandle, queue),
+    offset: topicOffset(message.offset, queue, queues),
+  };
+}
+
+/**
+ * The first `limit` names of the queues' pages (a topic a send created exists only in the queues it
+ * reached), each described over every queue by `describe`.
+ */
+export function mergeNamePages<TView extends { readonly name: string }>(
+  pages: readonly NamePage<TView>[],
+  limit: number,
+  describe: (name: string) => TView | undefined,
+): NamePage<TView> {
+  const names = [...new Set(pages.flatMap((page) => page.items.map((item) => item.name)))].sort();
+  const taken = names.slice(0, limit);
+  const more = names.length > taken.length || pages.some((page) => page.lastName !== null);
+  const items = taken.flatMap((name) => describe(name) ?? []);
+  return { items, lastName: more ? (taken.at(-1) ?? null) : null };
+}
+
+/** A group's gauges in every queue, summed per group. */
+export function sumGroupGauges(
+  perQueue: readonly Iterable<{
+    readonly group: string;
+    readonly inflight: number;
+    readonly backlog: number;
+  }>[],
+): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }> {
+  const sums = new Map<string, { group: string; inflight: number; backlog: number }>();
+  for (const gauges of perQueue) {
+    for (const { group, inflight, backlog } of gauges) {
+      const sum = sums.get(group);
+      if (sum === undefined) sums.set(group, { group, inflight, backlog });
+      else {
+        sum.inflight += inflight;
+        sum.backlog += backlog;
+      }
+    }
+  }
+  return sums.values();
 }
 
 function compare(a: string, b: string): number {

@@ -3,8 +3,8 @@ import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/p
 import { BrokerEngine, type BrokerEngineOptions } from '../engine/broker-engine.js';
 import { BrokerMetrics } from '../engine/broker-metrics.js';
 import type { BrokerService } from '../engine/broker-service.js';
-import { type CreditPool, grantCredits } from '../engine/credit-pool.js';
 import { DEFAULT_REDRIVE_RATE_PER_SECOND, type DeadLetterPage } from '../engine/dead-letter-admin.js';
+import { errorReporterOf, watermarksOf } from '../engine/engine-parts.js';
 import type { FifoHeadView } from '../engine/fifo-view.js';
 import type { GroupView } from '../engine/group-view.js';
 import type { MessageView } from '../engine/message-view.js';
@@ -14,31 +14,25 @@ import { RedrivePacer } from '../engine/redrive-pacer.js';
 import type { RetentionPassReport } from '../engine/retention.js';
 import { malformedReceiptHandle, type SettleFailure, type SettleItem } from '../engine/settle-item.js';
 import type { ReceiveBudget, ReceiveRequest } from '../engine/simple-consumption.js';
-import { type StoreWatermarks, watermarksFor } from '../engine/store-watermarks.js';
+import type { StoreWatermarks } from '../engine/store-watermarks.js';
 import { systemTimers } from '../engine/timer-service.js';
 import type { TopicView } from '../engine/topic-view.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import {
   deadLetterStarts,
+  deliveryOfQueue,
   mergeDeadLetterPages,
   mergeFifoHeads,
   mergeGroupViews,
+  mergeNamePages,
   mergeTopicViews,
   messageViewOfQueue,
+  sumGroupGauges,
 } from './merged-views.js';
-import { queueOf } from './queue-choice.js';
+import { QueueRotation, queueOf } from './queue-choice.js';
 import { tagHandle, untagHandle } from './queue-handles.js';
 import { topicOffset } from './queue-offsets.js';
-
-/** A client's push subscription over every queue: one engine subscription per queue, one credit pool. */
-interface RoutedSubscription {
-  readonly group: string;
-  readonly pool: CreditPool;
-  /** Per queue, the id of the subscription its engine made. */
-  readonly perQueue: readonly number[];
-  /** Unsubscribed: no more deliveries, but its leases are released only when its session ends. */
-  unsubscribed: boolean;
-}
+import { QueueSubscriptions } from './queue-subscriptions.js';
 
 /**
  * The broker over a store split into queues (DESIGN.md §9): one {@link BrokerEngine} per queue,
@@ -63,27 +57,21 @@ export class PartitionRouter implements BrokerService {
   readonly #engines: readonly BrokerEngine[];
   readonly #watermarks: StoreWatermarks;
   readonly #redrives: RedrivePacer;
+  readonly #subscriptions: QueueSubscriptions;
   readonly #onError: (error: unknown, context: string) => void;
-  readonly #subscriptions = new Map<number, RoutedSubscription>();
-  #lastSubscriptionId = 0;
-  /** The queue the next receive looks at first, so no queue is always served first. */
-  #nextFirstQueue = 0;
+  /** Which queue a receive looks at first. */
+  readonly #receiveRotation: QueueRotation;
 
   /** Engines over `stores`, queue `i` over `stores[i]`; at least two. */
   constructor(stores: readonly BrokerStore[], options: Omit<BrokerEngineOptions, 'store' | 'shared'>) {
     if (stores.length < 2) throw new Error('a partitioned store has at least two queues');
     let engines: BrokerEngine[] = [];
-    this.metrics = new BrokerMetrics({ groupGauges: () => sumGauges(engines) });
-    const onError =
-      options.onError ??
-      ((error: unknown, context: string) => console.error(`ricochet engine: ${context}`, error));
-    this.#watermarks = watermarksFor(options.config, {
-      metrics: this.metrics,
-      storedBytes: () => engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0),
-      freeDiskBytes: options.freeDiskBytes ?? (async () => undefined),
-      onNotice: options.onNotice ?? ((message) => console.warn(`ricochet engine: ${message}`)),
-      onError: (error) => onError(error, 'watermark check failed'),
+    this.metrics = new BrokerMetrics({
+      groupGauges: () => sumGroupGauges(engines.map((engine) => engine.groupGauges())),
     });
+    this.#watermarks = watermarksOf(options, this.metrics, () =>
+      engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0),
+    );
     const shared = {
       metrics: this.metrics,
       watermarks: this.#watermarks,
@@ -93,8 +81,10 @@ export class PartitionRouter implements BrokerService {
     };
     engines = stores.map((store) => new BrokerEngine({ ...options, store, shared }));
     this.#engines = engines;
+    this.#subscriptions = new QueueSubscriptions(engines);
+    this.#receiveRotation = new QueueRotation(engines.length);
     this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
-    this.#onError = onError;
+    this.#onError = errorReporterOf(options);
   }
 
   /** How many queues the store is split into. */
@@ -143,13 +133,13 @@ export class PartitionRouter implements BrokerService {
    */
   async receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
     const budget: ReceiveBudget = { remaining: request.maxMessages };
-    const order = this.#rotation();
+    const order = this.#receiveRotation.next();
     const leased: DeliveredMessage[] = [];
     for (const queue of order) {
       if (budget.remaining <= 0) break;
       const engine = this.#engines[queue] as BrokerEngine;
       const found = await engine.receive({ ...request, awaitDurationMs: 0, budget });
-      for (const message of found) leased.push(tagged(message, queue, this.queues));
+      for (const message of found) leased.push(deliveryOfQueue(message, queue, this.queues));
     }
     if (leased.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted) return leased;
     const stopWaiting = new AbortController();
@@ -162,7 +152,7 @@ export class PartitionRouter implements BrokerService {
           const found = await engine.receive({ ...request, budget, signal: stopWaiting.signal });
           // The first queue with messages answers the receive: the others stop waiting.
           if (found.length > 0) stopWaiting.abort();
-          return found.map((message) => tagged(message, queue, this.queues));
+          return found.map((message) => deliveryOfQueue(message, queue, this.queues));
         }),
       );
       return perQueue.flat();
@@ -212,79 +202,19 @@ export class PartitionRouter implements BrokerService {
   subscribe(
     request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
   ): number {
-    const id = ++this.#lastSubscriptionId;
-    const queues = this.queues;
-    const pool: CreditPool = { credits: request.maxCachedMessages };
-    const perQueue: number[] = [];
-    try {
-      this.#engines.forEach((engine, queue) => {
-        perQueue.push(
-          engine.subscribe({
-            ...request,
-            creditPool: pool,
-            sink: (_, messages) =>
-              request.sink(
-                id,
-                messages.map((message) => tagged(message, queue, queues)),
-              ),
-          }),
-        );
-      });
-    } catch (error) {
-      // Every queue refuses alike (the same group and config); should one not, undo the others.
-      perQueue.forEach((subscriptionId, queue) => {
-        this.#engines[queue]?.endSubscriptions([subscriptionId]);
-      });
-      throw error;
-    }
-    this.#subscriptions.set(id, { group: request.group, pool, perQueue, unsubscribed: false });
-    return id;
+    return this.#subscriptions.subscribe(request);
   }
 
-  /**
-   * Stop deliveries in every queue. The subscription is kept until its session ends: as in an
-   * engine, what it holds stays leased until settled or released by {@link endSubscriptions}.
-   */
   unsubscribe(subscriptionId: number): boolean {
-    const routed = this.#subscriptions.get(subscriptionId);
-    if (!routed || routed.unsubscribed) return false;
-    routed.unsubscribed = true;
-    routed.perQueue.forEach((id, queue) => {
-      this.#engines[queue]?.unsubscribe(id);
-    });
-    return true;
+    return this.#subscriptions.unsubscribe(subscriptionId);
   }
 
-  /**
-   * Add to the subscription's pool, and let every queue look again: any of them may spend it.
-   * Queues with messages Ready again look first, so that late work goes first across queues as
-   * it does within one (a retry never waits behind another queue's first deliveries, P3).
-   */
   credit(subscriptionId: number, credits: number): void {
-    const routed = this.#subscriptions.get(subscriptionId);
-    if (!routed || routed.unsubscribed) return;
-    grantCredits(routed.pool, credits);
-    const order = this.#rotation();
-    const late = order.filter((queue) => this.#engines[queue]?.hasReadyAgain(routed.group));
-    const rest = late.length === 0 ? order : order.filter((queue) => !late.includes(queue));
-    for (const queue of late.length === 0 ? order : [...late, ...rest]) {
-      this.#engines[queue]?.credit(routed.perQueue[queue] as number, 0);
-    }
+    this.#subscriptions.credit(subscriptionId, credits);
   }
 
   endSubscriptions(subscriptionIds: readonly number[]): void {
-    const perQueue = this.#engines.map(() => [] as number[]);
-    for (const id of subscriptionIds) {
-      const routed = this.#subscriptions.get(id);
-      if (!routed) continue;
-      this.#subscriptions.delete(id);
-      routed.perQueue.forEach((engineId, queue) => {
-        perQueue[queue]?.push(engineId);
-      });
-    }
-    perQueue.forEach((ids, queue) => {
-      if (ids.length > 0) this.#engines[queue]?.endSubscriptions(ids);
-    });
+    this.#subscriptions.end(subscriptionIds);
   }
 
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
@@ -300,7 +230,7 @@ export class PartitionRouter implements BrokerService {
 
   /** A page of names over every queue (a topic a send created exists in the queues it reached). */
   listTopics(afterName: string | undefined, limit: number): NamePage<TopicView> {
-    return this.#pageOfNames(
+    return mergeNamePages(
       this.#engines.map((engine) => engine.listTopics(afterName, limit)),
       limit,
       (name) => this.describeTopic(name),
@@ -317,7 +247,7 @@ export class PartitionRouter implements BrokerService {
   }
 
   listGroups(afterName: string | undefined, limit: number): NamePage<GroupView> {
-    return this.#pageOfNames(
+    return mergeNamePages(
       this.#engines.map((engine) => engine.listGroups(afterName, limit)),
       limit,
       (name) => this.describeGroup(name),
@@ -399,13 +329,6 @@ export class PartitionRouter implements BrokerService {
 
   // ─── Internals ────────────────────────────────────────────────────────────────────────────
 
-  /** Every queue once, starting one further each call. */
-  #rotation(): number[] {
-    const first = this.#nextFirstQueue;
-    this.#nextFirstQueue = (first + 1) % this.queues;
-    return this.#engines.map((_, i) => (first + i) % this.queues);
-  }
-
   /**
    * Settle each handle in the queue it names, the queues at once; a handle that names no queue is
    * refused like any handle the broker did not issue. Failures keep the batch's indexes.
@@ -436,42 +359,4 @@ export class PartitionRouter implements BrokerService {
     );
     return failures.sort((a, b) => a.index - b.index);
   }
-
-  /** The first `limit` names of the queues' pages, each described over every queue. */
-  #pageOfNames<TView extends { readonly name: string }>(
-    pages: readonly NamePage<TView>[],
-    limit: number,
-    describe: (name: string) => TView | undefined,
-  ): NamePage<TView> {
-    const names = [...new Set(pages.flatMap((page) => page.items.map((item) => item.name)))].sort();
-    const taken = names.slice(0, limit);
-    const more = names.length > taken.length || pages.some((page) => page.lastName !== null);
-    const items = taken.flatMap((name) => describe(name) ?? []);
-    return { items, lastName: more ? (taken.at(-1) ?? null) : null };
-  }
-}
-
-/** A delivery as the client of a partitioned store sees it: its handle and its offset name its queue. */
-function tagged(message: DeliveredMessage, queue: number, queues: number): DeliveredMessage {
-  return {
-    ...message,
-    receiptHandle: tagHandle(message.receiptHandle, queue),
-    offset: topicOffset(message.offset, queue, queues),
-  };
-}
-
-/** The group gauges of every queue, summed per group. */
-function sumGauges(engines: readonly BrokerEngine[]) {
-  const sums = new Map<string, { group: string; inflight: number; backlog: number }>();
-  for (const engine of engines) {
-    for (const { group, inflight, backlog } of engine.groupGauges()) {
-      const sum = sums.get(group);
-      if (sum === undefined) sums.set(group, { group, inflight, backlog });
-      else {
-        sum.inflight += inflight;
-        sum.backlog += backlog;
-      }
-    }
-  }
-  return sums.values();
 }

@@ -26,3 +26,19 @@ function fnv1a(key: string): number {
   }
   return hash >>> 0;
 }
+
+/** Every queue once, starting one further at each call, so that no queue is always served first. */
+export class QueueRotation {
+  readonly #queues: number;
+  #first = 0;
+
+  constructor(queues: number) {
+    this.#queues = queues;
+  }
+
+  next(): number[] {
+    const first = this.#first;
+    this.#first = (first + 1) % this.#queues;
+    return Array.from({ length: this.#queues }, (_, i) => (first + i) % this.#queues);
+  }
+}
