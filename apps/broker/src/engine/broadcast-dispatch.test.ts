@@ -96,9 +96,9 @@ describe('BroadcastDispatch', () => {
       return undefined;
     };
     expect(refusal(undefined)).toMatchObject({ errorName: 'BAD_REQUEST', details: { group: 'g' } });
-    // 170 bytes of UTF-8 at most: 86 two-byte characters are 172.
-    expect(refusal('é'.repeat(86))).toBeInstanceOf(BrokerError);
-    expect(refusal('é'.repeat(85))).toBeUndefined();
+    // 165 bytes of UTF-8 at most: 83 two-byte characters are 166.
+    expect(refusal('é'.repeat(83))).toBeInstanceOf(BrokerError);
+    expect(refusal(`${'é'.repeat(82)}a`)).toBeUndefined();
     expect(() =>
       dispatch.subscribe(group, {
         subscriptions: { a: 'x ||' },
@@ -107,7 +107,7 @@ describe('BroadcastDispatch', () => {
         sink: () => {},
       }),
     ).toThrow(BrokerError);
-    expect(dispatch.instancesOf('g').map((i) => i.clientId)).toEqual(['é'.repeat(85)]);
+    expect(dispatch.instancesOf('g').map((i) => i.clientId)).toEqual([`${'é'.repeat(82)}a`]);
   });
 
   it('delivers every message to every instance, in log order, as attempt 1', async () => {

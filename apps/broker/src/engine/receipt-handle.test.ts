@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { tagHandle } from '../partitions/queue-handles.js';
+import { QUEUE_COUNT } from '../store/postgres/queue-schema.js';
 import {
   decodeBroadcastReceiptHandle,
   decodeReceiptHandle,
@@ -52,15 +54,23 @@ describe('broadcast receipt handles (B1)', () => {
     }
   });
 
-  it('stays within the protocol limit of 512 characters for the longest names an instance may have', () => {
-    const handle = {
-      group: 'g'.repeat(120),
-      clientId: 'é'.repeat(MAX_BROADCAST_CLIENT_ID_BYTES / 2),
-      topic: `%DLQ%${'t'.repeat(120)}`,
-      offset: Number.MAX_SAFE_INTEGER,
-      lease: Number.MAX_SAFE_INTEGER,
-    };
-    expect(encodeBroadcastReceiptHandle(handle).length).toBeLessThanOrEqual(512);
+  it('stays within the protocol limit of 512 characters for the longest names an instance may have, tagged with the last queue', () => {
+    for (const clientId of [
+      'é'.repeat(Math.floor(MAX_BROADCAST_CLIENT_ID_BYTES / 2)),
+      'a'.repeat(MAX_BROADCAST_CLIENT_ID_BYTES),
+      '😀'.repeat(Math.floor(MAX_BROADCAST_CLIENT_ID_BYTES / 4)),
+    ]) {
+      const handle = {
+        group: 'g'.repeat(120),
+        clientId,
+        topic: `%DLQ%${'t'.repeat(120)}`,
+        offset: Number.MAX_SAFE_INTEGER,
+        lease: Number.MAX_SAFE_INTEGER,
+      };
+      expect(tagHandle(encodeBroadcastReceiptHandle(handle), QUEUE_COUNT - 1).length).toBeLessThanOrEqual(
+        512,
+      );
+    }
   });
 
   it.each([
