@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerClusterRoutes } from './admin/cluster-routes.js';
 import { registerCounterRoutes } from './admin/counter-routes.js';
 import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
 import { registerFifoRoutes } from './admin/fifo-routes.js';
@@ -26,7 +27,9 @@ import { type GatewayOptions, registerGateway } from './gateway/websocket-gatewa
 import { httpServerOptions } from './http-server-options.js';
 import { PartitionRouter } from './partitions/partition-router.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { openStores } from './store/open-store.js';
+import { brokerIdentity, openStores } from './store/open-store.js';
+import { type BrokerRegistry, openBrokerRegistry } from './store/postgres/broker-registry.js';
+import { readClusterView } from './store/postgres/cluster-view.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
@@ -143,6 +146,9 @@ export async function buildBroker(
   let broker: Broker | undefined;
   // A standby polls the lease several times a second: it says so once per holder.
   let lastHolder = '';
+  // Just before the stores open: nothing between can fail and leave the row to expire.
+  const brokerRegistry =
+    config.store === undefined ? undefined : await registerBroker(config, config.store, app);
   const opened = await openStores(config, {
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
     onWaitingForLease: (holder) => {
@@ -164,6 +170,9 @@ export async function buildBroker(
       if (options.onStoreLost) options.onStoreLost(error);
       else void broker?.close();
     },
+  }).catch(async (error: unknown) => {
+    await brokerRegistry?.close();
+    throw error;
   });
   const stores = options.wrapStore ? opened.map(options.wrapStore) : opened;
   for (const warning of startupAuth.warnings) app.log.warn(warning);
@@ -229,6 +238,10 @@ export async function buildBroker(
   registerDeadLetterRoutes(app, engine);
   registerFifoRoutes(app, engine);
   registerCounterRoutes(app, engine);
+  if (brokerRegistry) {
+    const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));
+    registerClusterRoutes(app, readView);
+  }
   if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 
   let address: BrokerAddress | undefined;
@@ -248,7 +261,12 @@ export async function buildBroker(
     for (const session of allSessions()) session.close();
     await tcpGateway?.close();
     await app.close();
-    await engine.close();
+    try {
+      await engine.close();
+    } finally {
+      // After the stores gave their leases back: until then this broker still holds them.
+      await brokerRegistry?.close();
+    }
   };
 
   broker = {
@@ -304,4 +322,22 @@ export async function buildBroker(
   };
   const built: Broker = broker;
   return built;
+}
+
+/**
+ * A broker on a PostgreSQL store is a live broker of its database from the start, standby or
+ * owner: registered before it opens the store (a standby waits in there for the lease), with its
+ * lease's TTL, so that a broker that stops renewing its lease stops being live as soon.
+ */
+function registerBroker(config: BrokerConfig, url: string, app: FastifyInstance): Promise<BrokerRegistry> {
+  return openBrokerRegistry({
+    url,
+    brokerId: brokerIdentity(config),
+    ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
+    ...(config.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: config.advertiseTcpUrl }),
+    storeQueues: config.storeQueues,
+    ttlMs: config.storeLeaseMs,
+    onError: (error) =>
+      app.log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
+  });
 }

@@ -22,4 +22,6 @@ export {
   startStandbyTcpRelay,
 } from './gateway/standby-tcp-relay.js';
 export type { BrokerStore } from './store/broker-store.js';
+export type { LiveBroker } from './store/postgres/broker-registry.js';
+export type { ClusterBroker, ClusterQueue, ClusterView } from './store/postgres/cluster-view.js';
 export type { StoredMessage } from './store/records.js';

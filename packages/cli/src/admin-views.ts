@@ -88,3 +88,29 @@ export interface MessageView {
     readonly history: readonly HistoryEntry[];
   }[];
 }
+
+/** A live broker of the database, as `GET /v1/cluster` lists it. */
+export interface ClusterBrokerView {
+  readonly brokerId: string;
+  readonly advertiseUrl?: string;
+  readonly advertiseTcpUrl?: string;
+  readonly storeQueues: number;
+  readonly expiresInMs: number;
+  readonly assignedQueues: readonly number[];
+  readonly ownedQueues: readonly number[];
+}
+
+/** A queue of the store, as `GET /v1/cluster` lists it: no `owner` while no lease is live. */
+export interface ClusterQueueView {
+  readonly queue: number;
+  readonly owner?: string;
+  readonly epoch: number;
+  readonly expiresInMs: number;
+  readonly assignedTo?: string;
+}
+
+/** `GET /v1/cluster`: served by brokers on a PostgreSQL store only. */
+export interface ClusterView {
+  readonly brokers: readonly ClusterBrokerView[];
+  readonly queues: readonly ClusterQueueView[];
+}

@@ -32,6 +32,7 @@ describe('docs/guides/cli.md', () => {
     'send',
     'tail',
     'stats',
+    'cluster',
   ])('shows `ricochet %s` in an example', (command) => {
     expect(guide).toMatch(new RegExp(`^ricochet ${command}\\b`, 'm'));
   });

@@ -6,6 +6,7 @@ import type { CliIo } from './cli-io.js';
 import { clientFailure } from './client-failure.js';
 import type { Command, OptionValues, ParseArgsOptionsConfig } from './command.js';
 import { commandContext } from './command-context.js';
+import { clusterCommand } from './commands/cluster.js';
 import { dlqCommand } from './commands/dlq.js';
 import { groupsCommand } from './commands/groups.js';
 import { messagesCommand } from './commands/messages.js';
@@ -24,6 +25,7 @@ const COMMANDS: readonly Command[] = [
   sendCommand,
   tailCommand,
   statsCommand,
+  clusterCommand,
 ];
 
 /** The flags every command takes. */

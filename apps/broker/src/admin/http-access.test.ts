@@ -17,6 +17,7 @@ describe('httpActionOf', () => {
     expect(httpActionOf('GET', '/metrics')).toEqual({ type: 'metrics' });
     expect(httpActionOf('GET', '/v1/groups/billing')).toEqual({ type: 'admin', level: 'read' });
     expect(httpActionOf('HEAD', '/v1/topics')).toEqual({ type: 'admin', level: 'read' });
+    expect(httpActionOf('GET', '/v1/cluster')).toEqual({ type: 'admin', level: 'read' });
     expect(httpActionOf('PUT', '/v1/groups/billing')).toEqual({ type: 'admin', level: 'write' });
     expect(httpActionOf('POST', '/v1/groups/billing/dlq/redrive')).toEqual({ type: 'admin', level: 'write' });
     expect(httpActionOf('DELETE', '/healthz/x')).toEqual({ type: 'admin', level: 'write' });

@@ -86,8 +86,7 @@ async function openQueue(
     queue,
     // Side by side, not nested: each is removed and rebuilt when its queue opens.
     cacheDir: join(config.dataDir, queue === 0 ? 'postgres-cache' : `postgres-cache-q${queue}`),
-    // The same host and data directory is the same broker: restarted, it takes its lease back at once.
-    owner: `${hostname()}:${resolve(config.dataDir)}`,
+    owner: brokerIdentity(config),
     flushPolicy: config.flushPolicy,
     leaseTtlMs: config.storeLeaseMs,
     ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
@@ -99,6 +98,14 @@ async function openQueue(
     onWarmCopyError: hooks.onWarmCopyError,
     ...waiting,
   });
+}
+
+/**
+ * This broker's name on a shared store: in the lease rows it takes and in the broker registry. The
+ * same host and data directory is the same broker: restarted, it takes its lease back at once.
+ */
+export function brokerIdentity(config: Pick<BrokerConfig, 'dataDir'>): string {
+  return `${hostname()}:${resolve(config.dataDir)}`;
 }
 
 /** The store's URL for log lines: without a password. */

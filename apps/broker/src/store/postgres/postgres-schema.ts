@@ -4,8 +4,11 @@ import { schemaStatements } from './postgres-tables.js';
 import { queueSchema } from './queue-schema.js';
 import { FENCE_FUNCTION } from './store-lease.js';
 
-/** An arbitrary constant: the advisory lock brokers take while creating the schema together. */
-const SCHEMA_LOCK = 0x72696330;
+/**
+ * An arbitrary constant: the advisory lock brokers take while creating tables together (the
+ * queues' here, the broker registry's in `broker-registry.ts`).
+ */
+export const SCHEMA_LOCK = 0x72696330;
 
 /**
  * The layout of a PostgreSQL store, numbered apart from the embedded store's (`layout-version.ts`,
