@@ -30,6 +30,7 @@ import type { BrokerStore } from './store/broker-store.js';
 import { brokerIdentity, openStores } from './store/open-store.js';
 import { type BrokerRegistry, openBrokerRegistry } from './store/postgres/broker-registry.js';
 import { readClusterView } from './store/postgres/cluster-view.js';
+import { readPeerToken } from './store/postgres/peer-token.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
@@ -67,6 +68,12 @@ export interface BuildBrokerOptions {
    * no longer promise anything, so it must stop. @default log it and close the broker
    */
   readonly onStoreLost?: (error: unknown) => void;
+  /**
+   * Accept sessions between brokers (`hello.queue`) with this token. A broker on PostgreSQL reads
+   * the cluster's from the database; this gives one to a broker on the embedded store, for tests of
+   * those sessions. @default the database's, or none on the embedded store
+   */
+  readonly peerToken?: string;
 }
 
 /** A broker built by {@link buildBroker}: not listening until {@link Broker.listen}. */
@@ -146,6 +153,8 @@ export async function buildBroker(
   let broker: Broker | undefined;
   // A standby polls the lease several times a second: it says so once per holder.
   let lastHolder = '';
+  const peerToken =
+    options.peerToken ?? (config.store === undefined ? undefined : await readPeerToken(config.store));
   // Just before the stores open: nothing between can fail and leave the row to expire.
   const brokerRegistry =
     config.store === undefined ? undefined : await registerBroker(config, config.store, app);
@@ -217,6 +226,10 @@ export async function buildBroker(
     // One instance for every transport: maxConnections counts them together.
     limits,
     websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
+    peers:
+      peerToken === undefined
+        ? undefined
+        : { token: peerToken, queueService: (queue) => engine.queueService(queue) },
   };
   const gateway = await registerGateway(app, gatewayOptions);
   const httpFrames = await registerHttpFrames(app, gatewayOptions);

@@ -84,6 +84,13 @@ export class FrameRouter {
       case 'welcome':
         this.#reportProtocolError(new ClientError('PROTOCOL_ERROR', 'the broker sent a second welcome'));
         return;
+      case 'creditWanted':
+      case 'creditReturned':
+        // Frames between brokers: a client session never lends credit.
+        this.#reportProtocolError(
+          new ClientError('PROTOCOL_ERROR', `the broker sent ${frame.type}, a frame between brokers`),
+        );
+        return;
       case 'error':
         if (frame.id === undefined) this.#emit('error', frame);
         else this.#answer(frame.id, frame);

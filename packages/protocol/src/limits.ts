@@ -13,6 +13,12 @@ export const MAX_RECEIVE_MESSAGES = 32;
 /** The most messages one `send` frame may carry. */
 export const MAX_SEND_BATCH_MESSAGES = 1_024;
 
+/**
+ * The most queues a broker's store may be split into (`--store-queues`): a session between brokers
+ * names one of them in `hello.queue`.
+ */
+export const MAX_STORE_QUEUES = 64;
+
 /** The longest a `receive` may wait for a message to arrive (long polling): 30 s. */
 export const MAX_AWAIT_DURATION_MS = 30_000;
 

@@ -115,12 +115,25 @@ export class BrokerEngine implements BrokerService {
   }
 
   /** Start a push subscription (P1; B1 for a broadcasting group); returns its id. */
+  /** One store is one queue: queue 0. */
+  queueService(queue: number): BrokerService | undefined {
+    return queue === 0 ? this : undefined;
+  }
+
   subscribe(
     request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
   ): number {
     this.#assertOpen();
     const group = this.#parts.groups.require(request.group);
-    if (group.config.consumeMode === 'broadcasting') return this.#parts.broadcast.subscribe(group, request);
+    if (group.config.consumeMode === 'broadcasting') {
+      if (request.lender)
+        throw BrokerError.of(
+          'BAD_REQUEST',
+          'a broadcasting group cannot be subscribed to between brokers yet: its credit is not lent',
+          { group: request.group },
+        );
+      return this.#parts.broadcast.subscribe(group, request);
+    }
     return this.#parts.push.subscribe(group, request);
   }
 

@@ -53,6 +53,12 @@ export interface BrokerService {
   fifoHeads(groupName: string, limit: number): Awaitable<FifoHeadView[]>;
   runRetentionPass(): Promise<RetentionPassReport>;
   checkWatermarks(): Promise<void>;
+  /**
+   * The service of one queue of the store, as a session between brokers reaches it
+   * (`gateway/peer-access.ts`): its requests, receipt handles and offsets are that queue's own.
+   * `undefined` for a queue the store does not have.
+   */
+  queueService(queue: number): BrokerService | undefined;
   start(): void;
   drain(): void;
   close(): Promise<void>;

@@ -16,3 +16,20 @@ export const MAX_CREDITS = 1_048_576;
 export function grantCredits(pool: CreditPool, credits: number): void {
   pool.credits = Math.min(pool.credits + credits, MAX_CREDITS);
 }
+
+/**
+ * Between brokers (a peer session, `hello.queue`): the credit of a subscription is lent by the
+ * forwarding broker that holds its client's credit, over every queue. The subscription asks for
+ * credit when it has messages Ready and none left ({@link wanted}), and gives back what it holds
+ * when it has nothing to deliver ({@link returned}), so credit never sits in a queue with nothing
+ * to spend it on while another queue has work.
+ */
+export interface CreditLender {
+  /** Messages are Ready for the subscription and it has no credit: about `ready` of them, `late` if any is Ready again (P3). */
+  wanted(subscriptionId: number, ready: number, late: boolean): void;
+  /** The subscription had nothing to deliver: its `credits` are no longer its own. */
+  returned(subscriptionId: number, credits: number): void;
+}
+
+/** The most a `wanted` asks for at once. */
+export const MAX_CREDIT_WANTED = 256;

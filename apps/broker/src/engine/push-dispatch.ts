@@ -1,5 +1,5 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
-import { type CreditPool, grantCredits } from './credit-pool.js';
+import { type CreditLender, type CreditPool, grantCredits, MAX_CREDIT_WANTED } from './credit-pool.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { LeaseGrant } from './lease-grant.js';
 import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
@@ -36,6 +36,16 @@ interface PushSubscription {
   readonly sink: DeliverySink;
   /** Deliveries the client can still take (flow control), perhaps shared with other queues. */
   readonly pool: CreditPool;
+  /** Whoever lends the credit, for a peer session's subscription (`credit-pool.ts`). */
+  readonly lender: CreditLender | undefined;
+  /** Lent credit: a `wanted` was sent and no credit came since. */
+  wantSent: boolean;
+  /**
+   * Lent credit: it was returned for want of messages; no `wanted` until the group wakes again, so
+   * that messages the Ready check sees but a pass cannot deliver (a blocked FIFO head) never make
+   * the two brokers trade credit back and forth.
+   */
+  quiet: boolean;
 }
 
 export interface SubscribeRequest {
@@ -48,6 +58,11 @@ export interface SubscribeRequest {
    * (see `credit-pool.ts`); its holder grants it. @default a pool of its own, of `maxCachedMessages`
    */
   readonly creditPool?: CreditPool;
+  /**
+   * A peer session's subscription: its credit is lent by the forwarding broker, which this asks for
+   * more and gives back to (`credit-pool.ts`). Its `maxCachedMessages` is the first loan.
+   */
+  readonly lender?: CreditLender;
 }
 
 export interface PushDispatchDeps {
@@ -93,13 +108,16 @@ export class PushDispatch {
       consumerId: request.consumerId,
       sink: request.sink,
       pool: request.creditPool ?? { credits: request.maxCachedMessages },
+      lender: request.lender,
+      wantSent: false,
+      quiet: false,
     };
     this.#subscriptions.set(subscription.id, subscription);
     let members = this.#byGroup.get(group);
     if (!members) {
       members = [];
       this.#byGroup.set(group, members);
-      group.onWake(() => this.#queue(group));
+      group.onWake(() => this.#onWake(group));
     }
     members.push(subscription);
     this.#queue(group);
@@ -124,6 +142,7 @@ export class PushDispatch {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return;
     grantCredits(subscription.pool, credits);
+    if (credits > 0) subscription.wantSent = false;
     this.#queue(subscription.group);
   }
 
@@ -139,6 +158,12 @@ export class PushDispatch {
 
   close(): void {
     this.#closed = true;
+  }
+
+  /** New work for the group (appends, retries, releases): lent subscriptions may ask for credit again. */
+  #onWake(group: GroupRuntime): void {
+    for (const member of this.#byGroup.get(group) ?? []) member.quiet = false;
+    this.#queue(group);
   }
 
   #queue(group: GroupRuntime): void {
@@ -203,7 +228,31 @@ export class PushDispatch {
         subscription.sink(subscription.id, messages.slice(start, start + FRAME_MESSAGES));
       }
     }
+    for (const member of members) if (member.lender) this.#settleLoan(group, member, exhausted.has(member));
     // A full pass, or one out of time, may have left work behind; continue in the next turn.
     if (handedOut >= passMessages || outOfTime) this.#queue(group);
+  }
+
+  /**
+   * After a pass, a subscription with lent credit gives back what it could not spend (after the
+   * deliveries that spent the rest, on the same connection), or asks for credit if it has none and
+   * messages are Ready.
+   */
+  #settleLoan(group: GroupRuntime, member: PushSubscription, exhausted: boolean): void {
+    const lender = member.lender as CreditLender;
+    if (member.pool.credits > 0) {
+      if (!exhausted) return;
+      const credits = member.pool.credits;
+      member.pool.credits = 0;
+      member.quiet = true;
+      member.wantSent = false;
+      lender.returned(member.id, credits);
+      return;
+    }
+    if (member.wantSent || member.quiet) return;
+    if (!this.#deps.readySource.hasReady(group, member.subscriptions)) return;
+    member.wantSent = true;
+    const ready = this.#deps.readySource.readyHint(group, member.subscriptions, MAX_CREDIT_WANTED);
+    lender.wanted(member.id, ready, group.readyQueue.size > 0);
   }
 }

@@ -68,6 +68,22 @@ export class ReadySource {
   }
 
   /**
+   * About how many messages are Ready for these subscriptions, at least 1 and at most `max`: those
+   * Ready again, and the logs past the group's cursors, before tag filters and FIFO heads. What a
+   * subscription whose credit is lent asks for (`credit-pool.ts`).
+   */
+  readyHint(group: GroupRuntime, subscriptions: Subscriptions, max: number): number {
+    let ready = group.readyQueue.size;
+    for (const topic of subscriptions.keys()) {
+      if (ready >= max) break;
+      const runtime = this.#deps.topics.get(topic);
+      if (runtime)
+        ready += Math.max(0, runtime.nextOffset - (group.cursors.get(topic) ?? runtime.nextOffset));
+    }
+    return Math.max(1, Math.min(max, ready));
+  }
+
+  /**
    * Take up to `max` Ready messages for the group. New messages from the logs come only while none
    * of the group's retries, lease expiries and delays is due without having fired: those are late
    * already, and a broker busy handing out new messages would make them later still.

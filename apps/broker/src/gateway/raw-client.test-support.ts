@@ -39,7 +39,14 @@ export class RawClient {
   /** Connect and complete the handshake unless `hello` is false. */
   static async connect(
     url: string,
-    options: { hello?: boolean; token?: string; protocols?: string[] } = {},
+    options: {
+      hello?: boolean;
+      token?: string;
+      protocols?: string[];
+      /** `hello.clientId` and `hello.queue` (a session between brokers). */
+      clientId?: string;
+      queue?: number;
+    } = {},
   ): Promise<RawClient> {
     const socket = new WebSocket(`${url}${WEBSOCKET_PATH}`, options.protocols ?? [WEBSOCKET_SUBPROTOCOL]);
     await new Promise<void>((resolve, reject) => {
@@ -52,6 +59,8 @@ export class RawClient {
         type: 'hello',
         protocolVersion: PROTOCOL_VERSION,
         ...(options.token ? { token: options.token } : {}),
+        ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+        ...(options.queue === undefined ? {} : { queue: options.queue }),
       });
       const welcome = await client.next();
       if (welcome.type !== 'welcome') throw new Error(`expected welcome, got ${JSON.stringify(welcome)}`);

@@ -6,6 +6,7 @@ import {
   decodeClientFrame,
   ERROR_CODES,
   encodeFrame,
+  type OnBehalfOf,
   PROTOCOL_VERSION,
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
@@ -15,6 +16,7 @@ import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
+import { isPeerToken, type PeerAccess } from './peer-access.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 export interface SessionOptions {
@@ -29,6 +31,8 @@ export interface SessionOptions {
   readonly accepting: () => boolean;
   /** Per-connection caps on requests, waiting receives and subscriptions. */
   readonly limits: ConnectionLimits;
+  /** Sessions between brokers (`hello.queue`); without it, every such `hello` is refused. */
+  readonly peers?: PeerAccess | undefined;
 }
 
 /**
@@ -42,6 +46,14 @@ export class Session {
   readonly #channel: FrameChannel;
   readonly #options: SessionOptions;
   readonly #access: SessionAccess;
+  /** What requests reach: the broker's service, or one queue's for a session between brokers. */
+  #engine: BrokerService;
+  /**
+   * A session between brokers (`hello.queue`, `peer-access.ts`): trusted with everything, free of
+   * the per-connection caps (it carries many clients' requests, each capped where it connected),
+   * and it may act `onBehalfOf` a client.
+   */
+  #peer = false;
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
@@ -67,6 +79,7 @@ export class Session {
     this.#channel = channel;
     this.#options = options;
     this.#access = new SessionAccess(options.access);
+    this.#engine = options.engine;
     this.#clientId = `session-${this.id.slice(0, 8)}`;
     this.#helloTimer = setTimeout(() => {
       options.limits.rejected('helloTimeoutMs');
@@ -151,10 +164,14 @@ export class Session {
       );
       return;
     }
-    const refused = this.#access.hello(frame.token);
-    if (refused !== undefined) {
-      this.#fail(ERROR_CODES.UNAUTHORIZED.code, refused, CLOSE_CODES.policyViolation);
-      return;
+    if (frame.queue !== undefined) {
+      if (!this.#openPeer(frame.queue, frame.token)) return;
+    } else {
+      const refused = this.#access.hello(frame.token);
+      if (refused !== undefined) {
+        this.#fail(ERROR_CODES.UNAUTHORIZED.code, refused, CLOSE_CODES.policyViolation);
+        return;
+      }
     }
     if (!this.#options.accepting()) {
       this.#fail(
@@ -176,6 +193,31 @@ export class Session {
     });
   }
 
+  /** A session between brokers, for `queue`: with the peer token, and while this broker owns the queue. */
+  #openPeer(queue: number, token: string | undefined): boolean {
+    const peers = this.#options.peers;
+    if (peers === undefined || !isPeerToken(peers, token)) {
+      this.#fail(
+        ERROR_CODES.UNAUTHORIZED.code,
+        "a session between brokers needs the cluster's peer token",
+        CLOSE_CODES.policyViolation,
+      );
+      return false;
+    }
+    const service = peers.queueService(queue);
+    if (service === undefined) {
+      this.#fail(
+        ERROR_CODES.BROKER_UNAVAILABLE.code,
+        `this broker does not serve queue ${queue}`,
+        CLOSE_CODES.tryAgainLater,
+      );
+      return false;
+    }
+    this.#engine = service;
+    this.#peer = true;
+    return true;
+  }
+
   #dispatch(frame: ClientFrame): void {
     if (frame.type === 'hello') {
       this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'hello was already received on this session');
@@ -184,12 +226,20 @@ export class Session {
     if (frame.type === 'credit') {
       // Credit for a subscription of another session is ignored like an unknown one.
       if (this.#subscriptionIds.has(frame.subscriptionId))
-        this.#options.engine.credit(frame.subscriptionId, frame.credits);
+        this.#engine.credit(frame.subscriptionId, frame.credits);
       return;
     }
     const id = frame.id;
     if (!this.#options.accepting()) {
       this.#sendError(ERROR_CODES.BROKER_UNAVAILABLE.code, 'the broker is shutting down', id);
+      return;
+    }
+    if (this.#peer) {
+      this.#run(frame, { ok: true, principal: onBehalfOf(frame)?.principal });
+      return;
+    }
+    if (onBehalfOf(frame) !== undefined) {
+      this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'onBehalfOf is only for sessions between brokers', id);
       return;
     }
     // Permission before anything is looked up: a refusal changes nothing and reveals nothing.
@@ -208,6 +258,12 @@ export class Session {
       this.#sendFailure(refusal, id);
       return;
     }
+    this.#run(frame, verdict);
+  }
+
+  /** Work on a request the session may make, and answer it. */
+  #run(frame: RequestFrame, verdict: FrameVerdict & { ok: true }): void {
+    const id = frame.id;
     const waits = frame.type === 'receive' && frame.awaitDurationMs > 0;
     if (waits) this.#waitingReceives++;
     this.#inFlight++;
@@ -222,8 +278,10 @@ export class Session {
   }
 
   async #handle(frame: RequestFrame, verdict: FrameVerdict & { ok: true }): Promise<BrokerFrame> {
-    const engine = this.#options.engine;
+    const engine = this.#engine;
     const settledBy = verdict.principal;
+    const behalf = onBehalfOf(frame);
+    const consumerId = behalf?.consumerId ?? this.#clientId;
     switch (frame.type) {
       case 'send': {
         const receipts = await sendAllowed(
@@ -244,7 +302,7 @@ export class Session {
             maxMessages: frame.maxMessages,
             invisibleDurationMs: frame.invisibleDurationMs,
             awaitDurationMs: frame.awaitDurationMs,
-            consumerId: this.#clientId,
+            consumerId,
             signal: this.#ended.signal,
           }),
         };
@@ -266,9 +324,19 @@ export class Session {
           group: frame.group,
           subscriptions: frame.subscriptions,
           maxCachedMessages: frame.maxCachedMessages,
-          consumerId: this.#clientId,
-          clientId: this.#ownClientId,
+          consumerId,
+          clientId: this.#peer ? behalf?.clientId : this.#ownClientId,
           sink: (id, messages) => this.#send({ type: 'deliver', subscriptionId: id, messages }),
+          ...(this.#peer
+            ? {
+                lender: {
+                  wanted: (subscriptionId, ready, late) =>
+                    this.#send({ type: 'creditWanted', subscriptionId, ready, late }),
+                  returned: (subscriptionId, credits) =>
+                    this.#send({ type: 'creditReturned', subscriptionId, credits }),
+                },
+              }
+            : {}),
         });
         if (this.#phase === 'closed') {
           // The session ended while the subscription was being made: nothing will end it later.
@@ -356,7 +424,7 @@ export class Session {
     clearTimeout(this.#helloTimer);
     this.#ended.abort();
     // C2: a consumer that disconnects releases its inflight messages.
-    this.#options.engine.endSubscriptions([...this.#openedSubscriptionIds]);
+    this.#engine.endSubscriptions([...this.#openedSubscriptionIds]);
     this.#subscriptionIds.clear();
     this.#openedSubscriptionIds.clear();
   }
@@ -369,4 +437,9 @@ function settleFailures(failures: readonly SettleFailure[]) {
     message: error.message,
     ...(error.details === undefined ? {} : { details: { ...error.details } }),
   }));
+}
+
+/** The client a session between brokers acts for in this frame, if it names one. */
+function onBehalfOf(frame: RequestFrame): OnBehalfOf | undefined {
+  return 'onBehalfOf' in frame ? frame.onBehalfOf : undefined;
 }

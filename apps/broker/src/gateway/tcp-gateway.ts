@@ -94,6 +94,7 @@ export class TcpGateway {
       maxFrameBytes: options.maxFrameBytes,
       accepting: options.accepting,
       limits: options.limits,
+      peers: options.peers,
     });
     this.sessions.add(session);
     socket.once('close', () => this.sessions.delete(session));

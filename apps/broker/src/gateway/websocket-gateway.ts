@@ -7,6 +7,7 @@ import type { BrokerService } from '../engine/broker-service.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { watchMessageDeadline } from './message-deadline.js';
+import type { PeerAccess } from './peer-access.js';
 import { logWebSocketError } from './protocol-violations.js';
 import { Session } from './session.js';
 import { WebSocketChannel } from './websocket-channel.js';
@@ -21,6 +22,8 @@ export interface GatewayOptions {
   readonly limits: ConnectionLimits;
   /** How long one WebSocket message may take from its first byte to its last. */
   readonly websocketMessageTimeoutMs: number;
+  /** Sessions between brokers (`peer-access.ts`), on WebSocket and TCP; none without it. */
+  readonly peers?: PeerAccess | undefined;
 }
 
 /** The live sessions of a gateway, for draining. */
@@ -88,6 +91,7 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
         maxFrameBytes: options.maxFrameBytes,
         accepting: options.accepting,
         limits: options.limits,
+        peers: options.peers,
       });
       watchMessageDeadline(request.raw.socket, options.websocketMessageTimeoutMs, () => {
         options.limits.rejected('websocketMessageTimeoutMs');

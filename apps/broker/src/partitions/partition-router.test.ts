@@ -53,6 +53,30 @@ afterEach(async () => {
 });
 
 describe('PartitionRouter', () => {
+  it('gives a session between brokers one queue: its own offsets, handles and messages', async () => {
+    const target = ids(40).find((id) => queueOf({ messageId: id }, QUEUES) === 2) as string;
+    const queue = router.queueService(2);
+    if (queue === undefined) throw new Error('queue 2 has no service');
+    expect(router.queueService(QUEUES)).toBeUndefined();
+    // Sent through the queue itself: stored there, with the queue's own offset.
+    const [receipt] = await queue.send([{ messageId: target, topic: 'orders', body, bornAt: clock.now() }]);
+    expect(receipt).toMatchObject({ ok: true, offset: 0 });
+    const leased = await queue.receive({
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxMessages: 5,
+      invisibleDurationMs: 10_000,
+      awaitDurationMs: 0,
+      consumerId: 'peer',
+    });
+    expect(leased.map((message) => [message.messageId, message.offset])).toEqual([[target, 0]]);
+    // The queue's own handle, which the router (and its clients) know by the queue's mark.
+    const handle = leased[0]?.receiptHandle ?? '';
+    expect(handle.endsWith('@2')).toBe(false);
+    expect(await router.ack([`${handle}@2`])).toEqual([]);
+    expect(router.queueService(1)?.describeTopic('orders')).toBeUndefined();
+  });
+
   it('stores each message in the queue of its id, or of its message group, and says so in its offset', async () => {
     const spread = await send(ids(40));
     const queuesUsed = new Set<number>();

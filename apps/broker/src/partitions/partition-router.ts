@@ -92,6 +92,10 @@ export class PartitionRouter implements BrokerService {
     return this.#engines.length;
   }
 
+  queueService(queue: number): BrokerService | undefined {
+    return this.#engines[queue];
+  }
+
   start(): void {
     for (const engine of this.#engines) engine.start();
     void this.#watermarks.start().catch((error: unknown) => this.#onError(error, 'watermark check failed'));

@@ -1,6 +1,11 @@
 import { MAX_INVISIBLE_DURATION_MS, MAX_RETRY_DELAY_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
 import { z } from 'zod';
-import { MAX_AWAIT_DURATION_MS, MAX_RECEIVE_MESSAGES, MAX_SEND_BATCH_MESSAGES } from '../limits.js';
+import {
+  MAX_AWAIT_DURATION_MS,
+  MAX_RECEIVE_MESSAGES,
+  MAX_SEND_BATCH_MESSAGES,
+  MAX_STORE_QUEUES,
+} from '../limits.js';
 import { deliveredMessageSchema, outgoingMessageSchema } from './message.js';
 import {
   durationMsSchema,
@@ -23,6 +28,31 @@ export const helloFrameSchema = z.object({
   token: z.string().min(1).max(4_096).exactOptional(),
   /** A name for this client in delivery histories and logs. */
   clientId: z.string().min(1).max(128).exactOptional(),
+  /**
+   * Between brokers only: this session is another broker's, scoped to one queue of a store split
+   * into queues (its `token` is the cluster's peer token). Its requests reach that queue alone,
+   * with the queue's own receipt handles and offsets, and may carry `onBehalfOf`.
+   */
+  queue: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_STORE_QUEUES - 1)
+    .exactOptional(),
+});
+
+/**
+ * Between brokers only (a session with `hello.queue`): the client a forwarding broker acts for, so
+ * that the owner of the queue records and treats the request as that client's. Refused on any
+ * other session.
+ */
+export const onBehalfOfSchema = z.object({
+  /** The client's name in delivery histories: its `hello.clientId`, or its session's name. */
+  consumerId: z.string().min(1).max(128),
+  /** The `clientId` the client named itself with in `hello`, if it did: a broadcast instance's identity (B1). */
+  clientId: z.string().min(1).max(128).exactOptional(),
+  /** The principal the forwarding broker authenticated: who settles, in delivery histories. */
+  principal: z.string().min(1).max(128).exactOptional(),
 });
 
 /** Store a batch of messages (R1). Answered by `sendResult`. */
@@ -51,6 +81,7 @@ export const subscribeFrameSchema = z.object({
   subscriptions: subscriptionsSchema,
   /** The initial credit: how many unsettled deliveries the client can hold. */
   maxCachedMessages: z.number().int().min(1).max(65_536),
+  onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 
 /** Stop a push subscription; its inflight deliveries stay leased until settled. Answered by `ok`. */
@@ -72,6 +103,7 @@ export const ackFrameSchema = z.object({
   type: z.literal('ack'),
   id: requestIdSchema,
   receiptHandles: receiptHandlesSchema,
+  onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 
 /** One delivery a `nack` fails: retried after the group's delay or `retryAfterMs`, or dead-lettered now. */
@@ -96,6 +128,7 @@ export const nackFrameSchema = z.object({
   type: z.literal('nack'),
   id: requestIdSchema,
   items: z.array(nackItemSchema).min(1).max(1_024),
+  onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 
 /** Hand push deliveries back unprocessed; not a failure (C2). Answered by `settled`. */
@@ -103,6 +136,7 @@ export const releaseFrameSchema = z.object({
   type: z.literal('release'),
   id: requestIdSchema,
   receiptHandles: receiptHandlesSchema,
+  onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 
 /** Lease up to `maxMessages` messages for a simple consumer (S2). Answered by `messages`. */
@@ -115,6 +149,7 @@ export const receiveFrameSchema = z.object({
   invisibleDurationMs: durationMsSchema(MIN_INVISIBLE_DURATION_MS, MAX_INVISIBLE_DURATION_MS),
   /** How long an empty receive waits for a message (long polling); 0 answers at once. */
   awaitDurationMs: durationMsSchema(0, MAX_AWAIT_DURATION_MS),
+  onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 
 /** Move a live lease's deadline to now + `invisibleDurationMs` (S4). Answered by `invisibilityChanged`. */
@@ -169,6 +204,29 @@ export const deliverFrameSchema = z.object({
   type: z.literal('deliver'),
   subscriptionId: z.number().int().min(0),
   messages: z.array(deliveredMessageSchema).min(1),
+});
+
+/**
+ * Between brokers only: a subscription of a peer session (`hello.queue`) has messages Ready but no
+ * credit. The forwarding broker lends it credit from its client's (`credit`), if it has some; `ready`
+ * is how many it could deliver now (at most 256), `late` whether any is Ready again (a retry, P3).
+ */
+export const creditWantedFrameSchema = z.object({
+  type: z.literal('creditWanted'),
+  subscriptionId: z.number().int().min(0),
+  ready: z.number().int().min(1).max(256),
+  late: z.boolean(),
+});
+
+/**
+ * Between brokers only: a subscription of a peer session holds credit and has nothing to deliver; it
+ * gives the credit back to the forwarding broker, which may lend it to another queue. Sent after every
+ * `deliver` that spent the credit it had before.
+ */
+export const creditReturnedFrameSchema = z.object({
+  type: z.literal('creditReturned'),
+  subscriptionId: z.number().int().min(0),
+  credits: z.number().int().min(1),
 });
 
 /** The answer to `ack`, `nack` and `release`: the handles that failed, by index; empty when all settled. */
@@ -227,6 +285,8 @@ export const brokerFrameSchema = z.discriminatedUnion('type', [
   sendResultFrameSchema,
   subscribedFrameSchema,
   deliverFrameSchema,
+  creditWantedFrameSchema,
+  creditReturnedFrameSchema,
   settledFrameSchema,
   messagesFrameSchema,
   invisibilityChangedFrameSchema,
@@ -256,6 +316,9 @@ export type SendReceipt = z.infer<typeof sendReceiptSchema>;
 export type SendResultFrame = z.infer<typeof sendResultFrameSchema>;
 export type SubscribedFrame = z.infer<typeof subscribedFrameSchema>;
 export type DeliverFrame = z.infer<typeof deliverFrameSchema>;
+export type CreditWantedFrame = z.infer<typeof creditWantedFrameSchema>;
+export type CreditReturnedFrame = z.infer<typeof creditReturnedFrameSchema>;
+export type OnBehalfOf = z.infer<typeof onBehalfOfSchema>;
 export type SettledFrame = z.infer<typeof settledFrameSchema>;
 export type MessagesFrame = z.infer<typeof messagesFrameSchema>;
 export type InvisibilityChangedFrame = z.infer<typeof invisibilityChangedFrameSchema>;

@@ -1,0 +1,112 @@
+import type { CreditPool } from '../engine/credit-pool.js';
+
+/** How a {@link CreditLending} lends a queue owned by another broker credit (`PeerConnection.credit`). */
+export type LendCredit = (queue: number, credits: number) => void;
+
+/** A remote queue's side of the loan: what it holds, and what it asked for and did not get yet. */
+interface Borrower {
+  lent: number;
+  wanted: { readonly ready: number; readonly late: boolean } | undefined;
+}
+
+/**
+ * The forwarding broker's account of one client subscription's credit over queues owned by other
+ * brokers (the lending of `engine/credit-pool.ts`'s `CreditLender`, seen from the lender). The
+ * client's credit is one {@link CreditPool}: the queues this broker owns spend it directly; a
+ * remote queue gets a loan when it says it has messages (`creditWanted`), as much as it has and the
+ * pool allows, and gives back what it cannot spend (`creditReturned`). A loan leaves the pool when
+ * it is lent, so the client never holds more than its credit in all; a queue that wanted credit
+ * while the pool was empty is served when credit comes back, late work (P3) first.
+ */
+export class CreditLending {
+  readonly pool: CreditPool;
+  readonly #lend: LendCredit;
+  readonly #borrowers = new Map<number, Borrower>();
+
+  constructor(pool: CreditPool, lend: LendCredit) {
+    this.pool = pool;
+    this.#lend = lend;
+  }
+
+  /** What `queue` holds on loan now. */
+  lentTo(queue: number): number {
+    return this.#borrowers.get(queue)?.lent ?? 0;
+  }
+
+  /**
+   * The first loan, made with the subscription itself (`subscribe`'s `maxCachedMessages`): up to
+   * `credits`, and at least 1, which `subscribe` requires. With an empty pool that 1 is owed: the
+   * pool goes below zero, nobody spends it, and the client's next grant pays it back first.
+   */
+  openLoan(queue: number, credits: number): number {
+    const loan = Math.max(1, Math.min(credits, this.pool.credits));
+    this.pool.credits -= loan;
+    this.#borrower(queue).lent += loan;
+    return loan;
+  }
+
+  /** `creditWanted` from `queue`: lend it what it has messages for, or queue it until credit comes back. */
+  wanted(queue: number, ready: number, late: boolean): void {
+    const borrower = this.#borrower(queue);
+    borrower.wanted = { ready, late };
+    this.#serve([queue]);
+  }
+
+  /** `deliver` from `queue`: what it spent of its loan. */
+  delivered(queue: number, count: number): void {
+    const borrower = this.#borrower(queue);
+    borrower.lent = Math.max(0, borrower.lent - count);
+  }
+
+  /** `creditReturned` from `queue`: back in the pool, and lent again to whoever waits. */
+  returned(queue: number, credits: number): void {
+    const borrower = this.#borrower(queue);
+    const back = Math.min(credits, borrower.lent);
+    borrower.lent -= back;
+    this.pool.credits += back;
+    this.serveWaiting();
+  }
+
+  /** The pool grew (the client granted credit, or credit came back): lend to the queues that wait, late ones first. */
+  serveWaiting(): void {
+    const waiting = [...this.#borrowers.entries()]
+      .filter(([, borrower]) => borrower.wanted !== undefined)
+      .sort(([, a], [, b]) => Number(b.wanted?.late) - Number(a.wanted?.late))
+      .map(([queue]) => queue);
+    this.#serve(waiting);
+  }
+
+  /**
+   * `queue`'s subscription is gone (its connection closed, or its owner changed): what it had not
+   * spent comes back, and is lent again to whoever waits.
+   */
+  forget(queue: number): void {
+    const borrower = this.#borrowers.get(queue);
+    if (!borrower) return;
+    this.#borrowers.delete(queue);
+    this.pool.credits += borrower.lent;
+    this.serveWaiting();
+  }
+
+  #serve(queues: readonly number[]): void {
+    for (const queue of queues) {
+      if (this.pool.credits <= 0) return;
+      const borrower = this.#borrowers.get(queue);
+      if (borrower?.wanted === undefined) continue;
+      const loan = Math.min(this.pool.credits, borrower.wanted.ready);
+      borrower.wanted = undefined;
+      this.pool.credits -= loan;
+      borrower.lent += loan;
+      this.#lend(queue, loan);
+    }
+  }
+
+  #borrower(queue: number): Borrower {
+    let borrower = this.#borrowers.get(queue);
+    if (!borrower) {
+      borrower = { lent: 0, wanted: undefined };
+      this.#borrowers.set(queue, borrower);
+    }
+    return borrower;
+  }
+}
