@@ -24,7 +24,7 @@ function recordingListener() {
   const events: string[] = [];
   let wake = () => {};
   const listener: PeerSubscriptionListener = {
-    deliver: (messages) => {
+    deliver: (_, messages) => {
       events.push(`deliver ${messages.map((m) => m.messageId.slice(-2)).join(',')}`);
       wake();
     },

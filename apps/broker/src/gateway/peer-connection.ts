@@ -19,7 +19,7 @@ export type PeerRequest = DistributiveOmit<ClientRequestFrame, 'id'>;
 
 /** What a subscription made on a {@link PeerConnection} hears from the queue's owner. */
 export interface PeerSubscriptionListener {
-  deliver(messages: DeliveredMessage[]): void;
+  deliver(subscriptionId: number, messages: DeliveredMessage[]): void;
   /** The owner has messages Ready for it and no credit (`creditWanted`). */
   creditWanted(ready: number, late: boolean): void;
   /** The owner gave back credit it could not spend (`creditReturned`). */
@@ -196,7 +196,7 @@ export class PeerConnection {
     const frame = decoded.frame;
     switch (frame.type) {
       case 'deliver':
-        this.#listeners.get(frame.subscriptionId)?.deliver(frame.messages);
+        this.#listeners.get(frame.subscriptionId)?.deliver(frame.subscriptionId, frame.messages);
         return;
       case 'creditWanted':
         this.#listeners.get(frame.subscriptionId)?.creditWanted(frame.ready, frame.late);

@@ -348,11 +348,17 @@ export class Session {
         return { type: 'subscribed', id: frame.id, subscriptionId };
       }
       case 'unsubscribe': {
-        if (
-          !this.#subscriptionIds.delete(frame.subscriptionId) ||
-          !(await engine.unsubscribe(frame.subscriptionId))
-        ) {
-          throw BrokerError.of('BAD_REQUEST', `no subscription ${frame.subscriptionId} on this session`);
+        const { subscriptionId } = frame;
+        const active = this.#subscriptionIds.delete(subscriptionId);
+        if (frame.release) {
+          // Ends it, unsubscribed already or not: what it holds is released now, not at the session's end.
+          if (!this.#openedSubscriptionIds.delete(subscriptionId))
+            throw BrokerError.of('BAD_REQUEST', `no subscription ${subscriptionId} on this session`);
+          engine.endSubscriptions([subscriptionId]);
+          return { type: 'ok', id: frame.id };
+        }
+        if (!active || !(await engine.unsubscribe(subscriptionId))) {
+          throw BrokerError.of('BAD_REQUEST', `no subscription ${subscriptionId} on this session`);
         }
         return { type: 'ok', id: frame.id };
       }

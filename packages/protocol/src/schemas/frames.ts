@@ -48,7 +48,7 @@ export const helloFrameSchema = z.object({
  */
 export const onBehalfOfSchema = z.object({
   /** The client's name in delivery histories: its `hello.clientId`, or its session's name. */
-  consumerId: z.string().min(1).max(128),
+  consumerId: z.string().min(1).max(128).exactOptional(),
   /** The `clientId` the client named itself with in `hello`, if it did: a broadcast instance's identity (B1). */
   clientId: z.string().min(1).max(128).exactOptional(),
   /** The principal the forwarding broker authenticated: who settles, in delivery histories. */
@@ -89,6 +89,8 @@ export const unsubscribeFrameSchema = z.object({
   type: z.literal('unsubscribe'),
   id: requestIdSchema,
   subscriptionId: z.number().int().min(0),
+  /** Also release every delivery the subscription holds now, as the end of its session would (C2). */
+  release: z.literal(true).exactOptional(),
 });
 
 /** Grant a push subscription more deliveries (flow control). No answer. */
