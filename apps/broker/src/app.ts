@@ -12,6 +12,7 @@ import { registerGroupRoutes } from './admin/group-routes.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
 import { registerMessageRoutes } from './admin/message-routes.js';
+import { registerQueueScope } from './admin/queue-scope.js';
 import { registerTopicRoutes } from './admin/topic-routes.js';
 import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
@@ -22,6 +23,7 @@ import type { BrokerService } from './engine/broker-service.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
+import type { PeerAccess } from './gateway/peer-access.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
@@ -211,6 +213,12 @@ export async function buildBroker(
     log: app.log,
     clock: options.clock ?? systemClock,
   });
+  const peers: PeerAccess | undefined =
+    peerToken === undefined
+      ? undefined
+      : { token: peerToken, queueService: (queue) => engine.queueService(queue) };
+  // Before the principals' guard: the requests it scopes to one queue are judged by the peer token.
+  const serviceOf = registerQueueScope(app, engine, peers);
   registerHttpAccess(app, access);
 
   let accepting = true;
@@ -226,10 +234,7 @@ export async function buildBroker(
     // One instance for every transport: maxConnections counts them together.
     limits,
     websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
-    peers:
-      peerToken === undefined
-        ? undefined
-        : { token: peerToken, queueService: (queue) => engine.queueService(queue) },
+    peers,
   };
   const gateway = await registerGateway(app, gatewayOptions);
   const httpFrames = await registerHttpFrames(app, gatewayOptions);
@@ -245,11 +250,11 @@ export async function buildBroker(
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerHealthRoutes(app, engine, isAccepting);
-  registerTopicRoutes(app, engine);
-  registerGroupRoutes(app, engine);
-  registerMessageRoutes(app, engine);
-  registerDeadLetterRoutes(app, engine);
-  registerFifoRoutes(app, engine);
+  registerTopicRoutes(app, serviceOf);
+  registerGroupRoutes(app, serviceOf);
+  registerMessageRoutes(app, serviceOf);
+  registerDeadLetterRoutes(app, serviceOf);
+  registerFifoRoutes(app, serviceOf);
   registerCounterRoutes(app, engine);
   if (brokerRegistry) {
     const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));

@@ -1,10 +1,10 @@
 import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { BrokerService } from '../engine/broker-service.js';
 import type { StoredMessage } from '../store/records.js';
 import { replyInvalidBody, replyThrown } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
+import { isQueueScoped, type ServiceOf } from './queue-scope.js';
 
 const listQuerySchema = z.object({
   cursor: z.coerce.number().int().min(0).default(0),
@@ -24,13 +24,21 @@ const redriveBodySchema = z
  * this group only, at `ratePerSecond` (default 500). The POST answers `202` with how many will be
  * redriven; the redrive itself runs in the background at the capped rate.
  */
-export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerService): void {
+export function registerDeadLetterRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get<{ Params: { group: string } }>('/v1/groups/:group/dlq', async (request, reply) => {
     const query = listQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
     try {
-      const page = await engine.listDeadLetters(request.params.group, query.data.cursor, query.data.limit);
-      return { messages: page.messages.map(describeDeadLetter), cursor: page.cursor };
+      const page = await serviceOf(request).listDeadLetters(
+        request.params.group,
+        query.data.cursor,
+        query.data.limit,
+      );
+      const forBroker = isQueueScoped(request);
+      return {
+        messages: page.messages.map((message) => describeDeadLetter(message, forBroker)),
+        cursor: page.cursor,
+      };
     } catch (error) {
       return replyThrown(reply, error);
     }
@@ -40,7 +48,7 @@ export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerSer
     const body = redriveBodySchema.safeParse(request.body ?? {});
     if (!body.success) return replyInvalidBody(reply, body.error);
     try {
-      const { accepted } = await engine.redrive(request.params.group, {
+      const { accepted } = await serviceOf(request).redrive(request.params.group, {
         ...(body.data.messageIds === undefined ? {} : { messageIds: body.data.messageIds }),
         ...(body.data.ratePerSecond === undefined ? {} : { ratePerSecond: body.data.ratePerSecond }),
       });
@@ -51,8 +59,13 @@ export function registerDeadLetterRoutes(app: FastifyInstance, engine: BrokerSer
   });
 }
 
-function describeDeadLetter(message: StoredMessage) {
-  const { body, deadLetter, topic: _topic, storedAt: _storedAt, ...rest } = message;
+/**
+ * A DLQ entry as the API shows it. A broker reaching one queue (`partitions/remote-admin.ts`) also
+ * gets `storedAt` and `lastLease`, the two fields it could not otherwise rebuild the stored message
+ * with (the topic and `deadLetter.group` follow from the group); they are no operator's business.
+ */
+function describeDeadLetter(message: StoredMessage, forBroker: boolean) {
+  const { body, deadLetter, topic: _topic, storedAt, ...rest } = message;
   return {
     ...rest,
     originTopic: deadLetter?.originTopic,
@@ -62,5 +75,6 @@ function describeDeadLetter(message: StoredMessage) {
     deadLetteredAt: deadLetter?.deadLetteredAt,
     bodyBytes: body.byteLength,
     bodyBase64: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'),
+    ...(forBroker ? { storedAt, lastLease: deadLetter?.lastLease } : {}),
   };
 }

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { BrokerService } from '../engine/broker-service.js';
 import { replyInvalidBody, replyThrown } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
+import type { ServiceOf } from './queue-scope.js';
 
 const fifoQuerySchema = z.object({ limit: pageLimitSchema });
 
@@ -11,12 +11,12 @@ const fifoQuerySchema = z.object({ limit: pageLimitSchema });
  * now (later messages of each wait until the head is committed or dead-lettered), with the head's
  * id, state and attempt. Empty for a group that is not FIFO. Read-only.
  */
-export function registerFifoRoutes(app: FastifyInstance, engine: BrokerService): void {
+export function registerFifoRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get<{ Params: { group: string } }>('/v1/groups/:group/fifo', async (request, reply) => {
     const query = fifoQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
     try {
-      return { messageGroups: await engine.fifoHeads(request.params.group, query.data.limit) };
+      return { messageGroups: await serviceOf(request).fifoHeads(request.params.group, query.data.limit) };
     } catch (error) {
       return replyThrown(reply, error);
     }

@@ -1,19 +1,19 @@
 import { GROUP_NAME_PATTERN, groupConfigInputSchema } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/broker-service.js';
 import { replyError, replyInvalidBody } from './http-error.js';
 import { namePageQuerySchema, nextNameCursor } from './page-query.js';
+import type { ServiceOf } from './queue-scope.js';
 
 /**
  * `PUT /v1/groups/:group` creates or reconfigures a group (omitted fields keep their defaults);
  * `GET` describes it with its stats; `GET /v1/groups?cursor=&limit=` lists groups by name, each
  * described as its `GET` does.
  */
-export function registerGroupRoutes(app: FastifyInstance, engine: BrokerService): void {
+export function registerGroupRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get('/v1/groups', async (request, reply) => {
     const query = namePageQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
-    const page = await engine.listGroups(query.data.cursor, query.data.limit);
+    const page = await serviceOf(request).listGroups(query.data.cursor, query.data.limit);
     return { groups: page.items, cursor: nextNameCursor(page.lastName) };
   });
 
@@ -24,11 +24,11 @@ export function registerGroupRoutes(app: FastifyInstance, engine: BrokerService)
     }
     const parsed = groupConfigInputSchema.safeParse(request.body ?? {});
     if (!parsed.success) return replyInvalidBody(reply, parsed.error);
-    return engine.putGroup(group, parsed.data);
+    return serviceOf(request).putGroup(group, parsed.data);
   });
 
   app.get<{ Params: { group: string } }>('/v1/groups/:group', async (request, reply) => {
-    const group = await engine.describeGroup(request.params.group);
+    const group = await serviceOf(request).describeGroup(request.params.group);
     if (!group)
       return replyError(reply, 'NOT_FOUND', `group "${request.params.group}" does not exist`, {
         details: { group: request.params.group },

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
 import type { Action } from '../auth/permissions.js';
 import { replyError } from './http-error.js';
@@ -36,14 +36,28 @@ export function bearerTokenOf(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/** Requests a broker made for one queue with the peer token (`queue-scope.ts`): no principal's. */
+const admittedPeerRequests = new WeakSet<FastifyRequest>();
+
+/**
+ * Let a request past the principals' guard: a broker's, for one queue, that showed the cluster's
+ * peer token (`queue-scope.ts`, whose hook runs before this guard's). Only an admitted request is
+ * let through, so a request the peer hook did not see is judged here like any other.
+ */
+export function admitPeerRequest(request: FastifyRequest): void {
+  admittedPeerRequests.add(request);
+}
+
 /**
  * Guard every HTTP route with the caller's token. It runs on each request before the body is read
  * and before the route looks anything up: `401` (with `WWW-Authenticate: Bearer`) for a missing or
- * unknown token, `403` for an action the principal may not take; either changes nothing.
+ * unknown token, `403` for an action the principal may not take; either changes nothing. A
+ * request {@link admitPeerRequest} let through is a broker's, judged by the peer token instead.
  */
 export function registerHttpAccess(app: FastifyInstance, access: AccessControl): void {
   if (!access.enabled) return;
   app.addHook('onRequest', async (request, reply) => {
+    if (admittedPeerRequests.has(request)) return;
     // The route the request matched, so no spelling of a path (`//metrics`) reaches a route under
     // another's rule; a request no route serves is judged by its raw path.
     const path = request.routeOptions.url ?? request.url.split('?', 1)[0] ?? '';

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/broker-service.js';
 import { replyError } from './http-error.js';
+import type { ServiceOf } from './queue-scope.js';
 
 /** `GET /v1/messages/:messageId`: the message and, per group, where it stands and its delivery history. */
-export function registerMessageRoutes(app: FastifyInstance, engine: BrokerService): void {
+export function registerMessageRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get<{ Params: { messageId: string } }>('/v1/messages/:messageId', async (request, reply) => {
-    const found = await engine.describeMessage(request.params.messageId);
+    const found = await serviceOf(request).describeMessage(request.params.messageId);
     if (!found) {
       return replyError(reply, 'NOT_FOUND', `message "${request.params.messageId}" does not exist`, {
         details: { messageId: request.params.messageId },

@@ -9,8 +9,13 @@ export const pageLimitSchema = z.coerce.number().int().min(1).max(1_000).default
  * unencoded would turn into other bytes; base64url needs no encoding, and the client treats the
  * cursor as opaque anyway.
  */
-function encodeNameCursor(name: string): string {
+export function encodeNameCursor(name: string): string {
   return Buffer.from(name, 'utf8').toString('base64url');
+}
+
+/** The name a cursor of {@link encodeNameCursor} carries. */
+export function decodeNameCursor(cursor: string): string {
+  return Buffer.from(cursor, 'base64url').toString('utf8');
 }
 
 /** The `cursor` of a listing's answer: where the next page starts, or `null` after the last page. */
@@ -20,7 +25,7 @@ export function nextNameCursor(lastName: string | null): string | null {
 
 /** A cursor {@link encodeNameCursor} could have made; Node's decoder skips what it cannot read. */
 function isNameCursor(cursor: string): boolean {
-  return encodeNameCursor(Buffer.from(cursor, 'base64url').toString('utf8')) === cursor;
+  return encodeNameCursor(decodeNameCursor(cursor)) === cursor;
 }
 
 /**
@@ -32,7 +37,7 @@ export const namePageQuerySchema = z.object({
     .string()
     .max(512)
     .refine(isNameCursor, 'not a cursor this broker returned')
-    .transform((cursor) => (cursor === '' ? undefined : Buffer.from(cursor, 'base64url').toString('utf8')))
+    .transform((cursor) => (cursor === '' ? undefined : decodeNameCursor(cursor)))
     .optional(),
   limit: pageLimitSchema,
 });

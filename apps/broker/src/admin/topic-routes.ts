@@ -1,18 +1,18 @@
 import { TOPIC_NAME_PATTERN, topicConfigSchema } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/broker-service.js';
 import { replyError, replyInvalidBody } from './http-error.js';
 import { namePageQuerySchema, nextNameCursor } from './page-query.js';
+import type { ServiceOf } from './queue-scope.js';
 
 /**
  * `PUT /v1/topics/:topic` creates or reconfigures a topic; `GET` describes it; `GET
  * /v1/topics?cursor=&limit=` lists topics (DLQ topics too) by name, each described as its `GET` does.
  */
-export function registerTopicRoutes(app: FastifyInstance, engine: BrokerService): void {
+export function registerTopicRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get('/v1/topics', async (request, reply) => {
     const query = namePageQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
-    const page = await engine.listTopics(query.data.cursor, query.data.limit);
+    const page = await serviceOf(request).listTopics(query.data.cursor, query.data.limit);
     return { topics: page.items, cursor: nextNameCursor(page.lastName) };
   });
 
@@ -23,11 +23,11 @@ export function registerTopicRoutes(app: FastifyInstance, engine: BrokerService)
     }
     const parsed = topicConfigSchema.safeParse(request.body ?? {});
     if (!parsed.success) return replyInvalidBody(reply, parsed.error);
-    return engine.putTopic(topic, parsed.data);
+    return serviceOf(request).putTopic(topic, parsed.data);
   });
 
   app.get<{ Params: { topic: string } }>('/v1/topics/:topic', async (request, reply) => {
-    const topic = await engine.describeTopic(request.params.topic);
+    const topic = await serviceOf(request).describeTopic(request.params.topic);
     if (!topic)
       return replyError(reply, 'NOT_FOUND', `topic "${request.params.topic}" does not exist`, {
         details: { topic: request.params.topic },

@@ -21,11 +21,14 @@ interface Borrower {
 export class CreditLending {
   readonly pool: CreditPool;
   readonly #lend: LendCredit;
+  readonly #onRefilled: () => void;
   readonly #borrowers = new Map<number, Borrower>();
 
-  constructor(pool: CreditPool, lend: LendCredit) {
+  /** `onRefilled`: credit came back to the pool, for the queues this broker owns to look again. */
+  constructor(pool: CreditPool, lend: LendCredit, onRefilled: () => void = () => {}) {
     this.pool = pool;
     this.#lend = lend;
+    this.#onRefilled = onRefilled;
   }
 
   /** What `queue` holds on loan now. */
@@ -65,6 +68,7 @@ export class CreditLending {
     borrower.lent -= back;
     this.pool.credits += back;
     this.serveWaiting();
+    if (this.pool.credits > 0) this.#onRefilled();
   }
 
   /** The pool grew (the client granted credit, or credit came back): lend to the queues that wait, late ones first. */
@@ -86,6 +90,7 @@ export class CreditLending {
     this.#borrowers.delete(queue);
     this.pool.credits += borrower.lent;
     this.serveWaiting();
+    if (this.pool.credits > 0) this.#onRefilled();
   }
 
   #serve(queues: readonly number[]): void {

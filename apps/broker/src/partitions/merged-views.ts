@@ -131,17 +131,27 @@ export function deliveryOfQueue(message: DeliveredMessage, queue: number, queues
 
 /**
  * The first `limit` names of the queues' pages (a topic a send created exists only in the queues it
- * reached), each described over every queue by `describe`.
+ * reached), each the merge of its views in the pages. A name among the first `limit` of all the
+ * pages is in the page of every queue that has it: a queue whose page stopped before it has `limit`
+ * names before it, and so would the merged page.
  */
 export function mergeNamePages<TView extends { readonly name: string }>(
   pages: readonly NamePage<TView>[],
   limit: number,
-  describe: (name: string) => TView | undefined,
+  merge: (views: readonly TView[]) => TView | undefined,
 ): NamePage<TView> {
-  const names = [...new Set(pages.flatMap((page) => page.items.map((item) => item.name)))].sort();
+  const byName = new Map<string, TView[]>();
+  for (const page of pages) {
+    for (const item of page.items) {
+      const views = byName.get(item.name);
+      if (views === undefined) byName.set(item.name, [item]);
+      else views.push(item);
+    }
+  }
+  const names = [...byName.keys()].sort();
   const taken = names.slice(0, limit);
   const more = names.length > taken.length || pages.some((page) => page.lastName !== null);
-  const items = taken.flatMap((name) => describe(name) ?? []);
+  const items = taken.flatMap((name) => merge(byName.get(name) ?? []) ?? []);
   return { items, lastName: more ? (taken.at(-1) ?? null) : null };
 }
 

@@ -74,7 +74,7 @@ describe('PartitionRouter', () => {
     const handle = leased[0]?.receiptHandle ?? '';
     expect(handle.endsWith('@2')).toBe(false);
     expect(await router.ack([`${handle}@2`])).toEqual([]);
-    expect(router.queueService(1)?.describeTopic('orders')).toBeUndefined();
+    expect(await router.queueService(1)?.describeTopic('orders')).toBeUndefined();
   });
 
   it('stores each message in the queue of its id, or of its message group, and says so in its offset', async () => {
@@ -98,13 +98,17 @@ describe('PartitionRouter', () => {
       duplicate: true,
       offset: (spread[3] as { offset: number }).offset,
     });
-    expect(router.describeTopic('orders')?.stats).toEqual({ firstOffset: 0, nextOffset: 40, messages: 40 });
+    expect((await router.describeTopic('orders'))?.stats).toEqual({
+      firstOffset: 0,
+      nextOffset: 40,
+      messages: 40,
+    });
   });
 
   it('never pushes more than the subscription credit over all queues, and spends returned credit anywhere', async () => {
     await send(ids(40));
     const delivered: DeliveredMessage[] = [];
-    const subscriptionId = router.subscribe({
+    const subscriptionId = await router.subscribe({
       group: 'billing',
       subscriptions: { orders: '*' },
       maxCachedMessages: 3,
@@ -123,7 +127,7 @@ describe('PartitionRouter', () => {
       await turns();
     }
     expect(new Set(delivered.map((message) => message.messageId))).toEqual(new Set(ids(40)));
-    expect(router.describeGroup('billing')?.stats).toMatchObject({ committed: 39, inflight: 1 });
+    expect((await router.describeGroup('billing'))?.stats).toMatchObject({ committed: 39, inflight: 1 });
   });
 
   it('leases at most what a receive asks for, from every queue in turn, and waits on all of them', async () => {
@@ -145,7 +149,7 @@ describe('PartitionRouter', () => {
     const answered = await waiting;
     expect(answered.length).toBeGreaterThan(0);
     expect(answered.length).toBeLessThanOrEqual(2);
-    expect(router.describeGroup('billing')?.stats).toMatchObject({ inflight: 20 + answered.length });
+    expect((await router.describeGroup('billing'))?.stats).toMatchObject({ inflight: 20 + answered.length });
   });
 
   it('settles each handle in the queue it names, and refuses one that names none', async () => {
@@ -164,7 +168,7 @@ describe('PartitionRouter', () => {
       [0, 410],
       [8, 410],
     ]);
-    expect(router.describeGroup('billing')?.stats).toMatchObject({ committed: 7, inflight: 1 });
+    expect((await router.describeGroup('billing'))?.stats).toMatchObject({ committed: 7, inflight: 1 });
     const changed = await router.changeInvisibleDuration(handles[0] as string, 60_000);
     expect(changed.receiptHandle).toMatch(/@[0-3]$/);
     expect(await router.ack([changed.receiptHandle])).toEqual([]);
@@ -173,14 +177,17 @@ describe('PartitionRouter', () => {
   it('writes topic and group configs to every queue and lists names over all of them', async () => {
     await router.putTopic('payments', { type: 'normal', retentionMs: 60_000 });
     await send(ids(4));
-    const page = router.listTopics(undefined, 1);
+    const page = await router.listTopics(undefined, 1);
     expect(page.items.map((topic) => topic.name)).toEqual(['orders']);
     expect(page.lastName).toBe('orders');
-    const next = router.listTopics('orders', 10);
+    const next = await router.listTopics('orders', 10);
     expect(next.items.map((topic) => topic.name)).toEqual(['payments']);
     expect(next.items[0]?.config).toMatchObject({ retentionMs: 60_000 });
     expect(next.lastName).toBeNull();
-    expect(router.describeGroup('billing')?.config.retryPolicy).toEqual({ type: 'fixed', delayMs: 1_000 });
+    expect((await router.describeGroup('billing'))?.config.retryPolicy).toEqual({
+      type: 'fixed',
+      delayMs: 1_000,
+    });
   });
 
   it('pages a DLQ over every queue in offset order', async () => {
@@ -197,7 +204,7 @@ describe('PartitionRouter', () => {
     const seen: number[] = [];
     let cursor: number | null = 0;
     for (let page = 0; page < 10 && cursor !== null; page++) {
-      const answer = router.listDeadLetters('billing', cursor, 5);
+      const answer = await router.listDeadLetters('billing', cursor, 5);
       seen.push(...answer.messages.map((message) => message.offset));
       cursor = answer.cursor;
     }

@@ -33,6 +33,20 @@ import { QueueRotation, queueOf } from './queue-choice.js';
 import { tagHandle, untagHandle } from './queue-handles.js';
 import { topicOffset } from './queue-offsets.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
+import type { RemoteQueue } from './remote-queue.js';
+import {
+  ForwardedQueue,
+  LocalQueue,
+  PendingQueue,
+  type QueueAdmin,
+  type RoutedQueue,
+} from './routed-queue.js';
+
+/** A queue another broker owns, as the router is given it: its messaging and its admin calls. */
+export interface RemoteQueueParts {
+  readonly messaging: RemoteQueue;
+  readonly admin: QueueAdmin;
+}
 
 /**
  * The broker over a store split into queues (DESIGN.md §9): one {@link BrokerEngine} per queue,
@@ -51,52 +65,88 @@ import { QueueSubscriptions } from './queue-subscriptions.js';
  *   (`merged-views.ts`).
  * - The engines share one set of metrics, one pair of disk watermarks over every queue's store,
  *   and R4's backlog summed over the queues.
+ *
+ * A queue may also be owned by another broker (`RemoteQueueParts`): the router then forwards
+ * what is for it (`routed-queue.ts`). The shared parts, retention and the metrics' gauges are then
+ * this broker's queues' only: each broker answers for what it stores, and R4's backlog counts the
+ * queues this broker owns.
  */
 export class PartitionRouter implements BrokerService {
   readonly metrics: BrokerMetrics;
-  readonly #engines: readonly BrokerEngine[];
+  /** Queue `i` as routed now; {@link replaceQueue} changes it when its owner changes. */
+  readonly #queues: RoutedQueue[];
+  readonly #engineOptions: BrokerEngineOptions;
   readonly #watermarks: StoreWatermarks;
   readonly #redrives: RedrivePacer;
   readonly #subscriptions: QueueSubscriptions;
   readonly #onError: (error: unknown, context: string) => void;
   /** Which queue a receive looks at first. */
   readonly #receiveRotation: QueueRotation;
+  #started = false;
 
-  /** Engines over `stores`, queue `i` over `stores[i]`; at least two. */
-  constructor(stores: readonly BrokerStore[], options: Omit<BrokerEngineOptions, 'store' | 'shared'>) {
-    if (stores.length < 2) throw new Error('a partitioned store has at least two queues');
-    let engines: BrokerEngine[] = [];
+  /**
+   * Queue `i` over `queues[i]`: an engine over a store this broker owns, or another broker's
+   * queue; at least two.
+   */
+  constructor(
+    queues: readonly (BrokerStore | RemoteQueueParts | undefined)[],
+    options: Omit<BrokerEngineOptions, 'store' | 'shared'>,
+  ) {
+    if (queues.length < 2) throw new Error('a partitioned store has at least two queues');
     this.metrics = new BrokerMetrics({
-      groupGauges: () => sumGroupGauges(engines.map((engine) => engine.groupGauges())),
+      groupGauges: () => sumGroupGauges(this.#engines.map((engine) => engine.groupGauges())),
     });
     this.#watermarks = watermarksOf(options, this.metrics, () =>
-      engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0),
+      this.#engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0),
     );
     const shared = {
       metrics: this.metrics,
       watermarks: this.#watermarks,
       totalBacklogOf: (group: string) =>
-        engines.reduce((backlog, engine) => backlog + engine.groupBacklog(group), 0),
-      queues: stores.length,
+        this.#engines.reduce((backlog, engine) => backlog + engine.groupBacklog(group), 0),
+      queues: queues.length,
     };
-    engines = stores.map((store) => new BrokerEngine({ ...options, store, shared }));
-    this.#engines = engines;
-    this.#subscriptions = new QueueSubscriptions(engines);
-    this.#receiveRotation = new QueueRotation(engines.length);
-    this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
+    this.#engineOptions = { ...options, shared } as BrokerEngineOptions;
     this.#onError = errorReporterOf(options);
+    this.#queues = queues.map((parts, queue) => this.#routedQueue(queue, parts));
+    this.#subscriptions = new QueueSubscriptions(this.#queues, this.#onError);
+    this.#receiveRotation = new QueueRotation(queues.length);
+    this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
   }
 
   /** How many queues the store is split into. */
   get queues(): number {
-    return this.#engines.length;
+    return this.#queues.length;
+  }
+
+  /** The engines of the queues this broker owns now. */
+  get #engines(): BrokerEngine[] {
+    return this.#queues.flatMap((queue) => queue.engine ?? []);
+  }
+
+  /**
+   * Route `queue` anew: to an engine over a store this broker now owns, to the queue's owner
+   * elsewhere, or nowhere while it is between owners (`undefined`). What was routed before stops:
+   * the client subscriptions in it end there (what they held is released, C2) and are made again
+   * in the new one; a local engine closes, giving its store's lease back. Requests already made
+   * to it end as they do when an engine closes (`503`, which clients retry).
+   */
+  async replaceQueue(queue: number, parts: BrokerStore | RemoteQueueParts | undefined): Promise<void> {
+    const old = this.#queues[queue];
+    if (old === undefined) throw new RangeError(`no queue ${queue}`);
+    const next = this.#routedQueue(queue, parts);
+    this.#queues[queue] = next;
+    if (next.engine && this.#started) next.engine.start();
+    await this.#subscriptions.move(queue, old, next);
+    await old.close();
   }
 
   queueService(queue: number): BrokerService | undefined {
-    return this.#engines[queue];
+    return this.#queues[queue]?.engine;
   }
 
   start(): void {
+    this.#started = true;
     for (const engine of this.#engines) engine.start();
     void this.#watermarks.start().catch((error: unknown) => this.#onError(error, 'watermark check failed'));
   }
@@ -105,7 +155,7 @@ export class PartitionRouter implements BrokerService {
 
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
     const queues = this.queues;
-    const byQueue = this.#engines.map(() => ({ indexes: [] as number[], messages: [] as OutgoingMessage[] }));
+    const byQueue = this.#queues.map(() => ({ indexes: [] as number[], messages: [] as OutgoingMessage[] }));
     messages.forEach((message, index) => {
       const slot = byQueue[queueOf(message, queues)] as (typeof byQueue)[number];
       slot.indexes.push(index);
@@ -115,7 +165,7 @@ export class PartitionRouter implements BrokerService {
     await Promise.all(
       byQueue.map(async (slot, queue) => {
         if (slot.messages.length === 0) return;
-        const answered = await (this.#engines[queue] as BrokerEngine).send(slot.messages);
+        const answered = await (this.#queues[queue] as RoutedQueue).send(slot.messages);
         answered.forEach((receipt, i) => {
           receipts[slot.indexes[i] as number] = receipt.ok
             ? { ...receipt, offset: topicOffset(receipt.offset, queue, queues) }
@@ -126,8 +176,8 @@ export class PartitionRouter implements BrokerService {
     return receipts;
   }
 
-  register(group: string, subscriptions: Readonly<Record<string, string>>): void {
-    for (const engine of this.#engines) engine.register(group, subscriptions);
+  async register(group: string, subscriptions: Readonly<Record<string, string>>): Promise<void> {
+    await Promise.all(this.#queues.map((queue) => queue.register(group, subscriptions)));
   }
 
   /**
@@ -141,25 +191,33 @@ export class PartitionRouter implements BrokerService {
     const leased: DeliveredMessage[] = [];
     for (const queue of order) {
       if (budget.remaining <= 0) break;
-      const engine = this.#engines[queue] as BrokerEngine;
-      const found = await engine.receive({ ...request, awaitDurationMs: 0, budget });
+      const found = await (this.#queues[queue] as RoutedQueue).receive({
+        ...request,
+        awaitDurationMs: 0,
+        budget,
+      });
       for (const message of found) leased.push(deliveryOfQueue(message, queue, this.queues));
     }
-    if (leased.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted) return leased;
+    if (leased.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted)
+      return this.#withinAsked(leased, request.maxMessages);
     const stopWaiting = new AbortController();
     const onAbort = () => stopWaiting.abort();
     request.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const perQueue = await Promise.all(
         order.map(async (queue) => {
-          const engine = this.#engines[queue] as BrokerEngine;
-          const found = await engine.receive({ ...request, budget, signal: stopWaiting.signal });
+          const routed = this.#queues[queue] as RoutedQueue;
+          const waiting = routed.receive({ ...request, budget, signal: stopWaiting.signal });
+          const found =
+            routed.engine === undefined
+              ? await this.#untilStopped(waiting, stopWaiting.signal, queue)
+              : await waiting;
           // The first queue with messages answers the receive: the others stop waiting.
           if (found.length > 0) stopWaiting.abort();
           return found.map((message) => deliveryOfQueue(message, queue, this.queues));
         }),
       );
-      return perQueue.flat();
+      return this.#withinAsked(perQueue.flat(), request.maxMessages);
     } finally {
       stopWaiting.abort();
       request.signal?.removeEventListener('abort', onAbort);
@@ -169,8 +227,8 @@ export class PartitionRouter implements BrokerService {
   ack(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
     return this.#settle(
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
-      (engine, items) =>
-        engine.ack(
+      (queue, items) =>
+        queue.ack(
           items.map((item) => item.receiptHandle),
           settledBy,
         ),
@@ -178,14 +236,14 @@ export class PartitionRouter implements BrokerService {
   }
 
   nack(items: readonly SettleItem[], settledBy?: string): Promise<SettleFailure[]> {
-    return this.#settle(items, (engine, routed) => engine.nack(routed, settledBy));
+    return this.#settle(items, (queue, routed) => queue.nack(routed, settledBy));
   }
 
   release(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
     return this.#settle(
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
-      (engine, items) =>
-        engine.release(
+      (queue, items) =>
+        queue.release(
           items.map((item) => item.receiptHandle),
           settledBy,
         ),
@@ -198,18 +256,18 @@ export class PartitionRouter implements BrokerService {
   ): Promise<{ readonly messageId: string; readonly receiptHandle: string }> {
     const routed = untagHandle(receiptHandle, this.queues);
     if (routed === undefined) throw malformedReceiptHandle();
-    const engine = this.#engines[routed.queue] as BrokerEngine;
-    const changed = await engine.changeInvisibleDuration(routed.handle, invisibleDurationMs);
+    const queue = this.#queues[routed.queue] as RoutedQueue;
+    const changed = await queue.changeInvisibleDuration(routed.handle, invisibleDurationMs);
     return { messageId: changed.messageId, receiptHandle: tagHandle(changed.receiptHandle, routed.queue) };
   }
 
   subscribe(
     request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
-  ): number {
+  ): Promise<number> {
     return this.#subscriptions.subscribe(request);
   }
 
-  unsubscribe(subscriptionId: number): boolean {
+  unsubscribe(subscriptionId: number): Promise<boolean> {
     return this.#subscriptions.unsubscribe(subscriptionId);
   }
 
@@ -224,83 +282,88 @@ export class PartitionRouter implements BrokerService {
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
 
   async putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }> {
-    const [first] = await Promise.all(this.#engines.map((engine) => engine.putTopic(name, config)));
+    const [first] = await Promise.all(this.#queues.map((queue) => queue.putTopic(name, config)));
     return first as { name: string; config: TopicConfig };
   }
 
-  describeTopic(name: string): TopicView | undefined {
-    return mergeTopicViews(this.#engines.map((engine) => engine.describeTopic(name)));
+  async describeTopic(name: string): Promise<TopicView | undefined> {
+    return mergeTopicViews(await Promise.all(this.#queues.map((queue) => queue.describeTopic(name))));
   }
 
   /** A page of names over every queue (a topic a send created exists in the queues it reached). */
-  listTopics(afterName: string | undefined, limit: number): NamePage<TopicView> {
-    return mergeNamePages(
-      this.#engines.map((engine) => engine.listTopics(afterName, limit)),
-      limit,
-      (name) => this.describeTopic(name),
-    );
+  async listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>> {
+    const pages = await Promise.all(this.#queues.map((queue) => queue.listTopics(afterName, limit)));
+    return mergeNamePages(pages, limit, mergeTopicViews);
   }
 
   async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
-    await Promise.all(this.#engines.map((engine) => engine.putGroup(name, input)));
-    return this.describeGroup(name) as GroupView;
+    const views = await Promise.all(this.#queues.map((queue) => queue.putGroup(name, input)));
+    return mergeGroupViews(views) as GroupView;
   }
 
-  describeGroup(name: string): GroupView | undefined {
-    return mergeGroupViews(this.#engines.map((engine) => engine.describeGroup(name)));
+  async describeGroup(name: string): Promise<GroupView | undefined> {
+    return mergeGroupViews(await Promise.all(this.#queues.map((queue) => queue.describeGroup(name))));
   }
 
-  listGroups(afterName: string | undefined, limit: number): NamePage<GroupView> {
-    return mergeNamePages(
-      this.#engines.map((engine) => engine.listGroups(afterName, limit)),
-      limit,
-      (name) => this.describeGroup(name),
-    );
+  async listGroups(afterName: string | undefined, limit: number): Promise<NamePage<GroupView>> {
+    const pages = await Promise.all(this.#queues.map((queue) => queue.listGroups(afterName, limit)));
+    return mergeNamePages(pages, limit, mergeGroupViews);
   }
 
   async describeMessage(messageId: string): Promise<MessageView | undefined> {
-    const views = await Promise.all(this.#engines.map((engine) => engine.describeMessage(messageId)));
+    const views = await Promise.all(this.#queues.map((queue) => queue.describeMessage(messageId)));
     const queue = views.findIndex((view) => view !== undefined);
     const view = views[queue];
     return view === undefined ? undefined : messageViewOfQueue(view, queue, this.queues);
   }
 
-  listDeadLetters(group: string, fromOffset: number, limit: number): DeadLetterPage {
+  async listDeadLetters(group: string, fromOffset: number, limit: number): Promise<DeadLetterPage> {
     const starts = deadLetterStarts(fromOffset, this.queues);
-    const pages = this.#engines.map((engine, queue) =>
-      engine.listDeadLetters(group, starts[queue] as number, limit),
+    const pages = await Promise.all(
+      this.#queues.map((queue) => queue.listDeadLetters(group, starts[queue.queue] as number, limit)),
     );
     return mergeDeadLetterPages(pages, this.queues, limit);
   }
 
   /**
-   * D2 over every queue: the DLQ copies each queue would redrive, in the order they were
-   * dead-lettered, paced at `ratePerSecond` in all (each queue redrives its own, when its turn comes).
+   * D2 over every queue, at `ratePerSecond` in all. The queues this broker owns redrive their DLQ
+   * copies in the order they were dead-lettered, paced together at their share of the rate (each
+   * queue redrives its own when its turn comes); a queue another broker owns is asked to redrive
+   * its own at its share.
    */
-  redrive(
+  async redrive(
     group: string,
     options: { messageIds?: readonly string[]; ratePerSecond?: number },
-  ): { accepted: number } {
-    const queued = this.#engines
-      .flatMap((engine, queue) =>
-        engine.redrivable(group, options.messageIds).map((message) => ({ queue, message })),
+  ): Promise<{ accepted: number }> {
+    const rate = options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND;
+    const remote = this.#queues.filter((queue) => queue.engine === undefined);
+    const share = rate / this.queues;
+    const forwarded = await Promise.all(
+      remote.map((queue) => queue.redrive(group, { ...options, ratePerSecond: share })),
+    );
+    const queued = this.#queues
+      .flatMap((queue) =>
+        (queue.engine?.redrivable(group, options.messageIds) ?? []).map((message) => ({
+          queue: queue.queue,
+          message,
+        })),
       )
       .sort(
         (a, b) =>
           (a.message.deadLetter?.deadLetteredAt ?? 0) - (b.message.deadLetter?.deadLetteredAt ?? 0) ||
           a.message.offset - b.message.offset,
       );
-    this.#redrives.pace(queued, options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND, (slice) => {
-      this.#engines.forEach((engine, queue) => {
-        const ofQueue = slice.filter((item) => item.queue === queue).map((item) => item.message);
-        if (ofQueue.length > 0) engine.redriveNow(group, ofQueue);
-      });
+    this.#redrives.pace(queued, share * this.#engines.length, (slice) => {
+      for (const queue of this.#queues) {
+        const ofQueue = slice.filter((item) => item.queue === queue.queue).map((item) => item.message);
+        if (ofQueue.length > 0) queue.engine?.redriveNow(group, ofQueue);
+      }
     });
-    return { accepted: queued.length };
+    return { accepted: queued.length + forwarded.reduce((sum, answer) => sum + answer.accepted, 0) };
   }
 
-  fifoHeads(groupName: string, limit: number): FifoHeadView[] {
-    const perQueue = this.#engines.map((engine) => engine.fifoHeads(groupName, limit));
+  async fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]> {
+    const perQueue = await Promise.all(this.#queues.map((queue) => queue.fifoHeads(groupName, limit)));
     return mergeFifoHeads(perQueue, this.queues, limit);
   }
 
@@ -328,10 +391,77 @@ export class PartitionRouter implements BrokerService {
   async close(): Promise<void> {
     this.#redrives.close();
     await this.#watermarks.stop();
-    await Promise.all(this.#engines.map((engine) => engine.close()));
+    await Promise.all(this.#queues.map((queue) => queue.close()));
   }
 
   // ─── Internals ────────────────────────────────────────────────────────────────────────────
+
+  #routedQueue(queue: number, parts: BrokerStore | RemoteQueueParts | undefined): RoutedQueue {
+    if (parts === undefined) return new PendingQueue(queue);
+    if (isRemote(parts)) return new ForwardedQueue(parts.messaging, parts.admin, this.#onError);
+    return new LocalQueue(queue, new BrokerEngine({ ...this.#engineOptions, store: parts }));
+  }
+
+  /**
+   * A remote queue's waiting receive, until the receive is answered: the owner cannot be told to
+   * stop waiting, so what it leases after that is handed back (made visible again at once).
+   */
+  #untilStopped(
+    waiting: Promise<DeliveredMessage[]>,
+    stopped: AbortSignal,
+    queue: number,
+  ): Promise<DeliveredMessage[]> {
+    if (stopped.aborted) {
+      void waiting.then((late) => this.#handBack(late, queue)).catch(() => {});
+      return Promise.resolve([]);
+    }
+    return new Promise((resolve, reject) => {
+      const onStop = () => {
+        resolve([]);
+        void waiting.then((late) => this.#handBack(late, queue)).catch(() => {});
+      };
+      stopped.addEventListener('abort', onStop, { once: true });
+      waiting.then(
+        (found) => {
+          stopped.removeEventListener('abort', onStop);
+          resolve(found);
+        },
+        (error: unknown) => {
+          stopped.removeEventListener('abort', onStop);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /**
+   * At most `maxMessages` of what the queues leased: a remote queue spends the budget only when it
+   * answers, so a waiting receive over several queues may lease more. The surplus is handed back.
+   */
+  #withinAsked(leased: DeliveredMessage[], maxMessages: number): DeliveredMessage[] {
+    if (leased.length <= maxMessages) return leased;
+    for (const surplus of leased.slice(maxMessages)) {
+      const routed = untagHandle(surplus.receiptHandle, this.queues);
+      if (routed) void this.#handBack([{ ...surplus, receiptHandle: routed.handle }], routed.queue);
+    }
+    return leased.slice(0, maxMessages);
+  }
+
+  /**
+   * Simple leases nobody will process: visible again now (a simple lease cannot be released). The
+   * lease counts as an attempt, as an expired one does; it happens only when two queues lease for
+   * one waiting receive in the same moment.
+   */
+  async #handBack(messages: readonly DeliveredMessage[], queue: number): Promise<void> {
+    const routed = this.#queues[queue] as RoutedQueue;
+    await Promise.all(
+      messages.map((message) =>
+        routed
+          .changeInvisibleDuration(message.receiptHandle, 0)
+          .catch((error: unknown) => this.#onError(error, `could not hand back a lease of queue ${queue}`)),
+      ),
+    );
+  }
 
   /**
    * Settle each handle in the queue it names, the queues at once; a handle that names no queue is
@@ -339,10 +469,10 @@ export class PartitionRouter implements BrokerService {
    */
   async #settle<TItem extends SettleItem>(
     items: readonly TItem[],
-    settleIn: (engine: BrokerEngine, items: TItem[]) => Promise<SettleFailure[]>,
+    settleIn: (queue: RoutedQueue, items: TItem[]) => Promise<SettleFailure[]>,
   ): Promise<SettleFailure[]> {
     const failures: SettleFailure[] = [];
-    const byQueue = this.#engines.map(() => ({ indexes: [] as number[], items: [] as TItem[] }));
+    const byQueue = this.#queues.map(() => ({ indexes: [] as number[], items: [] as TItem[] }));
     items.forEach((item, index) => {
       const routed = untagHandle(item.receiptHandle, this.queues);
       if (routed === undefined) {
@@ -356,11 +486,15 @@ export class PartitionRouter implements BrokerService {
     await Promise.all(
       byQueue.map(async (slot, queue) => {
         if (slot.items.length === 0) return;
-        for (const { index, error } of await settleIn(this.#engines[queue] as BrokerEngine, slot.items)) {
+        for (const { index, error } of await settleIn(this.#queues[queue] as RoutedQueue, slot.items)) {
           failures.push({ index: slot.indexes[index] as number, error });
         }
       }),
     );
     return failures.sort((a, b) => a.index - b.index);
   }
+}
+
+function isRemote(parts: BrokerStore | RemoteQueueParts): parts is RemoteQueueParts {
+  return 'messaging' in parts;
 }

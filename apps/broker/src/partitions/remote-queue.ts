@@ -153,6 +153,11 @@ export class RemoteQueue {
     expectAnswer(await this.#request({ type: 'unsubscribe', subscriptionId, release: true }), 'ok');
   }
 
+  /** End the session to the owner: it ends the subscriptions made on it and releases what they held (C2). */
+  close(): Promise<void> {
+    return this.#connection.close();
+  }
+
   #request(frame: PeerRequest): Promise<BrokerFrame> {
     return this.#connection.request(frame);
   }

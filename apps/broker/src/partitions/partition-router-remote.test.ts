@@ -1,0 +1,214 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DeliveredMessage } from '@ricochet/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestBroker } from '../broker.test-support.js';
+import { resolveBrokerConfig } from '../config.js';
+import { PeerConnection } from '../gateway/peer-connection.js';
+import { openLmdbStore } from '../store/lmdb-store.js';
+import { PartitionRouter } from './partition-router.js';
+import { queueOf } from './queue-choice.js';
+import { RemoteAdmin } from './remote-admin.js';
+import { RemoteQueue } from './remote-queue.js';
+
+/**
+ * A router over two queues, queue 0 its own and queue 1 another broker's (the owner, whose only
+ * queue it is), reached over a real session between brokers and the owner's admin API.
+ */
+const PEER_TOKEN = 'peer-token-for-tests';
+const QUEUES = 2;
+
+let dir: string;
+let owner: Awaited<ReturnType<typeof startTestBroker>>;
+let connection: PeerConnection;
+let router: PartitionRouter;
+
+const body = new Uint8Array([1]);
+/** Ids that go to queue 0 and to queue 1, alternately. */
+const ids = (count: number) => {
+  const inQueue: [string[], string[]] = [[], []];
+  for (let i = 0; inQueue[0].length + inQueue[1].length < count && i < 10_000; i++) {
+    const id = `m-${i}`;
+    const found = inQueue[queueOf({ messageId: id }, QUEUES) as 0 | 1];
+    if (found.length < Math.ceil(count / 2)) found.push(id);
+  }
+  return [...inQueue[0], ...inQueue[1]].slice(0, count);
+};
+const send = (messageIds: readonly string[]) =>
+  router.send(messageIds.map((messageId) => ({ messageId, topic: 'orders', body, bornAt: 1 })));
+
+async function ownerGroupStats(): Promise<Record<string, number>> {
+  const response = await fetch(`http://127.0.0.1:${owner.address?.port}/v1/groups/billing`);
+  return ((await response.json()) as { stats: Record<string, number> }).stats;
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ricochet-router-remote-'));
+  owner = await startTestBroker({}, { peerToken: PEER_TOKEN });
+  connection = await PeerConnection.open({
+    url: owner.url,
+    token: PEER_TOKEN,
+    queue: 0,
+    clientId: 'peer:router',
+    maxFrameBytes: 8 * 1024 * 1024,
+  });
+  router = new PartitionRouter(
+    [
+      openLmdbStore({ path: join(dir, 'q0'), flushPolicy: 'commit' }),
+      {
+        messaging: new RemoteQueue(1, connection),
+        admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+      },
+    ],
+    { config: resolveBrokerConfig({ dataDir: dir }) },
+  );
+  router.start();
+  await router.putGroup('billing', { startFrom: 'earliest', retryPolicy: { type: 'fixed', delayMs: 20 } });
+});
+
+afterEach(async () => {
+  await router.close();
+  await connection.close();
+  await owner.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('PartitionRouter with a queue another broker owns', () => {
+  it('sends to both, leases from both within maxMessages, and settles each handle where it was leased', async () => {
+    const messageIds = ids(6);
+    const receipts = await send(messageIds);
+    expect(receipts.map((receipt) => receipt.ok && receipt.offset % QUEUES)).toEqual(
+      messageIds.map((id) => queueOf({ messageId: id }, QUEUES)),
+    );
+    await router.register('billing', { orders: '*' });
+    const receive = {
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxMessages: 4,
+      invisibleDurationMs: 10_000,
+      awaitDurationMs: 0,
+      consumerId: 'worker-1',
+    };
+    const first = await router.receive(receive);
+    const second = await router.receive(receive);
+    expect(first).toHaveLength(4);
+    expect([...first, ...second].map((message) => message.messageId).sort()).toEqual([...messageIds].sort());
+    expect(await router.ack([...first, ...second].map((message) => message.receiptHandle))).toEqual([]);
+    expect(await ownerGroupStats()).toMatchObject({ committed: 3, inflight: 0 });
+    expect((await router.describeGroup('billing'))?.stats).toMatchObject({ committed: 6, inflight: 0 });
+    // Admin calls reach the owner too: the group's config is in both queues, the topic's stats add up.
+    expect((await router.describeGroup('billing'))?.config.retryPolicy).toEqual({
+      type: 'fixed',
+      delayMs: 20,
+    });
+    expect((await router.describeTopic('orders'))?.stats).toMatchObject({ nextOffset: 6, messages: 6 });
+    expect((await router.listTopics(undefined, 10)).items.map((topic) => topic.name)).toEqual(['orders']);
+  });
+
+  it('answers a waiting receive with what a send to the other broker brings', async () => {
+    await router.register('billing', { orders: '*' });
+    const waiting = router.receive({
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxMessages: 2,
+      invisibleDurationMs: 10_000,
+      awaitDurationMs: 10_000,
+      consumerId: 'worker-1',
+    });
+    const remoteId = ids(2)[1] as string;
+    await send([remoteId]);
+    expect((await waiting).map((message) => message.messageId)).toEqual([remoteId]);
+  });
+
+  it('pushes from both within one credit, and releases what the subscription held when its session ends (C2)', async () => {
+    const delivered: DeliveredMessage[] = [];
+    let wake = () => {};
+    const until = async (count: number) => {
+      while (delivered.length < count) await new Promise<void>((resolve) => (wake = resolve));
+    };
+    const subscriptionId = await router.subscribe({
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxCachedMessages: 3,
+      consumerId: 'worker-1',
+      sink: (_, messages) => {
+        delivered.push(...messages);
+        wake();
+      },
+    });
+    const messageIds = ids(10);
+    await send(messageIds);
+    await until(3);
+    // Settle one at a time and grant its credit back, as a consumer does: never more than 3 held.
+    for (let settled = 0; settled < 7; settled++) {
+      const next = delivered[settled] as DeliveredMessage;
+      expect(delivered.length - settled).toBeLessThanOrEqual(3);
+      expect(await router.ack([next.receiptHandle])).toEqual([]);
+      router.credit(subscriptionId, 1);
+      await until(Math.min(10, settled + 4));
+    }
+    expect(delivered.map((message) => message.messageId).sort()).toEqual([...messageIds].sort());
+    const stats = (await router.describeGroup('billing'))?.stats;
+    expect(stats).toMatchObject({ committed: 7, inflight: 3 });
+
+    router.endSubscriptions([subscriptionId]);
+    for (let i = 0; i < 100 && (await ownerGroupStats()).inflight !== 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await router.describeGroup('billing'))?.stats).toMatchObject({ committed: 7, inflight: 0 });
+  });
+
+  it('moves client subscriptions when a queue changes owner: elsewhere, then between owners, then elsewhere again', async () => {
+    const delivered: DeliveredMessage[] = [];
+    let wake = () => {};
+    const until = async (count: number) => {
+      while (delivered.length < count) await new Promise<void>((resolve) => (wake = resolve));
+    };
+    const subscriptionId = await router.subscribe({
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxCachedMessages: 10,
+      consumerId: 'worker-1',
+      sink: (_, messages) => {
+        delivered.push(...messages);
+        wake();
+      },
+    });
+    const [, first, second] = ids(6).filter((id) => queueOf({ messageId: id }, QUEUES) === 1);
+    await send([first as string]);
+    await until(1);
+
+    // The owner went away: queue 1 is between owners. Its unsettled delivery goes with the session.
+    await router.replaceQueue(1, undefined);
+    await expect(send([second as string])).rejects.toMatchObject({ code: 503 });
+    expect(await router.ack([delivered[0]?.receiptHandle ?? ''])).toEqual([
+      { index: 0, error: expect.objectContaining({ code: 503 }) },
+    ]);
+
+    // A new owner: the subscription is made there again, on a loan from the same credit.
+    const again = await PeerConnection.open({
+      url: owner.url,
+      token: PEER_TOKEN,
+      queue: 0,
+      clientId: 'peer:router',
+      maxFrameBytes: 8 * 1024 * 1024,
+    });
+    await router.replaceQueue(1, {
+      messaging: new RemoteQueue(1, again),
+      admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+    });
+    await send([second as string]);
+    // The first comes again (released when the old session ended, C2), and the second.
+    await until(3);
+    expect(
+      delivered
+        .slice(1)
+        .map((message) => message.messageId)
+        .sort(),
+    ).toEqual([first, second].sort());
+    expect(await router.ack(delivered.slice(1).map((message) => message.receiptHandle))).toEqual([]);
+    router.endSubscriptions([subscriptionId]);
+    expect(await ownerGroupStats()).toMatchObject({ committed: 2, inflight: 0 });
+  });
+});
