@@ -1,6 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -28,8 +29,9 @@ import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
 import { PartitionRouter } from './partitions/partition-router.js';
+import { spreadQueues } from './partitions/spread-queues.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { brokerIdentity, openStores } from './store/open-store.js';
+import { brokerIdentity, type OpenStoreHooks, openStoreQueue, openStores } from './store/open-store.js';
 import { type BrokerRegistry, openBrokerRegistry } from './store/postgres/broker-registry.js';
 import { readClusterView } from './store/postgres/cluster-view.js';
 import { readPeerToken } from './store/postgres/peer-token.js';
@@ -160,7 +162,7 @@ export async function buildBroker(
   // Just before the stores open: nothing between can fail and leave the row to expire.
   const brokerRegistry =
     config.store === undefined ? undefined : await registerBroker(config, config.store, app);
-  const opened = await openStores(config, {
+  const storeHooks: OpenStoreHooks = {
     onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
     onWaitingForLease: (holder) => {
       const named = `${holder.owner} (epoch ${holder.epoch})`;
@@ -181,10 +183,15 @@ export async function buildBroker(
       if (options.onStoreLost) options.onStoreLost(error);
       else void broker?.close();
     },
-  }).catch(async (error: unknown) => {
-    await brokerRegistry?.close();
-    throw error;
-  });
+  };
+  // Spread over brokers, a queue's store opens when this broker takes its lease, if ever (below).
+  const spread = config.store !== undefined && config.storeSpread;
+  const opened = spread
+    ? []
+    : await openStores(config, storeHooks).catch(async (error: unknown) => {
+        await brokerRegistry?.close();
+        throw error;
+      });
   const stores = options.wrapStore ? opened.map(options.wrapStore) : opened;
   for (const warning of startupAuth.warnings) app.log.warn(warning);
   const engineOptions: Omit<BrokerEngineOptions, 'store'> = {
@@ -201,11 +208,43 @@ export async function buildBroker(
     },
   };
   const [onlyStore] = stores;
+  const router = spread
+    ? new PartitionRouter(new Array<undefined>(config.storeQueues).fill(undefined), engineOptions)
+    : undefined;
   const engine: BrokerService =
-    stores.length === 1 && onlyStore !== undefined
+    router ??
+    (stores.length === 1 && onlyStore !== undefined
       ? new BrokerEngine({ ...engineOptions, store: onlyStore })
-      : new PartitionRouter(stores, engineOptions);
+      : new PartitionRouter(stores, engineOptions));
   engine.start();
+  const ownership =
+    router && brokerRegistry && peerToken !== undefined
+      ? spreadQueues({
+          me: brokerIdentity(config),
+          queues: config.storeQueues,
+          router,
+          registry: brokerRegistry,
+          peerToken,
+          maxFrameBytes,
+          leaseTtlMs: config.storeLeaseMs,
+          openQueue: async (queue, leaseGate, signal, onLost) => {
+            const store = await openStoreQueue(config, { ...storeHooks, onLost }, queue, {
+              leaseGate,
+              signal,
+            });
+            return options.wrapStore ? options.wrapStore(store) : store;
+          },
+          onRoute: (route) =>
+            app.log.info(
+              route.to === 'here'
+                ? `queue ${route.queue}: served by this broker`
+                : route.to === 'elsewhere'
+                  ? `queue ${route.queue}: forwarded to its owner at ${route.url}`
+                  : `queue ${route.queue}: between owners; its requests are answered 503 until one takes it`,
+            ),
+          onError: (error, context) => app.log.warn({ err: error }, context),
+        })
+      : undefined;
   const access = new AccessControl({
     authFile: startupAuth.authFile,
     authFilePath: config.authFile,
@@ -258,7 +297,7 @@ export async function buildBroker(
   registerCounterRoutes(app, engine);
   if (brokerRegistry) {
     const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));
-    registerClusterRoutes(app, readView);
+    registerClusterRoutes(app, readView, ownership && (() => ownership.routes()));
   }
   if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 
@@ -280,6 +319,7 @@ export async function buildBroker(
     await tcpGateway?.close();
     await app.close();
     try {
+      await ownership?.stop();
       await engine.close();
     } finally {
       // After the stores gave their leases back: until then this broker still holds them.
@@ -302,11 +342,19 @@ export async function buildBroker(
       const url = `${tls === undefined ? 'ws' : 'wss'}://${host}:${port}`;
       if (tcpGateway === undefined || config.tcpPort === undefined) {
         address = { host: config.host, port, url, endpoints: [url] };
-        return address;
+      } else {
+        const tcpPort = await tcpGateway.listen(config.host, config.tcpPort);
+        const tcpUrl = `${tls === undefined ? 'tcp' : 'tls'}://${host}:${tcpPort}`;
+        address = { host: config.host, port, url, tcpPort, tcpUrl, endpoints: [url, tcpUrl] };
       }
-      const tcpPort = await tcpGateway.listen(config.host, config.tcpPort);
-      const tcpUrl = `${tls === undefined ? 'tcp' : 'tls'}://${host}:${tcpPort}`;
-      address = { host: config.host, port, url, tcpPort, tcpUrl, endpoints: [url, tcpUrl] };
+      // Other brokers reach the queues this one owns where it listens, unless told otherwise.
+      if (brokerRegistry && config.advertiseUrl === undefined) {
+        await brokerRegistry.advertise({
+          advertiseUrl: advertisedUrlOf(url, config.host),
+          advertiseTcpUrl:
+            config.advertiseTcpUrl ?? (address.tcpUrl && advertisedUrlOf(address.tcpUrl, config.host)),
+        });
+      }
       return address;
     },
     adopt: {
@@ -358,4 +406,10 @@ function registerBroker(config: BrokerConfig, url: string, app: FastifyInstance)
     onError: (error) =>
       app.log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
   });
+}
+
+/** A URL a broker listens on as other brokers reach it: with the host name when it listens on every interface. */
+function advertisedUrlOf(url: string, host: string): string {
+  const everyInterface = host === '0.0.0.0' || host === '::';
+  return everyInterface ? url.replace(/\/\/[^/]+:/, `//${hostname()}:`) : url;
 }

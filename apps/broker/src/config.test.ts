@@ -51,6 +51,27 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('spreads queues over brokers only with queues to spread', () => {
+    const store = 'postgres://db.test/ricochet';
+    expect(parseCommandLine(['--store', store, '--store-queues', '4', '--store-spread'], {})).toMatchObject({
+      ok: true,
+      config: { storeQueues: 4, storeSpread: true },
+    });
+    expect(
+      parseCommandLine(['--store', store], { RICOCHET_STORE_QUEUES: '2', RICOCHET_STORE_SPREAD: 'true' }),
+    ).toMatchObject({
+      ok: true,
+      config: { storeSpread: true },
+    });
+    expect(parseCommandLine(['--store', store], {})).toMatchObject({
+      ok: true,
+      config: { storeSpread: false },
+    });
+    const alone = parseCommandLine(['--store', store, '--store-spread'], {});
+    expect(alone.ok).toBe(false);
+    if (alone.ok === false) expect(alone.message).toContain('storeQueues to 2 or more');
+  });
+
   it('reads the auth flags from flags and the environment', () => {
     expect(
       parseCommandLine(['--allow-unauthenticated'], { RICOCHET_AUTH_FILE: '/etc/ricochet/auth.json' }),

@@ -151,6 +151,13 @@ export const brokerConfigSchema = z
      */
     storeQueues: z.coerce.number().int().min(1).max(64).default(1),
     /**
+     * With `storeQueues` above 1: spread the queues over the live brokers (DESIGN.md §9), each
+     * owning those rendezvous hashing gives it and forwarding the rest to their owners, instead of
+     * one broker owning every queue while the others stand by. Every broker of a cluster must be
+     * given the same setting. @default false
+     */
+    storeSpread: z.boolean().default(false),
+    /**
      * With a PostgreSQL store: the WebSocket URL other brokers give clients to reach this one while
      * it owns the store (a standby relays its clients there). @default the URL it listens on,
      * which only fits when that address is reachable from the other brokers
@@ -232,6 +239,13 @@ export const brokerConfigSchema = z
   })
   .superRefine(checkNetworkLimits)
   .superRefine((config, context) => {
+    if (config.storeSpread && config.storeQueues < 2) {
+      context.addIssue({
+        code: 'custom',
+        path: ['storeSpread'],
+        message: 'spreading needs queues to spread: set storeQueues to 2 or more',
+      });
+    }
     if (config.storeQueues > 1 && config.store === undefined) {
       context.addIssue({
         code: 'custom',
@@ -263,6 +277,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--store': 'store',
   '--store-lease-ms': 'storeLeaseMs',
   '--store-queues': 'storeQueues',
+  '--store-spread': 'storeSpread',
   '--advertise-url': 'advertiseUrl',
   '--advertise-tcp-url': 'advertiseTcpUrl',
   '--max-body-bytes': 'maxBodyBytes',
@@ -290,6 +305,7 @@ const BOOLEAN_FIELDS = new Set<keyof BrokerConfig>([
   'autoCreateTopics',
   'autoCreateGroups',
   'allowUnauthenticated',
+  'storeSpread',
   'ui',
 ]);
 

@@ -40,9 +40,10 @@ async function main(): Promise<void> {
     return;
   }
   // On a shared store, listen at once: until this broker owns the store it relays its clients to
-  // the owner (standby.ts), and it keeps the port when it takes over.
+  // the owner (standby.ts), and it keeps the port when it takes over. Spread over brokers, every
+  // broker serves at once: there is no standby.
   const standby =
-    parsed.config.store === undefined
+    parsed.config.store === undefined || parsed.config.storeSpread
       ? undefined
       : await startStandby({ ...parsed.config, store: parsed.config.store });
   const config = standby?.config ?? parsed.config;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { QueueRoute } from '../partitions/queue-ownership.js';
 import type { ClusterView } from '../store/postgres/cluster-view.js';
 import { replyError } from './http-error.js';
 
@@ -7,12 +8,19 @@ import { replyError } from './http-error.js';
  * store's queues, each with the broker holding its lease and the one rendezvous hashing assigns it
  * to (`store/postgres/cluster-view.ts`). Read from the database at each request, so any broker
  * answers alike; a standby forwards the request to the owner anyway. A read: `admin` read, like
- * every `GET` (`http-access.ts`).
+ * every `GET` (`http-access.ts`). With queues spread over brokers (`--store-spread`), the answer
+ * also says where the broker that answers routes each queue (`routes`): to its own engine, to an
+ * owner elsewhere, or nowhere while the queue changes hands.
  */
-export function registerClusterRoutes(app: FastifyInstance, readView: () => Promise<ClusterView>): void {
+export function registerClusterRoutes(
+  app: FastifyInstance,
+  readView: () => Promise<ClusterView>,
+  routes?: () => QueueRoute[],
+): void {
   app.get('/v1/cluster', async (request, reply) => {
     try {
-      return await readView();
+      const view = await readView();
+      return routes === undefined ? view : { ...view, routes: routes() };
     } catch (error) {
       // The database did not answer: the broker cannot tell, and says so rather than guess.
       request.log.warn({ err: error }, 'could not read the cluster from the database');

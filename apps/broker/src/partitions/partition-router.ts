@@ -1,5 +1,10 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
-import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
+import {
+  BrokerError,
+  type DeliveredMessage,
+  type OutgoingMessage,
+  type SendReceipt,
+} from '@ricochet/protocol';
 import { BrokerEngine, type BrokerEngineOptions } from '../engine/broker-engine.js';
 import { BrokerMetrics } from '../engine/broker-metrics.js';
 import type { BrokerService } from '../engine/broker-service.js';
@@ -165,7 +170,9 @@ export class PartitionRouter implements BrokerService {
     await Promise.all(
       byQueue.map(async (slot, queue) => {
         if (slot.messages.length === 0) return;
-        const answered = await (this.#queues[queue] as RoutedQueue).send(slot.messages);
+        const answered = await (this.#queues[queue] as RoutedQueue)
+          .send(slot.messages)
+          .catch((error: unknown) => refusedReceipts(slot.messages, error));
         answered.forEach((receipt, i) => {
           receipts[slot.indexes[i] as number] = receipt.ok
             ? { ...receipt, offset: topicOffset(receipt.offset, queue, queues) }
@@ -493,6 +500,20 @@ export class PartitionRouter implements BrokerService {
     );
     return failures.sort((a, b) => a.index - b.index);
   }
+}
+
+/**
+ * A queue that cannot take a send (between owners, its owner unreachable) fails its messages only:
+ * each gets a receipt with the error, which producers retry, and the other queues' are stored.
+ */
+function refusedReceipts(messages: readonly OutgoingMessage[], error: unknown): SendReceipt[] {
+  if (!(error instanceof BrokerError)) throw error;
+  const payload = {
+    code: error.code,
+    message: error.message,
+    ...(error.details === undefined ? {} : { details: { ...error.details } }),
+  };
+  return messages.map((message) => ({ ok: false, messageId: message.messageId, error: payload }));
 }
 
 function isRemote(parts: BrokerStore | RemoteQueueParts): parts is RemoteQueueParts {

@@ -68,6 +68,20 @@ export async function openStores(config: BrokerConfig, hooks: OpenStoreHooks): P
   return opened;
 }
 
+/**
+ * Open one queue of the store (`openStores` opens them all): for a PostgreSQL store, wait for its
+ * lease (taken only while `waiting.leaseGate` is open) while keeping a warm copy, until
+ * `waiting.signal` aborts.
+ */
+export function openStoreQueue(
+  config: BrokerConfig,
+  hooks: OpenStoreHooks,
+  queue: number,
+  waiting: { readonly leaseGate?: LeaseGate; readonly signal?: AbortSignal } = {},
+): Promise<BrokerStore> {
+  return openQueue(config, hooks, queue, waiting);
+}
+
 async function openQueue(
   config: BrokerConfig,
   hooks: OpenStoreHooks,

@@ -58,6 +58,14 @@ export interface BrokerRegistry {
   live(): Promise<LiveBroker[]>;
   /** Run reads on the registry's connection (one, in the default schema), e.g. `readClusterView`. */
   read<T>(query: (sql: Sql) => Promise<T>): Promise<T>;
+  /**
+   * Where this broker serves clients, once it knows (it listens after it registers): written at
+   * once, and at every heartbeat after. Other brokers reach the queues it owns there.
+   */
+  advertise(urls: {
+    readonly advertiseUrl: string;
+    readonly advertiseTcpUrl?: string | undefined;
+  }): Promise<void>;
   /** Stop the heartbeat and delete this broker's row, so others see it gone at once. Idempotent. */
   close(): Promise<void>;
 }
@@ -141,7 +149,7 @@ async function upsertRow(
 
 class HeartbeatRegistry implements BrokerRegistry {
   readonly #sql: Sql;
-  readonly #options: BrokerRegistryOptions;
+  #options: BrokerRegistryOptions;
   readonly #timer: NodeJS.Timeout;
   /** A heartbeat is out: a slow one is not joined by more behind it on the one connection. */
   #beating = false;
@@ -161,6 +169,18 @@ class HeartbeatRegistry implements BrokerRegistry {
 
   read<T>(query: (sql: Sql) => Promise<T>): Promise<T> {
     return query(this.#sql);
+  }
+
+  async advertise(urls: {
+    readonly advertiseUrl: string;
+    readonly advertiseTcpUrl?: string | undefined;
+  }): Promise<void> {
+    this.#options = {
+      ...this.#options,
+      advertiseUrl: urls.advertiseUrl,
+      ...(urls.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: urls.advertiseTcpUrl }),
+    };
+    if (!this.#closing) await upsertRow(this.#sql, this.#options, { restarted: false });
   }
 
   close(): Promise<void> {

@@ -66,22 +66,41 @@ export interface AcquireLeaseOptions {
   readonly gate?: LeaseGate;
 }
 
-/** Whether a broker may take a lease yet (see `AcquireLeaseOptions.gate`): closed until {@link LeaseGate.open}. */
+/**
+ * Whether a broker may take a lease yet (see `AcquireLeaseOptions.gate`): closed until
+ * {@link LeaseGate.open}, and closed again by {@link LeaseGate.close} (a queue assigned to this
+ * broker, then to another before it took the lease).
+ */
 export class LeaseGate {
   #isOpen = false;
   #resolve: () => void = () => {};
-  /** Resolves when the gate opens. */
-  readonly opened = new Promise<void>((resolve) => {
-    this.#resolve = resolve;
-  });
+  #opened = this.#closedPromise();
 
   get isOpen(): boolean {
     return this.#isOpen;
   }
 
+  /** Resolves when the gate opens (at once while it is open). */
+  get opened(): Promise<void> {
+    return this.#opened;
+  }
+
   open(): void {
+    if (this.#isOpen) return;
     this.#isOpen = true;
     this.#resolve();
+  }
+
+  close(): void {
+    if (!this.#isOpen) return;
+    this.#isOpen = false;
+    this.#opened = this.#closedPromise();
+  }
+
+  #closedPromise(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
   }
 }
 
