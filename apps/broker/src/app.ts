@@ -24,11 +24,12 @@ import type { BrokerService } from './engine/broker-service.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
-import type { PeerAccess } from './gateway/peer-access.js';
+import { type PeerAccess, PeerSessions } from './gateway/peer-access.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
 import { PartitionRouter } from './partitions/partition-router.js';
+import type { QueueRoute } from './partitions/queue-ownership.js';
 import { spreadQueues } from './partitions/spread-queues.js';
 import type { BrokerStore } from './store/broker-store.js';
 import { brokerIdentity, type OpenStoreHooks, openStoreQueue, openStores } from './store/open-store.js';
@@ -88,6 +89,11 @@ export interface Broker {
   readonly config: BrokerConfig;
   /** The bound address once listening. */
   readonly address: BrokerAddress | undefined;
+  /**
+   * With queues spread over brokers (`storeSpread`), where this broker routes each queue now:
+   * `here`, `elsewhere` (its owner's URL) or `nowhere` (between owners); `undefined` otherwise.
+   */
+  queueRoutes(): readonly QueueRoute[] | undefined;
   /** Listen on the configured host and port, and `tcpPort` when set (`0` picks a free port). */
   listen(): Promise<BrokerAddress>;
   /**
@@ -252,10 +258,12 @@ export async function buildBroker(
     log: app.log,
     clock: options.clock ?? systemClock,
   });
+  const peerSessions = new PeerSessions();
+  if (router) router.onQueueGivenUp = (queue) => peerSessions.closeQueue(queue);
   const peers: PeerAccess | undefined =
     peerToken === undefined
       ? undefined
-      : { token: peerToken, queueService: (queue) => engine.queueService(queue) };
+      : { token: peerToken, queueService: (queue) => engine.queueService(queue), sessions: peerSessions };
   // Before the principals' guard: the requests it scopes to one queue are judged by the peer token.
   const serviceOf = registerQueueScope(app, engine, peers);
   registerHttpAccess(app, access);
@@ -333,6 +341,9 @@ export async function buildBroker(
     config,
     get address() {
       return address;
+    },
+    queueRoutes() {
+      return ownership?.routes();
     },
     async listen() {
       await app.listen({ port: config.port, host: config.host });

@@ -14,7 +14,8 @@ const listQuerySchema = z.object({
 const redriveBodySchema = z
   .object({
     messageIds: z.array(z.string().regex(MESSAGE_ID_PATTERN)).min(1).max(10_000).optional(),
-    ratePerSecond: z.number().int().min(1).max(100_000).optional(),
+    // Not only whole numbers: a broker of a cluster whose queues are spread asks each owner for its share.
+    ratePerSecond: z.number().positive().max(100_000).optional(),
   })
   .strict();
 

@@ -18,7 +18,7 @@ import {
 import { BroadcastLedger } from './broadcast-ledger.js';
 import { BroadcastSource } from './broadcast-source.js';
 import type { BrokerMetrics } from './broker-metrics.js';
-import { type CreditPool, grantCredits } from './credit-pool.js';
+import { type CreditLender, type CreditPool, grantCredits, MAX_CREDIT_WANTED } from './credit-pool.js';
 import { toDeliveredMessage } from './delivered-message.js';
 import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
@@ -53,6 +53,12 @@ interface BroadcastSubscription {
   readonly sink: DeliverySink;
   /** Deliveries the client can still take, perhaps shared with other queues (`credit-pool.ts`). */
   readonly pool: CreditPool;
+  /** Whoever lends the credit, for a peer session's subscription (as push's, `credit-pool.ts`). */
+  readonly lender: CreditLender | undefined;
+  /** Lent credit: a `wanted` was sent and no credit came since. */
+  wantSent: boolean;
+  /** Lent credit: returned for want of messages; no `wanted` until new work reaches the instance. */
+  quiet: boolean;
 }
 
 export interface BroadcastSubscribeRequest {
@@ -63,6 +69,8 @@ export interface BroadcastSubscribeRequest {
   readonly sink: DeliverySink;
   /** As push's `SubscribeRequest.creditPool`. @default a pool of its own, of `maxCachedMessages` */
   readonly creditPool?: CreditPool;
+  /** As push's `SubscribeRequest.lender`: credit lent by a forwarding broker. */
+  readonly lender?: CreditLender;
 }
 
 export interface BroadcastDispatchDeps {
@@ -105,7 +113,7 @@ export class BroadcastDispatch {
       timers: deps.timers,
       topics: deps.topics,
       ledger: this.#ledger,
-      onReady: (instance) => this.#queue(instance),
+      onReady: (instance) => this.#wake(instance),
     });
   }
 
@@ -152,6 +160,9 @@ export class BroadcastDispatch {
       subscriptions,
       sink: request.sink,
       pool: request.creditPool ?? { credits: request.maxCachedMessages },
+      lender: request.lender,
+      wantSent: false,
+      quiet: false,
     };
     this.#subscriptions.set(subscription.id, subscription);
     instance.subscriptionIds.add(subscription.id);
@@ -159,7 +170,7 @@ export class BroadcastDispatch {
       this.#woken.add(group);
       group.onWake(() => {
         for (const member of this.#ledger.instancesOf(group.name)) {
-          if (member.subscriptionIds.size > 0) this.#queue(member);
+          if (member.subscriptionIds.size > 0) this.#wake(member);
         }
       });
     }
@@ -182,6 +193,7 @@ export class BroadcastDispatch {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return false;
     grantCredits(subscription.pool, credits);
+    if (credits > 0) subscription.wantSent = false;
     this.#queue(subscription.instance);
     return true;
   }
@@ -235,6 +247,15 @@ export class BroadcastDispatch {
 
   // ─── Dispatch ─────────────────────────────────────────────────────────────────────────────
 
+  /** New work for the instance (appends, a release, a delay due): lent subscriptions may ask for credit again. */
+  #wake(instance: BroadcastInstance): void {
+    for (const id of instance.subscriptionIds) {
+      const member = this.#subscriptions.get(id);
+      if (member) member.quiet = false;
+    }
+    this.#queue(instance);
+  }
+
   #queue(instance: BroadcastInstance): void {
     if (this.#closed || this.#queued.has(instance)) return;
     this.#queued.add(instance);
@@ -248,12 +269,16 @@ export class BroadcastDispatch {
     if (this.#closed) return;
     const members = [...instance.subscriptionIds].flatMap((id) => this.#subscriptions.get(id) ?? []);
     let handedOut = 0;
+    const exhausted = new Set<BroadcastSubscription>();
     for (const member of members) {
       const batch: DeliveredMessage[] = [];
       while (member.pool.credits > 0 && handedOut < PASS_MESSAGES) {
         const want = Math.min(member.pool.credits, TURN_MESSAGES, PASS_MESSAGES - handedOut);
         const taken = this.#source.take(instance, member.subscriptions, want);
-        if (taken.length === 0) break;
+        if (taken.length === 0) {
+          exhausted.add(member);
+          break;
+        }
         for (const { message, held } of taken) {
           const delivered = this.#lease(member, message, held);
           if (!delivered) continue;
@@ -264,6 +289,7 @@ export class BroadcastDispatch {
       }
       if (batch.length > 0) member.sink(member.id, batch);
     }
+    for (const member of members) if (member.lender) this.#settleLoan(member, exhausted.has(member));
     if (handedOut > 0) this.#ledger.changed(instance);
     if (handedOut >= PASS_MESSAGES) this.#queue(instance);
   }
@@ -342,7 +368,7 @@ export class BroadcastDispatch {
     if (result.state.state === 'ready') {
       instance.readyAgain.push(delivery);
       this.#deps.metrics.released(instance.group.name);
-      this.#queue(instance);
+      this.#wake(instance);
       return undefined;
     }
     instance.held.delete(heldKey(delivery.topic, delivery.offset));
@@ -357,5 +383,24 @@ export class BroadcastDispatch {
     } else {
       this.#deps.metrics.broadcastFailed(group.name);
     }
+  }
+
+  /** After a pass, a lent subscription gives back what it could not spend, or asks for credit (as push's). */
+  #settleLoan(member: BroadcastSubscription, exhausted: boolean): void {
+    const lender = member.lender as CreditLender;
+    if (member.pool.credits > 0) {
+      if (!exhausted) return;
+      const credits = member.pool.credits;
+      member.pool.credits = 0;
+      member.quiet = true;
+      member.wantSent = false;
+      lender.returned(member.id, credits);
+      return;
+    }
+    if (member.wantSent || member.quiet) return;
+    const ready = this.#source.readyHint(member.instance, member.subscriptions, MAX_CREDIT_WANTED);
+    if (ready === 0) return;
+    member.wantSent = true;
+    lender.wanted(member.id, ready, member.instance.readyAgain.length > 0);
   }
 }

@@ -83,6 +83,21 @@ export class BroadcastSource {
     return taken;
   }
 
+  /**
+   * About how many messages are Ready for the instance in these subscriptions, up to `max`: those
+   * Ready again, and the logs past its cursors, before tag filters; 0 when none is. What a
+   * subscription whose credit is lent asks for (`credit-pool.ts`).
+   */
+  readyHint(instance: BroadcastInstance, subscriptions: Subscriptions, max: number): number {
+    let ready = instance.readyAgain.filter((held) => subscriptions.has(held.topic)).length;
+    for (const topic of subscriptions.keys()) {
+      if (ready >= max) break;
+      const end = this.#deps.topics.get(topic)?.nextOffset ?? 0;
+      ready += Math.max(0, end - (instance.cursors.get(topic) ?? end));
+    }
+    return Math.min(max, ready);
+  }
+
   /** Stop the delay timer: the broker is closing. */
   stop(): void {
     this.#stopped = true;

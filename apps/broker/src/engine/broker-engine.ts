@@ -125,15 +125,7 @@ export class BrokerEngine implements BrokerService {
   ): number {
     this.#assertOpen();
     const group = this.#parts.groups.require(request.group);
-    if (group.config.consumeMode === 'broadcasting') {
-      if (request.lender)
-        throw BrokerError.of(
-          'BAD_REQUEST',
-          'a broadcasting group cannot be subscribed to between brokers yet: its credit is not lent',
-          { group: request.group },
-        );
-      return this.#parts.broadcast.subscribe(group, request);
-    }
+    if (group.config.consumeMode === 'broadcasting') return this.#parts.broadcast.subscribe(group, request);
     return this.#parts.push.subscribe(group, request);
   }
 

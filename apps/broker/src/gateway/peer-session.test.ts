@@ -149,6 +149,39 @@ describe('sessions between brokers', () => {
     ]);
   });
 
+  it('lend a broadcasting subscription its credit too, per instance (B1)', async () => {
+    await using broker = await startTestBroker({}, { peerToken: PEER_TOKEN });
+    await putGroup(broker, 'audit', { consumeMode: 'broadcasting' });
+    const peer = await RawClient.connect(broker.url, { token: PEER_TOKEN, queue: 0 });
+    const subscribed = await peer.request({
+      type: 'subscribe',
+      group: 'audit',
+      subscriptions: { orders: '*' },
+      maxCachedMessages: 1,
+      onBehalfOf: { consumerId: 'auditor-1', clientId: 'auditor-1' },
+    });
+    if (subscribed.type !== 'subscribed')
+      throw new Error(`expected subscribed, got ${JSON.stringify(subscribed)}`);
+    const { subscriptionId } = subscribed;
+    expect(await peer.next((frame) => frame.type === 'creditReturned')).toMatchObject({
+      subscriptionId,
+      credits: 1,
+    });
+    await sendMessages(peer, 1, 3);
+    expect(await peer.next((frame) => frame.type === 'creditWanted')).toEqual({
+      type: 'creditWanted',
+      subscriptionId,
+      ready: 3,
+      late: false,
+    });
+    peer.sendFrame({ type: 'credit', subscriptionId, credits: 5 });
+    expect((await peer.nextDelivery()).messages.map((m) => m.messageId)).toEqual([1, 2, 3].map(messageId));
+    expect(await peer.next((frame) => frame.type === 'creditReturned')).toMatchObject({
+      subscriptionId,
+      credits: 2,
+    });
+  });
+
   it('is not held to the per-connection caps: it carries many clients', async () => {
     await using broker = await startTestBroker(
       { maxSubscriptionsPerConnection: 1 },

@@ -54,6 +54,8 @@ export class Session {
    * and it may act `onBehalfOf` a client.
    */
   #peer = false;
+  /** Forget this session among its queue's (`PeerSessions`). */
+  #untrackPeer: (() => void) | undefined;
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
@@ -215,6 +217,9 @@ export class Session {
     }
     this.#engine = service;
     this.#peer = true;
+    this.#untrackPeer = peers.sessions?.track(queue, () =>
+      this.close(CLOSE_CODES.tryAgainLater, `queue ${queue} changed hands`),
+    );
     return true;
   }
 
@@ -427,6 +432,7 @@ export class Session {
   #onClose(): void {
     if (this.#phase === 'closed') return;
     this.#phase = 'closed';
+    this.#untrackPeer?.();
     clearTimeout(this.#helloTimer);
     this.#ended.abort();
     // C2: a consumer that disconnects releases its inflight messages.

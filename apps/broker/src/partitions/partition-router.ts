@@ -87,6 +87,8 @@ export class PartitionRouter implements BrokerService {
   readonly #onError: (error: unknown, context: string) => void;
   /** Which queue a receive looks at first. */
   readonly #receiveRotation: QueueRotation;
+  /** This broker gave a queue up (`replaceQueue` away from its engine): its sessions between brokers close. */
+  onQueueGivenUp: ((queue: number) => void) | undefined;
   #started = false;
 
   /**
@@ -143,6 +145,8 @@ export class PartitionRouter implements BrokerService {
     this.#queues[queue] = next;
     if (next.engine && this.#started) next.engine.start();
     await this.#subscriptions.move(queue, old, next);
+    // Before the old engine closes: what the sessions between brokers held in it is released (C2).
+    if (old.engine) this.onQueueGivenUp?.(queue);
     await old.close();
   }
 

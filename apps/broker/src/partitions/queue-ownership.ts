@@ -3,11 +3,16 @@ import type { ClusterView } from '../store/postgres/cluster-view.js';
 import { LeaseGate } from '../store/postgres/store-lease.js';
 import type { RemoteQueueParts } from './partition-router.js';
 
-/** Where a queue is routed now, as {@link QueueOwnership} reports it. */
-export type QueueRoute =
-  | { readonly queue: number; readonly to: 'here' }
-  | { readonly queue: number; readonly to: 'elsewhere'; readonly url: string }
-  | { readonly queue: number; readonly to: 'nowhere' };
+/**
+ * Where a queue is routed now, as {@link QueueOwnership} reports it, and whether the last reading
+ * of the cluster assigned it to this broker (`assigned`): a queue `here` but not `assigned` is
+ * about to be handed over, one `assigned` but not `here` about to be taken.
+ */
+export type QueueRoute = { readonly queue: number; readonly assigned: boolean } & (
+  | { readonly to: 'here' }
+  | { readonly to: 'elsewhere'; readonly url: string }
+  | { readonly to: 'nowhere' }
+);
 
 export interface QueueOwnershipDeps {
   /** This broker's id in the registry and in lease rows. */
@@ -235,8 +240,9 @@ export class QueueOwnership {
   }
 
   #routeOf(queue: number, state: QueueState): QueueRoute {
-    if (state.local) return { queue, to: 'here' };
-    if (state.remoteUrl !== undefined) return { queue, to: 'elsewhere', url: state.remoteUrl };
-    return { queue, to: 'nowhere' };
+    const assigned = this.#gates[queue]?.isOpen ?? false;
+    if (state.local) return { queue, assigned, to: 'here' };
+    if (state.remoteUrl !== undefined) return { queue, assigned, to: 'elsewhere', url: state.remoteUrl };
+    return { queue, assigned, to: 'nowhere' };
   }
 }

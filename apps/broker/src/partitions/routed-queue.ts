@@ -80,7 +80,11 @@ export interface RoutedQueue extends QueueAdmin {
   close(): Promise<void>;
 }
 
-/** A queue this broker owns: its engine, in this process. */
+/**
+ * A queue this broker owns: its engine, in this process. The calls that answer later are `async`
+ * here so that an engine that refuses at once (closed while the queue changed hands) rejects, as
+ * a remote queue does, rather than throws into the router.
+ */
 export class LocalQueue implements RoutedQueue {
   readonly queue: number;
   readonly engine: BrokerEngine;
@@ -90,25 +94,25 @@ export class LocalQueue implements RoutedQueue {
     this.engine = engine;
   }
 
-  send(messages: readonly OutgoingMessage[]) {
+  async send(messages: readonly OutgoingMessage[]) {
     return this.engine.send(messages);
   }
-  register(group: string, subscriptions: Readonly<Record<string, string>>) {
+  async register(group: string, subscriptions: Readonly<Record<string, string>>) {
     this.engine.register(group, subscriptions);
   }
-  receive(request: ReceiveRequest) {
+  async receive(request: ReceiveRequest) {
     return this.engine.receive(request);
   }
-  ack(receiptHandles: readonly string[], settledBy?: string) {
+  async ack(receiptHandles: readonly string[], settledBy?: string) {
     return this.engine.ack(receiptHandles, settledBy);
   }
-  nack(items: readonly SettleItem[], settledBy?: string) {
+  async nack(items: readonly SettleItem[], settledBy?: string) {
     return this.engine.nack(items, settledBy);
   }
-  release(receiptHandles: readonly string[], settledBy?: string) {
+  async release(receiptHandles: readonly string[], settledBy?: string) {
     return this.engine.release(receiptHandles, settledBy);
   }
-  changeInvisibleDuration(receiptHandle: string, invisibleDurationMs: number) {
+  async changeInvisibleDuration(receiptHandle: string, invisibleDurationMs: number) {
     return this.engine.changeInvisibleDuration(receiptHandle, invisibleDurationMs);
   }
   subscribe({ lending: _, ...request }: QueueSubscribeRequest) {
@@ -131,7 +135,7 @@ export class LocalQueue implements RoutedQueue {
     this.engine.drain();
     await this.engine.close();
   }
-  putTopic(name: string, config: TopicConfig) {
+  async putTopic(name: string, config: TopicConfig) {
     return this.engine.putTopic(name, config);
   }
   async describeTopic(name: string) {
@@ -140,7 +144,7 @@ export class LocalQueue implements RoutedQueue {
   async listTopics(afterName: string | undefined, limit: number) {
     return this.engine.listTopics(afterName, limit);
   }
-  putGroup(name: string, input: GroupConfigInput) {
+  async putGroup(name: string, input: GroupConfigInput) {
     return this.engine.putGroup(name, input);
   }
   async describeGroup(name: string) {
@@ -149,7 +153,7 @@ export class LocalQueue implements RoutedQueue {
   async listGroups(afterName: string | undefined, limit: number) {
     return this.engine.listGroups(afterName, limit);
   }
-  describeMessage(messageId: string) {
+  async describeMessage(messageId: string) {
     return this.engine.describeMessage(messageId);
   }
   async listDeadLetters(group: string, fromOffset: number, limit: number) {

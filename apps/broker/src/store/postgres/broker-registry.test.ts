@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { type BrokerRegistry, type BrokerRegistryOptions, openBrokerRegistry } from './broker-registry.js';
+import {
+  type BrokerRegistry,
+  type BrokerRegistryOptions,
+  openBrokerRegistry,
+  REGISTRY_LOCK,
+} from './broker-registry.js';
 import { postgresForThisFile, storeDatabase } from './postgres-server.test-support.js';
 
 /** The live brokers of a database (`broker-registry.ts`), on a real PostgreSQL server. */
@@ -68,6 +73,29 @@ describe('the broker registry', () => {
     await b.close();
     await b.close();
     expect(idsOf(await a.live())).toEqual(['a']);
+  });
+
+  it('forgets a broker whose process died at once, long before its row expires, and sees it again when it comes back', async () => {
+    const { url, sql } = await storeDatabase(pg);
+    const survivor = await register(url, 'host-a:/var/lib/ricochet');
+    const dead = await register(url, 'host-b:/var/lib/ricochet', { ttlMs: 1_000 });
+    expect(idsOf(await survivor.live())).toEqual(['host-a:/var/lib/ricochet', 'host-b:/var/lib/ricochet']);
+    // Its session ends as a killed process's does: the row stays, the lock goes with the session.
+    const [killed] = await sql<{ killed: boolean }[]>`
+      select pg_terminate_backend(pid) as killed from pg_locks
+       where locktype = 'advisory' and classid = ${REGISTRY_LOCK}::bigint::oid and objsubid = 2
+         and objid = (hashtext('host-b:/var/lib/ricochet')::bigint & 4294967295)::oid`;
+    expect(killed?.killed).toBe(true);
+    const [row] = await sql<{ live: boolean }[]>`
+      select expires_at > clock_timestamp() as live from ricochet_brokers where broker_id = 'host-b:/var/lib/ricochet'`;
+    expect(row?.live).toBe(true);
+    expect(idsOf(await survivor.live())).toEqual(['host-a:/var/lib/ricochet']);
+    // Were it only cut off, its next heartbeat reconnects and takes its lock again.
+    await vi.waitFor(async () => expect(idsOf(await survivor.live())).toHaveLength(2), {
+      timeout: 5_000,
+      interval: 50,
+    });
+    await dead.close();
   });
 
   it('forgets a broker whose heartbeats stop once its TTL runs out, and sees it again when they resume', async () => {

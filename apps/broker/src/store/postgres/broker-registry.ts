@@ -21,10 +21,18 @@ create table if not exists ricochet_brokers (
   expires_at timestamptz not null
 )`;
 
+/**
+ * An arbitrary constant: the first key of the advisory lock each broker's registry connection
+ * holds while the broker lives (the second is a hash of its id). A broker whose process died lost
+ * its lock with its session: it is not live, though its row has not expired yet, so its queues go
+ * to others at once rather than a TTL later.
+ */
+export const REGISTRY_LOCK = 0x72696332;
+
 /** How long a closing registry waits for its row's delete, in seconds (postgres.js counts them so). */
 const CLOSE_TIMEOUT_S = 2;
 
-/** A broker whose row has not expired. */
+/** A broker whose row has not expired, and whose registry connection holds its lock ({@link REGISTRY_LOCK}). */
 export interface LiveBroker {
   /** Its identity, as in the lease rows it takes (`brokerIdentity` in `store/open-store.ts`). */
   readonly brokerId: string;
@@ -110,11 +118,13 @@ export async function liveBrokers(sql: Sql): Promise<LiveBroker[]> {
       expires_in_ms: number;
     }[]
   >`
-    with clock as (select clock_timestamp() as at)
+    with clock as (select clock_timestamp() as at),
+         held as (select objid from pg_locks
+                   where locktype = 'advisory' and granted and classid = ${REGISTRY_LOCK}::bigint::oid and objsubid = 2)
     select broker_id, advertise_url, advertise_tcp_url, store_queues,
            extract(epoch from expires_at - clock.at) * 1000 as expires_in_ms
       from ricochet_brokers, clock
-     where expires_at > clock.at`;
+     where expires_at > clock.at and (hashtext(broker_id)::bigint & 4294967295)::oid in (select objid from held)`;
   return rows
     .map((row) => ({
       brokerId: row.broker_id,
@@ -135,6 +145,15 @@ async function upsertRow(
   options: BrokerRegistryOptions,
   { restarted }: { readonly restarted: boolean },
 ): Promise<void> {
+  // Held already unless the connection was made again (the database restarted, say): taken again
+  // then, never twice on one session (advisory locks count their takes). `pg_locks` spells the
+  // second key unsigned, `hashtext`'s int4 as such.
+  await sql`
+    select pg_try_advisory_lock(${REGISTRY_LOCK}, hashtext(${options.brokerId}))
+     where not exists (
+       select 1 from pg_locks
+        where locktype = 'advisory' and pid = pg_backend_pid() and classid = ${REGISTRY_LOCK}::bigint::oid
+          and objsubid = 2 and objid = (hashtext(${options.brokerId})::bigint & 4294967295)::oid)`;
   await sql`
     insert into ricochet_brokers
            (broker_id, advertise_url, advertise_tcp_url, store_queues, started_at, expires_at)
