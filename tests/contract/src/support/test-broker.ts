@@ -11,7 +11,7 @@ import {
   startStandbyTcpRelay,
 } from '@ricochet/broker';
 import { AdminApi } from './admin.js';
-import { onPostgres, storeFor } from './test-store.js';
+import { onPostgres, storeFor, storeSpread } from './test-store.js';
 import type { TransportName } from './transports.js';
 
 /** A broker listening on 127.0.0.1:0 over a temporary data directory, for one test. */
@@ -38,26 +38,33 @@ export interface TestBroker extends AsyncDisposable {
  */
 export async function startBroker(config: BrokerConfigInput = {}, dataDir?: string): Promise<TestBroker> {
   const directory = dataDir ?? mkdtempSync(join(tmpdir(), 'ricochet-contract-'));
-  const broker = await buildBroker({
+  const brokerConfig: BrokerConfigInput = {
     ...(await storeFor(directory)),
     ...config,
     host: '127.0.0.1',
     port: 0,
     tcpPort: 0,
     logLevel: 'silent',
-    dataDir: directory,
-  });
+  };
+  const broker = await buildBroker({ ...brokerConfig, dataDir: directory });
   const { url, port, tcpUrl } = await broker.listen();
   let removeOnClose = dataDir === undefined;
-  const standbys = onPostgres() ? await startStandbys(url, tcpUrl) : [];
-  // On PostgreSQL the broker has two standbys relaying to it (DESIGN.md §9), and each client of a
-  // test, on any transport, gets the next of the three: the producer on one broker, a consumer on
-  // another.
-  const webSocketEndpoints = [...standbys.map((standby) => standby.relay.url), url];
+  const spread = storeSpread();
+  // On PostgreSQL the broker has two standbys relaying to it (DESIGN.md §9), or with queues spread
+  // two more brokers sharing its queues; each client of a test, on any transport, gets the next of
+  // the three: the producer on one broker, a consumer on another.
+  const standbys = onPostgres() && !spread ? await startStandbys(url, tcpUrl) : [];
+  const peers = spread ? await startSpreadPeers(brokerConfig, broker) : [];
+  const webSocketEndpoints = [
+    ...standbys.map((standby) => standby.relay.url),
+    ...peers.map((peer) => peer.address?.url ?? ''),
+    url,
+  ];
   let nextWebSocket = 0;
   const webSocketEndpoint = () => webSocketEndpoints[nextWebSocket++ % webSocketEndpoints.length] ?? url;
   const tcpEndpoints = [
     ...standbys.map((standby) => (standby.tcpRelay ? `tcp://127.0.0.1:${standby.tcpRelay.port}` : undefined)),
+    ...peers.map((peer) => peer.address?.tcpUrl),
     tcpUrl,
   ].filter((endpoint) => endpoint !== undefined);
   let nextTcp = 0;
@@ -67,6 +74,7 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
       await standby.relay.close();
       await standby.tcpRelay?.close();
     }
+    for (const peer of peers) await peer.close();
     await broker.close();
   };
   const testBroker: TestBroker = {
@@ -92,10 +100,12 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
       removeOnClose = false;
       await closeBroker();
       const next = await startBroker(config, directory);
-      // The data directory now belongs to the new broker, which removes it when it closes.
+      const closeNext = next.close;
+      // The data directory now belongs to the new broker, which removes it when it closes (with
+      // its standbys or the brokers sharing its queues).
       return Object.assign(next, {
         close: async () => {
-          await next.broker.close();
+          await closeNext();
           rmSync(directory, { recursive: true, force: true });
         },
       });
@@ -109,6 +119,49 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
     },
   };
   return testBroker;
+}
+
+/**
+ * Two more brokers on the broker's store, its queues spread over the three (`--store-spread`),
+ * each with a data directory of its own (removed when it closes); resolves once every queue is
+ * owned by the broker it is assigned to and each of the three routes every queue somewhere.
+ */
+async function startSpreadPeers(config: BrokerConfigInput, first: Broker): Promise<Broker[]> {
+  const peers: Broker[] = [];
+  for (let i = 0; i < 2; i++) {
+    const directory = mkdtempSync(join(tmpdir(), 'ricochet-contract-peer-'));
+    const peer = await buildBroker({ ...config, dataDir: directory });
+    const close = peer.close;
+    peers.push(
+      Object.assign(peer, {
+        close: async () => {
+          await close();
+          rmSync(directory, { recursive: true, force: true });
+        },
+      }),
+    );
+    await peer.listen();
+  }
+  const brokers = [first, ...peers];
+  // Bounded: 600 polls of 25 ms, 15 s, well past a few lease polls on a loaded machine.
+  for (let poll = 0; poll < 600; poll++) {
+    const routes = brokers.map((broker) => broker.queueRoutes() ?? []);
+    const queues = routes[0]?.length ?? 0;
+    // Every broker routes every queue, owns exactly those assigned to it, and the three agree on
+    // the assignment: each queue assigned to one of them.
+    const assignments = routes.flat().filter((route) => route.assigned).length;
+    const settled =
+      queues > 0 &&
+      assignments === queues &&
+      routes.every((ofBroker) =>
+        ofBroker.every((route) => route.to !== 'nowhere' && (route.to === 'here') === route.assigned),
+      );
+    if (settled) return peers;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(
+    `the queues did not settle over three brokers: ${JSON.stringify(brokers.map((b) => b.queueRoutes()))}`,
+  );
 }
 
 /** Two standbys relaying to the broker (WebSocket, HTTP and TCP), as two more brokers on its store would. */

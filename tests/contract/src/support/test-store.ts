@@ -8,12 +8,19 @@ declare module 'vitest' {
     postgresServerUrl?: string;
     /** Set by the `contract-postgres-queues` project: how many queues every broker splits its store into. */
     postgresStoreQueues?: number;
+    /** Set by the `contract-postgres-spread` project: queues spread over three brokers (`--store-spread`). */
+    postgresStoreSpread?: boolean;
   }
 }
 
 /** How many queues this run's brokers split a PostgreSQL store into (`--store-queues`). */
 export function storeQueues(): number {
   return inject('postgresStoreQueues') ?? 1;
+}
+
+/** Whether this run's brokers spread their store's queues over several brokers (`--store-spread`). */
+export function storeSpread(): boolean {
+  return inject('postgresStoreSpread') ?? false;
 }
 
 /** Whether this run's brokers store on PostgreSQL (the `contract-postgres` project) instead of LMDB. */
@@ -29,10 +36,10 @@ export function onPostgres(): boolean {
  */
 export async function storeFor(
   dataDir: string,
-): Promise<{ readonly store?: string; readonly storeQueues?: number }> {
+): Promise<{ readonly store?: string; readonly storeQueues?: number; readonly storeSpread?: boolean }> {
   if (inject('postgresServerUrl') === undefined) return {};
   const store = await postgresDatabase(createHash('sha256').update(dataDir).digest('hex').slice(0, 20));
-  return { store, storeQueues: storeQueues() };
+  return { store, storeQueues: storeQueues(), ...(storeSpread() ? { storeSpread: true } : {}) };
 }
 
 /**
