@@ -8,7 +8,7 @@ import { startProducer, startSimpleConsumer, text } from './support/clients.js';
 import { CrashableStore, startCrashableBroker } from './support/crashable-store.js';
 import { eventually, type RecordingPushConsumer, startRecordingConsumer } from './support/push.js';
 import { expectInLogOrder } from './support/store-queues.js';
-import { startBroker } from './support/test-broker.js';
+import { startBroker, type TestBroker } from './support/test-broker.js';
 import { storeQueues } from './support/test-store.js';
 import { transportsServing } from './support/transports.js';
 
@@ -19,18 +19,20 @@ function committedOf(record: unknown): number {
 const bodies = (consumer: RecordingPushConsumer) =>
   consumer.deliveries.map(({ message }) => text(message.body));
 
-async function metric(
-  broker: { admin: { fetch(method: string, path: string): Promise<Response> } },
-  line: string,
-) {
-  const metrics = await (await broker.admin.fetch('GET', '/metrics')).text();
-  return Number(
-    metrics
-      .split('\n')
-      .find((l) => l.startsWith(line))
-      ?.split(' ')
-      .at(-1) ?? 0,
-  );
+/** A counter over every broker of the test (each counts the queues it owns). */
+async function metric(broker: Pick<TestBroker, 'everyAdmin'>, line: string) {
+  let sum = 0;
+  for (const admin of broker.everyAdmin) {
+    const metrics = await (await admin.fetch('GET', '/metrics')).text();
+    sum += Number(
+      metrics
+        .split('\n')
+        .find((l) => l.startsWith(line))
+        ?.split(' ')
+        .at(-1) ?? 0,
+    );
+  }
+  return sum;
 }
 
 describe.each(transportsServing('stream'))(

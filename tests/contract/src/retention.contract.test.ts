@@ -21,7 +21,7 @@ async function passUntil(
 ): Promise<TopicView['stats']> {
   const view = await eventually(
     async () => {
-      await broker.broker.engine.runRetentionPass();
+      await broker.runRetentionPass();
       return broker.admin.getTopic(topic);
     },
     (topicView) => holds(topicView.stats),
@@ -87,7 +87,7 @@ describe('Retention by age (DESIGN.md §5): expired messages go, held ones stay,
 
     // Once billing settles m4, the next pass deletes it too.
     await billing.ack(held);
-    expect((await broker.broker.engine.runRetentionPass()).deletedMessages).toBe(1);
+    expect((await broker.runRetentionPass()).deletedMessages).toBe(1);
     expect((await broker.admin.getTopic('orders')).stats).toEqual({
       firstOffset: 6,
       nextOffset: 6,
@@ -178,7 +178,7 @@ describe('Retention by size and the dedup window', () => {
     for (let i = 0; i < 10 * queues; i++) {
       sent.push((await producer.send({ topic: 'logs', body: 'x'.repeat(bodyBytes) })).messageId);
     }
-    const report = await broker.broker.engine.runRetentionPass();
+    const report = await broker.runRetentionPass();
     const { stats } = await broker.admin.getTopic('logs');
     expect(stats.messages * bodyBytes).toBeLessThanOrEqual(3_000);
     expect(report.deletedMessages).toBe(sent.length - stats.messages);
@@ -187,7 +187,7 @@ describe('Retention by size and the dedup window', () => {
     expect((await broker.admin.getMessage(sent.at(-1) ?? '')).message.messageId).toBe(sent.at(-1));
     if (queues > 1) return;
     await producer.send({ topic: 'logs', body: 'x'.repeat(1_000) });
-    await broker.broker.engine.runRetentionPass();
+    await broker.runRetentionPass();
     expect((await broker.admin.getTopic('logs')).stats).toEqual({
       firstOffset: 8,
       nextOffset: 11,
@@ -202,7 +202,7 @@ describe('Retention by size and the dedup window', () => {
     const messageId = '019aa6b1f2c07d3e8a41b5c6d7e8f902';
     const first = await producer.send({ topic: 'orders', body: 'once', messageId });
     await producer.send({ topic: 'orders', body: 'other' });
-    expect((await broker.broker.engine.runRetentionPass()).deletedMessages).toBe(0);
+    expect((await broker.runRetentionPass()).deletedMessages).toBe(0);
     // Answered with the original receipt, not stored at a new offset.
     expect(await producer.send({ topic: 'orders', body: 'once', messageId })).toEqual(first);
     expect((await broker.admin.getTopic('orders')).stats).toEqual({

@@ -1,7 +1,9 @@
-import { BrokerError } from '@ricochet/protocol';
+import type { AddressInfo } from 'node:net';
+import { BrokerError, encodeFrame, PROTOCOL_VERSION } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { putGroup, startTestBroker } from '../broker.test-support.js';
-import { PeerConnection, type PeerSubscriptionListener } from './peer-connection.js';
+import { CLOSE_GRACE_MS, PeerConnection, type PeerSubscriptionListener } from './peer-connection.js';
 
 const PEER_TOKEN = 'peer-token-for-tests';
 const MAX_FRAME_BYTES = 8 * 1024 * 1024;
@@ -124,5 +126,38 @@ describe('PeerConnection', () => {
     });
     expect(reasons).toHaveLength(1);
     expect(peer.open).toBe(false);
+  });
+});
+
+describe('PeerConnection, with an owner that stops answering', () => {
+  it('closes within its grace when the owner never answers the close', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    server.on('connection', (socket) => {
+      socket.once('message', () => {
+        socket.send(
+          encodeFrame({
+            type: 'welcome',
+            protocolVersion: PROTOCOL_VERSION,
+            sessionId: 'hung-owner',
+            maxBodyBytes: 1_024,
+            maxFrameBytes: 65_536,
+          }),
+        );
+        // From now on the owner reads nothing, as a stopped process would: no close comes back.
+        (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+      });
+    });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const peer = await openPeer(`ws://127.0.0.1:${port}`);
+      const started = performance.now();
+      await peer.close();
+      expect(performance.now() - started).toBeLessThan(CLOSE_GRACE_MS * 5);
+      expect(peer.open).toBe(false);
+    } finally {
+      for (const client of server.clients) client.terminate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

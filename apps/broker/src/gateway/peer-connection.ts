@@ -44,6 +44,9 @@ export interface PeerConnectionOptions {
 
 const DEFAULT_OPEN_TIMEOUT_MS = 10_000;
 
+/** How long {@link PeerConnection.close} waits for the owner to answer the close before cutting the connection. */
+export const CLOSE_GRACE_MS = 1_000;
+
 /**
  * The forwarding broker's end of a session between brokers (`peer-access.ts`): one WebSocket to
  * the owner of one queue, carrying many clients' requests, each answered by id, and the
@@ -172,13 +175,24 @@ export class PeerConnection {
     if (this.#closedBecause === undefined) this.#send({ type: 'credit', subscriptionId, credits });
   }
 
-  /** Close the session: the owner ends its subscriptions and releases what they held (C2). */
+  /**
+   * Close the session: the owner ends its subscriptions and releases what they held (C2). An owner
+   * that does not answer the close (hung, or its host gone) is cut off after
+   * {@link CLOSE_GRACE_MS}: whoever closes a route to it must not wait on it.
+   */
   async close(): Promise<void> {
     if (this.#closedBecause !== undefined) return;
-    const closed = new Promise<void>((resolve) => this.#socket.once('close', () => resolve()));
+    const socket = this.#socket;
+    const closed = new Promise<void>((resolve) => {
+      if (socket.readyState === WebSocket.CLOSED) resolve();
+      else socket.once('close', () => resolve());
+    });
     this.#onClosed('the connection was closed');
-    this.#socket.close();
+    const cutOff = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS);
+    cutOff.unref();
+    socket.close();
     await closed;
+    clearTimeout(cutOff);
   }
 
   #send(frame: ClientFrame): void {

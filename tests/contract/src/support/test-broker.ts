@@ -25,6 +25,13 @@ export interface TestBroker extends AsyncDisposable {
   /** The endpoint of `transport`: `ws://127.0.0.1:<port>`, the TCP listener's `tcp://127.0.0.1:<tcpPort>`, or `http://127.0.0.1:<port>`. */
   endpointFor(transport: TransportName): string;
   readonly admin: AdminApi;
+  /**
+   * The admin API of every broker of the test: one, or with queues spread three. Each broker's
+   * `/metrics` counts the queues it owns, so a count over the cluster is a sum over these.
+   */
+  readonly everyAdmin: readonly AdminApi[];
+  /** A retention pass on every broker of the test: each retains the queues it owns. */
+  runRetentionPass(): Promise<{ readonly deletedMessages: number }>;
   readonly dataDir: string;
   /** Close the broker (drain) and open a new one on the same data directory and port 0. */
   restart(): Promise<TestBroker>;
@@ -95,6 +102,13 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
       }
     },
     admin: new AdminApi(`http://127.0.0.1:${port}`),
+    everyAdmin: [broker, ...peers].map((each) => new AdminApi(`http://127.0.0.1:${each.address?.port}`)),
+    async runRetentionPass() {
+      let deletedMessages = 0;
+      for (const each of [broker, ...peers])
+        deletedMessages += (await each.engine.runRetentionPass()).deletedMessages;
+      return { deletedMessages };
+    },
     dataDir: directory,
     async restart() {
       removeOnClose = false;
