@@ -18,7 +18,14 @@ import {
 import { BroadcastLedger } from './broadcast-ledger.js';
 import { BroadcastSource } from './broadcast-source.js';
 import type { BrokerMetrics } from './broker-metrics.js';
-import { type CreditLender, type CreditPool, grantCredits, MAX_CREDIT_WANTED } from './credit-pool.js';
+import {
+  type CreditLender,
+  type CreditPool,
+  grantCredits,
+  type LentCredit,
+  MAX_CREDIT_WANTED,
+  settleLoan,
+} from './credit-pool.js';
 import { toDeliveredMessage } from './delivered-message.js';
 import type { EffectApplier } from './effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
@@ -46,19 +53,13 @@ import type { TopicRegistry } from './topic-registry.js';
 const TURN_MESSAGES = 32;
 const PASS_MESSAGES = 256;
 
-interface BroadcastSubscription {
+interface BroadcastSubscription extends LentCredit {
   readonly id: number;
   readonly instance: BroadcastInstance;
   readonly subscriptions: Subscriptions;
   readonly sink: DeliverySink;
   /** Deliveries the client can still take, perhaps shared with other queues (`credit-pool.ts`). */
   readonly pool: CreditPool;
-  /** Whoever lends the credit, for a peer session's subscription (as push's, `credit-pool.ts`). */
-  readonly lender: CreditLender | undefined;
-  /** Lent credit: a `wanted` was sent and no credit came since. */
-  wantSent: boolean;
-  /** Lent credit: returned for want of messages; no `wanted` until new work reaches the instance. */
-  quiet: boolean;
 }
 
 export interface BroadcastSubscribeRequest {
@@ -289,7 +290,13 @@ export class BroadcastDispatch {
       }
       if (batch.length > 0) member.sink(member.id, batch);
     }
-    for (const member of members) if (member.lender) this.#settleLoan(member, exhausted.has(member));
+    for (const member of members) {
+      if (!member.lender) continue;
+      settleLoan(member, exhausted.has(member), () => {
+        const ready = this.#source.readyHint(member.instance, member.subscriptions, MAX_CREDIT_WANTED);
+        return ready === 0 ? undefined : { ready, late: member.instance.readyAgain.length > 0 };
+      });
+    }
     if (handedOut > 0) this.#ledger.changed(instance);
     if (handedOut >= PASS_MESSAGES) this.#queue(instance);
   }
@@ -383,24 +390,5 @@ export class BroadcastDispatch {
     } else {
       this.#deps.metrics.broadcastFailed(group.name);
     }
-  }
-
-  /** After a pass, a lent subscription gives back what it could not spend, or asks for credit (as push's). */
-  #settleLoan(member: BroadcastSubscription, exhausted: boolean): void {
-    const lender = member.lender as CreditLender;
-    if (member.pool.credits > 0) {
-      if (!exhausted) return;
-      const credits = member.pool.credits;
-      member.pool.credits = 0;
-      member.quiet = true;
-      member.wantSent = false;
-      lender.returned(member.id, credits);
-      return;
-    }
-    if (member.wantSent || member.quiet) return;
-    const ready = this.#source.readyHint(member.instance, member.subscriptions, MAX_CREDIT_WANTED);
-    if (ready === 0) return;
-    member.wantSent = true;
-    lender.wanted(member.id, ready, member.instance.readyAgain.length > 0);
   }
 }

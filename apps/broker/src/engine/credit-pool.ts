@@ -33,3 +33,47 @@ export interface CreditLender {
 
 /** The most a `wanted` asks for at once. */
 export const MAX_CREDIT_WANTED = 256;
+
+/** A subscription's side of a loan (push and broadcast alike): its credit, and where the talk with its lender stands. */
+export interface LentCredit {
+  readonly id: number;
+  readonly pool: CreditPool;
+  /** Whoever lends the credit, for a peer session's subscription; `undefined` for a client's own. */
+  readonly lender: CreditLender | undefined;
+  /** A `wanted` was sent and no credit came since. */
+  wantSent: boolean;
+  /**
+   * The credit was returned for want of messages: no `wanted` until new work wakes the
+   * subscription, so that messages the Ready check sees but a pass cannot deliver (a blocked FIFO
+   * head) never make the two brokers trade credit back and forth.
+   */
+  quiet: boolean;
+}
+
+/**
+ * After a dispatch pass, a subscription with lent credit gives back what it could not spend (after
+ * the deliveries that spent the rest, on the same connection) when the pass found nothing for it
+ * (`exhausted`), or asks for credit if it has none and `readyNow` finds messages Ready for it.
+ */
+export function settleLoan(
+  member: LentCredit,
+  exhausted: boolean,
+  readyNow: () => { readonly ready: number; readonly late: boolean } | undefined,
+): void {
+  const lender = member.lender;
+  if (lender === undefined) return;
+  if (member.pool.credits > 0) {
+    if (!exhausted) return;
+    const credits = member.pool.credits;
+    member.pool.credits = 0;
+    member.quiet = true;
+    member.wantSent = false;
+    lender.returned(member.id, credits);
+    return;
+  }
+  if (member.wantSent || member.quiet) return;
+  const wanted = readyNow();
+  if (wanted === undefined) return;
+  member.wantSent = true;
+  lender.wanted(member.id, wanted.ready, wanted.late);
+}

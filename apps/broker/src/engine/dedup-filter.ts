@@ -1,3 +1,5 @@
+import { fmix32 } from './murmur-finaliser.js';
+
 /** Bits of filter per id: with {@link PROBES} probes in a 512-bit block, about 0.1 % false positives per generation. */
 const BITS_PER_ID = 14;
 /** Bits set and tested per id, all in one 512-bit block (one cache line). */
@@ -227,22 +229,11 @@ function hashId(id: string): void {
     first = Math.imul(first ^ unit, 0x01000193);
     second = Math.imul(second ^ unit, 0x5bd1e995);
   }
-  blockHash = remix(first);
+  blockHash = fmix32(first);
   // Three 9-bit positions in the 512-bit block from each 32 bits of hash.
-  let bits = remix(second);
+  let bits = fmix32(second);
   for (let probe = 0; probe < PROBES; probe++) {
-    if (probe % 3 === 0 && probe > 0) bits = remix(bits);
+    if (probe % 3 === 0 && probe > 0) bits = fmix32(bits);
     probeBits[probe] = (bits >>> (9 * (probe % 3))) & 511;
   }
-}
-
-/** Murmur3's finaliser: fresh bits for the next probe. */
-function remix(value: number): number {
-  let hash = value;
-  hash ^= hash >>> 16;
-  hash = Math.imul(hash, 0x85ebca6b);
-  hash ^= hash >>> 13;
-  hash = Math.imul(hash, 0xc2b2ae35);
-  hash ^= hash >>> 16;
-  return hash >>> 0;
 }

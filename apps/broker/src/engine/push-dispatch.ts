@@ -1,5 +1,12 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
-import { type CreditLender, type CreditPool, grantCredits, MAX_CREDIT_WANTED } from './credit-pool.js';
+import {
+  type CreditLender,
+  type CreditPool,
+  grantCredits,
+  type LentCredit,
+  MAX_CREDIT_WANTED,
+  settleLoan,
+} from './credit-pool.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import type { LeaseGrant } from './lease-grant.js';
 import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
@@ -28,7 +35,7 @@ const CATCH_UP_PASS_MESSAGES = 1_024;
 /** Messages per `deliver` frame. */
 const FRAME_MESSAGES = 256;
 
-interface PushSubscription {
+interface PushSubscription extends LentCredit {
   readonly id: number;
   readonly group: GroupRuntime;
   readonly subscriptions: Subscriptions;
@@ -36,16 +43,6 @@ interface PushSubscription {
   readonly sink: DeliverySink;
   /** Deliveries the client can still take (flow control), perhaps shared with other queues. */
   readonly pool: CreditPool;
-  /** Whoever lends the credit, for a peer session's subscription (`credit-pool.ts`). */
-  readonly lender: CreditLender | undefined;
-  /** Lent credit: a `wanted` was sent and no credit came since. */
-  wantSent: boolean;
-  /**
-   * Lent credit: it was returned for want of messages; no `wanted` until the group wakes again, so
-   * that messages the Ready check sees but a pass cannot deliver (a blocked FIFO head) never make
-   * the two brokers trade credit back and forth.
-   */
-  quiet: boolean;
 }
 
 export interface SubscribeRequest {
@@ -228,31 +225,19 @@ export class PushDispatch {
         subscription.sink(subscription.id, messages.slice(start, start + FRAME_MESSAGES));
       }
     }
-    for (const member of members) if (member.lender) this.#settleLoan(group, member, exhausted.has(member));
+    for (const member of members) {
+      // Only peer sessions' subscriptions borrow: a client's own never builds the closure below.
+      if (!member.lender) continue;
+      settleLoan(member, exhausted.has(member), () =>
+        this.#deps.readySource.hasReady(group, member.subscriptions)
+          ? {
+              ready: this.#deps.readySource.readyHint(group, member.subscriptions, MAX_CREDIT_WANTED),
+              late: group.readyQueue.size > 0,
+            }
+          : undefined,
+      );
+    }
     // A full pass, or one out of time, may have left work behind; continue in the next turn.
     if (handedOut >= passMessages || outOfTime) this.#queue(group);
-  }
-
-  /**
-   * After a pass, a subscription with lent credit gives back what it could not spend (after the
-   * deliveries that spent the rest, on the same connection), or asks for credit if it has none and
-   * messages are Ready.
-   */
-  #settleLoan(group: GroupRuntime, member: PushSubscription, exhausted: boolean): void {
-    const lender = member.lender as CreditLender;
-    if (member.pool.credits > 0) {
-      if (!exhausted) return;
-      const credits = member.pool.credits;
-      member.pool.credits = 0;
-      member.quiet = true;
-      member.wantSent = false;
-      lender.returned(member.id, credits);
-      return;
-    }
-    if (member.wantSent || member.quiet) return;
-    if (!this.#deps.readySource.hasReady(group, member.subscriptions)) return;
-    member.wantSent = true;
-    const ready = this.#deps.readySource.readyHint(group, member.subscriptions, MAX_CREDIT_WANTED);
-    lender.wanted(member.id, ready, group.readyQueue.size > 0);
   }
 }

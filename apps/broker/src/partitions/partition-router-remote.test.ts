@@ -5,9 +5,9 @@ import type { DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestBroker } from '../broker.test-support.js';
 import { resolveBrokerConfig } from '../config.js';
-import { PeerConnection } from '../gateway/peer-connection.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import { PartitionRouter } from './partition-router.js';
+import { PeerConnection } from './peer-connection.js';
 import { queueOf } from './queue-choice.js';
 import { RemoteAdmin } from './remote-admin.js';
 import { RemoteQueue } from './remote-queue.js';
@@ -74,6 +74,27 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A push subscription of worker-1 to `billing` through the router, and what it was delivered. */
+async function subscribe(maxCachedMessages: number) {
+  const delivered: DeliveredMessage[] = [];
+  let wake = () => {};
+  /** Until `count` deliveries arrived: each delivery wakes it; bounded by the test's timeout. */
+  const until = async (count: number) => {
+    while (delivered.length < count) await new Promise<void>((resolve) => (wake = resolve));
+  };
+  const subscriptionId = await router.subscribe({
+    group: 'billing',
+    subscriptions: { orders: '*' },
+    maxCachedMessages,
+    consumerId: 'worker-1',
+    sink: (_, messages) => {
+      delivered.push(...messages);
+      wake();
+    },
+  });
+  return { delivered, until, subscriptionId };
+}
+
 describe('PartitionRouter with a queue another broker owns', () => {
   it('sends to both, leases from both within maxMessages, and settles each handle where it was leased', async () => {
     const messageIds = ids(6);
@@ -122,21 +143,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
   });
 
   it('pushes from both within one credit, and releases what the subscription held when its session ends (C2)', async () => {
-    const delivered: DeliveredMessage[] = [];
-    let wake = () => {};
-    const until = async (count: number) => {
-      while (delivered.length < count) await new Promise<void>((resolve) => (wake = resolve));
-    };
-    const subscriptionId = await router.subscribe({
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      maxCachedMessages: 3,
-      consumerId: 'worker-1',
-      sink: (_, messages) => {
-        delivered.push(...messages);
-        wake();
-      },
-    });
+    const { delivered, until, subscriptionId } = await subscribe(3);
     const messageIds = ids(10);
     await send(messageIds);
     await until(3);
@@ -160,21 +167,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
   });
 
   it('moves client subscriptions when a queue changes owner: elsewhere, then between owners, then elsewhere again', async () => {
-    const delivered: DeliveredMessage[] = [];
-    let wake = () => {};
-    const until = async (count: number) => {
-      while (delivered.length < count) await new Promise<void>((resolve) => (wake = resolve));
-    };
-    const subscriptionId = await router.subscribe({
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      maxCachedMessages: 10,
-      consumerId: 'worker-1',
-      sink: (_, messages) => {
-        delivered.push(...messages);
-        wake();
-      },
-    });
+    const { delivered, until, subscriptionId } = await subscribe(10);
     const [, first, second] = ids(6).filter((id) => queueOf({ messageId: id }, QUEUES) === 1);
     await send([first as string]);
     await until(1);

@@ -18,14 +18,13 @@ import type { SubscribeRequest } from '../engine/push-dispatch.js';
 import { RedrivePacer } from '../engine/redrive-pacer.js';
 import type { RetentionPassReport } from '../engine/retention.js';
 import { malformedReceiptHandle, type SettleFailure, type SettleItem } from '../engine/settle-item.js';
-import type { ReceiveBudget, ReceiveRequest } from '../engine/simple-consumption.js';
+import type { ReceiveRequest } from '../engine/simple-consumption.js';
 import type { StoreWatermarks } from '../engine/store-watermarks.js';
 import { systemTimers } from '../engine/timer-service.js';
 import type { TopicView } from '../engine/topic-view.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import {
   deadLetterStarts,
-  deliveryOfQueue,
   mergeDeadLetterPages,
   mergeFifoHeads,
   mergeGroupViews,
@@ -37,6 +36,7 @@ import {
 import { QueueRotation, queueOf } from './queue-choice.js';
 import { tagHandle, untagHandle } from './queue-handles.js';
 import { topicOffset } from './queue-offsets.js';
+import { receiveOverQueues } from './queue-receive.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
 import type { RemoteQueue } from './remote-queue.js';
 import {
@@ -80,6 +80,11 @@ export class PartitionRouter implements BrokerService {
   readonly metrics: BrokerMetrics;
   /** Queue `i` as routed now; {@link replaceQueue} changes it when its owner changes. */
   readonly #queues: RoutedQueue[];
+  /**
+   * The engines of the queues this broker owns now, kept as the queues change hands: R4's check
+   * sums their backlogs on every send.
+   */
+  #engines: BrokerEngine[] = [];
   readonly #engineOptions: BrokerEngineOptions;
   readonly #watermarks: StoreWatermarks;
   readonly #redrives: RedrivePacer;
@@ -116,6 +121,7 @@ export class PartitionRouter implements BrokerService {
     this.#engineOptions = { ...options, shared } as BrokerEngineOptions;
     this.#onError = errorReporterOf(options);
     this.#queues = queues.map((parts, queue) => this.#routedQueue(queue, parts));
+    this.#engines = enginesOf(this.#queues);
     this.#subscriptions = new QueueSubscriptions(this.#queues, this.#onError);
     this.#receiveRotation = new QueueRotation(queues.length);
     this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
@@ -124,11 +130,6 @@ export class PartitionRouter implements BrokerService {
   /** How many queues the store is split into. */
   get queues(): number {
     return this.#queues.length;
-  }
-
-  /** The engines of the queues this broker owns now. */
-  get #engines(): BrokerEngine[] {
-    return this.#queues.flatMap((queue) => queue.engine ?? []);
   }
 
   /**
@@ -143,6 +144,7 @@ export class PartitionRouter implements BrokerService {
     if (old === undefined) throw new RangeError(`no queue ${queue}`);
     const next = this.#routedQueue(queue, parts);
     this.#queues[queue] = next;
+    this.#engines = enginesOf(this.#queues);
     if (next.engine && this.#started) next.engine.start();
     await this.#subscriptions.move(queue, old, next);
     // Before the old engine closes: what the sessions between brokers held in it is released (C2).
@@ -191,48 +193,9 @@ export class PartitionRouter implements BrokerService {
     await Promise.all(this.#queues.map((queue) => queue.register(group, subscriptions)));
   }
 
-  /**
-   * Lease from the queues in turn, each what the others left of `maxMessages`; when none has
-   * anything and the receive may wait, wait on every queue at once, with one budget, and answer
-   * with what the first to find messages leased (and any other that leased in the same turn).
-   */
-  async receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
-    const budget: ReceiveBudget = { remaining: request.maxMessages };
-    const order = this.#receiveRotation.next();
-    const leased: DeliveredMessage[] = [];
-    for (const queue of order) {
-      if (budget.remaining <= 0) break;
-      const found = await (this.#queues[queue] as RoutedQueue).receive({
-        ...request,
-        awaitDurationMs: 0,
-        budget,
-      });
-      for (const message of found) leased.push(deliveryOfQueue(message, queue, this.queues));
-    }
-    if (leased.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted)
-      return this.#withinAsked(leased, request.maxMessages);
-    const stopWaiting = new AbortController();
-    const onAbort = () => stopWaiting.abort();
-    request.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const perQueue = await Promise.all(
-        order.map(async (queue) => {
-          const routed = this.#queues[queue] as RoutedQueue;
-          const waiting = routed.receive({ ...request, budget, signal: stopWaiting.signal });
-          const found =
-            routed.engine === undefined
-              ? await this.#untilStopped(waiting, stopWaiting.signal, queue)
-              : await waiting;
-          // The first queue with messages answers the receive: the others stop waiting.
-          if (found.length > 0) stopWaiting.abort();
-          return found.map((message) => deliveryOfQueue(message, queue, this.queues));
-        }),
-      );
-      return this.#withinAsked(perQueue.flat(), request.maxMessages);
-    } finally {
-      stopWaiting.abort();
-      request.signal?.removeEventListener('abort', onAbort);
-    }
+  /** A receive over every queue (`queue-receive.ts`), starting with the next queue in turn. */
+  receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
+    return receiveOverQueues(this.#queues, this.#receiveRotation.next(), request, this.#onError);
   }
 
   ack(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
@@ -414,67 +377,6 @@ export class PartitionRouter implements BrokerService {
   }
 
   /**
-   * A remote queue's waiting receive, until the receive is answered: the owner cannot be told to
-   * stop waiting, so what it leases after that is handed back (made visible again at once).
-   */
-  #untilStopped(
-    waiting: Promise<DeliveredMessage[]>,
-    stopped: AbortSignal,
-    queue: number,
-  ): Promise<DeliveredMessage[]> {
-    if (stopped.aborted) {
-      void waiting.then((late) => this.#handBack(late, queue)).catch(() => {});
-      return Promise.resolve([]);
-    }
-    return new Promise((resolve, reject) => {
-      const onStop = () => {
-        resolve([]);
-        void waiting.then((late) => this.#handBack(late, queue)).catch(() => {});
-      };
-      stopped.addEventListener('abort', onStop, { once: true });
-      waiting.then(
-        (found) => {
-          stopped.removeEventListener('abort', onStop);
-          resolve(found);
-        },
-        (error: unknown) => {
-          stopped.removeEventListener('abort', onStop);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  /**
-   * At most `maxMessages` of what the queues leased: a remote queue spends the budget only when it
-   * answers, so a waiting receive over several queues may lease more. The surplus is handed back.
-   */
-  #withinAsked(leased: DeliveredMessage[], maxMessages: number): DeliveredMessage[] {
-    if (leased.length <= maxMessages) return leased;
-    for (const surplus of leased.slice(maxMessages)) {
-      const routed = untagHandle(surplus.receiptHandle, this.queues);
-      if (routed) void this.#handBack([{ ...surplus, receiptHandle: routed.handle }], routed.queue);
-    }
-    return leased.slice(0, maxMessages);
-  }
-
-  /**
-   * Simple leases nobody will process: visible again now (a simple lease cannot be released). The
-   * lease counts as an attempt, as an expired one does; it happens only when two queues lease for
-   * one waiting receive in the same moment.
-   */
-  async #handBack(messages: readonly DeliveredMessage[], queue: number): Promise<void> {
-    const routed = this.#queues[queue] as RoutedQueue;
-    await Promise.all(
-      messages.map((message) =>
-        routed
-          .changeInvisibleDuration(message.receiptHandle, 0)
-          .catch((error: unknown) => this.#onError(error, `could not hand back a lease of queue ${queue}`)),
-      ),
-    );
-  }
-
-  /**
    * Settle each handle in the queue it names, the queues at once; a handle that names no queue is
    * refused like any handle the broker did not issue. Failures keep the batch's indexes.
    */
@@ -518,6 +420,10 @@ function refusedReceipts(messages: readonly OutgoingMessage[], error: unknown): 
     ...(error.details === undefined ? {} : { details: { ...error.details } }),
   };
   return messages.map((message) => ({ ok: false, messageId: message.messageId, error: payload }));
+}
+
+function enginesOf(queues: readonly RoutedQueue[]): BrokerEngine[] {
+  return queues.flatMap((queue) => queue.engine ?? []);
 }
 
 function isRemote(parts: BrokerStore | RemoteQueueParts): parts is RemoteQueueParts {

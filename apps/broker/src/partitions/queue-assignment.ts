@@ -1,3 +1,5 @@
+import { fmix32 } from '../engine/murmur-finaliser.js';
+
 /**
  * Which live broker each queue of a split store (`--store-queues`) belongs to, by rendezvous
  * (highest-random-weight) hashing: every broker scores every queue, and the highest score wins.
@@ -69,17 +71,6 @@ function idHash(brokerId: string): number {
 
 function fnv1aByte(hash: number, byte: number): number {
   return Math.imul(hash ^ byte, 0x01000193) >>> 0;
-}
-
-/** murmur3's finaliser: every bit of the input flips each bit of the output with probability ½. */
-function fmix32(input: number): number {
-  let hash = input;
-  hash ^= hash >>> 16;
-  hash = Math.imul(hash, 0x85ebca6b);
-  hash ^= hash >>> 13;
-  hash = Math.imul(hash, 0xc2b2ae35);
-  hash ^= hash >>> 16;
-  return hash >>> 0;
 }
 
 function checkQueueCount(queueCount: number): void {

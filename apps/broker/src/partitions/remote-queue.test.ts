@@ -1,8 +1,8 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { putGroup, startTestBroker } from '../broker.test-support.js';
-import { PeerConnection } from '../gateway/peer-connection.js';
 import { CreditLending } from './credit-lending.js';
+import { PeerConnection } from './peer-connection.js';
 import { RemoteQueue } from './remote-queue.js';
 
 /** Queue 3 of a router here is queue 0 of another broker, its owner, reached over a session between brokers. */

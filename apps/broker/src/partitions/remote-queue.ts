@@ -8,8 +8,8 @@ import {
 import type { SubscribeRequest } from '../engine/push-dispatch.js';
 import type { SettleFailure, SettleItem } from '../engine/settle-item.js';
 import type { ReceiveRequest } from '../engine/simple-consumption.js';
-import type { PeerConnection, PeerRequest } from '../gateway/peer-connection.js';
 import type { CreditLending } from './credit-lending.js';
+import type { PeerConnection, PeerRequest } from './peer-connection.js';
 
 /** A push subscription made in a remote queue, as {@link RemoteQueue.subscribe} takes it. */
 export type RemoteSubscribeRequest = Omit<SubscribeRequest, 'creditPool' | 'lender'> & {

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
-import { PeerConnection } from '../gateway/peer-connection.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { BrokerRegistry } from '../store/postgres/broker-registry.js';
 import { readClusterView } from '../store/postgres/cluster-view.js';
 import type { LeaseGate } from '../store/postgres/store-lease.js';
 import type { PartitionRouter } from './partition-router.js';
+import { PeerConnection } from './peer-connection.js';
 import { QueueOwnership, type QueueRoute } from './queue-ownership.js';
 import { RemoteAdmin } from './remote-admin.js';
 import { RemoteQueue } from './remote-queue.js';

@@ -48,7 +48,7 @@ const DEFAULT_OPEN_TIMEOUT_MS = 10_000;
 export const CLOSE_GRACE_MS = 1_000;
 
 /**
- * The forwarding broker's end of a session between brokers (`peer-access.ts`): one WebSocket to
+ * The forwarding broker's end of a session between brokers (`gateway/peer-access.ts`): one WebSocket to
  * the owner of one queue, carrying many clients' requests, each answered by id, and the
  * deliveries and credit talk of the subscriptions made on it. It never reconnects: when it closes,
  * what was in flight fails with `503 BROKER_UNAVAILABLE`, and its holder opens another once it
