@@ -5,10 +5,11 @@ import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { AdminApi } from './support/admin.js';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { clusterCounter } from './support/cluster-metrics.js';
 import { CrashableStore, startCrashableBroker } from './support/crashable-store.js';
 import { eventually, type RecordingPushConsumer, startRecordingConsumer } from './support/push.js';
 import { expectInLogOrder } from './support/store-queues.js';
-import { startBroker, type TestBroker } from './support/test-broker.js';
+import { startBroker } from './support/test-broker.js';
 import { storeQueues } from './support/test-store.js';
 import { transportsServing } from './support/transports.js';
 
@@ -18,22 +19,6 @@ function committedOf(record: unknown): number {
 
 const bodies = (consumer: RecordingPushConsumer) =>
   consumer.deliveries.map(({ message }) => text(message.body));
-
-/** A counter over every broker of the test (each counts the queues it owns). */
-async function metric(broker: Pick<TestBroker, 'everyAdmin'>, line: string) {
-  let sum = 0;
-  for (const admin of broker.everyAdmin) {
-    const metrics = await (await admin.fetch('GET', '/metrics')).text();
-    sum += Number(
-      metrics
-        .split('\n')
-        .find((l) => l.startsWith(line))
-        ?.split(' ')
-        .at(-1) ?? 0,
-    );
-  }
-  return sum;
-}
 
 describe.each(transportsServing('stream'))(
   'B1: a broadcasting group delivers every message to every instance (over %s)',
@@ -104,7 +89,7 @@ describe.each(transportsServing('stream'))(
         state: 'committed',
         history: [{ result: 'committed' }],
       });
-      expect(await metric(broker, 'ricochet_broadcast_failures_total{group="audit"}')).toBe(1);
+      expect(await clusterCounter(broker, 'ricochet_broadcast_failures_total{group="audit"}')).toBe(1);
 
       // Had the failure been retried, it would come back after 10 ms, ahead of this message.
       await producer.send({ topic: 'orders', body: 'later' });

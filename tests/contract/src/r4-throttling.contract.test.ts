@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer } from './support/clients.js';
+import { clusterCounter } from './support/cluster-metrics.js';
 import { expectNewOffsets } from './support/store-queues.js';
 import { startBroker } from './support/test-broker.js';
 import { transportsServing } from './support/transports.js';
-
-async function rejected530(admin: {
-  fetch(method: string, path: string): Promise<Response>;
-}): Promise<number> {
-  const metrics = await (await admin.fetch('GET', '/metrics')).text();
-  const line = metrics.split('\n').find((l) => l.startsWith('ricochet_requests_rejected_total{code="530"}'));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
 
 describe.each(transportsServing('request'))(
   'R4 with R2: a topic past its backlog limit throttles sends with 530, which the producer retries with backoff (over %s)',
@@ -38,7 +31,7 @@ describe.each(transportsServing('request'))(
         retryable: true,
       });
       // Three attempts, two backoff waits between them (5 ms, then 8 ms ± 20 %).
-      expect(await rejected530(broker.admin)).toBe(3);
+      expect(await clusterCounter(broker, 'ricochet_requests_rejected_total{code="530"}')).toBe(3);
       expect(Date.now() - startedAt).toBeGreaterThanOrEqual(5 + 6);
 
       const [oldest] = await consumer.receive(1, 30_000);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { AdminApi, TopicView } from './support/admin.js';
+import type { TopicView } from './support/admin.js';
 import { startProducer, startSimpleConsumer, text } from './support/clients.js';
+import { clusterCounter } from './support/cluster-metrics.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
 import { expectInLogOrder, expectNewOffsets, expectTopicStats } from './support/store-queues.js';
 import { startBroker, type TestBroker } from './support/test-broker.js';
@@ -28,12 +29,6 @@ async function passUntil(
     10_000,
   );
   return view.stats;
-}
-
-async function metric(admin: AdminApi, name: string, group: string): Promise<number> {
-  const metrics = await (await admin.fetch('GET', '/metrics')).text();
-  const line = metrics.split('\n').find((l) => l.startsWith(`${name}{group="${group}"}`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
 describe('Retention by age (DESIGN.md §5): expired messages go, held ones stay, laggards skip ahead', () => {
@@ -81,8 +76,8 @@ describe('Retention by age (DESIGN.md §5): expired messages go, held ones stay,
       ready: 0,
       topics: { orders: { cursor: 6, firstOffset: stats.firstOffset } },
     });
-    expect(await metric(broker.admin, 'ricochet_messages_expired_total', 'audit')).toBe(6);
-    expect(await metric(broker.admin, 'ricochet_messages_expired_total', 'billing')).toBe(0);
+    expect(await clusterCounter(broker, 'ricochet_messages_expired_total{group="audit"}')).toBe(6);
+    expect(await clusterCounter(broker, 'ricochet_messages_expired_total{group="billing"}')).toBe(0);
     expect(await audit.receive(10, 60_000)).toEqual([]);
 
     // Once billing settles m4, the next pass deletes it too.

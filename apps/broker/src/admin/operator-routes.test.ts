@@ -133,3 +133,34 @@ describe('GET /v1/groups/:group/fifo', () => {
     });
   });
 });
+
+describe('GET /v1/topics/:topic/backlog', () => {
+  it("shows the topic's R4 limit and each reading group's backlog, which throttles at the limit", async () => {
+    await using broker = await startTestBroker();
+    const client = await RawClient.connect(broker.url);
+    await fetch(`http://127.0.0.1:${broker.address?.port}/v1/topics/orders`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'normal', maxBacklogMessages: 2 }),
+    });
+    await putGroup(broker, 'billing', { startFrom: 'earliest' });
+    await putGroup(broker, 'audit', { startFrom: 'earliest' });
+    expect(await receiveAll(client, 'billing', 'orders')).toEqual([]);
+    const send = (n: number) =>
+      client.request({
+        type: 'send',
+        messages: [{ messageId: messageId(n), topic: 'orders', body: new Uint8Array([n]), bornAt: 1 }],
+      });
+    await send(1);
+    await send(2);
+    // audit never registered for orders: it does not read it, and does not count.
+    expect((await getJson(broker, '/v1/topics/orders/backlog')).body).toEqual({
+      topic: 'orders',
+      maxBacklogMessages: 2,
+      groups: [{ group: 'billing', backlog: 2 }],
+    });
+    expect(await send(3)).toMatchObject({ receipts: [{ ok: false, error: { code: 530 } }] });
+    expect(await getJson(broker, '/v1/topics/ghost/backlog')).toMatchObject({ status: 404 });
+    await client.close();
+  });
+});

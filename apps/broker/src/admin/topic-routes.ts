@@ -6,7 +6,10 @@ import type { ServiceOf } from './queue-scope.js';
 
 /**
  * `PUT /v1/topics/:topic` creates or reconfigures a topic; `GET` describes it; `GET
- * /v1/topics?cursor=&limit=` lists topics (DLQ topics too) by name, each described as its `GET` does.
+ * /v1/topics?cursor=&limit=` lists topics (DLQ topics too) by name, each described as its `GET` does;
+ * `GET /v1/topics/:topic/backlog` shows R4 for it: its `maxBacklogMessages` and the backlog of each
+ * group reading it, the figure sends are throttled on. Brokers with queues spread read it from each
+ * other's queues to throttle over the whole cluster.
  */
 export function registerTopicRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get('/v1/topics', async (request, reply) => {
@@ -33,5 +36,14 @@ export function registerTopicRoutes(app: FastifyInstance, serviceOf: ServiceOf):
         details: { topic: request.params.topic },
       });
     return topic;
+  });
+
+  app.get<{ Params: { topic: string } }>('/v1/topics/:topic/backlog', async (request, reply) => {
+    const backlog = await serviceOf(request).topicBacklog(request.params.topic);
+    if (!backlog)
+      return replyError(reply, 'NOT_FOUND', `topic "${request.params.topic}" does not exist`, {
+        details: { topic: request.params.topic },
+      });
+    return backlog;
   });
 }

@@ -11,6 +11,7 @@ import type { BrokerService } from './broker-service.js';
 import type { DeadLetterPage } from './dead-letter-admin.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
 import { describeFifoHeads, type FifoHeadView } from './fifo-view.js';
+import type { TopicBacklog } from './group-backlog.js';
 import type { GroupRuntime } from './group-registry.js';
 import { describeGroup, type GroupView } from './group-view.js';
 import { describeMessage, type MessageView } from './message-view.js';
@@ -261,6 +262,11 @@ export class BrokerEngine implements BrokerService {
   groupBacklog(name: string): number {
     const group = this.#parts.groups.get(name);
     return group === undefined ? 0 : this.#parts.backlog.of(group);
+  }
+
+  /** R4 for a topic in this engine's store: its limit and its readers' backlogs (`undefined`: no such topic). */
+  topicBacklog(topic: string): TopicBacklog | undefined {
+    return this.#parts.backlog.ofTopic(topic);
   }
 
   /** Whether the group has messages Ready again (retries, expired leases, due delays) waiting for credit. */

@@ -3,6 +3,7 @@ import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/p
 import type { BrokerMetrics } from './broker-metrics.js';
 import type { DeadLetterPage } from './dead-letter-admin.js';
 import type { FifoHeadView } from './fifo-view.js';
+import type { TopicBacklog } from './group-backlog.js';
 import type { GroupView } from './group-view.js';
 import type { MessageView } from './message-view.js';
 import type { NamePage } from './name-page.js';
@@ -40,6 +41,8 @@ export interface BrokerService {
   endSubscriptions(subscriptionIds: readonly number[]): void;
   putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }>;
   describeTopic(name: string): Awaitable<TopicView | undefined>;
+  /** R4 for a topic: its limit and the backlog of each group reading it; `undefined` for an unknown topic. */
+  topicBacklog(topic: string): Awaitable<TopicBacklog | undefined>;
   listTopics(afterName: string | undefined, limit: number): Awaitable<NamePage<TopicView>>;
   putGroup(name: string, input: GroupConfigInput): Promise<GroupView>;
   describeGroup(name: string): Awaitable<GroupView | undefined>;

@@ -16,6 +16,24 @@ export interface GroupBacklogDeps {
   readonly totalBacklogOf?: ((group: string) => number) | undefined;
 }
 
+/** R4 as it stands for one topic: its limit, and the backlog of each group reading it. */
+export interface TopicBacklog {
+  readonly topic: string;
+  /** The topic's `maxBacklogMessages`; `undefined` when it has none (never throttled). */
+  readonly maxBacklogMessages: number | undefined;
+  /** Every group reading the topic, with its backlog (R4's, over every topic it reads). */
+  readonly groups: readonly { readonly group: string; readonly backlog: number }[];
+}
+
+/** R4's refusal of a send to `topic`: `group` has `backlog` unconsumed messages, `limit` or more. */
+export function backlogRefusal(topic: string, group: string, backlog: number, limit: number): BrokerError {
+  return BrokerError.of(
+    'TOO_MANY_REQUESTS',
+    `group "${group}" has ${backlog} unconsumed messages; the limit of "${topic}" is ${limit}`,
+    { topic, group, limit },
+  );
+}
+
 /** What each group has left to consume, for throttling (R4), wake-ups and the backlog gauge. */
 export class GroupBacklog {
   readonly #deps: GroupBacklogDeps;
@@ -31,15 +49,20 @@ export class GroupBacklog {
     for (const group of this.#deps.groups.list()) {
       if (!this.reads(group, topic)) continue;
       const backlog = this.#deps.totalBacklogOf?.(group.name) ?? this.of(group);
-      if (backlog >= limit) {
-        return BrokerError.of(
-          'TOO_MANY_REQUESTS',
-          `group "${group.name}" has ${backlog} unconsumed messages; the limit of "${topic}" is ${limit}`,
-          { topic, group: group.name, limit },
-        );
-      }
+      if (backlog >= limit) return backlogRefusal(topic, group.name, backlog, limit);
     }
     return undefined;
+  }
+
+  /** R4 for `topic` in this engine's store alone; `undefined` for a topic it does not have. */
+  ofTopic(topic: string): TopicBacklog | undefined {
+    const record = this.#deps.topics.get(topic)?.record;
+    if (record === undefined) return undefined;
+    const groups = [];
+    for (const group of this.#deps.groups.list()) {
+      if (this.reads(group, topic)) groups.push({ group: group.name, backlog: this.of(group) });
+    }
+    return { topic, maxBacklogMessages: record.config.maxBacklogMessages, groups };
   }
 
   /**

@@ -166,6 +166,71 @@ describe('PartitionRouter with a queue another broker owns', () => {
     expect((await router.describeGroup('billing'))?.stats).toMatchObject({ committed: 7, inflight: 0 });
   });
 
+  it('throttles a send on the backlog over both queues, wherever it goes (R4)', async () => {
+    await router.putTopic('orders', { type: 'normal', maxBacklogMessages: 2 });
+    await router.register('billing', { orders: '*' });
+    const [inOwn, inRemote] = ids(2) as [string, string];
+    // Another message for this broker's own queue, where one message alone is under the limit.
+    const third = ids(4)[1] as string;
+    expect((await send([inOwn, inRemote])).every((receipt) => receipt.ok)).toBe(true);
+    expect(await router.topicBacklog('orders')).toEqual({
+      topic: 'orders',
+      maxBacklogMessages: 2,
+      groups: [{ group: 'billing', backlog: 2 }],
+    });
+    const [refused] = await send([third]);
+    expect(refused).toMatchObject({ ok: false, error: { code: 530 } });
+    expect((await router.describeTopic('orders'))?.stats).toMatchObject({ messages: 2 });
+
+    const [leased] = await router.receive({
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxMessages: 1,
+      invisibleDurationMs: 10_000,
+      awaitDurationMs: 0,
+      consumerId: 'worker-1',
+    });
+    expect(await router.ack([leased?.receiptHandle ?? ''])).toEqual([]);
+    expect((await send([third]))[0]).toMatchObject({ ok: true });
+  });
+
+  it("redrives both queues' DLQs with one pacer, at the rate in all (D2)", async () => {
+    const messageIds = ids(4);
+    await send(messageIds);
+    await router.register('billing', { orders: '*' });
+    const receive = {
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      maxMessages: 4,
+      invisibleDurationMs: 10_000,
+      awaitDurationMs: 0,
+      consumerId: 'worker-1',
+    };
+    const leased = await router.receive(receive);
+    expect(leased).toHaveLength(4);
+    expect(
+      await router.nack(
+        leased.map((message) => ({ receiptHandle: message.receiptHandle, deadLetter: true })),
+      ),
+    ).toEqual([]);
+    for (let i = 0; i < 200 && (await router.describeGroup('billing'))?.stats.dlq !== 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+
+    // 10 per second over both queues: one message every 100 ms, whichever queue it is in. Each
+    // owner pacing its own share would redrive one from each queue at once.
+    const startedAt = performance.now();
+    expect(await router.redrive('billing', { ratePerSecond: 10 })).toEqual({ accepted: 4 });
+    const redriven: string[] = [];
+    for (let i = 0; i < 100 && redriven.length < 4; i++) {
+      const found = await router.receive({ ...receive, awaitDurationMs: 1_000 });
+      if (redriven.length === 0) expect(found).toHaveLength(1);
+      redriven.push(...found.map((message) => message.messageId));
+    }
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(290);
+    expect(redriven.sort()).toEqual([...messageIds].sort());
+  });
+
   it('moves client subscriptions when a queue changes owner: elsewhere, then between owners, then elsewhere again', async () => {
     const { delivered, until, subscriptionId } = await subscribe(10);
     const [, first, second] = ids(6).filter((id) => queueOf({ messageId: id }, QUEUES) === 1);

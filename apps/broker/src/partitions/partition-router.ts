@@ -11,6 +11,7 @@ import type { BrokerService } from '../engine/broker-service.js';
 import { DEFAULT_REDRIVE_RATE_PER_SECOND, type DeadLetterPage } from '../engine/dead-letter-admin.js';
 import { errorReporterOf, watermarksOf } from '../engine/engine-parts.js';
 import type { FifoHeadView } from '../engine/fifo-view.js';
+import type { TopicBacklog } from '../engine/group-backlog.js';
 import type { GroupView } from '../engine/group-view.js';
 import type { MessageView } from '../engine/message-view.js';
 import type { NamePage } from '../engine/name-page.js';
@@ -23,6 +24,7 @@ import type { StoreWatermarks } from '../engine/store-watermarks.js';
 import { systemTimers } from '../engine/timer-service.js';
 import type { TopicView } from '../engine/topic-view.js';
 import type { BrokerStore } from '../store/broker-store.js';
+import { ClusterBacklog, mergeTopicBacklogs } from './cluster-backlog.js';
 import {
   deadLetterStarts,
   mergeDeadLetterPages,
@@ -37,6 +39,7 @@ import { QueueRotation, queueOf } from './queue-choice.js';
 import { tagHandle, untagHandle } from './queue-handles.js';
 import { topicOffset } from './queue-offsets.js';
 import { receiveOverQueues } from './queue-receive.js';
+import { redriveOverQueues } from './queue-redrive.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
 import type { RemoteQueue } from './remote-queue.js';
 import {
@@ -72,9 +75,10 @@ export interface RemoteQueueParts {
  *   and R4's backlog summed over the queues.
  *
  * A queue may also be owned by another broker (`RemoteQueueParts`): the router then forwards
- * what is for it (`routed-queue.ts`). The shared parts, retention and the metrics' gauges are then
- * this broker's queues' only: each broker answers for what it stores, and R4's backlog counts the
- * queues this broker owns.
+ * what is for it (`routed-queue.ts`). R4 is then checked over every queue before a send goes
+ * anywhere (`cluster-backlog.ts`), and a DLQ redrive is paced over every queue by this broker
+ * (`queue-redrive.ts`). The shared parts, retention and the metrics' gauges are this broker's
+ * queues' only: each broker answers for what it stores.
  */
 export class PartitionRouter implements BrokerService {
   readonly metrics: BrokerMetrics;
@@ -88,6 +92,7 @@ export class PartitionRouter implements BrokerService {
   readonly #engineOptions: BrokerEngineOptions;
   readonly #watermarks: StoreWatermarks;
   readonly #redrives: RedrivePacer;
+  readonly #clusterBacklog = new ClusterBacklog({ queues: () => this.#queues, now: () => Date.now() });
   readonly #subscriptions: QueueSubscriptions;
   readonly #onError: (error: unknown, context: string) => void;
   /** Which queue a receive looks at first. */
@@ -164,15 +169,29 @@ export class PartitionRouter implements BrokerService {
 
   // ─── Messaging ────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Each message goes to its queue. With queues owned elsewhere, R4 is checked over the cluster
+   * first (`cluster-backlog.ts`): a message for a throttled topic is refused here, `530`.
+   */
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
     const queues = this.queues;
+    const throttled =
+      this.#engines.length < queues
+        ? await this.#clusterBacklog.refusals(new Set(messages.map((message) => message.topic)))
+        : undefined;
+    const receipts = new Array<SendReceipt>(messages.length);
     const byQueue = this.#queues.map(() => ({ indexes: [] as number[], messages: [] as OutgoingMessage[] }));
     messages.forEach((message, index) => {
+      const refusal = throttled?.get(message.topic);
+      if (refusal) {
+        receipts[index] = refusedReceipts([message], refusal)[0] as SendReceipt;
+        this.metrics.rejected(refusal.code);
+        return;
+      }
       const slot = byQueue[queueOf(message, queues)] as (typeof byQueue)[number];
       slot.indexes.push(index);
       slot.messages.push(message);
     });
-    const receipts = new Array<SendReceipt>(messages.length);
     await Promise.all(
       byQueue.map(async (slot, queue) => {
         if (slot.messages.length === 0) return;
@@ -264,6 +283,13 @@ export class PartitionRouter implements BrokerService {
     return mergeTopicViews(await Promise.all(this.#queues.map((queue) => queue.describeTopic(name))));
   }
 
+  async topicBacklog(topic: string): Promise<TopicBacklog | undefined> {
+    return mergeTopicBacklogs(
+      topic,
+      await Promise.all(this.#queues.map((queue) => queue.topicBacklog(topic))),
+    );
+  }
+
   /** A page of names over every queue (a topic a send created exists in the queues it reached). */
   async listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>> {
     const pages = await Promise.all(this.#queues.map((queue) => queue.listTopics(afterName, limit)));
@@ -299,41 +325,21 @@ export class PartitionRouter implements BrokerService {
     return mergeDeadLetterPages(pages, this.queues, limit);
   }
 
-  /**
-   * D2 over every queue, at `ratePerSecond` in all. The queues this broker owns redrive their DLQ
-   * copies in the order they were dead-lettered, paced together at their share of the rate (each
-   * queue redrives its own when its turn comes); a queue another broker owns is asked to redrive
-   * its own at its share.
-   */
-  async redrive(
+  /** D2 over every queue, at `ratePerSecond` in all, whichever broker owns each (`queue-redrive.ts`). */
+  redrive(
     group: string,
     options: { messageIds?: readonly string[]; ratePerSecond?: number },
   ): Promise<{ accepted: number }> {
-    const rate = options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND;
-    const remote = this.#queues.filter((queue) => queue.engine === undefined);
-    const share = rate / this.queues;
-    const forwarded = await Promise.all(
-      remote.map((queue) => queue.redrive(group, { ...options, ratePerSecond: share })),
+    return redriveOverQueues(
+      this.#queues,
+      this.#redrives,
+      group,
+      {
+        ...options,
+        ratePerSecond: options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND,
+      },
+      this.#onError,
     );
-    const queued = this.#queues
-      .flatMap((queue) =>
-        (queue.engine?.redrivable(group, options.messageIds) ?? []).map((message) => ({
-          queue: queue.queue,
-          message,
-        })),
-      )
-      .sort(
-        (a, b) =>
-          (a.message.deadLetter?.deadLetteredAt ?? 0) - (b.message.deadLetter?.deadLetteredAt ?? 0) ||
-          a.message.offset - b.message.offset,
-      );
-    this.#redrives.pace(queued, share * this.#engines.length, (slice) => {
-      for (const queue of this.#queues) {
-        const ofQueue = slice.filter((item) => item.queue === queue.queue).map((item) => item.message);
-        if (ofQueue.length > 0) queue.engine?.redriveNow(group, ofQueue);
-      }
-    });
-    return { accepted: queued.length + forwarded.reduce((sum, answer) => sum + answer.accepted, 0) };
   }
 
   async fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]> {

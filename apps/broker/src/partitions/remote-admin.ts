@@ -4,6 +4,7 @@ import { decodeNameCursor, encodeNameCursor } from '../admin/page-query.js';
 import { QUEUE_HEADER } from '../admin/queue-scope.js';
 import type { DeadLetterPage } from '../engine/dead-letter-admin.js';
 import type { FifoHeadView } from '../engine/fifo-view.js';
+import type { TopicBacklog } from '../engine/group-backlog.js';
 import type { GroupView } from '../engine/group-view.js';
 import type { MessageView } from '../engine/message-view.js';
 import type { NamePage } from '../engine/name-page.js';
@@ -61,6 +62,13 @@ export class RemoteAdmin {
   /** `undefined` when the queue has no such topic. */
   describeTopic(name: string): Promise<TopicView | undefined> {
     return this.#find(`/v1/topics/${encodeURIComponent(name)}`);
+  }
+
+  /** R4 for `topic` in this queue; `undefined` when the queue has no such topic. */
+  async topicBacklog(topic: string): Promise<TopicBacklog | undefined> {
+    const answer = await this.#find<TopicBacklogJson>(`/v1/topics/${encodeURIComponent(topic)}/backlog`);
+    // JSON leaves out a limit that is `undefined`.
+    return answer && { ...answer, maxBacklogMessages: answer.maxBacklogMessages };
   }
 
   async listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>> {
@@ -200,6 +208,9 @@ function namePageQuery(afterName: string | undefined, limit: number): string {
 function lastNameOf(cursor: string | null): string | null {
   return cursor === null ? null : decodeNameCursor(cursor);
 }
+
+/** R4 for a topic as `GET /v1/topics/:topic/backlog` sends it: without a limit when it has none. */
+type TopicBacklogJson = Omit<TopicBacklog, 'maxBacklogMessages'> & { maxBacklogMessages?: number };
 
 /** A stored message as `GET /v1/messages/:messageId` sends it: its body in base64. */
 type MessageJson = Omit<StoredMessage, 'body'> & { bodyBytes: number; bodyBase64: string };

@@ -10,6 +10,7 @@ import type { Awaitable } from '../engine/broker-service.js';
 import type { CreditPool } from '../engine/credit-pool.js';
 import type { DeadLetterPage } from '../engine/dead-letter-admin.js';
 import type { FifoHeadView } from '../engine/fifo-view.js';
+import type { TopicBacklog } from '../engine/group-backlog.js';
 import type { GroupView } from '../engine/group-view.js';
 import type { MessageView } from '../engine/message-view.js';
 import type { NamePage } from '../engine/name-page.js';
@@ -33,6 +34,7 @@ export type QueueSubscribeRequest = SubscribeRequest & {
 export interface QueueAdmin {
   putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }>;
   describeTopic(name: string): Promise<TopicView | undefined>;
+  topicBacklog(topic: string): Promise<TopicBacklog | undefined>;
   listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>>;
   putGroup(name: string, input: GroupConfigInput): Promise<GroupView>;
   describeGroup(name: string): Promise<GroupView | undefined>;
@@ -141,6 +143,9 @@ export class LocalQueue implements RoutedQueue {
   async describeTopic(name: string) {
     return this.engine.describeTopic(name);
   }
+  async topicBacklog(topic: string) {
+    return this.engine.topicBacklog(topic);
+  }
   async listTopics(afterName: string | undefined, limit: number) {
     return this.engine.listTopics(afterName, limit);
   }
@@ -238,6 +243,9 @@ export class ForwardedQueue implements RoutedQueue {
   describeTopic(name: string) {
     return this.#admin.describeTopic(name);
   }
+  topicBacklog(topic: string) {
+    return this.#admin.topicBacklog(topic);
+  }
   listTopics(afterName: string | undefined, limit: number) {
     return this.#admin.listTopics(afterName, limit);
   }
@@ -314,6 +322,9 @@ export class PendingQueue implements RoutedQueue {
     throw this.#unavailable();
   }
   async describeTopic() {
+    return undefined;
+  }
+  async topicBacklog() {
     return undefined;
   }
   async listTopics() {
