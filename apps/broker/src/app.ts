@@ -14,6 +14,7 @@ import { registerHealthRoutes } from './admin/health-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
 import { registerMessageRoutes } from './admin/message-routes.js';
 import { registerQueueScope } from './admin/queue-scope.js';
+import { registerStoreRoutes } from './admin/store-routes.js';
 import { registerTopicRoutes } from './admin/topic-routes.js';
 import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
@@ -302,6 +303,7 @@ export async function buildBroker(
   registerMessageRoutes(app, serviceOf);
   registerDeadLetterRoutes(app, serviceOf);
   registerFifoRoutes(app, serviceOf);
+  registerStoreRoutes(app, serviceOf);
   registerCounterRoutes(app, engine);
   if (brokerRegistry) {
     const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));

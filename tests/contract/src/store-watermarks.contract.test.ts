@@ -37,7 +37,6 @@ describe('Disk and store watermarks (DESIGN.md §5): sends get 530 while consump
       dedupWindowMs: 0,
       retentionCheckIntervalMs: 60_000,
     });
-    const { engine } = broker.broker;
     await broker.admin.putTopic('orders', { type: 'normal', retentionMs: 50 });
     await broker.admin.putGroup('billing', { startFrom: 'earliest' });
     await using consumer = await startSimpleConsumer(broker.endpoint, {
@@ -55,7 +54,7 @@ describe('Disk and store watermarks (DESIGN.md §5): sends get 530 while consump
       const outcome = await trySend(producer, body);
       if (outcome.ok) stored++;
       else refused = outcome;
-      await engine.checkWatermarks();
+      await broker.checkWatermarks();
     }
     expect(refused?.code).toBe(530);
     expect(refused?.message).toContain('--max-store-bytes');
@@ -76,8 +75,8 @@ describe('Disk and store watermarks (DESIGN.md §5): sends get 530 while consump
     // Retention deletes the acked messages once expired; the next check lets sends in again.
     let resumed: Awaited<ReturnType<typeof trySend>> | undefined;
     for (let i = 0; i < 2_000 && !resumed?.ok; i++) {
-      await engine.runRetentionPass();
-      await engine.checkWatermarks();
+      await broker.runRetentionPass();
+      await broker.checkWatermarks();
       resumed = await trySend(producer, 'after');
       if (!resumed.ok) await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -97,7 +96,7 @@ describe('Disk and store watermarks (DESIGN.md §5): sends get 530 while consump
 
     // No disk has this much free space: the broker must refuse every send, from its first check.
     await using broker = await startBroker({ minFreeDiskBytes: Number.MAX_SAFE_INTEGER }, dataDir);
-    await broker.broker.engine.checkWatermarks();
+    await broker.checkWatermarks();
     await broker.admin.putGroup('billing', { startFrom: 'earliest' });
     await using consumer = await startSimpleConsumer(broker.endpoint, {
       group: 'billing',

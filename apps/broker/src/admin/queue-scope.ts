@@ -13,11 +13,11 @@ export const QUEUE_HEADER = 'ricochet-queue';
 
 /**
  * The routes a queue's own service answers: the admin calls of one engine (topics, groups with
- * their DLQ, redrive and FIFO heads, messages). The others (`/v1/counters`, `/v1/cluster`,
+ * their DLQ, redrive and FIFO heads, messages, the store's size). The others (`/v1/counters`, `/v1/cluster`,
  * `/metrics`, `/healthz`, the dashboard, the transports) are the whole broker's, with no per-queue
  * meaning, so a queue header on them is refused rather than silently answered for every queue.
  */
-const SCOPED_PREFIXES: readonly string[] = ['/v1/topics', '/v1/groups', '/v1/messages'];
+const SCOPED_PREFIXES: readonly string[] = ['/v1/topics', '/v1/groups', '/v1/messages', '/v1/store'];
 
 /** The service that answers an admin request: the whole broker's, or one queue's. */
 export type ServiceOf = (request: FastifyRequest) => BrokerService;

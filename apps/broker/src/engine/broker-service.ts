@@ -55,6 +55,8 @@ export interface BrokerService {
   ): Awaitable<{ accepted: number }>;
   fifoHeads(groupName: string, limit: number): Awaitable<FifoHeadView[]>;
   runRetentionPass(): Promise<RetentionPassReport>;
+  /** Bytes the store's data takes up, as `--max-store-bytes` compares (with queues spread, every queue's). */
+  storedBytes(): Awaitable<number>;
   checkWatermarks(): Promise<void>;
   /**
    * The service of one queue of the store, as a session between brokers reaches it

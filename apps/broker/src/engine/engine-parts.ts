@@ -105,7 +105,7 @@ export function errorReporterOf(
 export function watermarksOf(
   options: Omit<BrokerEngineOptions, 'store' | 'shared'>,
   metrics: BrokerMetrics,
-  storedBytes: () => number,
+  storedBytes: () => number | Promise<number>,
 ): StoreWatermarks {
   const onError = errorReporterOf(options);
   return watermarksFor(options.config, {

@@ -20,8 +20,11 @@ export interface StoreWatermarksDeps {
   readonly intervalMs: number;
   /** Free bytes on the data directory's file system (for the broker's user); `undefined` if unknown. */
   readonly freeDiskBytes: () => Promise<number | undefined>;
-  /** Bytes the store's data takes up (`BrokerStore.storedBytes`). */
-  readonly storedBytes: () => number;
+  /**
+   * Bytes the store's data takes up (`BrokerStore.storedBytes`); with queues spread over brokers,
+   * every queue's, some asked of their owners.
+   */
+  readonly storedBytes: () => number | Promise<number>;
   /** One line per change: sends refused (with why) or accepted again. */
   readonly onChange: (refused: boolean, reason: string) => void;
   readonly onError: (error: unknown) => void;
@@ -77,7 +80,7 @@ export class StoreWatermarks {
     const { limits } = this.#deps;
     const freeBytes = await this.#deps.freeDiskBytes();
     const lowDisk = freeBytes !== undefined && freeBytes < limits.minFreeDiskBytes;
-    const storeBytes = this.#deps.storedBytes();
+    const storeBytes = await this.#deps.storedBytes();
     this.#deps.metrics.storeLevels(storeBytes, freeBytes);
     const overStore = limits.maxStoreBytes !== undefined && storeBytes > limits.maxStoreBytes;
     this.#deps.metrics.watermarkExceeded('min_free_disk', lowDisk);

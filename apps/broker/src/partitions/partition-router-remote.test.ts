@@ -194,6 +194,16 @@ describe('PartitionRouter with a queue another broker owns', () => {
     expect((await send([third]))[0]).toMatchObject({ ok: true });
   });
 
+  it("counts the remote queue's bytes in the store's size, which the watermarks compare (--max-store-bytes)", async () => {
+    await send(ids(6));
+    const ownBytes = router.queueService(0)?.storedBytes() as number;
+    const remoteBytes = owner.engine.storedBytes() as number;
+    expect(remoteBytes).toBeGreaterThan(0);
+    expect(await router.storedBytes()).toBe(ownBytes + remoteBytes);
+    const response = await fetch(`http://127.0.0.1:${owner.address?.port}/v1/store`);
+    expect(await response.json()).toEqual({ storedBytes: remoteBytes });
+  });
+
   it("redrives both queues' DLQs with one pacer, at the rate in all (D2)", async () => {
     const messageIds = ids(4);
     await send(messageIds);

@@ -113,9 +113,9 @@ export class PartitionRouter implements BrokerService {
     this.metrics = new BrokerMetrics({
       groupGauges: () => sumGroupGauges(this.#engines.map((engine) => engine.groupGauges())),
     });
-    this.#watermarks = watermarksOf(options, this.metrics, () =>
-      this.#engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0),
-    );
+    // Every queue's size, those owned elsewhere asked of their owners: each broker's local copy
+    // holds every queue, so the store a send would grow is the whole of it.
+    this.#watermarks = watermarksOf(options, this.metrics, () => this.storedBytes());
     const shared = {
       metrics: this.metrics,
       watermarks: this.#watermarks,
@@ -345,6 +345,16 @@ export class PartitionRouter implements BrokerService {
   async fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]> {
     const perQueue = await Promise.all(this.#queues.map((queue) => queue.fifoHeads(groupName, limit)));
     return mergeFifoHeads(perQueue, this.queues, limit);
+  }
+
+  async storedBytes(): Promise<number> {
+    if (this.#engines.length === this.queues) {
+      return this.#engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0);
+    }
+    // An owner that does not answer counts as nothing until it does, as a queue between owners
+    // does: the watermarks are a brake on growth, and its route changes when its lease does.
+    const perQueue = await Promise.all(this.#queues.map((queue) => queue.storedBytes().catch(() => 0)));
+    return perQueue.reduce((sum, bytes) => sum + bytes, 0);
   }
 
   async runRetentionPass(): Promise<RetentionPassReport> {

@@ -71,6 +71,11 @@ export class RemoteAdmin {
     return answer && { ...answer, maxBacklogMessages: answer.maxBacklogMessages };
   }
 
+  /** Bytes this queue's store holds, as its owner's watermarks read them. */
+  async storedBytes(): Promise<number> {
+    return (await this.#call<{ storedBytes: number }>('GET', '/v1/store')).storedBytes;
+  }
+
   async listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>> {
     const answer = await this.#call<{ topics: TopicView[]; cursor: string | null }>(
       'GET',

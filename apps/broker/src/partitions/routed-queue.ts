@@ -46,6 +46,8 @@ export interface QueueAdmin {
     options: { messageIds?: readonly string[]; ratePerSecond?: number },
   ): Promise<{ accepted: number }>;
   fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]>;
+  /** Bytes the queue's store holds (`GET /v1/store`). */
+  storedBytes(): Promise<number>;
 }
 
 /**
@@ -145,6 +147,9 @@ export class LocalQueue implements RoutedQueue {
   }
   async topicBacklog(topic: string) {
     return this.engine.topicBacklog(topic);
+  }
+  async storedBytes() {
+    return this.engine.storedBytes();
   }
   async listTopics(afterName: string | undefined, limit: number) {
     return this.engine.listTopics(afterName, limit);
@@ -246,6 +251,9 @@ export class ForwardedQueue implements RoutedQueue {
   topicBacklog(topic: string) {
     return this.#admin.topicBacklog(topic);
   }
+  storedBytes() {
+    return this.#admin.storedBytes();
+  }
   listTopics(afterName: string | undefined, limit: number) {
     return this.#admin.listTopics(afterName, limit);
   }
@@ -326,6 +334,10 @@ export class PendingQueue implements RoutedQueue {
   }
   async topicBacklog() {
     return undefined;
+  }
+  /** Unknown while nobody owns the queue: counted as nothing. */
+  async storedBytes() {
+    return 0;
   }
   async listTopics() {
     return { items: [], lastName: null };

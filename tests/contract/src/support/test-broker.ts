@@ -32,6 +32,8 @@ export interface TestBroker extends AsyncDisposable {
   readonly everyAdmin: readonly AdminApi[];
   /** A retention pass on every broker of the test: each retains the queues it owns. */
   runRetentionPass(): Promise<{ readonly deletedMessages: number }>;
+  /** A watermark check on every broker of the test: each refuses sends to the queues it owns. */
+  checkWatermarks(): Promise<void>;
   readonly dataDir: string;
   /** Close the broker (drain) and open a new one on the same data directory and port 0. */
   restart(): Promise<TestBroker>;
@@ -108,6 +110,9 @@ export async function startBroker(config: BrokerConfigInput = {}, dataDir?: stri
       for (const each of [broker, ...peers])
         deletedMessages += (await each.engine.runRetentionPass()).deletedMessages;
       return { deletedMessages };
+    },
+    async checkWatermarks() {
+      for (const each of [broker, ...peers]) await each.engine.checkWatermarks();
     },
     dataDir: directory,
     async restart() {
