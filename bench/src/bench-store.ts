@@ -6,12 +6,22 @@ export type BenchStore = 'lmdb' | 'postgres';
 
 let chosen: BenchStore = 'lmdb';
 let queues = 1;
+let brokers = 1;
 let server: Promise<PostgresServer> | undefined;
 
-/** Choose the store of every broker the bench starts from now on, and how many queues it is split into. */
-export function useBenchStore(store: BenchStore, storeQueues = 1): void {
+/**
+ * Choose the store of every broker the bench starts from now on, how many queues it is split
+ * into, and over how many brokers they are spread (`--store-spread`; 1: one broker owns them all).
+ */
+export function useBenchStore(store: BenchStore, storeQueues = 1, spreadBrokers = 1): void {
   chosen = store;
   queues = storeQueues;
+  brokers = spreadBrokers;
+}
+
+/** How many brokers share each benched store, its queues spread over them (1: not spread). */
+export function spreadBrokers(): number {
+  return brokers;
 }
 
 export function benchStore(): BenchStore {
@@ -25,7 +35,12 @@ export function benchStore(): BenchStore {
  */
 export async function storeArgs(): Promise<string[]> {
   if (chosen === 'lmdb') return [];
-  return ['--store', await newBenchDatabase(), ...(queues > 1 ? ['--store-queues', String(queues)] : [])];
+  return [
+    '--store',
+    await newBenchDatabase(),
+    ...(queues > 1 ? ['--store-queues', String(queues)] : []),
+    ...(brokers > 1 ? ['--store-spread'] : []),
+  ];
 }
 
 /** A fresh database on the bench's PostgreSQL server (started at the first call): its URL. */

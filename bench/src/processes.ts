@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { storeArgs } from './bench-store.js';
+import { spreadBrokers, storeArgs } from './bench-store.js';
+import { waitUntilSpread } from './spread-cluster.js';
 
 /** Resident memory of a process, in bytes: all of it, and its anonymous and file-backed parts. */
 export interface ResidentMemory {
@@ -179,6 +180,7 @@ export async function startBrokerProcess(
   }
 > {
   const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
+  const storeFlags = extraArgs.includes('--store') ? [] : await storeArgs();
   const process_ = await start(
     BROKER_MAIN,
     [
@@ -190,7 +192,7 @@ export async function startBrokerProcess(
       '127.0.0.1',
       '--data-dir',
       dataDir,
-      ...(extraArgs.includes('--store') ? [] : await storeArgs()),
+      ...storeFlags,
       ...extraArgs,
     ],
     // "listening on", not "standing by on …": on PostgreSQL a broker relays as a standby until it
@@ -204,10 +206,47 @@ export async function startBrokerProcess(
     profile ? { RICOCHET_PROFILE_OUT: profile.out, RICOCHET_PROFILE_KIND: profile.kind } : {},
   );
   const [endpoint = '', tcpEndpoint = ''] = process_.banner.split(', ');
+  // `pnpm bench --store-spread N`: N - 1 more brokers on the store, owning their share of its
+  // queues; the clients still use this one, which forwards what is for the others' queues.
+  const peers = storeFlags.includes('--store-spread') ? await startSpreadPeers(storeFlags) : [];
+  const stopBroker = process_.stop;
+  const stop = async () => {
+    await Promise.all([stopBroker(), ...peers.map((peer) => peer.stop())]);
+  };
+  if (peers.length > 0) {
+    await waitUntilSpread([endpoint, ...peers.map((peer) => peer.banner)]).catch(async (error: unknown) => {
+      await stop();
+      throw error;
+    });
+  }
   return Object.assign(process_, {
     endpoint,
     endpointFor: (transport: BenchTransport) => (transport === 'ws' ? endpoint : tcpEndpoint),
+    stop,
+    [Symbol.asyncDispose]: stop,
   });
+}
+
+/** The other brokers of a spread cluster on the store `storeFlags` name, each on a data directory of its own. */
+async function startSpreadPeers(storeFlags: readonly string[]): Promise<BenchProcess[]> {
+  const peers: BenchProcess[] = [];
+  try {
+    for (let i = 1; i < spreadBrokers(); i++) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-peer-'));
+      peers.push(
+        await start(
+          BROKER_MAIN,
+          ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...storeFlags],
+          /(?<=listening on )ws:\/\/127\.0\.0\.1:\d+/,
+          () => rmSync(dataDir, { recursive: true, force: true }),
+        ),
+      );
+    }
+  } catch (error) {
+    await Promise.all(peers.map((peer) => peer.stop()));
+    throw error;
+  }
+  return peers;
 }
 
 /**

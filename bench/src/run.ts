@@ -37,7 +37,7 @@ import { runW3 } from './workloads/w3-latency.js';
 import { runW4 } from './workloads/w4-retry.js';
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [w1 w2s w2 w3 w4 pending takeover]`: every workload against the broker
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w3 w4 pending takeover]`: every workload against the broker
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
@@ -53,7 +53,7 @@ try {
   process.exit(2);
 }
 const systems: readonly SystemName[] = args.peers ? SYSTEMS : ['ricochet', 'reference'];
-useBenchStore(args.store, args.storeQueues);
+useBenchStore(args.store, args.storeQueues, args.spreadBrokers);
 const rows = new Map<RowSpec, Partial<Record<SystemName, Outcome[]>>>();
 const durability = new Set<string>();
 /** A peer that could not be had once (not installed, no root) is not tried again in this bench. */
@@ -120,7 +120,7 @@ function recordByTransport(
 }
 
 console.log(
-  `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}, ricochet's store: ${args.store === 'lmdb' ? 'embedded LMDB' : `PostgreSQL (one local server, fsync on${args.storeQueues > 1 ? `, ${args.storeQueues} queues` : ''})`}`,
+  `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}, ricochet's store: ${args.store === 'lmdb' ? 'embedded LMDB' : `PostgreSQL (one local server, fsync on${args.storeQueues > 1 ? `, ${args.storeQueues} queues` : ''}${args.spreadBrokers > 1 ? ` spread over ${args.spreadBrokers} brokers, the clients on one` : ''})`}`,
 );
 for (let run = 1; run <= args.runs; run++) {
   for (const workload of args.workloads) {

@@ -15,6 +15,11 @@ export interface BenchArgs {
   readonly store: BenchStore;
   /** How many queues a PostgreSQL store is split into (`--store-queues N`, with `--store postgres`). @default 1 */
   readonly storeQueues: number;
+  /**
+   * Over how many brokers the queues are spread (`--store-spread N`, with `--store postgres` and
+   * `--store-queues` 2 or more): the clients use the first, which forwards to the others. @default 1
+   */
+  readonly spreadBrokers: number;
 }
 
 const MAX_RUNS = 20;
@@ -28,9 +33,9 @@ export class BenchArgsError extends Error {
 }
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [w1 w2s w2 w3 w4 pending takeover]`.
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w3 w4 pending takeover]`.
  * Names are case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`,
- * `--store-queues` 1–64 with `--store postgres`. An
+ * `--store-queues` 1–64 with `--store postgres`, `--store-spread` 2–8 brokers with `--store-queues` 2 or more. An
  * unknown word is an error rather than a silently empty run.
  */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -39,6 +44,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let runs = 1;
   let store: BenchStore = 'lmdb';
   let storeQueues = 1;
+  let spreadBrokers = 1;
   for (let i = 0; i < argv.length; i++) {
     const arg = (argv[i] ?? '').toLowerCase();
     if (arg === '--peers') {
@@ -65,11 +71,19 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
           `--store-queues takes a whole number from 1 to 64, not ${value ?? 'nothing'}`,
         );
       }
+    } else if (arg === '--store-spread' || arg.startsWith('--store-spread=')) {
+      const value = arg === '--store-spread' ? argv[++i] : arg.slice('--store-spread='.length);
+      spreadBrokers = Number(value);
+      if (!Number.isInteger(spreadBrokers) || spreadBrokers < 2 || spreadBrokers > 8) {
+        throw new BenchArgsError(
+          `--store-spread takes a number of brokers from 2 to 8, not ${value ?? 'nothing'}`,
+        );
+      }
     } else if ((WORKLOADS as readonly string[]).includes(arg)) {
       named.add(arg as WorkloadName);
     } else {
       throw new BenchArgsError(
-        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres, --store-queues N or workloads (${WORKLOADS.join(', ')})`,
+        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres, --store-queues N, --store-spread N or workloads (${WORKLOADS.join(', ')})`,
       );
     }
   }
@@ -77,5 +91,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (storeQueues > 1 && store !== 'postgres') {
     throw new BenchArgsError('--store-queues splits a PostgreSQL store: add --store postgres');
   }
-  return { workloads, peers, runs, store, storeQueues };
+  if (spreadBrokers > 1 && storeQueues < 2) {
+    throw new BenchArgsError(
+      '--store-spread spreads the queues of a split store: add --store-queues N (2 or more)',
+    );
+  }
+  return { workloads, peers, runs, store, storeQueues, spreadBrokers };
 }

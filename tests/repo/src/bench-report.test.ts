@@ -23,6 +23,7 @@ describe('parseBenchArgs', () => {
       runs: 1,
       store: 'lmdb',
       storeQueues: 1,
+      spreadBrokers: 1,
     });
   });
 
@@ -33,6 +34,7 @@ describe('parseBenchArgs', () => {
       runs: 3,
       store: 'lmdb',
       storeQueues: 1,
+      spreadBrokers: 1,
     });
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
   });
@@ -45,6 +47,14 @@ describe('parseBenchArgs', () => {
     expect(parseBenchArgs(['--store', 'postgres', '--store-queues', '4']).storeQueues).toBe(4);
     expect(() => parseBenchArgs(['--store-queues=4'])).toThrow(/add --store postgres/);
     expect(() => parseBenchArgs(['--store', 'postgres', '--store-queues', '65'])).toThrow(/1 to 64/);
+    expect(
+      parseBenchArgs(['--store', 'postgres', '--store-queues', '4', '--store-spread', '3']).spreadBrokers,
+    ).toBe(3);
+    expect(parseBenchArgs([]).spreadBrokers).toBe(1);
+    expect(() => parseBenchArgs(['--store', 'postgres', '--store-spread', '3'])).toThrow(/--store-queues/);
+    expect(() =>
+      parseBenchArgs(['--store', 'postgres', '--store-queues', '4', '--store-spread', '1']),
+    ).toThrow(/2 to 8/);
   });
 
   it('refuses an unknown word or a bad --runs instead of running nothing', () => {
