@@ -104,10 +104,19 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const inQueue = queueConnection(options.url, queue);
   const common = { onnotice: () => {}, connect_timeout: 10, max_lifetime: null, idle_timeout: 0 } as const;
   // One connection for every write transaction: PostgreSQL then commits them in the order sent.
+  // Each transaction holds the lease row's lock from its fence to its commit; a broker paused in
+  // between (SIGSTOP, a frozen VM: its kernel keeps the connection up) would hold it, and block
+  // every broker's take of the lease, for as long as the pause. Past the lease's TTL idle inside
+  // a transaction, PostgreSQL ends the session instead: the lock goes, another broker takes the
+  // lease, and the woken broker's retry of that transaction is refused by the fence.
   const writer = postgres(options.url, {
     ...common,
     max: 1,
-    connection: { ...inQueue, synchronous_commit: flushPolicy === 'fsync' ? 'on' : 'off' },
+    connection: {
+      ...inQueue,
+      synchronous_commit: flushPolicy === 'fsync' ? 'on' : 'off',
+      idle_in_transaction_session_timeout: ttlMs,
+    },
   });
   const reader = postgres(options.url, { ...common, max: 2, connection: inQueue });
   const liveness = LivenessLock.open(options.url, { queue });

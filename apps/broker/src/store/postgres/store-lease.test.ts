@@ -154,3 +154,40 @@ describe('the store lease and the liveness lock', () => {
     expect(lease.epoch).toBe(1);
   });
 });
+
+describe('a lease whose holder hangs inside a write transaction', () => {
+  it("ends the holder's stalled session once its lease expired, takes the lease, and fences the holder", {
+    timeout: 30_000,
+  }, async () => {
+    const { url, sql } = await freshDatabase();
+    const ttlMs = 300;
+    const owner = await StoreLease.acquire(sql, { owner: 'first', ttlMs });
+    // The owner's writer: its fence locked the lease row, and it never commits (a broker stopped
+    // mid-transaction; its kernel keeps the connection up). No idle timeout on this session.
+    const writer = postgres(url, { max: 1, onnotice: () => {} });
+    pg.cleanup(() => writer.end({ timeout: 1 }));
+    let releaseHang = () => {};
+    const hang = new Promise<void>((resolve) => (releaseHang = resolve));
+    const stalled = writer.begin(async (tx) => {
+      await owner.fence(tx);
+      await hang;
+      await tx`select 1`;
+    });
+    stalled.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const started = performance.now();
+    const taken = await StoreLease.acquire(sql, {
+      owner: 'second',
+      ttlMs,
+      signal: AbortSignal.timeout(20_000),
+    });
+    expect(taken.epoch).toBe(owner.epoch + 1);
+    // The lease's TTL, then one lock wait as long, and the end of the stalled session.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    // The hung broker wakes: its transaction is gone, and the fence refuses whatever it sends next.
+    releaseHang();
+    await expect(stalled).rejects.toThrow();
+    await expect(owner.fence(sql)).rejects.toMatchObject({ code: 'RCF01' });
+  });
+});

@@ -146,7 +146,12 @@ export class StoreLease {
   /** Take the lease, waiting while another broker holds it; polls four times per TTL, at most every 250 ms. */
   static async acquire(sql: Sql, options: AcquireLeaseOptions): Promise<StoreLease> {
     const { owner, ttlMs, liveness } = options;
-    await sql`insert into ricochet_lease (id, owner, epoch, expires_at) values (1, '', 0, '-infinity') on conflict (id) do nothing`;
+    // Only when there is no row yet: an insert meeting the row waits on whatever locks it (a
+    // holder stalled inside a transaction, see endStalledHolder), and would wait with it.
+    await sql`
+      insert into ricochet_lease (id, owner, epoch, expires_at)
+      select 1, '', 0, '-infinity' where not exists (select 1 from ricochet_lease where id = 1)
+      on conflict (id) do nothing`;
     const pollMs = Math.min(250, Math.max(10, Math.floor(ttlMs / 4)));
     let freeSightings = 0;
     // Bounded by the caller's signal; a live holder renews forever, so there is no count bound here.
@@ -158,7 +163,10 @@ export class StoreLease {
       const mayTake = options.gate?.isOpen ?? true;
       const taken = !mayTake
         ? []
-        : await sql<{ epoch: string }[]>`
+        : await withLockTimeout(
+            sql,
+            Math.max(ttlMs, pollMs),
+            (tx) => tx<{ epoch: string }[]>`
         update ricochet_lease
            set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
                advertise_tcp_url = ${options.advertiseTcpUrl ?? ''},
@@ -167,7 +175,12 @@ export class StoreLease {
          where id = 1
            and (expires_at < clock_timestamp() or owner = ${owner}
                 or (${holderGone}::boolean and live_epoch = epoch))
-        returning epoch`;
+        returning epoch`,
+          ).catch(async (error: unknown) => {
+            if (!isLockTimeout(error)) throw error;
+            await endStalledHolder(sql);
+            return [];
+          });
       const row = taken[0];
       if (row) return new StoreLease(Number(row.epoch), ttlMs, liveness);
       // Free for the owner to take back, should its session have dropped only for a moment.
@@ -267,6 +280,45 @@ export function isFenced(error: unknown): boolean {
 }
 
 /** Wait `ms`, or less when `wake` resolves first; rejects when `signal` aborts. */
+/** PostgreSQL's `lock_not_available`: a statement waited `lock_timeout` for a lock. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
+}
+
+/** Run `statement` in a transaction of its own that waits at most `timeoutMs` for any lock. */
+async function withLockTimeout<T>(
+  sql: Sql,
+  timeoutMs: number,
+  statement: (tx: TransactionSql) => Promise<T>,
+) {
+  return (
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`set local lock_timeout = ${Math.ceil(timeoutMs)}`);
+      return [await statement(tx)];
+    })
+  )[0] as T;
+}
+
+/**
+ * The lease row is locked by a transaction that outlived the lease: its holder's fence, left
+ * open by a broker that hangs inside a write transaction (SIGSTOP, a frozen VM) while its kernel
+ * keeps the connection up. A session idle in it ends by itself
+ * (`idle_in_transaction_session_timeout` on the writer); one stuck otherwise (mid-statement, or
+ * its results unread) would hold the lock, and every broker's take, for as long as the hang. End
+ * that session: its transaction rolls back, and its broker's retry of it is refused by the fence.
+ * Only once the lease it holds has expired, so a live owner is never cut off; the same database
+ * role may end its own sessions.
+ */
+async function endStalledHolder(sql: Sql): Promise<void> {
+  await sql`
+    select pg_terminate_backend(activity.pid)
+      from ricochet_lease lease, pg_stat_activity activity
+     where lease.id = 1 and lease.expires_at < clock_timestamp()
+       and activity.backend_xid = lease.xmax and activity.pid <> pg_backend_pid()`;
+}
+
 function delay(ms: number, signal: AbortSignal | undefined, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = () => {

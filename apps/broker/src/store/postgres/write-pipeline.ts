@@ -171,8 +171,11 @@ export class WritePipeline {
         break;
       } catch (error) {
         // The batch is idempotent (upserts and deletes), so a transaction whose fate is unknown
-        // (the connection dropped around its COMMIT) may be sent again; later batches wait.
-        if (isFenced(error) || Date.now() - startedAt >= writeRetryMs) return this.#loseStore(batch, error);
+        // (the connection dropped around its COMMIT) may be sent again; later batches wait. Not
+        // once the store is lost (the heartbeat found the lease run out meanwhile): it has failed
+        // already, and retrying would only keep the queue from being handed on.
+        if (isFenced(error) || this.#lost !== undefined || Date.now() - startedAt >= writeRetryMs)
+          return this.#loseStore(batch, error);
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 25 * 2 ** attempt)));
       }
     }
