@@ -4,7 +4,9 @@ import { POSTGRES_CONTRACT_FILES } from './vitest.postgres.config.js';
 
 /**
  * The PostgreSQL run of the rules again, every broker's store split into queues (`--store-queues`,
- * DESIGN.md §9): the rules must hold whichever queue a message is in.
+ * DESIGN.md §9): the rules must hold whichever queue a message is in. Run by hand (`npx vitest run
+ * -c vitest.postgres-queues.config.ts`): CI runs `vitest.postgres-spread.config.ts` instead, the
+ * same files with the queues spread over three brokers.
  */
 export default defineProject({
   ...sourceResolution,
