@@ -364,10 +364,14 @@ class PostgresStore implements BrokerStore {
     this.#closing = true;
     this.#writes.stop();
     await this.#writes.committed();
-    if (this.#writes.lost === undefined) await this.#lease.release(this.#writer).catch(() => {});
+    const lost = this.#writes.lost !== undefined;
+    if (!lost) await this.#lease.release(this.#writer).catch(() => {});
+    // A lost store has nothing left worth waiting for: a query still pending on a connection the
+    // database ended (or that hangs) would hold the close, and the queue's reopening, 5 s.
+    const endTimeoutS = lost ? 0 : 5;
     await Promise.allSettled([
-      this.#writer.end({ timeout: 5 }),
-      this.#reader.end({ timeout: 5 }),
+      this.#writer.end({ timeout: endTimeoutS }),
+      this.#reader.end({ timeout: endTimeoutS }),
       this.#lease.close(),
     ]);
     await this.#mirror.close();
