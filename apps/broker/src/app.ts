@@ -12,6 +12,7 @@ import { registerFifoRoutes } from './admin/fifo-routes.js';
 import { registerGroupRoutes } from './admin/group-routes.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
+import { registerBrokerErrorReplies } from './admin/http-error.js';
 import { registerMessageRoutes } from './admin/message-routes.js';
 import { registerQueueScope } from './admin/queue-scope.js';
 import { registerStoreRoutes } from './admin/store-routes.js';
@@ -297,6 +298,7 @@ export async function buildBroker(
         });
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
+  registerBrokerErrorReplies(app);
   registerHealthRoutes(app, engine, isAccepting);
   registerTopicRoutes(app, serviceOf);
   registerGroupRoutes(app, serviceOf);
@@ -368,6 +370,9 @@ export async function buildBroker(
             config.advertiseTcpUrl ?? (address.tcpUrl && advertisedUrlOf(address.tcpUrl, config.host)),
         });
       }
+      // Spread, the queues have owners a moment after start (this broker's first leases, the
+      // others' URLs): until then they answer 503, so say so only once they do, or a lease later.
+      await ownership?.routedEverywhere(2 * config.storeLeaseMs);
       return address;
     },
     adopt: {

@@ -1,5 +1,5 @@
 import { BrokerError, ERROR_CODES, type ErrorName, errorNameOf } from '@ricochet/protocol';
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 
 /**
@@ -46,4 +46,16 @@ export function replyInvalidBody(reply: FastifyReply, error: z.ZodError): Fastif
     `invalid body: ${where}${first?.message ?? 'does not match the schema'}`,
     { issues },
   );
+}
+
+/**
+ * Answer a `BrokerError` a route lets through (the router's `503` for a queue between owners, say)
+ * with its catalogue code and status, as `replyThrown` does, rather than as a `500`. Anything
+ * else goes on to Fastify's own handler.
+ */
+export function registerBrokerErrorReplies(app: FastifyInstance): void {
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof BrokerError) return replyThrown(reply, error);
+    return reply.send(error);
+  });
 }

@@ -108,6 +108,20 @@ export class QueueOwnership {
     return this.#states.map((state, queue) => this.#routeOf(queue, state));
   }
 
+  /**
+   * Resolves once every queue is routed somewhere (to this broker's engine or to its owner), or
+   * after `budgetMs`, with whether it was. A broker just started waits for this before it says it
+   * listens: until its first look at the cluster and its first leases, every queue answers `503`.
+   */
+  async routedEverywhere(budgetMs: number): Promise<boolean> {
+    const deadline = Date.now() + budgetMs;
+    for (;;) {
+      if (this.routes().every((route) => route.to !== 'nowhere')) return true;
+      if (Date.now() >= deadline || this.#stopped) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Stop reading the cluster and opening queues; the router closes what it routes to. */
   async stop(): Promise<void> {
     this.#stopped = true;
