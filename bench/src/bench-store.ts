@@ -35,11 +35,14 @@ export function benchStore(): BenchStore {
  */
 export async function storeArgs(): Promise<string[]> {
   if (chosen === 'lmdb') return [];
+  // Explicit, as the broker's defaults differ (8 queues, spread): `--store-queues` alone benches
+  // one broker owning its queues, which a standby may take over.
   return [
     '--store',
     await newBenchDatabase(),
-    ...(queues > 1 ? ['--store-queues', String(queues)] : []),
-    ...(brokers > 1 ? ['--store-spread'] : []),
+    '--store-queues',
+    String(queues),
+    brokers > 1 ? '--store-spread' : '--no-store-spread',
   ];
 }
 

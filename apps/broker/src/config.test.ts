@@ -51,7 +51,7 @@ describe('parseCommandLine', () => {
     });
   });
 
-  it('spreads queues over brokers only with queues to spread', () => {
+  it('splits a PostgreSQL store into 8 queues spread over the brokers by default, and spreads only queues to spread', () => {
     const store = 'postgres://db.test/ricochet';
     expect(parseCommandLine(['--store', store, '--store-queues', '4', '--store-spread'], {})).toMatchObject({
       ok: true,
@@ -63,11 +63,24 @@ describe('parseCommandLine', () => {
       ok: true,
       config: { storeSpread: true },
     });
+    // A PostgreSQL store is split into 8 queues, spread, unless told; the embedded one is one store.
     expect(parseCommandLine(['--store', store], {})).toMatchObject({
       ok: true,
-      config: { storeSpread: false },
+      config: { storeQueues: 8, storeSpread: true },
     });
-    const alone = parseCommandLine(['--store', store, '--store-spread'], {});
+    expect(parseCommandLine([], {})).toMatchObject({
+      ok: true,
+      config: { storeQueues: 1, storeSpread: false },
+    });
+    expect(parseCommandLine(['--store', store, '--no-store-spread'], {})).toMatchObject({
+      ok: true,
+      config: { storeQueues: 8, storeSpread: false },
+    });
+    expect(parseCommandLine(['--store', store, '--store-queues', '1'], {})).toMatchObject({
+      ok: true,
+      config: { storeQueues: 1, storeSpread: false },
+    });
+    const alone = parseCommandLine(['--store', store, '--store-queues', '1', '--store-spread'], {});
     expect(alone.ok).toBe(false);
     if (alone.ok === false) expect(alone.message).toContain('storeQueues to 2 or more');
   });

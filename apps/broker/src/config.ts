@@ -147,16 +147,17 @@ export const brokerConfigSchema = z
      * With a PostgreSQL store: how many queues every topic is split into, each a store of its own
      * with its own lease (DESIGN.md §9; docs/guides/scale-out.md). A message goes to the queue of
      * its message group, or of its id; consumers read every queue. Every broker of a cluster must
-     * be given the same number. @default 1
+     * be given the same number, chosen when the cluster starts (a change moves message groups).
+     * @default {@link DEFAULT_STORE_QUEUES} with a PostgreSQL store; 1 (the only choice) without
      */
-    storeQueues: z.coerce.number().int().min(1).max(64).default(1),
+    storeQueues: z.coerce.number().int().min(1).max(64).optional(),
     /**
      * With `storeQueues` above 1: spread the queues over the live brokers (DESIGN.md §9), each
      * owning those rendezvous hashing gives it and forwarding the rest to their owners, instead of
-     * one broker owning every queue while the others stand by. Every broker of a cluster must be
-     * given the same setting. @default false
+     * one broker owning every queue while the others stand by (`false`: active/standby). Every
+     * broker of a cluster must be given the same setting. @default true with `storeQueues` above 1
      */
-    storeSpread: z.boolean().default(false),
+    storeSpread: z.boolean().optional(),
     /**
      * With a PostgreSQL store: the WebSocket URL other brokers give clients to reach this one while
      * it owns the store (a standby relays its clients there). @default the URL it listens on,
@@ -238,6 +239,7 @@ export const brokerConfigSchema = z
     ...networkLimitsFields(),
   })
   .superRefine(checkNetworkLimits)
+  .transform(withStoreDefaults)
   .superRefine((config, context) => {
     if (config.storeSpread && config.storeQueues < 2) {
       context.addIssue({
@@ -254,6 +256,27 @@ export const brokerConfigSchema = z
       });
     }
   });
+
+/**
+ * How many queues a PostgreSQL store is split into unless `storeQueues` says (DESIGN.md §9): enough
+ * for up to 8 brokers to share the work, few enough that one broker owning them all pays little.
+ */
+export const DEFAULT_STORE_QUEUES = 8;
+
+/**
+ * The store settings whose defaults follow the others: a PostgreSQL store is split into
+ * {@link DEFAULT_STORE_QUEUES} queues, and queues are spread over the brokers, unless told.
+ */
+function withStoreDefaults<
+  T extends {
+    store?: string | undefined;
+    storeQueues?: number | undefined;
+    storeSpread?: boolean | undefined;
+  },
+>(config: T): T & { storeQueues: number; storeSpread: boolean } {
+  const storeQueues = config.storeQueues ?? (config.store === undefined ? 1 : DEFAULT_STORE_QUEUES);
+  return { ...config, storeQueues, storeSpread: config.storeSpread ?? storeQueues > 1 };
+}
 
 /** The broker's settings after defaults. */
 export type BrokerConfig = z.infer<typeof brokerConfigSchema>;
@@ -321,6 +344,7 @@ ${Object.entries(FLAGS)
   .map(([flag, field]) => `  ${flag.padEnd(30)} ${envNameOf(field)}`)
   .join('\n')}
   --no-ui                        RICOCHET_UI=false (no dashboard at /ui)
+  --no-store-spread              RICOCHET_STORE_SPREAD=false (one owner of every queue, and standbys)
   --help                         print this text
 
 ricochet-broker backup --data-dir <dir> --to <path>   copy a data directory, live (--help for more)`;

@@ -57,7 +57,16 @@ export async function singleBrokerTarget(): Promise<SoakTarget> {
  */
 export async function postgresClusterTarget(leaseMs: number, storeQueues = 1): Promise<SoakTarget> {
   const url = await newBenchDatabase();
-  const args = ['--store', url, '--store-lease-ms', String(leaseMs), '--store-queues', String(storeQueues)];
+  // Active/standby, whatever the queues: the soak kills the one owner and a standby takes over.
+  const args = [
+    '--store',
+    url,
+    '--store-lease-ms',
+    String(leaseMs),
+    '--store-queues',
+    String(storeQueues),
+    '--no-store-spread',
+  ];
   const dataDirs = [0, 1, 2].map(() => mkdtempSync(join(tmpdir(), 'ricochet-soak-')));
   const brokers: KillableBroker[] = [];
   for (const dataDir of dataDirs) brokers.push(await startKillableBroker(dataDir, 0, args));

@@ -28,7 +28,12 @@ async function startCluster(): Promise<{ owner: ChildBroker; standbys: [ChildBro
   const start = (options: { until?: RegExp } = {}) => {
     const dir = mkdtempSync(join(tmpdir(), 'ricochet-cluster-'));
     directories.push(dir);
-    return startChildBroker(dir, ['--store', store, '--store-lease-ms', String(LEASE_MS)], options);
+    // Active/standby: one owner of every queue (queues spread are postgres-spread-failover's).
+    return startChildBroker(
+      dir,
+      ['--store', store, '--no-store-spread', '--store-lease-ms', String(LEASE_MS)],
+      options,
+    );
   };
   const owner = await start();
   const standbys: [ChildBroker, ChildBroker] = [

@@ -57,7 +57,13 @@ function recordStatuses(
   return { statuses, watching };
 }
 
-const brokerArgs = (store: string) => ['--store', store, '--store-lease-ms', String(LEASE_MS)];
+const brokerArgs = (store: string) => [
+  '--store',
+  store,
+  '--no-store-spread',
+  '--store-lease-ms',
+  String(LEASE_MS),
+];
 
 describe('one PostgreSQL store shared by several brokers', () => {
   it('keeps a second broker waiting while the first owns the store, and hands over at once on a clean stop', async () => {
@@ -65,6 +71,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
     const settings = {
       store,
       storeQueues: storeQueues(),
+      storeSpread: false,
       host: '127.0.0.1',
       port: 0,
       logLevel: 'silent',
@@ -138,7 +145,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
   it('takes over from a broker killed with -9 at once, long before its lease would expire', async () => {
     // A two-minute lease: a standby that waited for it to expire would miss the deadline below.
     const store = await sharedStore();
-    const args = ['--store', store, '--store-lease-ms', '120000'];
+    const args = ['--store', store, '--no-store-spread', '--store-lease-ms', '120000'];
     await using owner = await startChildBroker(dataDir(), args);
     await new AdminApi(owner.endpoint.replace(/^ws/, 'http')).putGroup('g', { startFrom: 'earliest' });
     {
@@ -165,7 +172,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
     // A 3 s lease, waited for in full: the producer's first reconnect attempt (1 s after the drop,
     // by its default backoff) comes well before the standby can own the store.
     const store = await sharedStore();
-    const args = ['--store', store, '--store-lease-ms', '3000'];
+    const args = ['--store', store, '--no-store-spread', '--store-lease-ms', '3000'];
     await using owner = await startChildBroker(dataDir(), args);
     await using standby = await startChildBroker(dataDir(), args, { until: /waiting as a standby/ });
     await using producer = new Producer({ endpoint: standby.endpoint });
@@ -189,7 +196,7 @@ describe('one PostgreSQL store shared by several brokers', () => {
     // Over HTTP each send is a request of its own: the one sent after the kill waits at the
     // standby, unanswered, instead of failing and sending the producer into its reconnect backoff.
     const store = await sharedStore();
-    const args = ['--store', store, '--store-lease-ms', '3000'];
+    const args = ['--store', store, '--no-store-spread', '--store-lease-ms', '3000'];
     await using owner = await startChildBroker(dataDir(), args);
     await using standby = await startChildBroker(dataDir(), args, { until: /waiting as a standby/ });
     await using producer = new Producer({ endpoint: standby.endpoint.replace(/^ws/, 'http') });

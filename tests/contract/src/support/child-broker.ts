@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { spawnTied } from '@ricochet/postgres-testkit';
 import { type NodeRun, runNode } from './node-process.js';
-import { storeFor, storeQueues } from './test-store.js';
+import { storeFor, storeQueues, storeSpread } from './test-store.js';
 
 /** A broker in a child process, to be killed for real (`kill -9`) by crash tests. */
 export interface ChildBroker extends AsyncDisposable {
@@ -59,9 +59,12 @@ export async function startChildBroker(
       '127.0.0.1',
       '--data-dir',
       dataDir,
-      ...(store === undefined ? [] : ['--store', store]),
-      // Every broker of a run splits its store alike, also on a store the test names itself.
-      ...(storeQueues() > 1 && !extraArgs.includes('--store-queues')
+      ...(store === undefined
+        ? []
+        : ['--store', store, storeSpread() ? '--store-spread' : '--no-store-spread']),
+      // Every broker of a run splits its store alike, also on a store the test names itself (a
+      // PostgreSQL store is split into 8 queues unless told).
+      ...((store !== undefined || extraArgs.includes('--store')) && !extraArgs.includes('--store-queues')
         ? ['--store-queues', String(storeQueues())]
         : []),
       ...extraArgs,

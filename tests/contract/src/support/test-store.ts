@@ -39,7 +39,7 @@ export async function storeFor(
 ): Promise<{ readonly store?: string; readonly storeQueues?: number; readonly storeSpread?: boolean }> {
   if (inject('postgresServerUrl') === undefined) return {};
   const store = await postgresDatabase(createHash('sha256').update(dataDir).digest('hex').slice(0, 20));
-  return { store, storeQueues: storeQueues(), ...(storeSpread() ? { storeSpread: true } : {}) };
+  return { store, storeQueues: storeQueues(), storeSpread: storeSpread() };
 }
 
 /**
