@@ -3,6 +3,7 @@ import {
   BrokerError,
   ERROR_CODES,
   type ErrorName,
+  errorNameOf,
   MAX_PROPERTIES_BYTES,
   type OutgoingMessage,
   propertiesByteLength,
@@ -103,14 +104,16 @@ export class SendPath {
         // Asked after the writes were queued, so it covers the transaction that holds them.
         batch.durable = this.#deps.store.durable();
         this.#wake(stored);
+        let failure: unknown;
         let durable = true;
         try {
           await batch.durable;
-        } catch {
+        } catch (error) {
           durable = false;
+          failure = error;
         }
         this.#countSent(stored);
-        if (!durable) this.#failStored(receipts);
+        if (!durable) this.#failStored(receipts, failure);
       }
     } finally {
       // Whatever happened, the batch is pending no more and its ids may leave the filter in time.
@@ -202,16 +205,19 @@ export class SendPath {
     }
   }
 
-  /** The commit failed: every message this batch stored (a receipt that is ok and no duplicate) failed with it. */
-  #failStored(receipts: SendReceipt[]): void {
+  /**
+   * The commit failed: every message this batch stored (a receipt that is ok and no duplicate)
+   * failed with it, with the store's own error when it gave one (`503`: it stopped taking writes).
+   */
+  #failStored(receipts: SendReceipt[], failure: unknown): void {
+    const known = failure instanceof BrokerError ? errorNameOf(failure.code) : undefined;
     for (let index = 0; index < receipts.length; index++) {
       const receipt = receipts[index] as SendReceipt;
       if (receipt.ok && !receipt.duplicate) {
-        receipts[index] = failedReceipt(
-          receipt.messageId,
-          'INTERNAL_ERROR',
-          'the store failed to commit the message',
-        );
+        receipts[index] =
+          known && failure instanceof BrokerError
+            ? failedReceipt(receipt.messageId, known, failure.message)
+            : failedReceipt(receipt.messageId, 'INTERNAL_ERROR', 'the store failed to commit the message');
       }
     }
   }

@@ -1,3 +1,4 @@
+import { BrokerError } from '@ricochet/protocol';
 import type { Sql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import { isFenced, type StoreLease } from './store-lease.js';
@@ -109,9 +110,13 @@ export class WritePipeline {
   async durable(): Promise<void> {
     const failedBefore = this.#failedWrites;
     await this.committed();
+    // A store that gave up promises nothing any more, even with nothing queued. Its lease was taken
+    // or ran out, or the database stayed unreachable: this broker cannot serve the store now, and
+    // a client should try again (another broker, or this one once it owns the store again).
+    if (this.#lost !== undefined) {
+      throw BrokerError.of('BROKER_UNAVAILABLE', `the store stopped taking writes: ${reasonOf(this.#lost)}`);
+    }
     if (this.#failedWrites !== failedBefore) throw new Error('a write in this commit failed');
-    // A store that gave up promises nothing any more, even with nothing queued.
-    if (this.#lost !== undefined) throw this.#lost;
   }
 
   /** Stop the heartbeat; what is queued still commits (await {@link committed}). */
@@ -276,4 +281,8 @@ function newBatch(): QueuedBatch {
     },
   };
   return batch;
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
