@@ -21,7 +21,7 @@ export {
   type StandbyTcpRelayOptions,
   startStandbyTcpRelay,
 } from './gateway/standby-tcp-relay.js';
-export type { QueueRoute } from './partitions/queue-ownership.js';
+export { type QueueRoute, queuesSpread } from './partitions/queue-ownership.js';
 export type { BrokerStore } from './store/broker-store.js';
 export type { LiveBroker } from './store/postgres/broker-registry.js';
 export type { ClusterBroker, ClusterQueue, ClusterView } from './store/postgres/cluster-view.js';

@@ -2,7 +2,7 @@ import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { StoredMessage } from '../store/records.js';
-import { replyInvalidBody, replyThrown } from './http-error.js';
+import { replyInvalidBody } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
 import { isQueueScoped, type ServiceOf } from './queue-scope.js';
 
@@ -29,34 +29,26 @@ export function registerDeadLetterRoutes(app: FastifyInstance, serviceOf: Servic
   app.get<{ Params: { group: string } }>('/v1/groups/:group/dlq', async (request, reply) => {
     const query = listQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
-    try {
-      const page = await serviceOf(request).listDeadLetters(
-        request.params.group,
-        query.data.cursor,
-        query.data.limit,
-      );
-      const forBroker = isQueueScoped(request);
-      return {
-        messages: page.messages.map((message) => describeDeadLetter(message, forBroker)),
-        cursor: page.cursor,
-      };
-    } catch (error) {
-      return replyThrown(reply, error);
-    }
+    const page = await serviceOf(request).listDeadLetters(
+      request.params.group,
+      query.data.cursor,
+      query.data.limit,
+    );
+    const forBroker = isQueueScoped(request);
+    return {
+      messages: page.messages.map((message) => describeDeadLetter(message, forBroker)),
+      cursor: page.cursor,
+    };
   });
 
   app.post<{ Params: { group: string } }>('/v1/groups/:group/dlq/redrive', async (request, reply) => {
     const body = redriveBodySchema.safeParse(request.body ?? {});
     if (!body.success) return replyInvalidBody(reply, body.error);
-    try {
-      const { accepted } = await serviceOf(request).redrive(request.params.group, {
-        ...(body.data.messageIds === undefined ? {} : { messageIds: body.data.messageIds }),
-        ...(body.data.ratePerSecond === undefined ? {} : { ratePerSecond: body.data.ratePerSecond }),
-      });
-      return reply.code(202).send({ accepted });
-    } catch (error) {
-      return replyThrown(reply, error);
-    }
+    const { accepted } = await serviceOf(request).redrive(request.params.group, {
+      ...(body.data.messageIds === undefined ? {} : { messageIds: body.data.messageIds }),
+      ...(body.data.ratePerSecond === undefined ? {} : { ratePerSecond: body.data.ratePerSecond }),
+    });
+    return reply.code(202).send({ accepted });
   });
 }
 

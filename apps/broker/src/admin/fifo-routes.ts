@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { replyInvalidBody, replyThrown } from './http-error.js';
+import { replyInvalidBody } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
 import type { ServiceOf } from './queue-scope.js';
 
@@ -15,10 +15,6 @@ export function registerFifoRoutes(app: FastifyInstance, serviceOf: ServiceOf): 
   app.get<{ Params: { group: string } }>('/v1/groups/:group/fifo', async (request, reply) => {
     const query = fifoQuerySchema.safeParse(request.query);
     if (!query.success) return replyInvalidBody(reply, query.error);
-    try {
-      return { messageGroups: await serviceOf(request).fifoHeads(request.params.group, query.data.limit) };
-    } catch (error) {
-      return replyThrown(reply, error);
-    }
+    return { messageGroups: await serviceOf(request).fifoHeads(request.params.group, query.data.limit) };
   });
 }

@@ -49,9 +49,10 @@ export function replyInvalidBody(reply: FastifyReply, error: z.ZodError): Fastif
 }
 
 /**
- * Answer a `BrokerError` a route lets through (the router's `503` for a queue between owners, say)
- * with its catalogue code and status, as `replyThrown` does, rather than as a `500`. Anything
- * else goes on to Fastify's own handler.
+ * Answer a `BrokerError` a route lets through (an unknown group's `404`, the router's `503` for a
+ * queue between owners) with its catalogue code and status, as `replyThrown` does, rather than as
+ * a `500`: the admin routes throw them and leave the answer to this. Anything else goes on to
+ * Fastify's own handler.
  */
 export function registerBrokerErrorReplies(app: FastifyInstance): void {
   app.setErrorHandler((error, _request, reply) => {

@@ -38,6 +38,16 @@ const ids = (count: number) => {
 const send = (messageIds: readonly string[]) =>
   router.send(messageIds.map((messageId) => ({ messageId, topic: 'orders', body, bornAt: 1 })));
 
+/** worker-1's receive of up to `maxMessages` from `billing`'s `orders`, leased 10 s, not waiting. */
+const receiveOf = (maxMessages: number) => ({
+  group: 'billing',
+  subscriptions: { orders: '*' },
+  maxMessages,
+  invisibleDurationMs: 10_000,
+  awaitDurationMs: 0,
+  consumerId: 'worker-1',
+});
+
 async function ownerGroupStats(): Promise<Record<string, number>> {
   const response = await fetch(`http://127.0.0.1:${owner.address?.port}/v1/groups/billing`);
   return ((await response.json()) as { stats: Record<string, number> }).stats;
@@ -103,14 +113,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
       messageIds.map((id) => queueOf({ messageId: id }, QUEUES)),
     );
     await router.register('billing', { orders: '*' });
-    const receive = {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      maxMessages: 4,
-      invisibleDurationMs: 10_000,
-      awaitDurationMs: 0,
-      consumerId: 'worker-1',
-    };
+    const receive = receiveOf(4);
     const first = await router.receive(receive);
     const second = await router.receive(receive);
     expect(first).toHaveLength(4);
@@ -129,14 +132,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
 
   it('answers a waiting receive with what a send to the other broker brings', async () => {
     await router.register('billing', { orders: '*' });
-    const waiting = router.receive({
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      maxMessages: 2,
-      invisibleDurationMs: 10_000,
-      awaitDurationMs: 10_000,
-      consumerId: 'worker-1',
-    });
+    const waiting = router.receive({ ...receiveOf(2), awaitDurationMs: 10_000 });
     const remoteId = ids(2)[1] as string;
     await send([remoteId]);
     expect((await waiting).map((message) => message.messageId)).toEqual([remoteId]);
@@ -182,14 +178,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
     expect(refused).toMatchObject({ ok: false, error: { code: 530 } });
     expect((await router.describeTopic('orders'))?.stats).toMatchObject({ messages: 2 });
 
-    const [leased] = await router.receive({
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      maxMessages: 1,
-      invisibleDurationMs: 10_000,
-      awaitDurationMs: 0,
-      consumerId: 'worker-1',
-    });
+    const [leased] = await router.receive(receiveOf(1));
     expect(await router.ack([leased?.receiptHandle ?? ''])).toEqual([]);
     expect((await send([third]))[0]).toMatchObject({ ok: true });
   });
@@ -208,14 +197,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
     const messageIds = ids(4);
     await send(messageIds);
     await router.register('billing', { orders: '*' });
-    const receive = {
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      maxMessages: 4,
-      invisibleDurationMs: 10_000,
-      awaitDurationMs: 0,
-      consumerId: 'worker-1',
-    };
+    const receive = receiveOf(4);
     const leased = await router.receive(receive);
     expect(leased).toHaveLength(4);
     expect(

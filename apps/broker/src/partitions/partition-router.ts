@@ -347,10 +347,8 @@ export class PartitionRouter implements BrokerService {
     return mergeFifoHeads(perQueue, this.queues, limit);
   }
 
+  /** Every queue's size, read at each watermark check (never per send). */
   async storedBytes(): Promise<number> {
-    if (this.#engines.length === this.queues) {
-      return this.#engines.reduce((bytes, engine) => bytes + engine.storedBytes(), 0);
-    }
     // An owner that does not answer counts as nothing until it does, as a queue between owners
     // does: the watermarks are a brake on growth, and its route changes when its lease does.
     const perQueue = await Promise.all(this.#queues.map((queue) => queue.storedBytes().catch(() => 0)));

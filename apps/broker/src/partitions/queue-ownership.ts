@@ -14,6 +14,23 @@ export type QueueRoute = { readonly queue: number; readonly assigned: boolean } 
   | { readonly to: 'nowhere' }
 );
 
+/**
+ * Whether brokers sharing a store, each with `routes` as it shows them, have spread its queues:
+ * every queue assigned to exactly one of them, each owning exactly the queues assigned to it, and
+ * each routing every other queue to an owner. What a cluster just started (or joined) waits for.
+ */
+export function queuesSpread(routesOfEachBroker: readonly (readonly QueueRoute[])[]): boolean {
+  const queues = routesOfEachBroker[0]?.length ?? 0;
+  const assigned = routesOfEachBroker.flat().filter((route) => route.assigned).length;
+  return (
+    queues > 0 &&
+    assigned === queues &&
+    routesOfEachBroker.every((routes) =>
+      routes.every((route) => route.to !== 'nowhere' && (route.to === 'here') === route.assigned),
+    )
+  );
+}
+
 export interface QueueOwnershipDeps {
   /** This broker's id in the registry and in lease rows. */
   readonly me: string;

@@ -44,18 +44,19 @@ export async function redriveOverQueues(
     for (const queue of queues) {
       const ofQueue = slice.filter((item) => item.queue === queue.queue);
       if (ofQueue.length === 0) continue;
-      const listedHere = ofQueue.filter((item) => item.engine !== undefined && item.engine === queue.engine);
-      if (listedHere.length > 0)
-        queue.engine?.redriveNow(
-          group,
-          listedHere.map((item) => item.message),
-        );
-      // Listed by another owner, or the queue changed hands since: its owner finds them by id.
-      const elsewhere = ofQueue.filter((item) => !listedHere.includes(item));
+      // Listed by this queue's engine now: made Ready at once. Listed by another owner, or the
+      // queue changed hands since: its owner finds them by id.
+      const listedHere: StoredMessage[] = [];
+      const elsewhere: string[] = [];
+      for (const { engine, message } of ofQueue) {
+        if (engine !== undefined && engine === queue.engine) listedHere.push(message);
+        else elsewhere.push(message.messageId);
+      }
+      if (listedHere.length > 0) queue.engine?.redriveNow(group, listedHere);
       if (elsewhere.length === 0) continue;
       queue
         .redrive(group, {
-          messageIds: elsewhere.map((item) => item.message.messageId),
+          messageIds: elsewhere,
           ratePerSecond: options.ratePerSecond,
         })
         .catch((error: unknown) => onError(error, `redriving group ${group} in queue ${queue.queue}`));

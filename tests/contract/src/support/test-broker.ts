@@ -5,6 +5,7 @@ import {
   type Broker,
   type BrokerConfigInput,
   buildBroker,
+  queuesSpread,
   type StandbyRelay,
   type StandbyTcpRelay,
   startStandbyRelay,
@@ -164,18 +165,7 @@ async function startSpreadPeers(config: BrokerConfigInput, first: Broker): Promi
   const brokers = [first, ...peers];
   // Bounded: 600 polls of 25 ms, 15 s, well past a few lease polls on a loaded machine.
   for (let poll = 0; poll < 600; poll++) {
-    const routes = brokers.map((broker) => broker.queueRoutes() ?? []);
-    const queues = routes[0]?.length ?? 0;
-    // Every broker routes every queue, owns exactly those assigned to it, and the three agree on
-    // the assignment: each queue assigned to one of them.
-    const assignments = routes.flat().filter((route) => route.assigned).length;
-    const settled =
-      queues > 0 &&
-      assignments === queues &&
-      routes.every((ofBroker) =>
-        ofBroker.every((route) => route.to !== 'nowhere' && (route.to === 'here') === route.assigned),
-      );
-    if (settled) return peers;
+    if (queuesSpread(brokers.map((broker) => broker.queueRoutes() ?? []))) return peers;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(
