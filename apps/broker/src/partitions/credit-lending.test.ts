@@ -41,6 +41,26 @@ describe('CreditLending', () => {
     expect(held()).toBe(account.pool.credits + 4);
   });
 
+  it('lends only to late work while holding the pool for late work of its own, and serves the rest when it lets go', () => {
+    const { account, loans } = lending(0);
+    account.wanted(1, 2, false);
+    account.pool.credits += 3;
+    account.holding = true;
+    account.wanted(2, 1, true);
+    account.serveWaiting();
+    // Queue 2's retry was lent credit at once; queue 1's first deliveries wait.
+    expect(loans).toEqual(['2:1']);
+    account.wanted(3, 1, false);
+    expect(loans).toEqual(['2:1']);
+    // What the late work here left is lent when the hold ends.
+    account.pool.credits -= 1;
+    account.holding = false;
+    account.serveWaiting(true);
+    expect(loans).toEqual(['2:1']);
+    account.serveWaiting();
+    expect(loans).toEqual(['2:1', '1:1']);
+  });
+
   it('owes the first loan of an empty pool, and pays it back from the next grant', () => {
     const { account, loans } = lending(0);
     expect(account.openLoan(1, 8)).toBe(1);

@@ -24,11 +24,22 @@ export class CreditLending {
   readonly #onRefilled: () => void;
   readonly #borrowers = new Map<number, Borrower>();
 
-  /** `onRefilled`: credit came back to the pool, for the queues this broker owns to look again. */
-  constructor(pool: CreditPool, lend: LendCredit, onRefilled: () => void = () => {}) {
+  /**
+   * While set, a queue that wants credit for first deliveries only is not lent any yet: late work
+   * in a queue this broker owns is about to spend the pool (`QueueSubscriptions`), and P3 puts it
+   * first. Whoever sets it serves the waiting queues when it clears it.
+   */
+  holding = false;
+
+  /**
+   * `onRefilled`: credit came back to the pool (a queue returned it, or is gone); it spends it,
+   * across the queues this broker owns and those it lends to. By default, it is lent to the queues
+   * that wait.
+   */
+  constructor(pool: CreditPool, lend: LendCredit, onRefilled?: () => void) {
     this.pool = pool;
     this.#lend = lend;
-    this.#onRefilled = onRefilled;
+    this.#onRefilled = onRefilled ?? (() => this.serveWaiting());
   }
 
   /** What `queue` holds on loan now. */
@@ -52,7 +63,7 @@ export class CreditLending {
   wanted(queue: number, ready: number, late: boolean): void {
     const borrower = this.#borrower(queue);
     borrower.wanted = { ready, late };
-    this.#serve([queue]);
+    if (late || !this.holding) this.#serve([queue]);
   }
 
   /** `deliver` from `queue`: what it spent of its loan. */
@@ -61,20 +72,22 @@ export class CreditLending {
     borrower.lent = Math.max(0, borrower.lent - count);
   }
 
-  /** `creditReturned` from `queue`: back in the pool, and lent again to whoever waits. */
+  /** `creditReturned` from `queue`: back in the pool, and spent again (`onRefilled`). */
   returned(queue: number, credits: number): void {
     const borrower = this.#borrower(queue);
     const back = Math.min(credits, borrower.lent);
     borrower.lent -= back;
     this.pool.credits += back;
-    this.serveWaiting();
     if (this.pool.credits > 0) this.#onRefilled();
   }
 
-  /** The pool grew (the client granted credit, or credit came back): lend to the queues that wait, late ones first. */
-  serveWaiting(): void {
+  /**
+   * The pool grew (the client granted credit, or credit came back): lend to the queues that wait,
+   * late ones first; with `lateOnly` (or while {@link holding}), to those with late work (P3) only.
+   */
+  serveWaiting(lateOnly = false): void {
     const waiting = [...this.#borrowers.entries()]
-      .filter(([, borrower]) => borrower.wanted !== undefined)
+      .filter(([, { wanted }]) => wanted !== undefined && (wanted.late || !(lateOnly || this.holding)))
       .sort(([, a], [, b]) => Number(b.wanted?.late) - Number(a.wanted?.late))
       .map(([queue]) => queue);
     this.#serve(waiting);
@@ -82,14 +95,13 @@ export class CreditLending {
 
   /**
    * `queue`'s subscription is gone (its connection closed, or its owner changed): what it had not
-   * spent comes back, and is lent again to whoever waits.
+   * spent comes back, and is spent again (`onRefilled`).
    */
   forget(queue: number): void {
     const borrower = this.#borrowers.get(queue);
     if (!borrower) return;
     this.#borrowers.delete(queue);
     this.pool.credits += borrower.lent;
-    this.serveWaiting();
     if (this.pool.credits > 0) this.#onRefilled();
   }
 

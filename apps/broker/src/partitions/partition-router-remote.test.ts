@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeliveredMessage } from '@ricochet/protocol';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestBroker } from '../broker.test-support.js';
 import { resolveBrokerConfig } from '../config.js';
+import type { BrokerEngine } from '../engine/broker-engine.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
+import { CreditLending } from './credit-lending.js';
 import { PartitionRouter } from './partition-router.js';
 import { PeerConnection } from './peer-connection.js';
 import { queueOf } from './queue-choice.js';
@@ -78,6 +80,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  vi.restoreAllMocks();
   await router.close();
   await connection.close();
   await owner.close();
@@ -160,6 +163,40 @@ describe('PartitionRouter with a queue another broker owns', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect((await router.describeGroup('billing'))?.stats).toMatchObject({ committed: 7, inflight: 0 });
+  });
+
+  it('gives credit to a retry Ready again in its own queue before a first delivery the other queue waits to make (P3)', async () => {
+    const { delivered, until, subscriptionId } = await subscribe(1);
+    const [own, remote] = ids(2) as [string, string];
+    await send([own]);
+    await until(1);
+    expect(await router.nack([{ receiptHandle: delivered[0]?.receiptHandle ?? '' }])).toEqual([]);
+
+    // The owner asks for credit for the remote message; the pool is empty, so it waits.
+    const { wanted } = CreditLending.prototype;
+    const remoteWaits = new Promise<void>((resolve) =>
+      vi.spyOn(CreditLending.prototype, 'wanted').mockImplementation(function (this: CreditLending, ...args) {
+        wanted.apply(this, args);
+        resolve();
+      }),
+    );
+    await send([remote]);
+    await remoteWaits;
+    // The retry (20 ms) is Ready again here, behind the same empty pool.
+    const ownQueue = router.queueService(0) as BrokerEngine;
+    for (let i = 0; i < 200 && !ownQueue.hasReadyAgain('billing'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(ownQueue.hasReadyAgain('billing')).toBe(true);
+
+    router.credit(subscriptionId, 1);
+    await until(2);
+    expect(delivered[1]).toMatchObject({ messageId: own, deliveryAttempt: 2 });
+    expect(await router.ack([delivered[1]?.receiptHandle ?? ''])).toEqual([]);
+    router.credit(subscriptionId, 1);
+    await until(3);
+    expect(delivered[2]).toMatchObject({ messageId: remote, deliveryAttempt: 1 });
+    expect(await router.ack([delivered[2]?.receiptHandle ?? ''])).toEqual([]);
   });
 
   it('throttles a send on the backlog over both queues, wherever it goes (R4)', async () => {

@@ -7,6 +7,8 @@ import type { RoutedQueue } from './routed-queue.js';
 
 /** A client's push subscription over every queue: one subscription per queue, one credit pool. */
 interface RoutedSubscription {
+  /** The one id the client was given. */
+  readonly id: number;
   /** What the client asked for, with the sink that tags deliveries with their queue. */
   readonly request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined };
   readonly group: string;
@@ -55,9 +57,10 @@ export class QueueSubscriptions {
     const lending = new CreditLending(
       pool,
       (queue, credits) => this.#lend(subscription, queue, credits),
-      () => this.#look(subscription),
+      () => this.#spend(subscription),
     );
     const subscription: RoutedSubscription = {
+      id,
       request,
       group: request.group,
       pool,
@@ -123,18 +126,12 @@ export class QueueSubscriptions {
     return true;
   }
 
-  /**
-   * Add to the subscription's pool: queues other brokers own that wait for credit are lent it
-   * first, those with retries waiting before the rest; then every queue this broker owns looks,
-   * those with messages Ready again first, so that late work goes first across queues as it does
-   * within one (P3).
-   */
+  /** Add to the subscription's pool, and spend it, late work first across queues (P3). */
   credit(subscriptionId: number, credits: number): void {
     const routed = this.#subscriptions.get(subscriptionId);
     if (!routed || routed.unsubscribed) return;
     grantCredits(routed.pool, credits);
-    routed.lending.serveWaiting();
-    this.#look(routed);
+    this.#spend(routed);
   }
 
   /** Sessions ended: their subscriptions stop in every queue, and what they held is released (C2). */
@@ -154,12 +151,41 @@ export class QueueSubscriptions {
     });
   }
 
-  /** Let the local queues look for messages to spend the pool on, late work first. */
-  #look(routed: RoutedSubscription): void {
+  /**
+   * Spend the pool (the client granted credit, or a remote queue gave some back), late work first
+   * across queues as within one (P3): the remote queues waiting with messages Ready again are lent
+   * credit first, then the queues this broker owns with messages Ready again look. A local queue
+   * looks in its engine's next turn (`engine/push-dispatch.ts`), so the rest (remote queues that
+   * wait with first deliveries only, and the other local queues) are served one turn later, once
+   * those passes took what they had: else a first delivery elsewhere would take the credit a
+   * retry here was waiting for.
+   */
+  #spend(routed: RoutedSubscription): void {
     if (routed.unsubscribed || routed.pool.credits <= 0) return;
-    const order = this.#rotation.next().filter((queue) => this.#queues[queue]?.engine !== undefined);
-    const late = order.filter((queue) => this.#queues[queue]?.hasReadyAgain(routed.group));
-    for (const queue of [...late, ...order.filter((queue) => !late.includes(queue))]) {
+    routed.lending.serveWaiting(true);
+    const local = this.#rotation.next().filter((queue) => this.#queues[queue]?.engine !== undefined);
+    const late = local.filter((queue) => this.#queues[queue]?.hasReadyAgain(routed.group));
+    const rest = local.filter((queue) => !late.includes(queue));
+    if (late.length === 0 && !routed.lending.holding) {
+      routed.lending.serveWaiting();
+      this.#look(routed, rest);
+      return;
+    }
+    this.#look(routed, late);
+    if (routed.lending.holding) return;
+    routed.lending.holding = true;
+    setImmediate(() => {
+      routed.lending.holding = false;
+      if (this.#subscriptions.get(routed.id) !== routed || routed.unsubscribed) return;
+      routed.lending.serveWaiting();
+      this.#look(routed, rest);
+    });
+  }
+
+  /** Let these local queues look for messages to spend the pool on. */
+  #look(routed: RoutedSubscription, queues: readonly number[]): void {
+    if (routed.unsubscribed || routed.pool.credits <= 0) return;
+    for (const queue of queues) {
       const subscriptionId = routed.perQueue[queue] as number;
       if (subscriptionId >= 0) this.#queues[queue]?.look(subscriptionId);
     }
