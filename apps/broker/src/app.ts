@@ -1,7 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -33,9 +32,9 @@ import { httpServerOptions } from './http-server-options.js';
 import { PartitionRouter } from './partitions/partition-router.js';
 import type { QueueRoute } from './partitions/queue-ownership.js';
 import { spreadQueues } from './partitions/spread-queues.js';
+import { advertisedUrlOf, registerBroker } from './store/broker-registration.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { brokerIdentity, type OpenStoreHooks, openStoreQueue, openStores } from './store/open-store.js';
-import { type BrokerRegistry, openBrokerRegistry } from './store/postgres/broker-registry.js';
+import { brokerIdentity, loggedStoreHooks, openStoreQueue, openStores } from './store/open-store.js';
 import { readClusterView } from './store/postgres/cluster-view.js';
 import { readPeerToken } from './store/postgres/peer-token.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
@@ -163,35 +162,15 @@ export async function buildBroker(
           log: app.log,
         });
   let broker: Broker | undefined;
-  // A standby polls the lease several times a second: it says so once per holder.
-  let lastHolder = '';
   const peerToken =
     options.peerToken ?? (config.store === undefined ? undefined : await readPeerToken(config.store));
   // Just before the stores open: nothing between can fail and leave the row to expire.
   const brokerRegistry =
-    config.store === undefined ? undefined : await registerBroker(config, config.store, app);
-  const storeHooks: OpenStoreHooks = {
-    onWriteError: (error) => app.log.error({ err: error }, 'store write failed'),
-    onWaitingForLease: (holder) => {
-      const named = `${holder.owner} (epoch ${holder.epoch})`;
-      if (named === lastHolder) return;
-      lastHolder = named;
-      app.log.warn(
-        `the store is held by broker ${named} for ${holder.expiresInMs} ms more: waiting as a standby`,
-      );
-    },
-    onWarmCopyLoaded: (elapsedMs) =>
-      app.log.info(
-        `local copy of the store loaded in ${Math.round(elapsedMs)} ms: following its changes, ready to take over`,
-      ),
-    onWarmCopyError: (error) =>
-      app.log.warn({ err: error }, 'could not bring the local copy of the store up to date; trying again'),
-    onLost: (error) => {
-      app.log.error({ err: error }, 'the store stopped taking writes: closing the broker');
-      if (options.onStoreLost) options.onStoreLost(error);
-      else void broker?.close();
-    },
-  };
+    config.store === undefined ? undefined : await registerBroker(config, config.store, app.log);
+  const storeHooks = loggedStoreHooks(app.log, (error) => {
+    if (options.onStoreLost) options.onStoreLost(error);
+    else void broker?.close();
+  });
   // Spread over brokers, a queue's store opens when this broker takes its lease, if ever (below).
   const spread = config.store !== undefined && config.storeSpread;
   const opened = spread
@@ -406,28 +385,4 @@ export async function buildBroker(
   };
   const built: Broker = broker;
   return built;
-}
-
-/**
- * A broker on a PostgreSQL store is a live broker of its database from the start, standby or
- * owner: registered before it opens the store (a standby waits in there for the lease), with its
- * lease's TTL, so that a broker that stops renewing its lease stops being live as soon.
- */
-function registerBroker(config: BrokerConfig, url: string, app: FastifyInstance): Promise<BrokerRegistry> {
-  return openBrokerRegistry({
-    url,
-    brokerId: brokerIdentity(config),
-    ...(config.advertiseUrl === undefined ? {} : { advertiseUrl: config.advertiseUrl }),
-    ...(config.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: config.advertiseTcpUrl }),
-    storeQueues: config.storeQueues,
-    ttlMs: config.storeLeaseMs,
-    onError: (error) =>
-      app.log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
-  });
-}
-
-/** A URL a broker listens on as other brokers reach it: with the host name when it listens on every interface. */
-function advertisedUrlOf(url: string, host: string): string {
-  const everyInterface = host === '0.0.0.0' || host === '::';
-  return everyInterface ? url.replace(/\/\/[^/]+:/, `//${hostname()}:`) : url;
 }

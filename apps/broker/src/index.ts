@@ -1,13 +1,13 @@
 export { type Broker, type BrokerAddress, type BuildBrokerOptions, buildBroker } from './app.js';
 export type { ReloadOutcome } from './auth/access-control.js';
 export { BrokerStartError } from './auth/startup-auth.js';
+export { parseCommandLine } from './command-line.js';
 export {
   type BrokerConfig,
   type BrokerConfigInput,
   brokerConfigSchema,
   FLUSH_POLICIES,
   type FlushPolicy,
-  parseCommandLine,
   resolveBrokerConfig,
 } from './config.js';
 export type { GroupStats, GroupView } from './engine/group-view.js';

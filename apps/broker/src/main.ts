@@ -3,7 +3,7 @@ import { buildBroker } from './app.js';
 import { BrokerStartError } from './auth/startup-auth.js';
 import { runTokenCommand } from './auth/token-command.js';
 import { runBackupCommand } from './backup-command.js';
-import { parseCommandLine } from './config.js';
+import { parseCommandLine } from './command-line.js';
 import { startStandby } from './standby.js';
 import { describeStore } from './store/open-store.js';
 

@@ -16,8 +16,10 @@ import type { SettleFailure } from '../engine/settle-item.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
-import { isPeerToken, type PeerAccess } from './peer-access.js';
+import type { PeerAccess } from './peer-access.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
+import { judgeHello } from './session-handshake.js';
+import { SessionSubscriptions } from './session-subscriptions.js';
 
 export interface SessionOptions {
   readonly engine: BrokerService;
@@ -69,13 +71,7 @@ export class Session {
   /** A client's first invalid frame is logged at warn; the rest are only counted (metrics). */
   #invalidFrameLogged = false;
   #idleWaiters: (() => void)[] = [];
-  /** Push subscriptions taking deliveries on this session (credit and unsubscribe apply to these). */
-  readonly #subscriptionIds = new Set<number>();
-  /**
-   * Every push subscription this session opened, unsubscribed ones included: their leases are
-   * released when the session ends (C2), since a consumer unsubscribes before it disconnects.
-   */
-  readonly #openedSubscriptionIds = new Set<number>();
+  readonly #subscriptions = new SessionSubscriptions();
 
   constructor(channel: FrameChannel, options: SessionOptions) {
     this.#channel = channel;
@@ -149,42 +145,26 @@ export class Session {
   }
 
   #onHello(frame: ClientFrame): void {
-    if (frame.type !== 'hello') {
-      this.#fail(
-        ERROR_CODES.BAD_REQUEST.code,
-        `the first frame must be hello, got ${frame.type}`,
-        CLOSE_CODES.protocolError,
-      );
-      return;
-    }
     clearTimeout(this.#helloTimer);
-    if (frame.protocolVersion !== PROTOCOL_VERSION) {
-      this.#fail(
-        ERROR_CODES.BAD_REQUEST.code,
-        `protocol version ${frame.protocolVersion} is not supported; this broker speaks ${PROTOCOL_VERSION}`,
-        CLOSE_CODES.protocolError,
-      );
+    const verdict = judgeHello(frame, {
+      access: this.#access,
+      peers: this.#options.peers,
+      accepting: this.#options.accepting,
+    });
+    if (!verdict.ok) {
+      this.#fail(verdict.code, verdict.message, verdict.closeCode);
       return;
     }
-    if (frame.queue !== undefined) {
-      if (!this.#openPeer(frame.queue, frame.token)) return;
-    } else {
-      const refused = this.#access.hello(frame.token);
-      if (refused !== undefined) {
-        this.#fail(ERROR_CODES.UNAUTHORIZED.code, refused, CLOSE_CODES.policyViolation);
-        return;
-      }
-    }
-    if (!this.#options.accepting()) {
-      this.#fail(
-        ERROR_CODES.BROKER_UNAVAILABLE.code,
-        'the broker is shutting down',
-        CLOSE_CODES.tryAgainLater,
+    const { hello, peer } = verdict;
+    if (peer !== undefined) {
+      this.#engine = peer.service;
+      this.#peer = true;
+      this.#untrackPeer = this.#options.peers?.sessions?.track(peer.queue, () =>
+        this.close(CLOSE_CODES.tryAgainLater, `queue ${peer.queue} changed hands`),
       );
-      return;
     }
-    if (frame.clientId !== undefined) this.#clientId = frame.clientId;
-    this.#ownClientId = frame.clientId;
+    if (hello.clientId !== undefined) this.#clientId = hello.clientId;
+    this.#ownClientId = hello.clientId;
     this.#phase = 'open';
     this.#send({
       type: 'welcome',
@@ -195,34 +175,6 @@ export class Session {
     });
   }
 
-  /** A session between brokers, for `queue`: with the peer token, and while this broker owns the queue. */
-  #openPeer(queue: number, token: string | undefined): boolean {
-    const peers = this.#options.peers;
-    if (peers === undefined || !isPeerToken(peers, token)) {
-      this.#fail(
-        ERROR_CODES.UNAUTHORIZED.code,
-        "a session between brokers needs the cluster's peer token",
-        CLOSE_CODES.policyViolation,
-      );
-      return false;
-    }
-    const service = peers.queueService(queue);
-    if (service === undefined) {
-      this.#fail(
-        ERROR_CODES.BROKER_UNAVAILABLE.code,
-        `this broker does not serve queue ${queue}`,
-        CLOSE_CODES.tryAgainLater,
-      );
-      return false;
-    }
-    this.#engine = service;
-    this.#peer = true;
-    this.#untrackPeer = peers.sessions?.track(queue, () =>
-      this.close(CLOSE_CODES.tryAgainLater, `queue ${queue} changed hands`),
-    );
-    return true;
-  }
-
   #dispatch(frame: ClientFrame): void {
     if (frame.type === 'hello') {
       this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'hello was already received on this session');
@@ -230,7 +182,7 @@ export class Session {
     }
     if (frame.type === 'credit') {
       // Credit for a subscription of another session is ignored like an unknown one.
-      if (this.#subscriptionIds.has(frame.subscriptionId))
+      if (this.#subscriptions.has(frame.subscriptionId))
         this.#engine.credit(frame.subscriptionId, frame.credits);
       return;
     }
@@ -257,7 +209,7 @@ export class Session {
     const refusal = this.#options.limits.checkRequest(frame, {
       inflightRequests: this.#inFlight,
       waitingReceives: this.#waitingReceives,
-      subscriptions: this.#subscriptionIds.size,
+      subscriptions: this.#subscriptions.active,
     });
     if (refusal !== undefined) {
       this.#sendFailure(refusal, id);
@@ -348,25 +300,12 @@ export class Session {
           engine.endSubscriptions([subscriptionId]);
           throw BrokerError.of('BROKER_UNAVAILABLE', 'the session closed');
         }
-        this.#subscriptionIds.add(subscriptionId);
-        this.#openedSubscriptionIds.add(subscriptionId);
+        this.#subscriptions.add(subscriptionId);
         return { type: 'subscribed', id: frame.id, subscriptionId };
       }
-      case 'unsubscribe': {
-        const { subscriptionId } = frame;
-        const active = this.#subscriptionIds.delete(subscriptionId);
-        if (frame.release) {
-          // Ends it, unsubscribed already or not: what it holds is released now, not at the session's end.
-          if (!this.#openedSubscriptionIds.delete(subscriptionId))
-            throw BrokerError.of('BAD_REQUEST', `no subscription ${subscriptionId} on this session`);
-          engine.endSubscriptions([subscriptionId]);
-          return { type: 'ok', id: frame.id };
-        }
-        if (!active || !(await engine.unsubscribe(subscriptionId))) {
-          throw BrokerError.of('BAD_REQUEST', `no subscription ${subscriptionId} on this session`);
-        }
+      case 'unsubscribe':
+        await this.#subscriptions.unsubscribe(engine, frame.subscriptionId, frame.release === true);
         return { type: 'ok', id: frame.id };
-      }
       case 'nack':
         return {
           type: 'settled',
@@ -436,9 +375,7 @@ export class Session {
     clearTimeout(this.#helloTimer);
     this.#ended.abort();
     // C2: a consumer that disconnects releases its inflight messages.
-    this.#engine.endSubscriptions([...this.#openedSubscriptionIds]);
-    this.#subscriptionIds.clear();
-    this.#openedSubscriptionIds.clear();
+    this.#subscriptions.endAll(this.#engine);
   }
 }
 

@@ -1,10 +1,5 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
-import {
-  BrokerError,
-  type DeliveredMessage,
-  type OutgoingMessage,
-  type SendReceipt,
-} from '@ricochet/protocol';
+import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
 import { BrokerEngine, type BrokerEngineOptions } from '../engine/broker-engine.js';
 import { BrokerMetrics } from '../engine/broker-metrics.js';
 import type { BrokerService } from '../engine/broker-service.js';
@@ -35,11 +30,12 @@ import {
   messageViewOfQueue,
   sumGroupGauges,
 } from './merged-views.js';
-import { QueueRotation, queueOf } from './queue-choice.js';
+import { QueueRotation } from './queue-choice.js';
 import { tagHandle, untagHandle } from './queue-handles.js';
-import { topicOffset } from './queue-offsets.js';
 import { receiveOverQueues } from './queue-receive.js';
 import { redriveOverQueues } from './queue-redrive.js';
+import { sendOverQueues } from './queue-send.js';
+import { settleOverQueues } from './queue-settle.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
 import type { RemoteQueue } from './remote-queue.js';
 import {
@@ -174,38 +170,11 @@ export class PartitionRouter implements BrokerService {
    * first (`cluster-backlog.ts`): a message for a throttled topic is refused here, `530`.
    */
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
-    const queues = this.queues;
-    const throttled =
-      this.#engines.length < queues
+    const refusals =
+      this.#engines.length < this.queues
         ? await this.#clusterBacklog.refusals(new Set(messages.map((message) => message.topic)))
         : undefined;
-    const receipts = new Array<SendReceipt>(messages.length);
-    const byQueue = this.#queues.map(() => ({ indexes: [] as number[], messages: [] as OutgoingMessage[] }));
-    messages.forEach((message, index) => {
-      const refusal = throttled?.get(message.topic);
-      if (refusal) {
-        receipts[index] = refusedReceipts([message], refusal)[0] as SendReceipt;
-        this.metrics.rejected(refusal.code);
-        return;
-      }
-      const slot = byQueue[queueOf(message, queues)] as (typeof byQueue)[number];
-      slot.indexes.push(index);
-      slot.messages.push(message);
-    });
-    await Promise.all(
-      byQueue.map(async (slot, queue) => {
-        if (slot.messages.length === 0) return;
-        const answered = await (this.#queues[queue] as RoutedQueue)
-          .send(slot.messages)
-          .catch((error: unknown) => refusedReceipts(slot.messages, error));
-        answered.forEach((receipt, i) => {
-          receipts[slot.indexes[i] as number] = receipt.ok
-            ? { ...receipt, offset: topicOffset(receipt.offset, queue, queues) }
-            : receipt;
-        });
-      }),
-    );
-    return receipts;
+    return sendOverQueues(this.#queues, messages, refusals, (refusal) => this.metrics.rejected(refusal.code));
   }
 
   async register(group: string, subscriptions: Readonly<Record<string, string>>): Promise<void> {
@@ -218,7 +187,8 @@ export class PartitionRouter implements BrokerService {
   }
 
   ack(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
-    return this.#settle(
+    return settleOverQueues(
+      this.#queues,
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
       (queue, items) =>
         queue.ack(
@@ -229,11 +199,12 @@ export class PartitionRouter implements BrokerService {
   }
 
   nack(items: readonly SettleItem[], settledBy?: string): Promise<SettleFailure[]> {
-    return this.#settle(items, (queue, routed) => queue.nack(routed, settledBy));
+    return settleOverQueues(this.#queues, items, (queue, routed) => queue.nack(routed, settledBy));
   }
 
   release(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]> {
-    return this.#settle(
+    return settleOverQueues(
+      this.#queues,
       receiptHandles.map((receiptHandle) => ({ receiptHandle })),
       (queue, items) =>
         queue.release(
@@ -389,51 +360,6 @@ export class PartitionRouter implements BrokerService {
     if (isRemote(parts)) return new ForwardedQueue(parts.messaging, parts.admin, this.#onError);
     return new LocalQueue(queue, new BrokerEngine({ ...this.#engineOptions, store: parts }));
   }
-
-  /**
-   * Settle each handle in the queue it names, the queues at once; a handle that names no queue is
-   * refused like any handle the broker did not issue. Failures keep the batch's indexes.
-   */
-  async #settle<TItem extends SettleItem>(
-    items: readonly TItem[],
-    settleIn: (queue: RoutedQueue, items: TItem[]) => Promise<SettleFailure[]>,
-  ): Promise<SettleFailure[]> {
-    const failures: SettleFailure[] = [];
-    const byQueue = this.#queues.map(() => ({ indexes: [] as number[], items: [] as TItem[] }));
-    items.forEach((item, index) => {
-      const routed = untagHandle(item.receiptHandle, this.queues);
-      if (routed === undefined) {
-        failures.push({ index, error: malformedReceiptHandle() });
-        return;
-      }
-      const slot = byQueue[routed.queue] as (typeof byQueue)[number];
-      slot.indexes.push(index);
-      slot.items.push({ ...item, receiptHandle: routed.handle });
-    });
-    await Promise.all(
-      byQueue.map(async (slot, queue) => {
-        if (slot.items.length === 0) return;
-        for (const { index, error } of await settleIn(this.#queues[queue] as RoutedQueue, slot.items)) {
-          failures.push({ index: slot.indexes[index] as number, error });
-        }
-      }),
-    );
-    return failures.sort((a, b) => a.index - b.index);
-  }
-}
-
-/**
- * A queue that cannot take a send (between owners, its owner unreachable) fails its messages only:
- * each gets a receipt with the error, which producers retry, and the other queues' are stored.
- */
-function refusedReceipts(messages: readonly OutgoingMessage[], error: unknown): SendReceipt[] {
-  if (!(error instanceof BrokerError)) throw error;
-  const payload = {
-    code: error.code,
-    message: error.message,
-    ...(error.details === undefined ? {} : { details: { ...error.details } }),
-  };
-  return messages.map((message) => ({ ok: false, messageId: message.messageId, error: payload }));
 }
 
 function enginesOf(queues: readonly RoutedQueue[]): BrokerEngine[] {
