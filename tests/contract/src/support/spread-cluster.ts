@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ClusterView, QueueRoute } from '@ricochet/broker';
+import { AdminApi } from './admin.js';
+import { type ChildBroker, startChildBroker } from './child-broker.js';
+import { postgresDatabase } from './test-store.js';
+
+/**
+ * Three `ricochet-broker` processes on one PostgreSQL database with its queues spread over them
+ * (`--store-spread`), and what the failover tests read of them: each broker's view of the
+ * cluster, and when every queue is routed to its owner again.
+ */
+/** The brokers' store lease: short, so a hung owner loses its queues within a test. */
+export const LEASE_MS = 1_000;
+export const QUEUES = 4;
+const SPREAD_FLAGS = ['--store-queues', `${QUEUES}`, '--store-spread', '--store-lease-ms', `${LEASE_MS}`];
+/** `GET /v1/cluster` of a broker whose queues are spread: the database's view and its own routes. */
+export type SpreadClusterView = ClusterView & { readonly routes: readonly QueueRoute[] };
+
+export const adminOf = (broker: ChildBroker) => new AdminApi(broker.endpoint.replace(/^ws/, 'http'));
+
+/**
+ * Three brokers on one fresh database, started together, their data directories added to
+ * `directories` (for the caller to remove); none is left running if one fails to start.
+ */
+export async function startSpreadCluster(directories: string[]) {
+  const store = await postgresDatabase(`spread_${randomBytes(6).toString('hex')}`);
+  const starts = await Promise.allSettled(
+    [0, 1, 2].map(() => {
+      const dir = mkdtempSync(join(tmpdir(), 'ricochet-spread-'));
+      directories.push(dir);
+      return startChildBroker(dir, ['--store', store, ...SPREAD_FLAGS]);
+    }),
+  );
+  const started = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+  const [first, second, third] = started;
+  if (first === undefined || second === undefined || third === undefined) {
+    await Promise.all(started.map((broker) => broker.kill9()));
+    throw starts.find((start) => start.status === 'rejected')?.reason;
+  }
+  return { store, brokers: [first, second, third] as const };
+}
+
+/** A broker's view of the cluster, or `undefined` when it does not answer in time. */
+export function readCluster(broker: ChildBroker): Promise<SpreadClusterView | undefined> {
+  const url = `${broker.endpoint.replace(/^ws/, 'http')}/v1/cluster`;
+  return fetch(url, { signal: AbortSignal.timeout(2_000) })
+    .then((response) => (response.ok ? (response.json() as Promise<SpreadClusterView>) : undefined))
+    .catch(() => undefined);
+}
+
+/**
+ * Whether the broker at `endpoint` sees exactly the brokers at `liveEndpoints` live, every queue
+ * owned by the one it is assigned to, and routes each there: to its own engine or to that owner's URL.
+ */
+function routesEveryQueueToItsOwner(
+  view: SpreadClusterView | undefined,
+  endpoint: string | undefined,
+  liveEndpoints: readonly string[],
+): boolean {
+  if (view === undefined) return false;
+  const urlOf = new Map(view.brokers.map((broker) => [broker.brokerId, broker.advertiseUrl]));
+  const me = view.brokers.find((broker) => broker.advertiseUrl === endpoint)?.brokerId;
+  const brokersLive =
+    view.brokers.length === liveEndpoints.length &&
+    view.brokers.every((broker) => liveEndpoints.includes(broker.advertiseUrl ?? ''));
+  return (
+    me !== undefined &&
+    brokersLive &&
+    view.routes.length === QUEUES &&
+    view.routes.every((route) => {
+      const queue = view.queues[route.queue];
+      if (queue?.owner === undefined || queue.owner !== queue.assignedTo) return false;
+      if (route.assigned !== (queue.assignedTo === me)) return false;
+      if (route.to === 'here') return queue.owner === me;
+      return route.to === 'elsewhere' && route.url === urlOf.get(queue.owner);
+    })
+  );
+}
+
+/**
+ * Poll every broker of `live` until each routes every queue to its assigned owner among them (no
+ * event announces it; the brokers read the cluster four times per lease). Resolves with the
+ * elapsed milliseconds; rejects with the last views after `budgetMs`.
+ */
+export async function untilRoutedToLiveOwners(
+  live: readonly ChildBroker[],
+  budgetMs: number,
+): Promise<number> {
+  const startedAt = performance.now();
+  const endpoints = live.map((broker) => broker.endpoint);
+  let views: (SpreadClusterView | undefined)[] = [];
+  while (performance.now() - startedAt < budgetMs) {
+    views = await Promise.all(live.map(readCluster));
+    const settled = views.every((view, index) =>
+      routesEveryQueueToItsOwner(view, endpoints[index], endpoints),
+    );
+    if (settled) return performance.now() - startedAt;
+    await delay(25);
+  }
+  throw new Error(`queues not routed to live owners within ${budgetMs} ms: ${JSON.stringify(views)}`);
+}
+
+/**
+ * Roles for a failover: `target`, a broker that owns at least one queue (the one whose loss the
+ * test provokes), and the two others, which serve the producer and the consumer.
+ */
+export async function pickRoles(brokers: readonly [ChildBroker, ChildBroker, ChildBroker]) {
+  const view = await readCluster(brokers[0]);
+  const owner = view?.brokers.find((broker) => broker.ownedQueues.length > 0);
+  const target = brokers.find((broker) => broker.endpoint === owner?.advertiseUrl);
+  const [producerBroker, consumerBroker] = brokers.filter((broker) => broker !== target);
+  if (!owner || !target || !producerBroker || !consumerBroker)
+    throw new Error(`no owner: ${JSON.stringify(view)}`);
+  return { target, targetQueues: owner.ownedQueues, producerBroker, consumerBroker };
+}
