@@ -64,10 +64,8 @@ function untilAllSeen(
  * producer is never on it; the consumer is on a third broker, or on it with a third to reconnect to.
  */
 async function killOwnerUnderLoad(consumerOn: 'a third broker' | 'the victim'): Promise<void> {
-  const { store, brokers } = await startSpreadCluster(directories);
-  await using _first = brokers[0];
-  await using _second = brokers[1];
-  await using _third = brokers[2];
+  await using cluster = await startSpreadCluster(directories);
+  const { store, brokers } = cluster;
   await untilRoutedToLiveOwners(brokers, 60_000);
   const { target: victim, targetQueues, producerBroker, consumerBroker } = await pickRoles(brokers);
   await adminOf(producerBroker).putGroup('billing', {
@@ -215,10 +213,8 @@ describe('queues spread over three brokers on one PostgreSQL store', () => {
   }, 180_000);
 
   it('serves a paused owner’s queues elsewhere once its lease ran out, and stores nothing the woken broker writes for them', async () => {
-    const { store, brokers } = await startSpreadCluster(directories);
-    await using _first = brokers[0];
-    await using _second = brokers[1];
-    await using _third = brokers[2];
+    await using cluster = await startSpreadCluster(directories);
+    const { store, brokers } = cluster;
     await untilRoutedToLiveOwners(brokers, 60_000);
     const { target: paused, targetQueues, producerBroker, consumerBroker } = await pickRoles(brokers);
     await adminOf(producerBroker).putGroup('billing', { startFrom: 'earliest' });

@@ -21,20 +21,6 @@ export function replyError(
   return reply.code(httpStatusOf(code)).send({ error: { code, name, message, ...extra } });
 }
 
-/** Answer with a thrown `BrokerError`; anything else is the route's bug and becomes a 500. */
-export function replyThrown(reply: FastifyReply, error: unknown): FastifyReply {
-  if (error instanceof BrokerError) {
-    const name = errorNameOf(error.code) ?? 'INTERNAL_ERROR';
-    return replyError(
-      reply,
-      name,
-      error.message,
-      error.details === undefined ? {} : { details: { ...error.details } },
-    );
-  }
-  throw error;
-}
-
 /** Answer a body that failed its schema with `400` and every issue, path by path. */
 export function replyInvalidBody(reply: FastifyReply, error: z.ZodError): FastifyReply {
   const issues = error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message }));
@@ -49,14 +35,14 @@ export function replyInvalidBody(reply: FastifyReply, error: z.ZodError): Fastif
 }
 
 /**
- * Answer a `BrokerError` a route lets through (an unknown group's `404`, the router's `503` for a
- * queue between owners) with its catalogue code and status, as `replyThrown` does, rather than as
- * a `500`: the admin routes throw them and leave the answer to this. Anything else goes on to
- * Fastify's own handler.
+ * The admin API's one error path: a `BrokerError` a route lets through (an unknown group's `404`,
+ * the router's `503` for a queue between owners) is answered with its catalogue code and status,
+ * rather than as a `500`. Anything else is a route's bug and goes on to Fastify's own handler.
  */
 export function registerBrokerErrorReplies(app: FastifyInstance): void {
   app.setErrorHandler((error, _request, reply) => {
-    if (error instanceof BrokerError) return replyThrown(reply, error);
-    return reply.send(error);
+    if (!(error instanceof BrokerError)) return reply.send(error);
+    const details = error.details === undefined ? {} : { details: { ...error.details } };
+    return replyError(reply, errorNameOf(error.code) ?? 'INTERNAL_ERROR', error.message, details);
   });
 }

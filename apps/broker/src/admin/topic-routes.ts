@@ -1,5 +1,5 @@
 import { TOPIC_NAME_PATTERN, topicConfigSchema } from '@ricochet/protocol';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { replyError, replyInvalidBody } from './http-error.js';
 import { namePageQuerySchema, nextNameCursor } from './page-query.js';
 import type { ServiceOf } from './queue-scope.js';
@@ -31,19 +31,15 @@ export function registerTopicRoutes(app: FastifyInstance, serviceOf: ServiceOf):
 
   app.get<{ Params: { topic: string } }>('/v1/topics/:topic', async (request, reply) => {
     const topic = await serviceOf(request).describeTopic(request.params.topic);
-    if (!topic)
-      return replyError(reply, 'NOT_FOUND', `topic "${request.params.topic}" does not exist`, {
-        details: { topic: request.params.topic },
-      });
-    return topic;
+    return topic ?? replyNoSuchTopic(reply, request.params.topic);
   });
 
   app.get<{ Params: { topic: string } }>('/v1/topics/:topic/backlog', async (request, reply) => {
     const backlog = await serviceOf(request).topicBacklog(request.params.topic);
-    if (!backlog)
-      return replyError(reply, 'NOT_FOUND', `topic "${request.params.topic}" does not exist`, {
-        details: { topic: request.params.topic },
-      });
-    return backlog;
+    return backlog ?? replyNoSuchTopic(reply, request.params.topic);
   });
+}
+
+function replyNoSuchTopic(reply: FastifyReply, topic: string): FastifyReply {
+  return replyError(reply, 'NOT_FOUND', `topic "${topic}" does not exist`, { details: { topic } });
 }

@@ -210,15 +210,14 @@ export class SendPath {
    * failed with it, with the store's own error when it gave one (`503`: it stopped taking writes).
    */
   #failStored(receipts: SendReceipt[], failure: unknown): void {
-    const known = failure instanceof BrokerError ? errorNameOf(failure.code) : undefined;
+    const storeName = failure instanceof BrokerError ? errorNameOf(failure.code) : undefined;
+    const [name, message]: [ErrorName, string] =
+      storeName && failure instanceof BrokerError
+        ? [storeName, failure.message]
+        : ['INTERNAL_ERROR', 'the store failed to commit the message'];
     for (let index = 0; index < receipts.length; index++) {
       const receipt = receipts[index] as SendReceipt;
-      if (receipt.ok && !receipt.duplicate) {
-        receipts[index] =
-          known && failure instanceof BrokerError
-            ? failedReceipt(receipt.messageId, known, failure.message)
-            : failedReceipt(receipt.messageId, 'INTERNAL_ERROR', 'the store failed to commit the message');
-      }
+      if (receipt.ok && !receipt.duplicate) receipts[index] = failedReceipt(receipt.messageId, name, message);
     }
   }
 

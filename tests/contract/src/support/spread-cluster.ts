@@ -24,7 +24,8 @@ export const adminOf = (broker: ChildBroker) => new AdminApi(broker.endpoint.rep
 
 /**
  * Three brokers on one fresh database, started together, their data directories added to
- * `directories` (for the caller to remove); none is left running if one fails to start.
+ * `directories` (for the caller to remove); none is left running if one fails to start, and all
+ * are killed when the cluster is disposed.
  */
 export async function startSpreadCluster(directories: string[]) {
   const store = await postgresDatabase(`spread_${randomBytes(6).toString('hex')}`);
@@ -41,7 +42,13 @@ export async function startSpreadCluster(directories: string[]) {
     await Promise.all(started.map((broker) => broker.kill9()));
     throw starts.find((start) => start.status === 'rejected')?.reason;
   }
-  return { store, brokers: [first, second, third] as const };
+  const brokers = [first, second, third] as const;
+  return {
+    store,
+    brokers,
+    /** Every broker killed (`kill -9`; one killed or stopped already is fine). */
+    [Symbol.asyncDispose]: async () => void (await Promise.all(brokers.map((broker) => broker.kill9()))),
+  };
 }
 
 /** A broker's view of the cluster, or `undefined` when it does not answer in time. */

@@ -279,7 +279,6 @@ export function isFenced(error: unknown): boolean {
   );
 }
 
-/** Wait `ms`, or less when `wake` resolves first; rejects when `signal` aborts. */
 /** PostgreSQL's `lock_not_available`: a statement waited `lock_timeout` for a lock. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -319,6 +318,7 @@ async function endStalledHolder(sql: Sql): Promise<void> {
        and activity.backend_xid = lease.xmax and activity.pid <> pg_backend_pid()`;
 }
 
+/** Wait `ms`, or less when `wake` resolves first; rejects when `signal` aborts. */
 function delay(ms: number, signal: AbortSignal | undefined, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = () => {
