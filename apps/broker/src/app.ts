@@ -34,9 +34,10 @@ import type { QueueRoute } from './partitions/queue-ownership.js';
 import { spreadQueues } from './partitions/spread-queues.js';
 import { advertisedUrlOf, registerBroker } from './store/broker-registration.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { brokerIdentity, loggedStoreHooks, openStoreQueue, openStores } from './store/open-store.js';
+import { brokerIdentity, openStoreQueue, openStores } from './store/open-store.js';
 import { readClusterView } from './store/postgres/cluster-view.js';
 import { readPeerToken } from './store/postgres/peer-token.js';
+import { loggedStoreHooks } from './store-log.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
@@ -166,7 +167,11 @@ export async function buildBroker(
     options.peerToken ?? (config.store === undefined ? undefined : await readPeerToken(config.store));
   // Just before the stores open: nothing between can fail and leave the row to expire.
   const brokerRegistry =
-    config.store === undefined ? undefined : await registerBroker(config, config.store, app.log);
+    config.store === undefined
+      ? undefined
+      : await registerBroker(config, config.store, (error) =>
+          app.log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
+        );
   const storeHooks = loggedStoreHooks(app.log, (error) => {
     if (options.onStoreLost) options.onStoreLost(error);
     else void broker?.close();

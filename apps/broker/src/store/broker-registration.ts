@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import type { FastifyBaseLogger } from 'fastify';
 import type { BrokerConfig } from '../config.js';
 import { brokerIdentity } from './open-store.js';
 import { type BrokerRegistry, openBrokerRegistry } from './postgres/broker-registry.js';
@@ -7,12 +6,13 @@ import { type BrokerRegistry, openBrokerRegistry } from './postgres/broker-regis
 /**
  * A broker on a PostgreSQL store is a live broker of its database from the start, standby or
  * owner: registered before it opens the store (a standby waits in there for the lease), with its
- * lease's TTL, so that a broker that stops renewing its lease stops being live as soon.
+ * lease's TTL, so that a broker that stops renewing its lease stops being live as soon. A renewal
+ * that fails is told to `onRenewError` and tried again.
  */
 export function registerBroker(
   config: BrokerConfig,
   url: string,
-  log: FastifyBaseLogger,
+  onRenewError: (error: unknown) => void,
 ): Promise<BrokerRegistry> {
   return openBrokerRegistry({
     url,
@@ -21,8 +21,7 @@ export function registerBroker(
     ...(config.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: config.advertiseTcpUrl }),
     storeQueues: config.storeQueues,
     ttlMs: config.storeLeaseMs,
-    onError: (error) =>
-      log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
+    onError: onRenewError,
   });
 }
 

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
 import type { BrokerConfig } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
 import { openLmdbStore } from './lmdb-store.js';
@@ -18,36 +17,6 @@ export interface OpenStoreHooks {
   readonly onWarmCopyLoaded: (elapsedMs: number) => void;
   /** A standby could not bring its local copy of the PostgreSQL store up to date (it tries again). */
   readonly onWarmCopyError: (error: unknown) => void;
-}
-
-/**
- * The store's events as the broker's log tells them; a store that stopped taking writes is also
- * told to `onLost`, which ends the broker.
- */
-export function loggedStoreHooks(log: FastifyBaseLogger, onLost: (error: unknown) => void): OpenStoreHooks {
-  // A standby polls the lease several times a second: it says so once per holder.
-  let lastHolder = '';
-  return {
-    onWriteError: (error) => log.error({ err: error }, 'store write failed'),
-    onWaitingForLease: (holder) => {
-      const named = `${holder.owner} (epoch ${holder.epoch})`;
-      if (named === lastHolder) return;
-      lastHolder = named;
-      log.warn(
-        `the store is held by broker ${named} for ${holder.expiresInMs} ms more: waiting as a standby`,
-      );
-    },
-    onWarmCopyLoaded: (elapsedMs) =>
-      log.info(
-        `local copy of the store loaded in ${Math.round(elapsedMs)} ms: following its changes, ready to take over`,
-      ),
-    onWarmCopyError: (error) =>
-      log.warn({ err: error }, 'could not bring the local copy of the store up to date; trying again'),
-    onLost: (error) => {
-      log.error({ err: error }, 'the store stopped taking writes: closing the broker');
-      onLost(error);
-    },
-  };
 }
 
 /**
