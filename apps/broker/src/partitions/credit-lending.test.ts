@@ -61,6 +61,13 @@ describe('CreditLending', () => {
     expect(loans).toEqual(['2:1', '1:1']);
   });
 
+  it('keeps 1 credit for each first loan still expected, so that none opens owing', () => {
+    const { account } = lending(4);
+    account.expectLoans(3);
+    expect([account.openLoan(1, 4), account.openLoan(2, 4), account.openLoan(3, 4)]).toEqual([2, 1, 1]);
+    expect(account.pool.credits).toBe(0);
+  });
+
   it('owes the first loan of an empty pool, and pays it back from the next grant', () => {
     const { account, loans } = lending(0);
     expect(account.openLoan(1, 8)).toBe(1);

@@ -23,6 +23,8 @@ export class CreditLending {
   readonly #lend: LendCredit;
   readonly #onRefilled: () => void;
   readonly #borrowers = new Map<number, Borrower>();
+  /** First loans still to be opened ({@link expectLoans}). */
+  #expectedLoans = 0;
 
   /**
    * While set, a queue that wants credit for first deliveries only is not lent any yet: late work
@@ -48,12 +50,25 @@ export class CreditLending {
   }
 
   /**
+   * `count` remote queues are about to open their first loans ({@link openLoan}): each leaves 1
+   * credit in the pool for each one still to come, as far as the pool goes, so that none opens
+   * owing while an earlier one took it all.
+   */
+  expectLoans(count: number): void {
+    this.#expectedLoans = count;
+  }
+
+  /**
    * The first loan, made with the subscription itself (`subscribe`'s `maxCachedMessages`): up to
-   * `credits`, and at least 1, which `subscribe` requires. With an empty pool that 1 is owed: the
-   * pool goes below zero, nobody spends it, and the client's next grant pays it back first.
+   * `credits`, less what is kept for the loans still expected, and at least 1, which `subscribe`
+   * requires. With an empty pool that 1 is owed: the pool goes below zero, nobody spends it, and
+   * the client's next grant pays it back first. So a client may be handed, at first, up to one
+   * delivery per remote queue beyond its credit, only when its credit is smaller than the number
+   * of queues other brokers own.
    */
   openLoan(queue: number, credits: number): number {
-    const loan = Math.max(1, Math.min(credits, this.pool.credits));
+    this.#expectedLoans = Math.max(0, this.#expectedLoans - 1);
+    const loan = Math.max(1, Math.min(credits, this.pool.credits - this.#expectedLoans));
     this.pool.credits -= loan;
     this.#borrower(queue).lent += loan;
     return loan;

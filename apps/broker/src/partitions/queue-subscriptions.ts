@@ -69,19 +69,22 @@ export class QueueSubscriptions {
       earlyLoans: new Map(),
       unsubscribed: false,
     };
-    // The local queues first: they spend the pool before a remote one borrows from it.
-    const order = [...this.#queues].sort(
-      (a, b) => Number(a.engine === undefined) - Number(b.engine === undefined),
+    // Every queue at once: each remote one opens its first loan as it is asked, all in this turn,
+    // before a local queue's first pass (its next turn) spends the pool; none takes it all, so
+    // none opens owing the client credit it never granted (`CreditLending.expectLoans`).
+    lending.expectLoans(this.#queues.filter((queue) => queue.engine === undefined).length);
+    const made = await Promise.allSettled(
+      this.#queues.map((queue) => this.#subscribeIn(subscription, id, queue)),
     );
-    try {
-      for (const queue of order) await this.#subscribeIn(subscription, id, queue);
-    } catch (error) {
+    lending.expectLoans(0);
+    const refused = made.find((result) => result.status === 'rejected');
+    if (refused) {
       // Every queue refuses alike (the same group and config); should one not, undo the others.
       subscription.perQueue.forEach((subscriptionId, queue) => {
         const routed = this.#queues[queue];
         if (subscriptionId >= 0 && routed) this.#endIn(routed, [subscriptionId]);
       });
-      throw error;
+      throw refused.reason;
     }
     this.#subscriptions.set(id, subscription);
     return id;
