@@ -24,6 +24,7 @@ import { BrokerEngine, type BrokerEngineOptions } from './engine/broker-engine.j
 import type { BrokerService } from './engine/broker-service.js';
 import type { TimerService } from './engine/timer-service.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
+import { GrpcGateway } from './gateway/grpc/grpc-gateway.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
 import { type PeerAccess, PeerSessions } from './gateway/peer-access.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
@@ -52,6 +53,10 @@ export interface BrokerAddress {
   readonly tcpPort?: number;
   /** The TCP endpoint, `tcp://host:port` or `tls://host:port` with TLS, when `tcpPort` is set. */
   readonly tcpUrl?: string;
+  /** The RocketMQ 5 gRPC endpoint's port, when `grpcPort` is set. */
+  readonly grpcPort?: number;
+  /** The RocketMQ 5 endpoint, `grpc://host:port`, when `grpcPort` is set. */
+  readonly grpcUrl?: string;
   /** Every endpoint, WebSocket first: what the start line names. */
   readonly endpoints: readonly string[];
 }
@@ -281,6 +286,17 @@ export async function buildBroker(
           tlsHandshakeTimeoutMs: config.httpHeadersTimeoutMs,
         });
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
+  const grpcGateway =
+    config.grpcPort === undefined
+      ? undefined
+      : new GrpcGateway({
+          engine,
+          log: app.log,
+          clock: options.clock ?? systemClock,
+          maxBodyBytes: config.maxBodyBytes,
+          autoCreateTopics: config.autoCreateTopics,
+          accepting: isAccepting,
+        });
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerBrokerErrorReplies(app);
   registerHealthRoutes(app, engine, isAccepting);
@@ -312,6 +328,7 @@ export async function buildBroker(
     await Promise.race([idle, timedOut]);
     clearTimeout(drainTimer);
     for (const session of allSessions()) session.close();
+    await grpcGateway?.close();
     await tcpGateway?.close();
     await app.close();
     try {
@@ -345,6 +362,11 @@ export async function buildBroker(
         const tcpPort = await tcpGateway.listen(config.host, config.tcpPort);
         const tcpUrl = `${tls === undefined ? 'tcp' : 'tls'}://${host}:${tcpPort}`;
         address = { host: config.host, port, url, tcpPort, tcpUrl, endpoints: [url, tcpUrl] };
+      }
+      if (grpcGateway !== undefined && config.grpcPort !== undefined) {
+        const grpcPort = await grpcGateway.listen(config.host, config.grpcPort);
+        const grpcUrl = `grpc://${host}:${grpcPort}`;
+        address = { ...address, grpcPort, grpcUrl, endpoints: [...address.endpoints, grpcUrl] };
       }
       // Other brokers reach the queues this one owns where it listens, unless told otherwise.
       if (brokerRegistry && config.advertiseUrl === undefined) {

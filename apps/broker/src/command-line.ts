@@ -14,6 +14,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--port': 'port',
   '--host': 'host',
   '--tcp-port': 'tcpPort',
+  '--grpc-port': 'grpcPort',
   '--data-dir': 'dataDir',
   '--flush-policy': 'flushPolicy',
   '--store': 'store',

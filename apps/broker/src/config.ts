@@ -121,6 +121,12 @@ export const brokerConfigSchema = z
      * @default undefined (no TCP listener)
      */
     tcpPort: z.coerce.number().int().min(0).max(65_535).optional(),
+    /**
+     * Port of the RocketMQ 5 endpoint: `apache.rocketmq.v2.MessagingService` over gRPC, for
+     * Apache's official RocketMQ clients (docs/guides/rocketmq-clients.md); 0 picks a free one.
+     * @default undefined (no gRPC listener)
+     */
+    grpcPort: z.coerce.number().int().min(0).max(65_535).optional(),
     /** Interface to bind. @default '127.0.0.1' */
     host: z.string().min(1).default('127.0.0.1'),
     /** Directory of the embedded store; created if missing. @default './ricochet-data' */

@@ -1,0 +1,91 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Clock } from '@ricochet/core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { BrokerService } from '../../engine/broker-service.js';
+import { messagingServiceDefinition } from './rocketmq-schema.js';
+import { RocketMessagingService } from './rocketmq-service.js';
+
+/** Room for a message's other fields beside a body at the broker's limit. */
+const ENVELOPE_BYTES = 1024 * 1024;
+/**
+ * The longest long poll a RocketMQ receive is held for, and what consumers are told to ask for:
+ * the proxy clamps polls to 20 s too.
+ */
+const LONG_POLLING_TIMEOUT_MS = 20_000;
+
+export interface GrpcGatewayOptions {
+  readonly engine: BrokerService;
+  readonly log: FastifyBaseLogger;
+  readonly clock: Clock;
+  readonly maxBodyBytes: number;
+  readonly autoCreateTopics: boolean;
+  readonly accepting: () => boolean;
+  /** @default 20000 */
+  readonly longPollingTimeoutMs?: number;
+}
+
+/**
+ * The RocketMQ 5 front door (`--grpc-port`): a grpc-js server, the stack Apache's Node client runs
+ * too, serving `apache.rocketmq.v2.MessagingService` through {@link RocketMessagingService}.
+ */
+export class GrpcGateway {
+  readonly #server: Server;
+  readonly #service: RocketMessagingService;
+  #port: number | undefined;
+
+  constructor(options: GrpcGatewayOptions) {
+    this.#server = new Server({
+      // grpc-js reads at most 4 MiB per message by default: a body at the broker's limit must fit.
+      'grpc.max_receive_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
+      'grpc.max_send_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
+    });
+    this.#service = new RocketMessagingService({
+      engine: options.engine,
+      log: options.log,
+      clock: options.clock,
+      maxBodyBytes: options.maxBodyBytes,
+      longPollingTimeoutMs: options.longPollingTimeoutMs ?? LONG_POLLING_TIMEOUT_MS,
+      accepting: options.accepting,
+      autoCreateTopics: options.autoCreateTopics,
+    });
+    this.#server.addService(messagingServiceDefinition(), this.#service.handlers());
+  }
+
+  /** Listen on `host:port` (0 picks a free port); resolves with the bound port. */
+  listen(host: string, port: number): Promise<number> {
+    const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    return new Promise((resolve, reject) => {
+      this.#server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
+        if (error) reject(error);
+        else {
+          this.#port = bound;
+          resolve(bound);
+        }
+      });
+    });
+  }
+
+  /** The bound port, once listening. */
+  get port(): number | undefined {
+    return this.#port;
+  }
+
+  /**
+   * Stop: waiting receives answer, push leases are released (C2), calls in progress get until
+   * the graceful shutdown ends, then every connection is cut.
+   */
+  close(): Promise<void> {
+    this.#service.close();
+    return new Promise((resolve) => {
+      const forced = setTimeout(() => {
+        this.#server.forceShutdown();
+        resolve();
+      }, 1_000);
+      forced.unref();
+      this.#server.tryShutdown(() => {
+        clearTimeout(forced);
+        resolve();
+      });
+    });
+  }
+}

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { type DeliveredMessage, type OutgoingMessage, outgoingMessageSchema } from '@ricochet/protocol';
+import {
+  durationOf,
+  millisOf,
+  type RocketMessage,
+  type RocketStatus,
+  type SystemProperties,
+} from './rocketmq-schema.js';
+
+/** A RocketMQ message as Ricochet stores it, or why it cannot be (nothing is stored then). */
+export type Converted =
+  | { readonly ok: true; readonly message: OutgoingMessage }
+  | { readonly ok: false; readonly messageId: string; readonly status: RocketStatus };
+
+/**
+ * A sent RocketMQ message as a Ricochet {@link OutgoingMessage}: its `message_id` kept (R3's
+ * dedup then answers a resend), `delivery_timestamp` as `deliverAt` (T1), user properties as
+ * properties. A GZIP body is inflated here, bounded by the body limit, so every consumer,
+ * RocketMQ's or Ricochet's, reads the body the producer meant. Everything else the schema of
+ * Ricochet's own `send` frame checks, so both front doors refuse the same input.
+ */
+export function outgoingOf(message: RocketMessage, nowMs: number, maxBodyBytes: number): Converted {
+  const system = message.systemProperties ?? {};
+  const messageId = system.messageId ?? '';
+  const refuse = (code: RocketStatus['code'], text: string): Converted => ({
+    ok: false,
+    messageId,
+    status: { code, message: text },
+  });
+  if (message.topic?.name === undefined || message.topic.name === '') {
+    return refuse('ILLEGAL_TOPIC', 'the message names no topic');
+  }
+  if (messageId === '') return refuse('ILLEGAL_MESSAGE_ID', 'the message has no message_id');
+  if (system.messageType === 'TRANSACTION') {
+    return refuse('UNSUPPORTED', 'Ricochet does not serve transactional messages');
+  }
+  const deliverAt = millisOf(system.deliveryTimestamp);
+  if (system.messageType === 'DELAY' && deliverAt === undefined) {
+    return refuse('ILLEGAL_DELIVERY_TIME', 'a DELAY message needs a delivery_timestamp');
+  }
+  const body = bodyOf(message.body ?? new Uint8Array(0), system.bodyEncoding, maxBodyBytes);
+  if (!body.ok) return refuse(body.code, body.reason);
+  const properties = message.userProperties ?? {};
+  const candidate = {
+    messageId,
+    topic: message.topic.name,
+    ...(system.tag === undefined || system.tag === '' ? {} : { tag: system.tag }),
+    ...(system.keys === undefined || system.keys.length === 0 ? {} : { keys: [...system.keys] }),
+    ...(system.messageGroup === undefined || system.messageGroup === ''
+      ? {}
+      : { messageGroup: system.messageGroup }),
+    ...(Object.keys(properties).length === 0 ? {} : { properties: { ...properties } }),
+    body: body.bytes,
+    bornAt: millisOf(system.bornTimestamp) ?? nowMs,
+    ...(deliverAt === undefined || deliverAt <= nowMs ? {} : { deliverAt }),
+  };
+  const parsed = outgoingMessageSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join('.') ?? 'message';
+    return refuse(codeOfField(field), `${field}: ${issue?.message ?? 'invalid'}`);
+  }
+  return { ok: true, message: parsed.data };
+}
+
+function codeOfField(field: string): RocketStatus['code'] {
+  if (field.startsWith('tag')) return 'BAD_REQUEST';
+  if (field.startsWith('messageId')) return 'ILLEGAL_MESSAGE_ID';
+  if (field.startsWith('topic')) return 'ILLEGAL_TOPIC';
+  return 'BAD_REQUEST';
+}
+
+type Body =
+  | { readonly ok: true; readonly bytes: Uint8Array }
+  | { readonly ok: false; readonly code: RocketStatus['code']; readonly reason: string };
+
+function bodyOf(body: Uint8Array, encoding: SystemProperties['bodyEncoding'], maxBodyBytes: number): Body {
+  if (encoding !== 'GZIP') return { ok: true, bytes: body };
+  try {
+    // One byte past the limit is enough to know it is too large; a zip bomb stops there.
+    return { ok: true, bytes: gunzipSync(body, { maxOutputLength: maxBodyBytes + 1 }) };
+  } catch (error) {
+    if (error instanceof RangeError) {
+      return {
+        ok: false,
+        code: 'MESSAGE_BODY_TOO_LARGE',
+        reason: `the inflated body exceeds ${maxBodyBytes} bytes`,
+      };
+    }
+    return { ok: false, code: 'BAD_REQUEST', reason: 'the body is not valid GZIP' };
+  }
+}
+
+/** What a receive knows about the lease it took, for the delivered message's system properties. */
+export interface LeaseOfReceive {
+  readonly invisibleDurationMs: number;
+  /** The host the broker answers as (`store_host`). */
+  readonly storeHost: string;
+}
+
+/**
+ * A delivered Ricochet message as a RocketMQ message. The MD5 `body_digest` is mandatory (the
+ * Node client throws without one, and every client marks a mismatch corrupted); upper-case hex,
+ * as the proxy writes it. The receipt handle is Ricochet's own, opaque to the client.
+ */
+export function rocketMessageOf(message: DeliveredMessage, lease: LeaseOfReceive): RocketMessage {
+  const system: SystemProperties = {
+    ...(message.tag === undefined ? {} : { tag: message.tag }),
+    keys: message.keys ?? [],
+    messageId: message.messageId,
+    bodyDigest: {
+      type: 'MD5',
+      checksum: createHash('md5').update(message.body).digest('hex').toUpperCase(),
+    },
+    bodyEncoding: 'IDENTITY',
+    messageType: message.messageGroup === undefined ? 'NORMAL' : 'FIFO',
+    bornTimestamp: durationOf(message.bornAt),
+    bornHost: '',
+    storeHost: lease.storeHost,
+    receiptHandle: message.receiptHandle,
+    queueId: 0,
+    queueOffset: message.offset,
+    invisibleDuration: durationOf(lease.invisibleDurationMs),
+    deliveryAttempt: message.deliveryAttempt,
+    ...(message.messageGroup === undefined ? {} : { messageGroup: message.messageGroup }),
+  };
+  return {
+    topic: { name: message.topic },
+    userProperties: message.properties ?? {},
+    systemProperties: system,
+    body: message.body,
+  };
+}
