@@ -296,6 +296,7 @@ export async function buildBroker(
           maxBodyBytes: config.maxBodyBytes,
           autoCreateTopics: config.autoCreateTopics,
           accepting: isAccepting,
+          longPollingTimeoutMs: config.grpcLongPollingTimeoutMs,
         });
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerBrokerErrorReplies(app);

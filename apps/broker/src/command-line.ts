@@ -15,6 +15,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--host': 'host',
   '--tcp-port': 'tcpPort',
   '--grpc-port': 'grpcPort',
+  '--grpc-long-polling-timeout-ms': 'grpcLongPollingTimeoutMs',
   '--data-dir': 'dataDir',
   '--flush-policy': 'flushPolicy',
   '--store': 'store',

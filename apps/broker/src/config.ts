@@ -127,6 +127,12 @@ export const brokerConfigSchema = z
      * @default undefined (no gRPC listener)
      */
     grpcPort: z.coerce.number().int().min(0).max(65_535).optional(),
+    /**
+     * The longest long poll a RocketMQ receive is held for, and what RocketMQ consumers are told
+     * to ask for (the RocketMQ proxy's own bound is 20 s). A push consumer's shutdown waits for
+     * its polls to end, so shorter polls stop it sooner. @default 20000
+     */
+    grpcLongPollingTimeoutMs: z.coerce.number().int().min(100).max(60_000).default(20_000),
     /** Interface to bind. @default '127.0.0.1' */
     host: z.string().min(1).default('127.0.0.1'),
     /** Directory of the embedded store; created if missing. @default './ricochet-data' */

@@ -22,7 +22,8 @@ export interface RocketBroker extends AsyncDisposable {
 }
 
 export async function startRocketBroker(config: BrokerConfigInput = {}): Promise<RocketBroker> {
-  const broker = await startBroker({ ...config, grpcPort: 0 });
+  // Short polls: a push consumer's shutdown waits for its polls to end.
+  const broker = await startBroker({ grpcLongPollingTimeoutMs: 1_000, ...config, grpcPort: 0 });
   const port = broker.broker.address?.grpcPort;
   if (port === undefined) throw new Error('the broker did not listen on a gRPC port');
   return {

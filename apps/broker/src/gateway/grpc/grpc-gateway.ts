@@ -7,11 +7,6 @@ import { RocketMessagingService } from './rocketmq-service.js';
 
 /** Room for a message's other fields beside a body at the broker's limit. */
 const ENVELOPE_BYTES = 1024 * 1024;
-/**
- * The longest long poll a RocketMQ receive is held for, and what consumers are told to ask for:
- * the proxy clamps polls to 20 s too.
- */
-const LONG_POLLING_TIMEOUT_MS = 20_000;
 
 export interface GrpcGatewayOptions {
   readonly engine: BrokerService;
@@ -20,8 +15,8 @@ export interface GrpcGatewayOptions {
   readonly maxBodyBytes: number;
   readonly autoCreateTopics: boolean;
   readonly accepting: () => boolean;
-  /** @default 20000 */
-  readonly longPollingTimeoutMs?: number;
+  /** The longest long poll a receive is held for, and what consumers are told to ask for. */
+  readonly longPollingTimeoutMs: number;
 }
 
 /**
@@ -44,7 +39,7 @@ export class GrpcGateway {
       log: options.log,
       clock: options.clock,
       maxBodyBytes: options.maxBodyBytes,
-      longPollingTimeoutMs: options.longPollingTimeoutMs ?? LONG_POLLING_TIMEOUT_MS,
+      longPollingTimeoutMs: options.longPollingTimeoutMs,
       accepting: options.accepting,
       autoCreateTopics: options.autoCreateTopics,
     });

@@ -10,8 +10,8 @@ import type { Clock } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { BrokerService } from '../../engine/broker-service.js';
-import { RocketClients } from './rocketmq-clients.js';
 import { outgoingOf, rocketMessageOf } from './rocketmq-messages.js';
+import { RocketPushConsumers } from './rocketmq-push.js';
 import {
   type AckMessageRequest,
   type AckMessageResultEntry,
@@ -70,17 +70,13 @@ export interface RocketServiceOptions {
  */
 export class RocketMessagingService {
   readonly #options: RocketServiceOptions;
-  readonly #clients: RocketClients;
+  readonly #push: RocketPushConsumers;
   /** Receives in progress, answered empty when the broker closes. */
   readonly #receives = new Set<AbortController>();
 
   constructor(options: RocketServiceOptions) {
     this.#options = options;
-    this.#clients = new RocketClients((handles) => {
-      options.engine.release(handles).catch((error: unknown) => {
-        options.log.warn({ err: error }, 'could not release the leases of a RocketMQ client that went away');
-      });
-    });
+    this.#push = new RocketPushConsumers(options.engine);
   }
 
   /** The handlers grpc-js serves, by method name. */
@@ -91,20 +87,17 @@ export class RocketMessagingService {
       SendMessage: this.#unary((request: SendMessageRequest) => this.#sendMessage(request)),
       QueryAssignment: this.#unary((request: QueryAssignmentRequest) => this.#queryAssignment(request)),
       ReceiveMessage: this.#receiveMessage,
-      AckMessage: this.#unary((request: AckMessageRequest, metadata) =>
-        this.#ackMessage(request, clientIdOf(metadata)),
+      AckMessage: this.#unary((request: AckMessageRequest) => this.#ackMessage(request)),
+      ChangeInvisibleDuration: this.#unary((request: ChangeInvisibleDurationRequest) =>
+        this.#changeInvisibleDuration(request),
       ),
-      ChangeInvisibleDuration: this.#unary((request: ChangeInvisibleDurationRequest, metadata) =>
-        this.#changeInvisibleDuration(request, clientIdOf(metadata)),
-      ),
-      ForwardMessageToDeadLetterQueue: this.#unary(
-        (request: ForwardMessageToDeadLetterQueueRequest, metadata) =>
-          this.#forwardToDeadLetterQueue(request, clientIdOf(metadata)),
+      ForwardMessageToDeadLetterQueue: this.#unary((request: ForwardMessageToDeadLetterQueueRequest) =>
+        this.#forwardToDeadLetterQueue(request),
       ),
       Telemetry: this.#telemetry,
       NotifyClientTermination: this.#unary((_request: NotifyClientTerminationRequest, metadata) => {
         const clientId = clientIdOf(metadata);
-        if (clientId !== undefined) this.#clients.terminated(clientId);
+        if (clientId !== undefined) this.#push.terminated(clientId);
         return Promise.resolve({ status: OK_STATUS });
       }),
       PullMessage: this.#unsupportedStream(
@@ -129,7 +122,7 @@ export class RocketMessagingService {
   /** Answer every waiting receive and release every push lease: the broker is closing. */
   close(): void {
     for (const receive of this.#receives) receive.abort();
-    this.#clients.closeAll();
+    this.#push.closeAll();
   }
 
   // ---- Routes ----
@@ -230,18 +223,8 @@ export class RocketMessagingService {
     this.#receive(call.request, clientIdOf(call.metadata), deadlineMsOf(call.getDeadline()), ended.signal)
       .then((answer) => {
         if ('status' in answer) return finish(answer.status);
-        const { messages, invisibleDurationMs, autoRenew, clientId } = answer;
-        if (call.cancelled || ended.signal.aborted) {
-          // Leased for a client that is no longer listening: hand them back at once (C2).
-          if (messages.length > 0) this.#releaseLater(messages.map((message) => message.receiptHandle));
-          return finish(OK_STATUS);
-        }
+        const { messages, invisibleDurationMs } = answer;
         if (messages.length === 0) return finish(status('MESSAGE_NOT_FOUND', 'no message to receive'));
-        if (autoRenew)
-          this.#clients.leased(
-            clientId,
-            messages.map((message) => message.receiptHandle),
-          );
         write({ status: OK_STATUS });
         for (const message of messages) {
           write({ message: rocketMessageOf(message, { invisibleDurationMs, storeHost: 'ricochet' }) });
@@ -274,47 +257,59 @@ export class RocketMessagingService {
     const batchSize = request.batchSize ?? 0;
     if (batchSize < 1)
       return { status: status('BAD_REQUEST', `batch_size ${batchSize}: ask for at least 1`) };
-    const autoRenew = request.autoRenew === true;
-    let invisibleDurationMs: number;
-    if (autoRenew) {
-      const view = await this.#options.engine.describeGroup(group);
-      invisibleDurationMs = Math.min(view?.config.consumptionTimeoutMs ?? MAX_INVISIBLE_MS, MAX_INVISIBLE_MS);
-    } else {
-      const asked = millisOf(request.invisibleDuration);
-      if (asked === undefined || asked < MIN_INVISIBLE_MS || asked > MAX_INVISIBLE_MS) {
-        return {
-          status: status(
-            'ILLEGAL_INVISIBLE_TIME',
-            `invisible_duration must be ${MIN_INVISIBLE_MS} ms to 12 h (S2)`,
-          ),
-        };
-      }
-      invisibleDurationMs = asked;
-    }
     const polling = millisOf(request.longPollingTimeout) ?? 0;
     if (polling < 0) return { status: status('ILLEGAL_POLLING_TIME', 'long_polling_timeout is negative') };
     const untilDeadline = deadlineMs - this.#options.clock.now() - DEADLINE_MARGIN_MS;
     const awaitDurationMs = Math.max(0, Math.min(polling, this.#options.longPollingTimeoutMs, untilDeadline));
-    const expression = request.filterExpression?.expression;
+    const given = request.filterExpression?.expression;
+    const expression = given === undefined || given === '' ? '*' : given;
+    const maxMessages = Math.min(batchSize, MAX_BATCH_SIZE);
+    if (request.autoRenew === true) {
+      // A push consumer: push deliveries, leased for the group's consumption timeout (P2).
+      const view = await this.#options.engine.describeGroup(group);
+      const messages = await this.#push.receive({
+        clientId,
+        group,
+        topic,
+        expression,
+        maxMessages,
+        awaitDurationMs,
+        signal,
+      });
+      return { messages, invisibleDurationMs: view?.config.consumptionTimeoutMs ?? 0 };
+    }
+    const invisibleDurationMs = millisOf(request.invisibleDuration);
+    if (
+      invisibleDurationMs === undefined ||
+      invisibleDurationMs < MIN_INVISIBLE_MS ||
+      invisibleDurationMs > MAX_INVISIBLE_MS
+    ) {
+      return {
+        status: status(
+          'ILLEGAL_INVISIBLE_TIME',
+          `invisible_duration must be ${MIN_INVISIBLE_MS} ms to 12 h (S2)`,
+        ),
+      };
+    }
     const messages = await this.#options.engine.receive({
       group,
-      subscriptions: { [topic]: expression === undefined || expression === '' ? '*' : expression },
-      maxMessages: Math.min(batchSize, MAX_BATCH_SIZE),
+      subscriptions: { [topic]: expression },
+      maxMessages,
       invisibleDurationMs,
       awaitDurationMs,
       consumerId: clientId,
       signal,
     });
-    return { messages, invisibleDurationMs, autoRenew, clientId };
+    return { messages, invisibleDurationMs };
   }
 
-  async #ackMessage(request: AckMessageRequest, clientId: string | undefined) {
+  async #ackMessage(request: AckMessageRequest) {
     const entries = request.entries ?? [];
     if (entries.length === 0)
       return { status: status('BAD_REQUEST', 'no entries to acknowledge'), entries: [] };
     const handles = entries.map((entry) => entry.receiptHandle ?? '');
     const failures = await this.#options.engine.ack(handles, undefined);
-    if (clientId !== undefined) this.#clients.settled(clientId, handles);
+    this.#push.settled(handles);
     const failed = new Map(failures.map((failure) => [failure.index, failure.error]));
     const results: AckMessageResultEntry[] = entries.map((entry, index) => {
       const error = failed.get(index);
@@ -328,25 +323,34 @@ export class RocketMessagingService {
   }
 
   /**
-   * S4, and a RocketMQ push consumer's nack: the message stays invisible for the backoff and then
-   * comes back with its attempt counted, exactly as a lease that ran out (S1).
+   * S4 for a simple consumer's lease. For a push delivery it is the RocketMQ push consumer's nack:
+   * a failed delivery (P2) retried after the backoff the client asks for, which is the group's
+   * policy the Telemetry settings gave it; at max attempts the message goes to the DLQ at once
+   * (P4). The handle it answers with is the settled one: a push consumer never uses it again.
    */
-  async #changeInvisibleDuration(request: ChangeInvisibleDurationRequest, clientId: string | undefined) {
+  async #changeInvisibleDuration(request: ChangeInvisibleDurationRequest) {
     const handle = request.receiptHandle ?? '';
     const ms = millisOf(request.invisibleDuration);
     if (ms === undefined || ms < 0 || ms > MAX_INVISIBLE_MS) {
       return { status: status('ILLEGAL_INVISIBLE_TIME', 'invisible_duration must be 0 ms to 12 h (S4)') };
     }
+    if (this.#push.isPushDelivery(handle)) {
+      const [failure] = await this.#options.engine.nack(
+        [{ receiptHandle: handle, retryAfterMs: ms, reason: 'FAILURE (RocketMQ push consumer nack)' }],
+        undefined,
+      );
+      this.#push.settled([handle]);
+      return {
+        status: failure === undefined ? OK_STATUS : statusOfPayload(failure.error),
+        receiptHandle: handle,
+      };
+    }
     const changed = await this.#options.engine.changeInvisibleDuration(handle, ms);
-    if (clientId !== undefined) this.#clients.settled(clientId, [handle]);
     return { status: OK_STATUS, receiptHandle: changed.receiptHandle };
   }
 
   /** D3: the client gave up on the message (a FIFO consumer past its attempts). */
-  async #forwardToDeadLetterQueue(
-    request: ForwardMessageToDeadLetterQueueRequest,
-    clientId: string | undefined,
-  ) {
+  async #forwardToDeadLetterQueue(request: ForwardMessageToDeadLetterQueueRequest) {
     const handle = request.receiptHandle ?? '';
     const [failure] = await this.#options.engine.nack(
       [
@@ -358,7 +362,7 @@ export class RocketMessagingService {
       ],
       undefined,
     );
-    if (clientId !== undefined) this.#clients.settled(clientId, [handle]);
+    this.#push.settled([handle]);
     return { status: failure === undefined ? OK_STATUS : statusOfPayload(failure.error) };
   }
 
@@ -376,12 +380,12 @@ export class RocketMessagingService {
       call.end();
       return;
     }
-    this.#clients.streamOpened(clientId);
+    this.#push.streamOpened(clientId);
     let open = true;
     const closed = () => {
       if (!open) return;
       open = false;
-      this.#clients.streamClosed(clientId);
+      this.#push.streamClosed(clientId);
     };
     call.on('data', (command: TelemetryCommand) => {
       if (command.settings === undefined) return;
@@ -472,12 +476,6 @@ export class RocketMessagingService {
     if (error instanceof BrokerError) this.#options.engine.metrics.rejected(error.code);
     else this.#options.log.error({ err: error }, 'a RocketMQ request failed');
     return rocketStatusOf(error);
-  }
-
-  #releaseLater(handles: readonly string[]): void {
-    this.#options.engine.release(handles).catch((error: unknown) => {
-      this.#options.log.warn({ err: error }, 'could not release leases of a cancelled RocketMQ receive');
-    });
   }
 }
 

@@ -1,5 +1,5 @@
 import type { GroupConfig, RetryPolicy as RicochetRetryPolicy } from '@ricochet/core';
-import { durationOf, type RetryPolicy, type Settings } from './rocketmq-schema.js';
+import { durationOf, millisOf, type RetryPolicy, type Settings } from './rocketmq-schema.js';
 
 /**
  * The largest body Ricochet tells a RocketMQ client it may send: the broker's limit, but below
@@ -41,7 +41,14 @@ export function settingsAnswer(
         ...client.subscription,
         fifo: group.fifo,
         receiveBatchSize: RECEIVE_BATCH_SIZE,
-        longPollingTimeout: durationOf(server.longPollingTimeoutMs),
+        // The client's own choice stands up to the broker's longest poll (a push consumer's
+        // shutdown waits for its polls to end, so a team may well want them short).
+        longPollingTimeout: durationOf(
+          Math.min(
+            millisOf(client.subscription.longPollingTimeout) ?? server.longPollingTimeoutMs,
+            server.longPollingTimeoutMs,
+          ),
+        ),
       },
     };
   }

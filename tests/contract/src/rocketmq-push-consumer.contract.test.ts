@@ -1,0 +1,136 @@
+import { ConsumeResult, type MessageView } from 'rocketmq-client-nodejs';
+import { describe, expect, it } from 'vitest';
+import { eventually } from './support/push.js';
+import { startRocketBroker, startRocketProducer, startRocketPushConsumer } from './support/rocketmq.js';
+
+/** Resolves when `count` deliveries were recorded. */
+function recorder() {
+  const deliveries: MessageView[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  return {
+    deliveries,
+    record(message: MessageView) {
+      deliveries.push(message);
+      for (const waiter of waiters.filter((w) => deliveries.length >= w.count)) waiter.resolve();
+    },
+    delivered(count: number): Promise<MessageView[]> {
+      if (deliveries.length >= count) return Promise.resolve(deliveries);
+      return new Promise((resolve) => waiters.push({ count, resolve: () => resolve(deliveries) }));
+    },
+  };
+}
+
+/**
+ * P1–P5 and C2 through Apache's RocketMQ 5 Node client's PushConsumer, unchanged. A RocketMQ push
+ * consumer receives with leases that live as long as the client (auto-renew), nacks with
+ * ChangeInvisibleDuration and acks with AckMessage: the broker's rules are the same ones.
+ */
+describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
+  it('SUCCESS commits the message (P1)', async () => {
+    await using rocket = await startRocketBroker();
+    const seen = recorder();
+    await using _consumer = await startRocketPushConsumer(
+      rocket.endpoints,
+      'billing',
+      { orders: '*' },
+      {
+        consume: (message) => {
+          seen.record(message);
+          return ConsumeResult.SUCCESS;
+        },
+      },
+    );
+    await using producer = await startRocketProducer(rocket.endpoints, ['orders']);
+    const sent = await producer.send({ topic: 'orders', body: Buffer.from('pay') });
+    const [delivered] = await seen.delivered(1);
+    expect(delivered).toMatchObject({ messageId: sent.messageId, deliveryAttempt: 1 });
+    await eventually(
+      () => rocket.broker.admin.getGroup('billing'),
+      (group) => group.stats.committed === 1 && group.stats.inflight === 0,
+    );
+  });
+
+  it('FAILURE is redelivered with the next deliveryAttempt and the same messageId (P2, P6)', async () => {
+    await using rocket = await startRocketBroker();
+    const seen = recorder();
+    await using _consumer = await startRocketPushConsumer(
+      rocket.endpoints,
+      'billing',
+      { orders: '*' },
+      {
+        consume: (message) => {
+          seen.record(message);
+          return seen.deliveries.length === 1 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS;
+        },
+      },
+    );
+    await using producer = await startRocketProducer(rocket.endpoints, ['orders']);
+    const sent = await producer.send({ topic: 'orders', body: Buffer.from('flaky') });
+    const deliveries = await seen.delivered(2);
+    expect(deliveries.map((message) => [message.messageId, message.deliveryAttempt])).toEqual([
+      [sent.messageId, 1],
+      [sent.messageId, 2],
+    ]);
+    await eventually(
+      () => rocket.broker.admin.getGroup('billing'),
+      (group) => group.stats.committed === 1,
+    );
+  });
+
+  it('a FIFO group delivers each message group in order (P5)', async () => {
+    await using rocket = await startRocketBroker();
+    await rocket.broker.admin.putTopic('ledger', { type: 'fifo' });
+    await rocket.broker.admin.putGroup('books', { fifo: true });
+    const seen = recorder();
+    await using _consumer = await startRocketPushConsumer(
+      rocket.endpoints,
+      'books',
+      { ledger: '*' },
+      {
+        consume: (message) => {
+          seen.record(message);
+          return ConsumeResult.SUCCESS;
+        },
+      },
+    );
+    await using producer = await startRocketProducer(rocket.endpoints, ['ledger']);
+    for (let index = 0; index < 6; index++) {
+      const messageGroup = index % 2 === 0 ? 'account-a' : 'account-b';
+      await producer.send({ topic: 'ledger', messageGroup, body: Buffer.from(`${messageGroup}:${index}`) });
+    }
+    const deliveries = await seen.delivered(6);
+    const order = (group: string) =>
+      deliveries
+        .filter((message) => message.messageGroup === group)
+        .map((message) => message.body.toString());
+    expect(order('account-a')).toEqual(['account-a:0', 'account-a:2', 'account-a:4']);
+    expect(order('account-b')).toEqual(['account-b:1', 'account-b:3', 'account-b:5']);
+  });
+
+  it('a message that fails every delivery goes to %DLQ%<group> at the failure of delivery maxRetries + 1 (P4)', async () => {
+    await using rocket = await startRocketBroker();
+    await rocket.broker.admin.putGroup('billing', { maxRetries: 2 });
+    const seen = recorder();
+    await using _consumer = await startRocketPushConsumer(
+      rocket.endpoints,
+      'billing',
+      { orders: '*' },
+      {
+        consume: (message) => {
+          seen.record(message);
+          return ConsumeResult.FAILURE;
+        },
+      },
+    );
+    await using producer = await startRocketProducer(rocket.endpoints, ['orders']);
+    const sent = await producer.send({ topic: 'orders', body: Buffer.from('poison') });
+    const deliveries = await seen.delivered(3);
+    expect(deliveries.map((message) => message.deliveryAttempt)).toEqual([1, 2, 3]);
+    const dlq = await eventually(
+      () => rocket.broker.admin.listDlq('billing'),
+      (page) => page.messages.length === 1,
+    );
+    expect(dlq.messages[0]?.messageId).toBe(sent.messageId);
+    expect(seen.deliveries).toHaveLength(3);
+  });
+});
