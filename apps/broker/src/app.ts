@@ -292,6 +292,7 @@ export async function buildBroker(
       : new GrpcGateway({
           engine,
           log: app.log,
+          access,
           clock: options.clock ?? systemClock,
           maxBodyBytes: config.maxBodyBytes,
           autoCreateTopics: config.autoCreateTopics,

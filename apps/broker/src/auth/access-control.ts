@@ -4,6 +4,7 @@ import { type AuthFile, type Principal, readAuthFile } from './auth-file.js';
 import { type Action, describeAction, isPermitted } from './permissions.js';
 import { PrincipalDirectory, tokenDigest } from './principal-directory.js';
 import { PublishRateLimiter, type RateDecision } from './publish-rate.js';
+import type { RocketSignatureParse } from './rocketmq-signature.js';
 
 /** Why a request was refused, the label of `ricochet_auth_failures_total`. */
 export type AuthFailureReason = 'missing_token' | 'unknown_token' | 'forbidden';
@@ -27,11 +28,14 @@ export class Caller {
   readonly digest: Buffer;
   generation: number;
   principal: Principal | undefined;
+  /** A RocketMQ client's access key, when it proved itself by signature rather than by token. */
+  readonly accessKey: string | undefined;
 
-  constructor(digest: Buffer, generation: number, principal: Principal | undefined) {
+  constructor(digest: Buffer, generation: number, principal: Principal | undefined, accessKey?: string) {
     this.digest = digest;
     this.generation = generation;
     this.principal = principal;
+    this.accessKey = accessKey;
   }
 }
 
@@ -108,6 +112,36 @@ export class AccessControl {
     return { ok: true, caller: new Caller(digest, this.#generation, principal) };
   }
 
+  /**
+   * Check a RocketMQ client's signed request (`--grpc-port`): its access key names the principal,
+   * the HMAC of its date-time under that principal's secret key proves it. `undefined`: the
+   * request carried no signature. Refusals count as a missing or unknown token.
+   */
+  authenticateSignature(parsed: RocketSignatureParse | undefined, where: string): Authentication {
+    if (parsed === undefined) return this.authenticate(undefined, where);
+    if (!parsed.ok) {
+      this.#failures.inc({ reason: 'unknown_token' });
+      this.#log.warn(
+        { where, reason: 'unknown_token', problem: parsed.message },
+        'request refused: bad signature',
+      );
+      return { ok: false, reason: 'unknown_token', message: parsed.message };
+    }
+    const { accessKey, dateTime, signature } = parsed.signed;
+    const principal = this.#directory.verifyRocketSignature(accessKey, dateTime, signature);
+    if (!principal) {
+      this.#failures.inc({ reason: 'unknown_token' });
+      this.#log.warn({ where, reason: 'unknown_token' }, 'request refused: the signature is not accepted');
+      return {
+        ok: false,
+        reason: 'unknown_token',
+        message: 'the access key or its signature is not accepted',
+      };
+    }
+    const digest = Buffer.from(principal.tokenSha256, 'hex');
+    return { ok: true, caller: new Caller(digest, this.#generation, principal, accessKey) };
+  }
+
   /** May `caller` take `action` under the auth file in force now? Refusals are counted and logged. */
   authorize(caller: Caller, action: Action, where: string): Authorization {
     const principal = this.#principalOf(caller);
@@ -168,7 +202,10 @@ export class AccessControl {
 
   #principalOf(caller: Caller): Principal | undefined {
     if (caller.generation !== this.#generation) {
-      caller.principal = this.#directory.findByDigest(caller.digest);
+      caller.principal =
+        caller.accessKey === undefined
+          ? this.#directory.findByDigest(caller.digest)
+          : this.#directory.findByAccessKey(caller.accessKey);
       caller.generation = this.#generation;
     }
     return caller.principal;

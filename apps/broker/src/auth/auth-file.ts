@@ -23,6 +23,20 @@ const consumeGrantSchema = z
   .strict();
 
 /**
+ * RocketMQ 5 credentials (`--grpc-port`): the access key and secret key an official RocketMQ client
+ * signs its requests with (`SessionCredentials`). The broker must hold the secret itself to check
+ * an HMAC, as RocketMQ's own ACL file does, so an auth file with these is a secret: keep it 0600.
+ */
+const rocketmqCredentialsSchema = z
+  .object({
+    accessKey: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:@-]{1,128}$/, 'an access key is 1–128 of A–Z a–z 0–9 _ . : @ -'),
+    secretKey: z.string().min(16, 'a secret key has at least 16 characters').max(256),
+  })
+  .strict();
+
+/**
  * One principal as the auth file spells it (DESIGN.md §7). Unknown fields are refused: a typo in
  * a permission must fail loudly, not grant nothing in silence.
  */
@@ -39,6 +53,8 @@ const principalSchema = z
     metrics: z.boolean().default(false),
     /** Messages per second this principal may send, over all its connections. @default unlimited */
     publishRatePerSecond: z.number().positive().max(10_000_000).optional(),
+    /** The same principal, reached by Apache's RocketMQ 5 clients over `--grpc-port`. @default none */
+    rocketmq: rocketmqCredentialsSchema.optional(),
   })
   .strict();
 
@@ -49,6 +65,7 @@ export const authFileSchema = z
   .superRefine((file, context) => {
     const names = new Set<string>();
     const digests = new Set<string>();
+    const accessKeys = new Set<string>();
     file.principals.forEach((principal, index) => {
       if (names.has(principal.name))
         context.addIssue({
@@ -62,8 +79,16 @@ export const authFileSchema = z
           path: ['principals', index, 'tokenSha256'],
           message: 'a second principal with this token',
         });
+      const accessKey = principal.rocketmq?.accessKey;
+      if (accessKey !== undefined && accessKeys.has(accessKey))
+        context.addIssue({
+          code: 'custom',
+          path: ['principals', index, 'rocketmq', 'accessKey'],
+          message: 'a second principal with this access key',
+        });
       names.add(principal.name);
       digests.add(principal.tokenSha256);
+      if (accessKey !== undefined) accessKeys.add(accessKey);
     });
   });
 

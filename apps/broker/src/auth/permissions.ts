@@ -14,7 +14,9 @@ export type Action =
   /** The admin API: `read` for a GET, `write` for a PUT or POST. */
   | { readonly type: 'admin'; readonly level: AdminLevel }
   /** `GET /metrics`. */
-  | { readonly type: 'metrics' };
+  | { readonly type: 'metrics' }
+  /** A RocketMQ client's route of a topic (`QueryRoute`): whoever may publish to it or read it. */
+  | { readonly type: 'route'; readonly topic: string };
 
 /** Whether `principal` may take `action`. */
 export function isPermitted(principal: Principal, action: Action): boolean {
@@ -32,6 +34,11 @@ export function isPermitted(principal: Principal, action: Action): boolean {
       return principal.admin === 'write' || (principal.admin === 'read' && action.level === 'read');
     case 'metrics':
       return principal.metrics;
+    case 'route':
+      return (
+        matchesAnyNamePattern(principal.publish, action.topic) ||
+        principal.consume.some((grant) => matchesAnyNamePattern(grant.topics, action.topic))
+      );
   }
 }
 
@@ -46,5 +53,7 @@ export function describeAction(action: Action): string {
       return action.level === 'read' ? 'read the admin API' : 'change anything through the admin API';
     case 'metrics':
       return 'read the metrics';
+    case 'route':
+      return `look up the route of topic "${action.topic}"`;
   }
 }

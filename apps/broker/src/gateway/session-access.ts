@@ -2,6 +2,7 @@ import { BrokerError, type ClientFrame, type SendReceipt } from '@ricochet/proto
 import type { AccessControl, Caller } from '../auth/access-control.js';
 import type { Principal } from '../auth/auth-file.js';
 import type { Action } from '../auth/permissions.js';
+import type { RocketSignatureParse } from '../auth/rocketmq-signature.js';
 import { groupAndTopicOfHandle } from '../engine/receipt-handle.js';
 
 /** A frame that asks the engine for something (everything but `hello` and `credit`). */
@@ -46,13 +47,30 @@ export class SessionAccess {
     return undefined;
   }
 
+  /**
+   * Check a RocketMQ client's signed request (`--grpc-port`) as `hello` checks a token; the
+   * refusal's message, or `undefined` when the request may go on.
+   */
+  signed(parsed: RocketSignatureParse | undefined): string | undefined {
+    if (!this.#access.enabled) return undefined;
+    const authn = this.#access.authenticateSignature(parsed, 'grpc');
+    if (!authn.ok) return authn.message;
+    this.#caller = authn.caller;
+    return undefined;
+  }
+
   /** The verdict on one request frame. */
   check(frame: RequestFrame): FrameVerdict {
+    if (frame.type === 'send') return this.checkSend(frame.messages);
+    return this.checkActions(actionsOf(frame));
+  }
+
+  /** The verdict on a request that asks for `actions` (the RocketMQ front door's requests). */
+  checkActions(actions: readonly Action[]): FrameVerdict {
     const caller = this.#caller;
     if (!this.#access.enabled || caller === undefined) return ALLOWED_ANONYMOUSLY;
-    if (frame.type === 'send') return this.#checkSend(caller, frame.messages);
     let principal: string | undefined;
-    for (const action of actionsOf(frame)) {
+    for (const action of actions) {
       const decision = this.#access.authorize(caller, action, 'websocket');
       if (!decision.ok) return refusal(decision.status, decision.message);
       principal = decision.principal.name;
@@ -62,7 +80,9 @@ export class SessionAccess {
   }
 
   /** Each message needs `publish` on its topic; the principal's rate covers those that may go. */
-  #checkSend(caller: Caller, messages: readonly { readonly topic: string }[]): FrameVerdict {
+  checkSend(messages: readonly { readonly topic: string }[]): FrameVerdict {
+    const caller = this.#caller;
+    if (!this.#access.enabled || caller === undefined) return ALLOWED_ANONYMOUSLY;
     const forbidden = new Map<number, BrokerError>();
     const verdictOfTopic = new Map<string, BrokerError | undefined>();
     let principal: Principal | undefined;
@@ -130,7 +150,7 @@ function actionsOf(frame: Exclude<RequestFrame, { type: 'send' }>): Action[] {
  * Settling needs `consume` on the group and topic the handle names. A string without a handle's
  * shape names nothing: the engine answers it `INVALID_RECEIPT_HANDLE` as it does for anyone.
  */
-function actionsOfHandles(handles: readonly string[]): Action[] {
+export function actionsOfHandles(handles: readonly string[]): Action[] {
   const actions: Action[] = [];
   const topicsByGroup = new Map<string, Set<string>>();
   for (const text of handles) {

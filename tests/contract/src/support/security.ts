@@ -20,6 +20,8 @@ export interface PrincipalGrant {
   readonly admin?: 'read' | 'write';
   readonly metrics?: boolean;
   readonly publishRatePerSecond?: number;
+  /** RocketMQ 5 credentials, for Apache's clients over `--grpc-port`. */
+  readonly rocketmq?: { readonly accessKey: string; readonly secretKey: string };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Clock } from '@ricochet/core';
 import type { FastifyBaseLogger } from 'fastify';
+import type { AccessControl } from '../../auth/access-control.js';
 import type { BrokerService } from '../../engine/broker-service.js';
 import { messagingServiceDefinition } from './rocketmq-schema.js';
 import { RocketMessagingService } from './rocketmq-service.js';
@@ -11,6 +12,8 @@ const ENVELOPE_BYTES = 1024 * 1024;
 export interface GrpcGatewayOptions {
   readonly engine: BrokerService;
   readonly log: FastifyBaseLogger;
+  /** Who may do what (DESIGN §7): the same principals as on every other transport. */
+  readonly access: AccessControl;
   readonly clock: Clock;
   readonly maxBodyBytes: number;
   readonly autoCreateTopics: boolean;
@@ -37,6 +40,7 @@ export class GrpcGateway {
     this.#service = new RocketMessagingService({
       engine: options.engine,
       log: options.log,
+      access: options.access,
       clock: options.clock,
       maxBodyBytes: options.maxBodyBytes,
       longPollingTimeoutMs: options.longPollingTimeoutMs,

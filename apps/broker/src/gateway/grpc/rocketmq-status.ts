@@ -57,3 +57,19 @@ function rocketCodeOf(error: ErrorLike): RocketCode {
       return 'INTERNAL_ERROR';
   }
 }
+
+/** A status of `code` saying `message`. */
+export function status(code: RocketStatus['code'], message: string): RocketStatus {
+  return { code, message };
+}
+
+/**
+ * One status for a batch: OK when every entry is, the entries' own when they all agree, and
+ * MULTIPLE_RESULTS otherwise (the proxy's rule; the clients then read each entry).
+ */
+export function overallStatus(statuses: readonly RocketStatus[]): RocketStatus {
+  const [first] = statuses;
+  if (first === undefined) return OK_STATUS;
+  if (statuses.every((entry) => entry.code === first.code)) return first;
+  return status('MULTIPLE_RESULTS', 'the entries have different results');
+}

@@ -1,0 +1,56 @@
+import type { Metadata } from '@grpc/grpc-js';
+import type { Clock } from '@ricochet/core';
+import { BrokerError } from '@ricochet/protocol';
+import type { AccessControl } from '../../auth/access-control.js';
+import { parseRocketSignature } from '../../auth/rocketmq-signature.js';
+import type { BrokerService } from '../../engine/broker-service.js';
+import { type FrameVerdict, SessionAccess } from '../session-access.js';
+
+/** What every RPC handler of the RocketMQ front door reaches. */
+export interface RocketDeps {
+  readonly engine: BrokerService;
+  readonly clock: Clock;
+  readonly maxBodyBytes: number;
+  /** What the broker tells consumers to long-poll for, and the longest poll it holds. */
+  readonly longPollingTimeoutMs: number;
+  /** Topics a client names that do not exist yet are created on first use (`autoCreateTopics`). */
+  readonly autoCreateTopics: boolean;
+}
+
+/** One authenticated call: who made it (`x-mq-client-id`) and what its principal may do. */
+export interface RocketCall {
+  readonly clientId: string | undefined;
+  readonly access: SessionAccess;
+}
+
+/**
+ * Authenticate a call by its headers, as a session's `hello` is (DESIGN §7): with an auth file,
+ * the RocketMQ signature (`authorization`, `x-mq-date-time`) must name a principal and prove it.
+ * @throws BrokerError UNAUTHORIZED when it does not.
+ */
+export function authenticateCall(metadata: Metadata, access: AccessControl, clock: Clock): RocketCall {
+  const sessionAccess = new SessionAccess(access);
+  const refusal = sessionAccess.signed(
+    parseRocketSignature(
+      headerOf(metadata, 'authorization'),
+      headerOf(metadata, 'x-mq-date-time'),
+      clock.now(),
+    ),
+  );
+  if (refusal !== undefined) throw BrokerError.of('UNAUTHORIZED', refusal);
+  return { clientId: headerOf(metadata, 'x-mq-client-id'), access: sessionAccess };
+}
+
+/**
+ * The principal a verdict allows (for the delivery history), or the verdict's refusal thrown to
+ * the one error path (401, 403, or 530 past a publish rate).
+ */
+export function permitted(verdict: FrameVerdict): string | undefined {
+  if (!verdict.ok) throw verdict.error;
+  return verdict.principal;
+}
+
+function headerOf(metadata: Metadata, name: string): string | undefined {
+  const [value] = metadata.get(name);
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

@@ -1,0 +1,182 @@
+import type { DeliveredMessage } from '@ricochet/protocol';
+import { actionsOfHandles } from '../session-access.js';
+import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
+import { RocketPushConsumers } from './rocketmq-push.js';
+import {
+  type AckMessageRequest,
+  type AckMessageResultEntry,
+  type ChangeInvisibleDurationRequest,
+  type ForwardMessageToDeadLetterQueueRequest,
+  millisOf,
+  type ReceiveMessageRequest,
+  type RocketStatus,
+} from './rocketmq-schema.js';
+import { OK_STATUS, overallStatus, status, statusOfPayload } from './rocketmq-status.js';
+
+/** S2's bounds on a lease, and S4's on a change of it. */
+const MIN_INVISIBLE_MS = 10;
+const MAX_INVISIBLE_MS = 12 * 60 * 60 * 1_000;
+/** A receive answers this long before the client's deadline, so its frames arrive in time. */
+const DEADLINE_MARGIN_MS = 500;
+/** Ricochet's receive cap (S2): a larger RocketMQ batch is served 32 at a time. */
+const MAX_BATCH_SIZE = 32;
+
+/** What a receive leased, or the status it answers with instead. */
+export type Received =
+  | { readonly messages: readonly DeliveredMessage[]; readonly invisibleDurationMs: number }
+  | { readonly status: RocketStatus };
+
+/**
+ * The consuming RPCs. A receive without `auto_renew` is a simple consumer's (S1–S5: a lease of
+ * the asked invisible duration); one with it is a push consumer's ({@link RocketPushConsumers}:
+ * P1–P5 and C2). Settling is one path for both, by receipt handle, with the permission of the
+ * group and topic the handle names, as on every other transport.
+ */
+export class RocketConsumption {
+  readonly #deps: RocketDeps;
+  readonly #push: RocketPushConsumers;
+
+  constructor(deps: RocketDeps) {
+    this.#deps = deps;
+    this.#push = new RocketPushConsumers(deps.engine);
+  }
+
+  /** The clients' lives, as their Telemetry streams and `NotifyClientTermination` tell them. */
+  get clients(): Pick<RocketPushConsumers, 'streamOpened' | 'streamClosed' | 'terminated' | 'closeAll'> {
+    return this.#push;
+  }
+
+  /** `ReceiveMessage`; the answer is written as stream frames by the caller. */
+  async receive(
+    request: ReceiveMessageRequest,
+    call: RocketCall,
+    deadlineMs: number,
+    signal: AbortSignal,
+  ): Promise<Received> {
+    const { clientId } = call;
+    const group = request.group?.name;
+    const topic = request.messageQueue?.topic?.name;
+    if (clientId === undefined) return { status: status('CLIENT_ID_REQUIRED', 'x-mq-client-id is missing') };
+    if (group === undefined || group === '')
+      return { status: status('ILLEGAL_CONSUMER_GROUP', 'no group named') };
+    if (topic === undefined || topic === '') return { status: status('ILLEGAL_TOPIC', 'no topic named') };
+    if (request.filterExpression?.type === 'SQL') {
+      return {
+        status: status(
+          'ILLEGAL_FILTER_EXPRESSION',
+          'Ricochet filters by tag only; SQL92 filters are not served',
+        ),
+      };
+    }
+    const batchSize = request.batchSize ?? 0;
+    if (batchSize < 1)
+      return { status: status('BAD_REQUEST', `batch_size ${batchSize}: ask for at least 1`) };
+    const polling = millisOf(request.longPollingTimeout) ?? 0;
+    if (polling < 0) return { status: status('ILLEGAL_POLLING_TIME', 'long_polling_timeout is negative') };
+    permitted(call.access.checkActions([{ type: 'consume', group, topics: [topic] }]));
+    const untilDeadline = deadlineMs - this.#deps.clock.now() - DEADLINE_MARGIN_MS;
+    const awaitDurationMs = Math.max(0, Math.min(polling, this.#deps.longPollingTimeoutMs, untilDeadline));
+    const given = request.filterExpression?.expression;
+    const expression = given === undefined || given === '' ? '*' : given;
+    const maxMessages = Math.min(batchSize, MAX_BATCH_SIZE);
+    if (request.autoRenew === true) {
+      // A push consumer: push deliveries, leased for the group's consumption timeout (P2).
+      const view = await this.#deps.engine.describeGroup(group);
+      const messages = await this.#push.receive({
+        clientId,
+        group,
+        topic,
+        expression,
+        maxMessages,
+        awaitDurationMs,
+        signal,
+      });
+      return { messages, invisibleDurationMs: view?.config.consumptionTimeoutMs ?? 0 };
+    }
+    const invisibleDurationMs = millisOf(request.invisibleDuration);
+    if (
+      invisibleDurationMs === undefined ||
+      invisibleDurationMs < MIN_INVISIBLE_MS ||
+      invisibleDurationMs > MAX_INVISIBLE_MS
+    ) {
+      return {
+        status: status(
+          'ILLEGAL_INVISIBLE_TIME',
+          `invisible_duration must be ${MIN_INVISIBLE_MS} ms to 12 h (S2)`,
+        ),
+      };
+    }
+    const messages = await this.#deps.engine.receive({
+      group,
+      subscriptions: { [topic]: expression },
+      maxMessages,
+      invisibleDurationMs,
+      awaitDurationMs,
+      consumerId: clientId,
+      signal,
+    });
+    return { messages, invisibleDurationMs };
+  }
+
+  /** `AckMessage` (S3; P1's commit): one status per entry, MULTIPLE_RESULTS when they differ. */
+  async ack(request: AckMessageRequest, call: RocketCall) {
+    const entries = request.entries ?? [];
+    if (entries.length === 0)
+      return { status: status('BAD_REQUEST', 'no entries to acknowledge'), entries: [] };
+    const handles = entries.map((entry) => entry.receiptHandle ?? '');
+    const principal = permitted(call.access.checkActions(actionsOfHandles(handles)));
+    const failures = await this.#deps.engine.ack(handles, principal);
+    this.#push.settled(handles);
+    const failed = new Map(failures.map((failure) => [failure.index, failure.error]));
+    const results: AckMessageResultEntry[] = entries.map((entry, index) => {
+      const error = failed.get(index);
+      return {
+        messageId: entry.messageId ?? '',
+        receiptHandle: entry.receiptHandle ?? '',
+        status: error === undefined ? OK_STATUS : statusOfPayload(error),
+      };
+    });
+    return { status: overallStatus(results.map((result) => result.status)), entries: results };
+  }
+
+  /**
+   * S4 for a simple consumer's lease. For a push delivery it is the RocketMQ push consumer's nack:
+   * a failed delivery (P2) retried after the backoff the client asks for, which is the group's
+   * policy the Telemetry settings gave it; at max attempts the message goes to the DLQ at once
+   * (P4). The handle it answers with is the settled one: a push consumer never uses it again.
+   */
+  async changeInvisibleDuration(request: ChangeInvisibleDurationRequest, call: RocketCall) {
+    const handle = request.receiptHandle ?? '';
+    const ms = millisOf(request.invisibleDuration);
+    if (ms === undefined || ms < 0 || ms > MAX_INVISIBLE_MS) {
+      return { status: status('ILLEGAL_INVISIBLE_TIME', 'invisible_duration must be 0 ms to 12 h (S4)') };
+    }
+    const principal = permitted(call.access.checkActions(actionsOfHandles([handle])));
+    if (this.#push.isPushDelivery(handle)) {
+      const [failure] = await this.#deps.engine.nack(
+        [{ receiptHandle: handle, retryAfterMs: ms, reason: 'FAILURE (RocketMQ push consumer nack)' }],
+        principal,
+      );
+      this.#push.settled([handle]);
+      return {
+        status: failure === undefined ? OK_STATUS : statusOfPayload(failure.error),
+        receiptHandle: handle,
+      };
+    }
+    const changed = await this.#deps.engine.changeInvisibleDuration(handle, ms);
+    return { status: OK_STATUS, receiptHandle: changed.receiptHandle };
+  }
+
+  /** D3: the client gave up on the message (a FIFO push consumer past its attempts). */
+  async forwardToDeadLetterQueue(request: ForwardMessageToDeadLetterQueueRequest, call: RocketCall) {
+    const handle = request.receiptHandle ?? '';
+    const principal = permitted(call.access.checkActions(actionsOfHandles([handle])));
+    const reason = `forwarded to the DLQ by a RocketMQ client at delivery attempt ${request.deliveryAttempt ?? 0} of ${request.maxDeliveryAttempts ?? 0}`;
+    const [failure] = await this.#deps.engine.nack(
+      [{ receiptHandle: handle, deadLetter: true, reason }],
+      principal,
+    );
+    this.#push.settled([handle]);
+    return { status: failure === undefined ? OK_STATUS : statusOfPayload(failure.error) };
+  }
+}

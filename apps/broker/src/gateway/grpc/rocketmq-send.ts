@@ -1,0 +1,61 @@
+import type { BrokerError, OutgoingMessage } from '@ricochet/protocol';
+import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
+import { outgoingOf } from './rocketmq-messages.js';
+import type { SendMessageRequest, SendResultEntry } from './rocketmq-schema.js';
+import { OK_STATUS, overallStatus, status, statusOfPayload } from './rocketmq-status.js';
+
+/**
+ * `SendMessage`: each message converted and checked as Ricochet's own `send` frame is (a message
+ * that cannot be read, or may not be published, gets its own failed entry and is never stored),
+ * the rest stored in one `send` of the broker's service, so R1 (durable before the answer), R3
+ * (dedup by the client's message id) and R4 (TOO_MANY_REQUESTS) hold as they do for every client.
+ */
+export async function sendMessages(deps: RocketDeps, request: SendMessageRequest, call: RocketCall) {
+  const messages = request.messages ?? [];
+  if (messages.length === 0) return { status: status('BAD_REQUEST', 'no messages to send'), entries: [] };
+  const nowMs = deps.clock.now();
+  const converted = messages.map((message) => outgoingOf(message, nowMs, deps.maxBodyBytes));
+  const readable = converted.flatMap((entry) => (entry.ok ? [entry.message] : []));
+  const verdict = call.access.checkSend(readable);
+  permitted(verdict);
+  const forbidden = verdict.ok ? verdict.forbidden : undefined;
+  const allowed = readable.filter((_, index) => forbidden?.get(index) === undefined);
+  const receipts = allowed.length === 0 ? [] : await deps.engine.send(allowed);
+  const receiptOf = new Map<OutgoingMessage, (typeof receipts)[number]>();
+  allowed.forEach((message, index) => {
+    const receipt = receipts[index];
+    if (receipt === undefined) throw new Error('the engine answered fewer receipts than messages');
+    receiptOf.set(message, receipt);
+  });
+  let readableIndex = 0;
+  const entries: SendResultEntry[] = converted.map((entry) => {
+    if (!entry.ok) return { status: entry.status, messageId: entry.messageId, transactionId: '', offset: 0 };
+    const refusal: BrokerError | undefined = forbidden?.get(readableIndex++);
+    if (refusal !== undefined) {
+      return {
+        status: statusOfPayload(refusal),
+        messageId: entry.message.messageId,
+        transactionId: '',
+        offset: 0,
+      };
+    }
+    const receipt = receiptOf.get(entry.message);
+    if (receipt === undefined) throw new Error('a message allowed to be sent has no receipt');
+    if (!receipt.ok) {
+      return {
+        status: statusOfPayload(receipt.error),
+        messageId: receipt.messageId,
+        transactionId: '',
+        offset: 0,
+      };
+    }
+    // No transactions here: the message id stands in for the transaction id the proxy fills in.
+    return {
+      status: OK_STATUS,
+      messageId: receipt.messageId,
+      transactionId: receipt.messageId,
+      offset: receipt.offset,
+    };
+  });
+  return { status: overallStatus(entries.map((entry) => entry.status)), entries };
+}
