@@ -19,6 +19,7 @@ import { registerTopicRoutes } from './admin/topic-routes.js';
 import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
+import type { BrokerAddress } from './broker-address.js';
 import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrokerConfig } from './config.js';
 import { BrokerEngine, type BrokerEngineOptions } from './engine/broker-engine.js';
 import type { BrokerService } from './engine/broker-service.js';
@@ -42,24 +43,6 @@ import { loggedStoreHooks } from './store-log.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
 const MIB = 1024 * 1024;
-
-/** Where a listening broker can be reached. */
-export interface BrokerAddress {
-  readonly host: string;
-  readonly port: number;
-  /** The WebSocket endpoint clients take: `ws://host:port`, or `wss://host:port` with TLS. */
-  readonly url: string;
-  /** The TCP listener's port, when `tcpPort` is set. */
-  readonly tcpPort?: number;
-  /** The TCP endpoint, `tcp://host:port` or `tls://host:port` with TLS, when `tcpPort` is set. */
-  readonly tcpUrl?: string;
-  /** The RocketMQ 5 gRPC endpoint's port, when `grpcPort` is set. */
-  readonly grpcPort?: number;
-  /** The RocketMQ 5 endpoint, `grpc://host:port`, when `grpcPort` is set. */
-  readonly grpcUrl?: string;
-  /** Every endpoint, WebSocket first: what the start line names. */
-  readonly endpoints: readonly string[];
-}
 
 /** Test and embedding hooks; production uses the defaults. */
 export interface BuildBrokerOptions {
@@ -286,19 +269,13 @@ export async function buildBroker(
           tlsHandshakeTimeoutMs: config.httpHeadersTimeoutMs,
         });
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
-  const grpcGateway =
-    config.grpcPort === undefined
-      ? undefined
-      : new GrpcGateway({
-          engine,
-          log: app.log,
-          access,
-          clock: options.clock ?? systemClock,
-          maxBodyBytes: config.maxBodyBytes,
-          autoCreateTopics: config.autoCreateTopics,
-          accepting: isAccepting,
-          longPollingTimeoutMs: config.grpcLongPollingTimeoutMs,
-        });
+  const grpcGateway = GrpcGateway.ofConfig(config, {
+    engine,
+    log: app.log,
+    access,
+    accepting: isAccepting,
+    clock: options.clock ?? systemClock,
+  });
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerBrokerErrorReplies(app);
   registerHealthRoutes(app, engine, isAccepting);
@@ -365,11 +342,8 @@ export async function buildBroker(
         const tcpUrl = `${tls === undefined ? 'tcp' : 'tls'}://${host}:${tcpPort}`;
         address = { host: config.host, port, url, tcpPort, tcpUrl, endpoints: [url, tcpUrl] };
       }
-      if (grpcGateway !== undefined && config.grpcPort !== undefined) {
-        const grpcPort = await grpcGateway.listen(config.host, config.grpcPort);
-        const grpcUrl = `grpc://${host}:${grpcPort}`;
-        address = { ...address, grpcPort, grpcUrl, endpoints: [...address.endpoints, grpcUrl] };
-      }
+      const grpc = await grpcGateway?.listen(config.host, host);
+      if (grpc) address = { ...address, ...grpc, endpoints: [...address.endpoints, grpc.grpcUrl] };
       // Other brokers reach the queues this one owns where it listens, unless told otherwise.
       if (brokerRegistry && config.advertiseUrl === undefined) {
         await brokerRegistry.advertise({

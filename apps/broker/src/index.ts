@@ -1,6 +1,7 @@
-export { type Broker, type BrokerAddress, type BuildBrokerOptions, buildBroker } from './app.js';
+export { type Broker, type BuildBrokerOptions, buildBroker } from './app.js';
 export type { ReloadOutcome } from './auth/access-control.js';
 export { BrokerStartError } from './auth/startup-auth.js';
+export type { BrokerAddress } from './broker-address.js';
 export { parseCommandLine } from './command-line.js';
 export {
   type BrokerConfig,

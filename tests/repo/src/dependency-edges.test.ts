@@ -33,7 +33,19 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
   '@ricochet/broker': {
     workspace: ['@ricochet/core', '@ricochet/protocol'],
     // `postgres`: the driver of the PostgreSQL store (DESIGN.md §9), loaded only when `--store` names one.
-    external: ['fastify', '@fastify/websocket', 'ws', 'lmdb', 'zod', 'prom-client', 'msgpackr', 'postgres'],
+    // `@grpc/*`: the RocketMQ 5 endpoint (DESIGN.md §10), the gRPC stack Apache's Node client runs too.
+    external: [
+      'fastify',
+      '@fastify/websocket',
+      'ws',
+      'lmdb',
+      'zod',
+      'prom-client',
+      'msgpackr',
+      'postgres',
+      '@grpc/grpc-js',
+      '@grpc/proto-loader',
+    ],
   },
   // The testing kit runs the real broker in process; it drives it through `buildBroker` and the
   // admin API, and never a client package (users bring their own, so a test uses the real ones).

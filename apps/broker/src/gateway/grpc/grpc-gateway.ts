@@ -2,6 +2,7 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Clock } from '@ricochet/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
+import type { BrokerConfig } from '../../config.js';
 import type { BrokerService } from '../../engine/broker-service.js';
 import { messagingServiceDefinition } from './rocketmq-schema.js';
 import { RocketMessagingService } from './rocketmq-service.js';
@@ -29,9 +30,11 @@ export interface GrpcGatewayOptions {
 export class GrpcGateway {
   readonly #server: Server;
   readonly #service: RocketMessagingService;
+  readonly #requestedPort: number;
   #port: number | undefined;
 
-  constructor(options: GrpcGatewayOptions) {
+  constructor(port: number, options: GrpcGatewayOptions) {
+    this.#requestedPort = port;
     this.#server = new Server({
       // grpc-js reads at most 4 MiB per message by default: a body at the broker's limit must fit.
       'grpc.max_receive_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
@@ -50,15 +53,36 @@ export class GrpcGateway {
     this.#server.addService(messagingServiceDefinition(), this.#service.handlers());
   }
 
-  /** Listen on `host:port` (0 picks a free port); resolves with the bound port. */
-  listen(host: string, port: number): Promise<number> {
-    const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  /**
+   * The gateway `config` asks for (`grpcPort`), or `undefined` when it asks for none.
+   */
+  static ofConfig(
+    config: Pick<BrokerConfig, 'grpcPort' | 'maxBodyBytes' | 'autoCreateTopics' | 'grpcLongPollingTimeoutMs'>,
+    options: Pick<GrpcGatewayOptions, 'engine' | 'log' | 'access' | 'accepting' | 'clock'>,
+  ): GrpcGateway | undefined {
+    if (config.grpcPort === undefined) return undefined;
+    return new GrpcGateway(config.grpcPort, {
+      ...options,
+      maxBodyBytes: config.maxBodyBytes,
+      autoCreateTopics: config.autoCreateTopics,
+      longPollingTimeoutMs: config.grpcLongPollingTimeoutMs,
+    });
+  }
+
+  /**
+   * Listen on `host` at the configured port (0 picks a free one); `urlHost` is how the start line
+   * writes the host (bracketed for IPv6).
+   */
+  listen(host: string, urlHost: string): Promise<{ grpcPort: number; grpcUrl: string }> {
+    const address = host.includes(':')
+      ? `[${host}]:${this.#requestedPort}`
+      : `${host}:${this.#requestedPort}`;
     return new Promise((resolve, reject) => {
       this.#server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
         if (error) reject(error);
         else {
           this.#port = bound;
-          resolve(bound);
+          resolve({ grpcPort: bound, grpcUrl: `grpc://${urlHost}:${bound}` });
         }
       });
     });
