@@ -275,7 +275,9 @@ export async function buildBroker(
     access,
     accepting: isAccepting,
     clock: options.clock ?? systemClock,
+    tls,
   });
+  if (grpcGateway?.tlsServer) tlsReloader?.addTarget(grpcGateway.tlsServer as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerBrokerErrorReplies(app);
   registerHealthRoutes(app, engine, isAccepting);

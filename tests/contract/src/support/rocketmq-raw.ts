@@ -51,7 +51,12 @@ export interface RawRocketClient extends Disposable {
 export function rawRocketClient(
   endpoints: string,
   clientId: string,
-  options: { readonly maxMessageBytes?: number; readonly metadata?: Record<string, string> } = {},
+  options: {
+    readonly maxMessageBytes?: number;
+    readonly metadata?: Record<string, string>;
+    /** Connect over TLS, trusting this CA certificate (PEM). */
+    readonly ca?: string;
+  } = {},
 ): RawRocketClient {
   const limits =
     options.maxMessageBytes === undefined
@@ -60,11 +65,10 @@ export function rawRocketClient(
           'grpc.max_receive_message_length': options.maxMessageBytes,
           'grpc.max_send_message_length': options.maxMessageBytes,
         };
-  const client: Client & Record<string, Wire> = new MessagingService(
-    endpoints,
-    credentials.createInsecure(),
-    limits,
-  ) as Client & Record<string, Wire>;
+  const channel =
+    options.ca === undefined ? credentials.createInsecure() : credentials.createSsl(Buffer.from(options.ca));
+  const client: Client & Record<string, Wire> = new MessagingService(endpoints, channel, limits) as Client &
+    Record<string, Wire>;
   const metadata = () => {
     const headers = new Metadata();
     headers.set('x-mq-client-id', clientId);

@@ -1,14 +1,18 @@
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { type ConnectionInjector, Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Clock } from '@ricochet/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { BrokerConfig } from '../../config.js';
 import type { BrokerService } from '../../engine/broker-service.js';
+import type { TlsCredentials } from '../../tls.js';
+import { GrpcListener } from './grpc-listener.js';
 import { messagingServiceDefinition } from './rocketmq-schema.js';
 import { RocketMessagingService } from './rocketmq-service.js';
 
 /** Room for a message's other fields beside a body at the broker's limit. */
 const ENVELOPE_BYTES = 1024 * 1024;
+/** How long calls in progress get to finish when the broker closes, before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 1_000;
 
 export interface GrpcGatewayOptions {
   readonly engine: BrokerService;
@@ -21,17 +25,25 @@ export interface GrpcGatewayOptions {
   readonly accepting: () => boolean;
   /** The longest long poll a receive is held for, and what consumers are told to ask for. */
   readonly longPollingTimeoutMs: number;
+  /** The broker's TLS pair: with it, the port serves TLS besides plaintext. */
+  readonly tls: TlsCredentials | undefined;
+  /** A connection silent this long, or this long in its TLS handshake, is cut. */
+  readonly firstBytesTimeoutMs: number;
+  /** At most this many connections to the port at once. */
+  readonly maxConnections: number;
 }
 
 /**
  * The RocketMQ 5 front door (`--grpc-port`): a grpc-js server, the stack Apache's Node client runs
- * too, serving `apache.rocketmq.v2.MessagingService` through {@link RocketMessagingService}.
+ * too, serving `apache.rocketmq.v2.MessagingService` through {@link RocketMessagingService}, on a
+ * port that takes plaintext and TLS alike ({@link GrpcListener}).
  */
 export class GrpcGateway {
   readonly #server: Server;
   readonly #service: RocketMessagingService;
+  readonly #injector: ConnectionInjector;
+  readonly #listener: GrpcListener;
   readonly #requestedPort: number;
-  #port: number | undefined;
 
   constructor(port: number, options: GrpcGatewayOptions) {
     this.#requestedPort = port;
@@ -40,25 +52,30 @@ export class GrpcGateway {
       'grpc.max_receive_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
       'grpc.max_send_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
     });
-    this.#service = new RocketMessagingService({
-      engine: options.engine,
-      log: options.log,
-      access: options.access,
-      clock: options.clock,
-      maxBodyBytes: options.maxBodyBytes,
-      longPollingTimeoutMs: options.longPollingTimeoutMs,
-      accepting: options.accepting,
-      autoCreateTopics: options.autoCreateTopics,
-    });
+    this.#service = new RocketMessagingService(options);
     this.#server.addService(messagingServiceDefinition(), this.#service.handlers());
+    this.#injector = this.#server.createConnectionInjector(ServerCredentials.createInsecure());
+    this.#listener = new GrpcListener({
+      injector: this.#injector,
+      tls: options.tls,
+      firstBytesTimeoutMs: options.firstBytesTimeoutMs,
+      log: options.log,
+    });
+    this.#listener.server.maxConnections = options.maxConnections;
   }
 
-  /**
-   * The gateway `config` asks for (`grpcPort`), or `undefined` when it asks for none.
-   */
+  /** The gateway `config` asks for (`grpcPort`), or `undefined` when it asks for none. */
   static ofConfig(
-    config: Pick<BrokerConfig, 'grpcPort' | 'maxBodyBytes' | 'autoCreateTopics' | 'grpcLongPollingTimeoutMs'>,
-    options: Pick<GrpcGatewayOptions, 'engine' | 'log' | 'access' | 'accepting' | 'clock'>,
+    config: Pick<
+      BrokerConfig,
+      | 'grpcPort'
+      | 'maxBodyBytes'
+      | 'autoCreateTopics'
+      | 'grpcLongPollingTimeoutMs'
+      | 'httpHeadersTimeoutMs'
+      | 'maxConnections'
+    >,
+    options: Pick<GrpcGatewayOptions, 'engine' | 'log' | 'access' | 'accepting' | 'clock' | 'tls'>,
   ): GrpcGateway | undefined {
     if (config.grpcPort === undefined) return undefined;
     return new GrpcGateway(config.grpcPort, {
@@ -66,49 +83,44 @@ export class GrpcGateway {
       maxBodyBytes: config.maxBodyBytes,
       autoCreateTopics: config.autoCreateTopics,
       longPollingTimeoutMs: config.grpcLongPollingTimeoutMs,
+      firstBytesTimeoutMs: config.httpHeadersTimeoutMs,
+      maxConnections: config.maxConnections,
     });
+  }
+
+  /** The TLS side of the port, for the broker's certificate reload; `undefined` without TLS. */
+  get tlsServer(): GrpcListener['tlsServer'] {
+    return this.#listener.tlsServer;
   }
 
   /**
    * Listen on `host` at the configured port (0 picks a free one); `urlHost` is how the start line
    * writes the host (bracketed for IPv6).
    */
-  listen(host: string, urlHost: string): Promise<{ grpcPort: number; grpcUrl: string }> {
-    const address = host.includes(':')
-      ? `[${host}]:${this.#requestedPort}`
-      : `${host}:${this.#requestedPort}`;
-    return new Promise((resolve, reject) => {
-      this.#server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => {
-        if (error) reject(error);
-        else {
-          this.#port = bound;
-          resolve({ grpcPort: bound, grpcUrl: `grpc://${urlHost}:${bound}` });
-        }
-      });
-    });
-  }
-
-  /** The bound port, once listening. */
-  get port(): number | undefined {
-    return this.#port;
+  async listen(host: string, urlHost: string): Promise<{ grpcPort: number; grpcUrl: string }> {
+    const grpcPort = await this.#listener.listen(host, this.#requestedPort);
+    return { grpcPort, grpcUrl: `grpc://${urlHost}:${grpcPort}` };
   }
 
   /**
-   * Stop: waiting receives answer, push leases are released (C2), calls in progress get until
-   * the graceful shutdown ends, then every connection is cut.
+   * Stop: waiting receives answer at once, push deliveries are released (C2), calls in progress
+   * get {@link SHUTDOWN_GRACE_MS}, then every connection is cut.
    */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.#service.close();
-    return new Promise((resolve) => {
+    await this.#listener.close().catch(() => undefined);
+    this.#injector.drain(SHUTDOWN_GRACE_MS);
+    await new Promise<void>((resolve) => {
       const forced = setTimeout(() => {
         this.#server.forceShutdown();
         resolve();
-      }, 1_000);
+      }, SHUTDOWN_GRACE_MS);
       forced.unref();
       this.#server.tryShutdown(() => {
         clearTimeout(forced);
         resolve();
       });
     });
+    this.#injector.destroy();
   }
 }
