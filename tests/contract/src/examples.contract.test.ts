@@ -24,6 +24,8 @@ const EXAMPLES = readdirSync(EXAMPLES_DIR)
 
 /** A message id, captured: a later line of the same output refers back to it as `\1`. */
 const ID = '([0-9a-f]{32})';
+/** A message id as Apache's RocketMQ clients make them: 34 upper-case hex digits. */
+const ROCKETMQ_ID = '([0-9A-F]{34})';
 
 /**
  * What each example prints on stdout: one regular expression per line, in order, and nothing else.
@@ -67,6 +69,12 @@ const EXPECTED_OUTPUT: Readonly<Record<string, readonly string[]>> = {
     '  the listener threw: the card gateway timed out',
     String.raw`delivery 3 of \1: charged \{"orderId":1042,"amountCents":4200\}`,
   ],
+  'rocketmq-client.mjs': [
+    String.raw`sent ${ROCKETMQ_ID} at offset \d+`,
+    String.raw`received \1, tag created, deliveryAttempt 1`,
+    String.raw`  body: \{"orderId":1042\}`,
+    String.raw`acked \1`,
+  ],
   'send-and-receive.mjs': [
     String.raw`sent ${ID} to orders at offset \d+`,
     String.raw`received \1, tag created, deliveryAttempt 1`,
@@ -90,9 +98,10 @@ function runInExamples(
 }
 
 /** Run an example as `pnpm example` does, with the workspace packages' TypeScript source (CI has no dist/). */
-function runExample(file: string, endpoint: string): Promise<NodeRun> {
+function runExample(file: string, endpoint: string, grpcEndpoint?: string): Promise<NodeRun> {
   return runInExamples(['--conditions=@ricochet/source', '--import', 'tsx', RUNNER, file], {
     RICOCHET_ENDPOINT: endpoint,
+    ...(grpcEndpoint === undefined ? {} : { RICOCHET_GRPC_ENDPOINT: grpcEndpoint }),
   });
 }
 
@@ -150,7 +159,8 @@ describe('examples/ against a real broker', () => {
   // One broker for all, as a user runs them: each example must cope with what the others left.
   let broker: TestBroker;
   beforeAll(async () => {
-    broker = await startBroker();
+    // With the RocketMQ endpoint too, for the example of Apache's client (`--grpc-port`).
+    broker = await startBroker({ grpcPort: 0 });
   });
   afterAll(async () => {
     await broker?.close();
@@ -164,7 +174,7 @@ describe('examples/ against a real broker', () => {
       { timeout: TEST_TIMEOUT_MS },
       async () => {
         if (expected === undefined) throw new Error(`no expected output for ${file} in EXPECTED_OUTPUT`);
-        const run = await runExample(file, broker.endpoint);
+        const run = await runExample(file, broker.endpoint, `127.0.0.1:${broker.broker.address?.grpcPort}`);
         expect(run.code, describeRun(run)).toBe(0);
         expect(run.stdout, describeRun(run)).toMatch(wholeOutput(expected));
         expect(run.stderr, describeRun(run)).toBe('');
