@@ -177,6 +177,8 @@ export async function startBrokerProcess(
   BenchProcess & {
     readonly endpoint: string;
     endpointFor(transport: BenchTransport): string;
+    /** The RocketMQ access point, `127.0.0.1:<port>`, when `extraArgs` name `--grpc-port`. */
+    readonly grpcEndpoint: string;
   }
 > {
   const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
@@ -197,7 +199,7 @@ export async function startBrokerProcess(
     ],
     // "listening on", not "standing by on …": on PostgreSQL a broker relays as a standby until it
     // holds the store's lease, even on a fresh database.
-    /(?<=listening on )ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+/,
+    /(?<=listening on )ws:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+(?:, grpc:\/\/127\.0\.0\.1:\d+)?(?= \()/,
     () => rmSync(dataDir, { recursive: true, force: true }),
     [
       ...(eventLoopProbe ? ['--import', pathToFileURL(EVENT_LOOP_PROBE).href] : []),
@@ -205,7 +207,7 @@ export async function startBrokerProcess(
     ],
     profile ? { RICOCHET_PROFILE_OUT: profile.out, RICOCHET_PROFILE_KIND: profile.kind } : {},
   );
-  const [endpoint = '', tcpEndpoint = ''] = process_.banner.split(', ');
+  const [endpoint = '', tcpEndpoint = '', grpcUrl = ''] = process_.banner.split(', ');
   // `pnpm bench --store-spread N`: N - 1 more brokers on the store, owning their share of its
   // queues; the clients still use this one, which forwards what is for the others' queues.
   const peers = storeFlags.includes('--store-spread') ? await startSpreadPeers(storeFlags) : [];
@@ -222,6 +224,7 @@ export async function startBrokerProcess(
   return Object.assign(process_, {
     endpoint,
     endpointFor: (transport: BenchTransport) => (transport === 'ws' ? endpoint : tcpEndpoint),
+    grpcEndpoint: grpcUrl.replace(/^grpc:\/\//, ''),
     stop,
     [Symbol.asyncDispose]: stop,
   });

@@ -23,6 +23,7 @@ import {
 } from './report/side-by-side.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
+import { rocketMqW1, rocketMqW2s } from './workloads/rocketmq-grpc.js';
 import {
   LARGE_STORE_MESSAGES,
   runLargeTakeover,
@@ -62,6 +63,14 @@ const peerDown = new Map<SystemName, string>();
 const tcpOverWs = new Map<string, number[]>();
 /** W1 over HTTP ÷ over WebSocket, one ratio per run. */
 const httpOverWs: number[] = [];
+/** W1 and W2s via RocketMQ gRPC with Apache's Node client ÷ with Ricochet's own clients over WebSocket, one ratio per run. */
+const grpcOverWs = new Map<string, number[]>();
+
+function recordGrpc(row: RowSpec, ownRow: RowSpec, grpc: number, own: number, reference: number): void {
+  record(row, 'ricochet', figures({ rate: grpc }));
+  record(row, 'reference', figures({ rate: reference }));
+  grpcOverWs.set(ownRow.label, [...(grpcOverWs.get(ownRow.label) ?? []), grpc / own]);
+}
 
 function record(spec: RowSpec, system: SystemName, outcome: Outcome): void {
   const runs = rows.get(spec) ?? {};
@@ -132,6 +141,7 @@ for (let run = 1; run <= args.runs; run++) {
       record(ROWS.w1Http, 'ricochet', figures({ rate: http }));
       record(ROWS.w1Http, 'reference', figures({ rate: reference }));
       httpOverWs.push(http / ricochet.ws);
+      recordGrpc(ROWS.w1Grpc, ROWS.w1, await rocketMqW1(), ricochet.ws, reference);
       if (args.peers) {
         await peerRow(ROWS.w1, 'jetstream', async () => ({ rate: await jetStreamW1(durability) }));
         await peerRow(ROWS.w1, 'rabbitmq', async () => ({ rate: await rabbitMqW1(durability) }));
@@ -140,6 +150,7 @@ for (let run = 1; run <= args.runs; run++) {
       const { ricochet, reference } = await runW2s();
       record(ROWS.w2s, 'ricochet', figures({ rate: ricochet }));
       record(ROWS.w2s, 'reference', figures({ rate: reference }));
+      recordGrpc(ROWS.w2sGrpc, ROWS.w2s, await rocketMqW2s(), ricochet, reference);
       if (args.peers) {
         await peerRow(ROWS.w2s, 'jetstream', async () => ({ rate: await jetStreamW2s(durability) }));
         record(ROWS.w2s, 'rabbitmq', {
@@ -187,6 +198,10 @@ if (rows.size > 0) {
   if (httpOverWs.length > 0)
     console.log(
       `${ROWS.w1.label}: HTTP ÷ WebSocket ${median(httpOverWs).toFixed(2)} (median of ${httpOverWs.length})`,
+    );
+  for (const [label, ratios] of grpcOverWs)
+    console.log(
+      `${label}: via RocketMQ gRPC with Apache's Node client ÷ Ricochet's client over WebSocket ${median(ratios).toFixed(2)} (median of ${ratios.length})`,
     );
   if (durability.size > 0)
     console.log(['durability of the peers, as run:', ...[...durability].map((d) => `  ${d}`)].join('\n'));

@@ -12,6 +12,7 @@ import {
   type EventLoopDelay,
   startBrokerProcess,
 } from '../processes.js';
+import { ROCKETMQ_MESSAGES, rocketMqW1, rocketMqW2s } from '../workloads/rocketmq-grpc.js';
 import { ricochetW1, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { ricochetW2, W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { ricochetW2s, W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
@@ -28,7 +29,7 @@ import {
 import { type ProfileArgs, ProfileArgsError, parseProfileArgs } from './profile-args.js';
 
 /**
- * `pnpm bench:profile <w1|w2|w2s|w3|w4> [--heap] [--top N] [--store lmdb|postgres]`: one workload
+ * `pnpm bench:profile <w1|w2|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]`: one workload
  * against the broker (over WebSocket, on the chosen store), with V8's profiler on the broker and on the client process over the measured window
  * only, and, over the same window, both event loops' delay and both processes' CPU time per
  * message. Prints where the time (with `--heap`, the allocation) went and how long each event loop
@@ -149,6 +150,14 @@ switch (args.workload) {
   case 'w2s':
     messages = W2S_MESSAGES;
     outcome = `${Math.round(await ricochetW2s({ window, profile }))} msg/s`;
+    break;
+  case 'w1-grpc':
+    messages = ROCKETMQ_MESSAGES;
+    outcome = `${Math.round(await rocketMqW1({ window, profile }))} msg/s via RocketMQ gRPC (Apache's Node client)`;
+    break;
+  case 'w2s-grpc':
+    messages = ROCKETMQ_MESSAGES;
+    outcome = `${Math.round(await rocketMqW2s({ window, profile }))} msg/s via RocketMQ gRPC (Apache's Node client)`;
     break;
   case 'w3': {
     messages = W3_MESSAGES;

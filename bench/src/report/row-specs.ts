@@ -1,3 +1,4 @@
+import { ROCKETMQ_MESSAGES } from '../workloads/rocketmq-grpc.js';
 import { W1_HTTP_MESSAGES, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
@@ -6,7 +7,7 @@ import { W4_MESSAGES } from '../workloads/w4-retry.js';
 import { count, fixed2, type RowSpec } from './side-by-side.js';
 
 /** What the rows measure, printed above the table (the labels stay short). */
-export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}), 1,000 in flight; W2s and W2 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
+export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}), 1,000 in flight; W2s and W2 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
 
 /** The rows of `pnpm bench`'s table, with issue 12's targets. */
 const rate = [{ key: 'rate', format: count }] as const;
@@ -56,6 +57,18 @@ export const ROWS = {
     measures: rate,
     ratio: { key: 'rate', better: 'higher' },
     target: 'TCP the fastest path',
+  },
+  w1Grpc: {
+    label: 'W1 publish via RocketMQ gRPC (Apache Node client), msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '– (the official client, one call per send)',
+  },
+  w2sGrpc: {
+    label: 'W2s via RocketMQ gRPC (Apache Node client), msg/s',
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '– (the official client)',
   },
   w1Http: {
     label: 'W1 publish over HTTP, msg/s',
