@@ -31,6 +31,8 @@ export interface GrpcGatewayOptions {
   readonly firstBytesTimeoutMs: number;
   /** At most this many connections to the port at once. */
   readonly maxConnections: number;
+  /** At most this many calls at once on one connection (HTTP/2 streams), as on every transport. */
+  readonly maxInflightRequestsPerConnection: number;
 }
 
 /**
@@ -51,6 +53,8 @@ export class GrpcGateway {
       // grpc-js reads at most 4 MiB per message by default: a body at the broker's limit must fit.
       'grpc.max_receive_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
       'grpc.max_send_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
+      // A client past it waits for a stream to free up: HTTP/2's own flow control, not an error.
+      'grpc.max_concurrent_streams': options.maxInflightRequestsPerConnection,
     });
     this.#service = new RocketMessagingService(options);
     this.#server.addService(messagingServiceDefinition(), this.#service.handlers());
@@ -66,15 +70,7 @@ export class GrpcGateway {
 
   /** The gateway `config` asks for (`grpcPort`), or `undefined` when it asks for none. */
   static ofConfig(
-    config: Pick<
-      BrokerConfig,
-      | 'grpcPort'
-      | 'maxBodyBytes'
-      | 'autoCreateTopics'
-      | 'grpcLongPollingTimeoutMs'
-      | 'httpHeadersTimeoutMs'
-      | 'maxConnections'
-    >,
+    config: BrokerConfig,
     options: Pick<GrpcGatewayOptions, 'engine' | 'log' | 'access' | 'accepting' | 'clock' | 'tls'>,
   ): GrpcGateway | undefined {
     if (config.grpcPort === undefined) return undefined;
@@ -85,6 +81,7 @@ export class GrpcGateway {
       longPollingTimeoutMs: config.grpcLongPollingTimeoutMs,
       firstBytesTimeoutMs: config.httpHeadersTimeoutMs,
       maxConnections: config.maxConnections,
+      maxInflightRequestsPerConnection: config.maxInflightRequestsPerConnection,
     });
   }
 
