@@ -38,7 +38,7 @@ export class RocketConsumption {
 
   constructor(deps: RocketDeps) {
     this.#deps = deps;
-    this.#push = new RocketPushConsumers(deps.engine);
+    this.#push = new RocketPushConsumers(deps.engine, deps.clock);
   }
 
   /** The clients' lives, as their Telemetry streams and `NotifyClientTermination` tell them. */

@@ -1,5 +1,12 @@
+import type { Clock } from '@ricochet/core';
 import type { DeliveredMessage } from '@ricochet/protocol';
 import type { BrokerService } from '../../engine/broker-service.js';
+
+/**
+ * How long a push consumer without a Telemetry stream may go without receiving before the broker
+ * takes it for gone: well past a receive's long poll plus the clients' 3 s request timeout.
+ */
+export const SILENT_CLIENT_MS = 3 * 60 * 1_000;
 
 /**
  * RocketMQ push consumers as what they are in Ricochet's terms: push consumers (P1–P5, C2).
@@ -23,8 +30,16 @@ export class RocketPushConsumers {
   /** Receipt handles of push deliveries handed out, and the client they went to. */
   readonly #owners = new Map<string, string>();
 
-  constructor(engine: BrokerService) {
+  /** Ends the clients that went silent; see {@link SILENT_CLIENT_MS}. */
+  readonly #sweep: NodeJS.Timeout;
+
+  readonly #clock: Clock;
+
+  constructor(engine: BrokerService, clock: Clock) {
     this.#engine = engine;
+    this.#clock = clock;
+    this.#sweep = setInterval(() => this.endSilentClients(), SILENT_CLIENT_MS / 2);
+    this.#sweep.unref();
   }
 
   /** A Telemetry stream of `clientId` opened: the client lives while one is open. */
@@ -74,6 +89,7 @@ export class RocketPushConsumers {
    */
   async receive(request: PushReceive): Promise<DeliveredMessage[]> {
     const client = this.#clientOf(request.clientId);
+    client.lastReceiveMs = this.#clock.now();
     const feed = await this.#feedOf(client, request);
     if (feed.subscriptionId !== undefined && feed.handedOut > 0) {
       // The client took `handedOut` last time: the engine may deliver as many again.
@@ -103,7 +119,21 @@ export class RocketPushConsumers {
 
   /** Every client is gone: the broker is closing. */
   closeAll(): void {
+    clearInterval(this.#sweep);
     for (const clientId of [...this.#clients.keys()]) this.terminated(clientId);
+  }
+
+  /**
+   * The official clients keep a Telemetry stream open while they live. A client that never opened
+   * one (or whose last one ended without being noticed) and has not received for
+   * {@link SILENT_CLIENT_MS} is gone as far as the broker can tell: its subscriptions end and its
+   * deliveries are released (C2), so an abandoned client holds nothing for a consumption timeout.
+   */
+  endSilentClients(): void {
+    const nowMs = this.#clock.now();
+    for (const [clientId, client] of this.#clients) {
+      if (client.streams === 0 && nowMs - client.lastReceiveMs > SILENT_CLIENT_MS) this.terminated(clientId);
+    }
   }
 
   async #feedOf(client: PushClient, request: PushReceive): Promise<PushFeed> {
@@ -151,7 +181,7 @@ export class RocketPushConsumers {
   #clientOf(clientId: string): PushClient {
     let client = this.#clients.get(clientId);
     if (client === undefined) {
-      client = { streams: 0, feeds: new Map() };
+      client = { streams: 0, lastReceiveMs: this.#clock.now(), feeds: new Map() };
       this.#clients.set(clientId, client);
     }
     return client;
@@ -171,6 +201,8 @@ export interface PushReceive {
 
 interface PushClient {
   streams: number;
+  /** When it last received: how a client without a Telemetry stream is seen to live. */
+  lastReceiveMs: number;
   /** One per (group, topic) the client receives on. */
   readonly feeds: Map<string, PushFeed>;
 }
