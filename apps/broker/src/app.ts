@@ -20,9 +20,12 @@ import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
 import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrokerConfig } from './config.js';
-import { BrokerEngine, type BrokerEngineOptions } from './engine/broker-engine.js';
-import type { BrokerService } from './engine/broker-service.js';
-import type { TimerService } from './engine/timer-service.js';
+import {
+  BrokerEngine,
+  type BrokerEngineOptions,
+  type BrokerService,
+  type TimerService,
+} from './engine/index.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
 import { type PeerAccess, PeerSessions } from './gateway/peer-access.js';

@@ -10,11 +10,16 @@ export {
   type FlushPolicy,
   resolveBrokerConfig,
 } from './config.js';
-export type { GroupStats, GroupView } from './engine/group-view.js';
-export type { MessageGroupView, MessageView } from './engine/message-view.js';
-export type { NamePage } from './engine/name-page.js';
-export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';
-export type { TopicStats, TopicView } from './engine/topic-view.js';
+export type {
+  GroupStats,
+  GroupView,
+  MessageGroupView,
+  MessageView,
+  NamePage,
+  TopicStats,
+  TopicView,
+} from './engine/index.js';
+export { systemTimers, type TimerHandle, type TimerService } from './engine/index.js';
 export { type StandbyRelay, type StandbyRelayOptions, startStandbyRelay } from './gateway/standby-relay.js';
 export {
   type StandbyTcpRelay,

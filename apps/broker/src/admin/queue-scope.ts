@@ -1,6 +1,6 @@
 import { MAX_STORE_QUEUES } from '@ricochet/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 import { isPeerToken, type PeerAccess } from '../gateway/peer-access.js';
 import { admitPeerRequest, bearerTokenOf } from './http-access.js';
 import { replyError } from './http-error.js';

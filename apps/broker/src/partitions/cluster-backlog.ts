@@ -1,5 +1,5 @@
 import type { BrokerError } from '@ricochet/protocol';
-import { backlogRefusal, type TopicBacklog } from '../engine/group-backlog.js';
+import { backlogRefusal, type TopicBacklog } from '../engine/index.js';
 import type { RoutedQueue } from './routed-queue.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { CreditPool } from '../engine/credit-pool.js';
+import type { CreditPool } from '../engine/index.js';
 
 /** How a {@link CreditLending} lends a queue owned by another broker credit (`PeerConnection.credit`). */
 export type LendCredit = (queue: number, credits: number) => void;

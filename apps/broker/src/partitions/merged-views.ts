@@ -1,10 +1,13 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
-import type { DeadLetterPage } from '../engine/dead-letter-admin.js';
-import type { FifoHeadView } from '../engine/fifo-view.js';
-import type { GroupPositions, GroupView } from '../engine/group-view.js';
-import type { MessageView } from '../engine/message-view.js';
-import type { NamePage } from '../engine/name-page.js';
-import type { TopicView } from '../engine/topic-view.js';
+import type {
+  DeadLetterPage,
+  FifoHeadView,
+  GroupPositions,
+  GroupView,
+  MessageView,
+  NamePage,
+  TopicView,
+} from '../engine/index.js';
 import type { StoredMessage } from '../store/records.js';
 import { tagHandle } from './queue-handles.js';
 import { queueOffsetFrom, topicOffset } from './queue-offsets.js';

@@ -5,7 +5,7 @@ import type { DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestBroker } from '../broker.test-support.js';
 import { resolveBrokerConfig } from '../config.js';
-import type { BrokerEngine } from '../engine/broker-engine.js';
+import type { BrokerEngine } from '../engine/index.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import { CreditLending } from './credit-lending.js';
 import { PartitionRouter } from './partition-router.js';

@@ -5,7 +5,7 @@ import { ManualClock } from '@ricochet/core';
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../config.js';
-import { ManualTimers } from '../engine/manual-timers.test-support.js';
+import { ManualTimers } from '../engine/timers/manual-timers.test-support.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import { PartitionRouter } from './partition-router.js';
 import { queueOf } from './queue-choice.js';

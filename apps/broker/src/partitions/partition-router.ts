@@ -1,23 +1,30 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
-import { BrokerEngine, type BrokerEngineOptions } from '../engine/broker-engine.js';
-import { BrokerMetrics } from '../engine/broker-metrics.js';
-import type { BrokerService } from '../engine/broker-service.js';
-import { DEFAULT_REDRIVE_RATE_PER_SECOND, type DeadLetterPage } from '../engine/dead-letter-admin.js';
-import { errorReporterOf, watermarksOf } from '../engine/engine-parts.js';
-import type { FifoHeadView } from '../engine/fifo-view.js';
-import type { TopicBacklog } from '../engine/group-backlog.js';
-import type { GroupView } from '../engine/group-view.js';
-import type { MessageView } from '../engine/message-view.js';
-import type { NamePage } from '../engine/name-page.js';
-import type { SubscribeRequest } from '../engine/push-dispatch.js';
-import { RedrivePacer } from '../engine/redrive-pacer.js';
-import type { RetentionPassReport } from '../engine/retention.js';
-import { malformedReceiptHandle, type SettleFailure, type SettleItem } from '../engine/settle-item.js';
-import type { ReceiveRequest } from '../engine/simple-consumption.js';
-import type { StoreWatermarks } from '../engine/store-watermarks.js';
-import { systemTimers } from '../engine/timer-service.js';
-import type { TopicView } from '../engine/topic-view.js';
+import {
+  BrokerEngine,
+  type BrokerEngineOptions,
+  BrokerMetrics,
+  type BrokerService,
+  DEFAULT_REDRIVE_RATE_PER_SECOND,
+  type DeadLetterPage,
+  errorReporterOf,
+  type FifoHeadView,
+  type GroupView,
+  type MessageView,
+  malformedReceiptHandle,
+  type NamePage,
+  type ReceiveRequest,
+  RedrivePacer,
+  type RetentionPassReport,
+  type SettleFailure,
+  type SettleItem,
+  type StoreWatermarks,
+  type SubscribeRequest,
+  systemTimers,
+  type TopicBacklog,
+  type TopicView,
+  watermarksOf,
+} from '../engine/index.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import { ClusterBacklog, mergeTopicBacklogs } from './cluster-backlog.js';
 import {

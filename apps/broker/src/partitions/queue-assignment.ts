@@ -1,4 +1,4 @@
-import { fmix32 } from '../engine/murmur-finaliser.js';
+import { fmix32 } from '../engine/index.js';
 
 /**
  * Which live broker each queue of a split store (`--store-queues`) belongs to, by rendezvous

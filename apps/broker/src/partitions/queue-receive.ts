@@ -1,5 +1,5 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
-import type { ReceiveBudget, ReceiveRequest } from '../engine/simple-consumption.js';
+import type { ReceiveBudget, ReceiveRequest } from '../engine/index.js';
 import { deliveryOfQueue } from './merged-views.js';
 import { untagHandle } from './queue-handles.js';
 import type { RoutedQueue } from './routed-queue.js';

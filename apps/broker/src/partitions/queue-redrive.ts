@@ -1,5 +1,4 @@
-import type { BrokerEngine } from '../engine/broker-engine.js';
-import type { RedrivePacer } from '../engine/redrive-pacer.js';
+import type { BrokerEngine, RedrivePacer } from '../engine/index.js';
 import type { StoredMessage } from '../store/records.js';
 import type { RoutedQueue } from './routed-queue.js';
 

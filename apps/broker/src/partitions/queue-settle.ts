@@ -1,4 +1,4 @@
-import { malformedReceiptHandle, type SettleFailure, type SettleItem } from '../engine/settle-item.js';
+import { malformedReceiptHandle, type SettleFailure, type SettleItem } from '../engine/index.js';
 import { untagHandle } from './queue-handles.js';
 import type { RoutedQueue } from './routed-queue.js';
 

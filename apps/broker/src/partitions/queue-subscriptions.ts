@@ -1,5 +1,4 @@
-import { type CreditPool, grantCredits } from '../engine/credit-pool.js';
-import type { SubscribeRequest } from '../engine/push-dispatch.js';
+import { type CreditPool, grantCredits, type SubscribeRequest } from '../engine/index.js';
 import { CreditLending } from './credit-lending.js';
 import { deliveryOfQueue } from './merged-views.js';
 import { QueueRotation } from './queue-choice.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { BrokerError, type DeliveredMessage } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
 import { startTestBroker } from '../broker.test-support.js';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 import { RawClient } from '../gateway/raw-client.test-support.js';
 import { RemoteAdmin } from './remote-admin.js';
 

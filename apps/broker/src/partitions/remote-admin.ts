@@ -2,13 +2,15 @@ import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import { BrokerError, dlqTopicOf, ERROR_CODES, type ErrorDetails } from '@ricochet/protocol';
 import { decodeNameCursor, encodeNameCursor } from '../admin/page-query.js';
 import { QUEUE_HEADER } from '../admin/queue-scope.js';
-import type { DeadLetterPage } from '../engine/dead-letter-admin.js';
-import type { FifoHeadView } from '../engine/fifo-view.js';
-import type { TopicBacklog } from '../engine/group-backlog.js';
-import type { GroupView } from '../engine/group-view.js';
-import type { MessageView } from '../engine/message-view.js';
-import type { NamePage } from '../engine/name-page.js';
-import type { TopicView } from '../engine/topic-view.js';
+import type {
+  DeadLetterPage,
+  FifoHeadView,
+  GroupView,
+  MessageView,
+  NamePage,
+  TopicBacklog,
+  TopicView,
+} from '../engine/index.js';
 import type { StoredMessage } from '../store/records.js';
 
 export interface RemoteAdminOptions {

@@ -5,9 +5,7 @@ import {
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
-import type { SubscribeRequest } from '../engine/push-dispatch.js';
-import type { SettleFailure, SettleItem } from '../engine/settle-item.js';
-import type { ReceiveRequest } from '../engine/simple-consumption.js';
+import type { ReceiveRequest, SettleFailure, SettleItem, SubscribeRequest } from '../engine/index.js';
 import type { CreditLending } from './credit-lending.js';
 import type { PeerConnection, PeerRequest } from './peer-connection.js';
 

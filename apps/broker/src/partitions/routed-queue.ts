@@ -5,19 +5,22 @@ import {
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
-import type { BrokerEngine } from '../engine/broker-engine.js';
-import type { Awaitable } from '../engine/broker-service.js';
-import type { CreditPool } from '../engine/credit-pool.js';
-import type { DeadLetterPage } from '../engine/dead-letter-admin.js';
-import type { FifoHeadView } from '../engine/fifo-view.js';
-import type { TopicBacklog } from '../engine/group-backlog.js';
-import type { GroupView } from '../engine/group-view.js';
-import type { MessageView } from '../engine/message-view.js';
-import type { NamePage } from '../engine/name-page.js';
-import type { SubscribeRequest } from '../engine/push-dispatch.js';
-import type { SettleFailure, SettleItem } from '../engine/settle-item.js';
-import type { ReceiveRequest } from '../engine/simple-consumption.js';
-import type { TopicView } from '../engine/topic-view.js';
+import type {
+  Awaitable,
+  BrokerEngine,
+  CreditPool,
+  DeadLetterPage,
+  FifoHeadView,
+  GroupView,
+  MessageView,
+  NamePage,
+  ReceiveRequest,
+  SettleFailure,
+  SettleItem,
+  SubscribeRequest,
+  TopicBacklog,
+  TopicView,
+} from '../engine/index.js';
 import type { CreditLending } from './credit-lending.js';
 import type { RemoteQueue } from './remote-queue.js';
 
