@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { StoredMessage } from '../store/records.js';
 import { replyInvalidBody } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
-import { isQueueScoped, type ServiceOf } from './queue-scope.js';
+import { isQueueScoped, type ServiceOf } from './request-scope.js';
 
 const listQuerySchema = z.object({
   cursor: z.coerce.number().int().min(0).default(0),
