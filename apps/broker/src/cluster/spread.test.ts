@@ -11,7 +11,7 @@ import { postgresForThisFile } from '../store/postgres/postgres-server.test-supp
 import type { ClusterView } from './membership/cluster-view.js';
 import { assignQueues } from './membership/queue-assignment.js';
 import type { QueueRoute } from './membership/queue-ownership.js';
-import { queueOf } from './routing/queue-choice.js';
+import { queueOf } from './routing/queue-addressing.js';
 
 /** Queues spread over brokers on one PostgreSQL database (`--store-spread`, `partitions/queue-ownership.ts`). */
 const pg = postgresForThisFile();

@@ -13,8 +13,13 @@ import type { SubscribeRequest } from './dispatch/push-dispatch.js';
 import type { ReceiveRequest } from './dispatch/simple-consumption.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
 import { recoverDeliveries } from './lifecycle/recovery.js';
-import type { SettleFailure, SettleItem, SettleVerb } from './lifecycle/settle-item.js';
-import { settleSplit } from './lifecycle/settle-split.js';
+import {
+  type SettleFailure,
+  type SettleItem,
+  type SettleVerb,
+  settleSplit,
+} from './lifecycle/settle-item.js';
+
 import type { RetentionPassReport } from './log/retention.js';
 import type { GroupRuntime } from './model/group-registry.js';
 import { describeFifoHeads, type FifoHeadView } from './views/fifo-view.js';

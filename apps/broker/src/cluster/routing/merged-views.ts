@@ -9,8 +9,7 @@ import type {
   TopicView,
 } from '../../engine/index.js';
 import type { StoredMessage } from '../../store/records.js';
-import { tagHandle } from './queue-handles.js';
-import { queueOffsetFrom, topicOffset } from './queue-offsets.js';
+import { queueOffsetFrom, tagHandle, topicOffset } from './queue-addressing.js';
 
 /*
  * The answers of a store split into queues, built from each queue's engine's answers: deliveries
@@ -18,7 +17,7 @@ import { queueOffsetFrom, topicOffset } from './queue-offsets.js';
  * Counts add up: a topic's `firstOffset` and `nextOffset` are how many messages its queues have
  * deleted and appended in all, and a group's cursor on a topic how many it has dispatched, so with
  * one queue they are what they always were. Offsets that name one message (a message, a DLQ copy,
- * a FIFO head) are topic offsets (`queue-offsets.ts`).
+ * a FIFO head) are topic offsets (`queue-addressing.ts`).
  */
 
 /** A topic over its queues: the config of the first queue that has it, the stats summed. */

@@ -12,7 +12,7 @@ import { RemoteAdmin } from '../peers/remote-admin.js';
 import { RemoteQueue } from '../peers/remote-queue.js';
 import { CreditLending } from './credit-lending.js';
 import { PartitionRouter } from './partition-router.js';
-import { queueOf } from './queue-choice.js';
+import { queueOf } from './queue-addressing.js';
 
 /**
  * A router over two queues, queue 0 its own and queue 1 another broker's (the owner, whose only

@@ -8,7 +8,7 @@ import { resolveBrokerConfig } from '../../config.js';
 import { ManualTimers } from '../../engine/timers/manual-timers.test-support.js';
 import { openLmdbStore } from '../../store/lmdb-store.js';
 import { PartitionRouter } from './partition-router.js';
-import { queueOf } from './queue-choice.js';
+import { queueOf } from './queue-addressing.js';
 
 const QUEUES = 4;
 let dir: string;

@@ -38,12 +38,8 @@ import {
   messageViewOfQueue,
   sumGroupGauges,
 } from './merged-views.js';
-import { QueueRotation } from './queue-choice.js';
-import { tagHandle, untagHandle } from './queue-handles.js';
-import { receiveOverQueues } from './queue-receive.js';
-import { redriveOverQueues } from './queue-redrive.js';
-import { sendOverQueues } from './queue-send.js';
-import { settleOverQueues } from './queue-settle.js';
+import { QueueRotation, tagHandle, untagHandle } from './queue-addressing.js';
+import { receiveOverQueues, redriveOverQueues, sendOverQueues, settleOverQueues } from './queue-fan-out.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
 import {
   ForwardedQueue,
@@ -66,12 +62,12 @@ export interface RemoteQueueParts {
  * queue: its retries, leases, delays and DLQ copy stay in the engine that stored it, and the
  * router only decides where a request goes and joins the answers.
  *
- * - A send goes to the queue of its message group, or of its id (`queue-choice.ts`).
+ * - A send goes to the queue of its message group, or of its id (`queue-addressing.ts`).
  * - Consumption spans every queue: a push subscription subscribes in each, spending one shared
  *   credit pool, so the client never holds more than its credit in all (`credit-pool.ts`); a
  *   receive leases from the queues in turn, and a waiting receive waits on all of them with one
  *   shared budget, so it never leases more than asked.
- * - Receipt handles and offsets name their queue (`queue-handles.ts`, `queue-offsets.ts`).
+ * - Receipt handles and offsets name their queue (`queue-addressing.ts`).
  * - Topic and group configs are written to every queue; admin reads join the queues' answers
  *   (`merged-views.ts`).
  * - The engines share one set of metrics, one pair of disk watermarks over every queue's store,
@@ -80,7 +76,7 @@ export interface RemoteQueueParts {
  * A queue may also be owned by another broker (`RemoteQueueParts`): the router then forwards
  * what is for it (`routed-queue.ts`). R4 is then checked over every queue before a send goes
  * anywhere (`cluster-backlog.ts`), and a DLQ redrive is paced over every queue by this broker
- * (`queue-redrive.ts`). The shared parts, retention and the metrics' gauges are this broker's
+ * (`queue-fan-out.ts`). The shared parts, retention and the metrics' gauges are this broker's
  * queues' only: each broker answers for what it stores.
  */
 export class PartitionRouter implements BrokerService {
@@ -188,7 +184,7 @@ export class PartitionRouter implements BrokerService {
     await Promise.all(this.#queues.map((queue) => queue.register(group, subscriptions)));
   }
 
-  /** A receive over every queue (`queue-receive.ts`), starting with the next queue in turn. */
+  /** A receive over every queue (`queue-fan-out.ts`), starting with the next queue in turn. */
   receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
     return receiveOverQueues(this.#queues, this.#receiveRotation.next(), request, this.#onError);
   }
@@ -303,7 +299,7 @@ export class PartitionRouter implements BrokerService {
     return mergeDeadLetterPages(pages, this.queues, limit);
   }
 
-  /** D2 over every queue, at `ratePerSecond` in all, whichever broker owns each (`queue-redrive.ts`). */
+  /** D2 over every queue, at `ratePerSecond` in all, whichever broker owns each (`queue-fan-out.ts`). */
   redrive(
     group: string,
     options: { messageIds?: readonly string[]; ratePerSecond?: number },

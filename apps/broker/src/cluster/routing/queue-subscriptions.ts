@@ -1,7 +1,7 @@
 import { type CreditPool, grantCredits, type SubscribeRequest } from '../../engine/index.js';
 import { CreditLending } from './credit-lending.js';
 import { deliveryOfQueue } from './merged-views.js';
-import { QueueRotation } from './queue-choice.js';
+import { QueueRotation } from './queue-addressing.js';
 import type { RoutedQueue } from './routed-queue.js';
 
 /** A client's push subscription over every queue: one subscription per queue, one credit pool. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tagHandle } from '../../cluster/routing/queue-handles.js';
+import { tagHandle } from '../../cluster/routing/queue-addressing.js';
 import { QUEUE_COUNT } from '../../store/postgres/queue-schema.js';
 import {
   decodeBroadcastReceiptHandle,

@@ -89,7 +89,7 @@ const BROADCAST_VERSION = 'B';
 /**
  * The longest clientId, in UTF-8 bytes, a broadcast instance may have: its handle carries it
  * (base64url), and with the longest group and topic names and offsets, and the queue a store split
- * into queues adds (`@63`, `partitions/queue-handles.ts`), 165 bytes keep a handle within the
+ * into queues adds (`@63`, `cluster/routing/queue-addressing.ts`), 165 bytes keep a handle within the
  * protocol's 512 characters.
  */
 export const MAX_BROADCAST_CLIENT_ID_BYTES = 165;

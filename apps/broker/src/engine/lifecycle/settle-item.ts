@@ -1,5 +1,6 @@
 import type { Rejection } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
+import { isBroadcastReceiptHandle } from './receipt-handle.js';
 
 /** How a consumer settles a delivery: the three frames that carry receipt handles. */
 export type SettleVerb = 'ack' | 'nack' | 'release';
@@ -44,4 +45,31 @@ export function rejectionError(rejection: Rejection<string, string>): BrokerErro
     'INVALID_RECEIPT_HANDLE',
     `the receipt handle is no longer valid: ${rejection.message}`,
   );
+}
+
+/**
+ * Settle a batch whose handles may belong to broadcast instances (B1) and to clustering groups:
+ * each part goes to its own settler, and the failures come back indexed into the whole batch.
+ */
+export function settleSplit<TItem extends { readonly receiptHandle: string }>(
+  items: readonly TItem[],
+  settleBroadcast: (items: readonly TItem[]) => SettleFailure[],
+  settleClustering: (items: readonly TItem[]) => SettleFailure[],
+): SettleFailure[] {
+  const broadcast: number[] = [];
+  const clustering: number[] = [];
+  for (const [index, item] of items.entries()) {
+    (isBroadcastReceiptHandle(item.receiptHandle) ? broadcast : clustering).push(index);
+  }
+  // The common case, a batch of one kind, needs no re-indexing.
+  if (broadcast.length === 0) return settleClustering(items);
+  if (clustering.length === 0) return settleBroadcast(items);
+  const pick = (indices: readonly number[]) => indices.map((index) => items[index] as TItem);
+  const reindex = (indices: readonly number[]) => (failure: SettleFailure) => ({
+    index: indices[failure.index] ?? failure.index,
+    error: failure.error,
+  });
+  const failures = settleBroadcast(pick(broadcast)).map(reindex(broadcast));
+  failures.push(...settleClustering(pick(clustering)).map(reindex(clustering)));
+  return failures.sort((a, b) => a.index - b.index);
 }
