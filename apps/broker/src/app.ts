@@ -89,7 +89,7 @@ export interface Broker {
   /**
    * Serve connections that reached this broker's ports before it listened, as if they had just
    * been accepted: a standby's relay holds them while no broker owns the store, and hands them
-   * over when this one takes it (`standby.ts`). `upgrade`: a WebSocket upgrade request not yet
+   * over when this one takes it (`cluster/standby/standby.ts`). `upgrade`: a WebSocket upgrade request not yet
    * answered; `request`: any other HTTP request, its body unread; `tcp`: a TCP socket, past its
    * TLS handshake when TLS is on.
    */

@@ -16,7 +16,7 @@ export interface SpreadQueuesOptions {
   readonly queues: number;
   readonly router: PartitionRouter;
   readonly registry: BrokerRegistry;
-  /** The cluster's peer token (`store/postgres/peer-token.ts`). */
+  /** The cluster's peer token (`cluster/membership/peer-token.ts`). */
   readonly peerToken: string;
   readonly maxFrameBytes: number;
   /** How long a lease lasts without renewal: the cluster is read four times as often (at most every 250 ms). */

@@ -13,7 +13,7 @@ import { assignQueues } from './membership/queue-assignment.js';
 import type { QueueRoute } from './membership/queue-ownership.js';
 import { queueOf } from './routing/queue-addressing.js';
 
-/** Queues spread over brokers on one PostgreSQL database (`--store-spread`, `partitions/queue-ownership.ts`). */
+/** Queues spread over brokers on one PostgreSQL database (`--store-spread`, `cluster/membership/queue-ownership.ts`). */
 const pg = postgresForThisFile();
 
 const QUEUES = 4;

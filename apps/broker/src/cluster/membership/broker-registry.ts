@@ -4,7 +4,7 @@ import { SCHEMA_LOCK } from '../../store/postgres/postgres-schema.js';
 /**
  * The live brokers of a database: each broker on a PostgreSQL store keeps a row of its own in
  * `ricochet_brokers`, renewed by a heartbeat, owner and standby alike. What rendezvous hashing
- * (`partitions/queue-assignment.ts`) spreads the queues over, and what `GET /v1/cluster` shows.
+ * (`cluster/membership/queue-assignment.ts`) spreads the queues over, and what `GET /v1/cluster` shows.
  *
  * The table is in the default schema, queue 0's, beside the store's tables: one per database,
  * whatever the number of queues. It is not part of the store's layout (`postgres-schema.ts`):

@@ -40,7 +40,7 @@ async function clusterOf(broker: Pick<Broker, 'address'>): Promise<unknown> {
 describe('GET /v1/cluster', () => {
   it('shows the owner and its standby, who owns each queue and who is assigned it, and follows a takeover', async () => {
     const store = await pg.createDatabase('cluster');
-    // Active/standby: one broker owns both queues (queues spread are spread.test.ts's).
+    // Active/standby: one broker owns both queues (queues spread are cluster/spread.test.ts's).
     const common = { store, storeQueues: 2, storeSpread: false, storeLeaseMs: 2_000 };
     const [ownerDir, standbyDir] = [dataDir(), dataDir()];
     const [ownerId, standbyId] = [

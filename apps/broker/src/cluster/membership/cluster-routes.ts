@@ -6,7 +6,7 @@ import type { QueueRoute } from './queue-ownership.js';
 /**
  * `GET /v1/cluster`, for a broker on a PostgreSQL store: the live brokers of the database and the
  * store's queues, each with the broker holding its lease and the one rendezvous hashing assigns it
- * to (`store/postgres/cluster-view.ts`). Read from the database at each request, so any broker
+ * to (`cluster/membership/cluster-view.ts`). Read from the database at each request, so any broker
  * answers alike; a standby forwards the request to the owner anyway. A read: `admin` read, like
  * every `GET` (`http-access.ts`). With queues spread over brokers (`--store-spread`), the answer
  * also says where the broker that answers routes each queue (`routes`): to its own engine, to an

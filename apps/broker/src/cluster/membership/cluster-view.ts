@@ -40,7 +40,7 @@ interface LeaseRow {
 /**
  * Read the cluster as the database sees it, on `sql` (a connection in the default schema, such
  * as the broker registry's): the live brokers, and the lease row of each of `queueCount` queues.
- * Assignment is computed (`partitions/queue-assignment.ts`) and shown beside ownership; until
+ * Assignment is computed (`cluster/membership/queue-assignment.ts`) and shown beside ownership; until
  * brokers take the leases assigned to them, one broker owns every queue whatever it says.
  * @throws RangeError unless `queueCount` is 1 to {@link QUEUE_COUNT}.
  */

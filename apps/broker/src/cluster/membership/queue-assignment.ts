@@ -7,7 +7,7 @@ import { fmix32 } from '../../engine/index.js';
  * coordination; and when a broker comes or goes, only the queues it wins or held move, which is
  * what makes a takeover cheap (DESIGN.md §9).
  *
- * Pure: the caller brings the live brokers (`store/postgres/broker-registry.ts`). The hash is part
+ * Pure: the caller brings the live brokers (`cluster/membership/broker-registry.ts`). The hash is part
  * of the cluster's protocol: every broker of a cluster, and every release, must score alike, or two
  * brokers would each think a queue theirs.
  */

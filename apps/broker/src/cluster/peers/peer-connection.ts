@@ -29,7 +29,7 @@ export interface PeerSubscriptionListener {
 export interface PeerConnectionOptions {
   /** The owner's WebSocket URL, as it advertises it (`--advertise-url`). */
   readonly url: string;
-  /** The cluster's peer token (`store/postgres/peer-token.ts`). */
+  /** The cluster's peer token (`cluster/membership/peer-token.ts`). */
   readonly token: string;
   readonly queue: number;
   /** This broker's name on the owner's side, in its logs. */

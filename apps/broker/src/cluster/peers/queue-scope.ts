@@ -8,7 +8,7 @@ import { isPeerToken, type PeerAccess } from '../../gateway/peer-access.js';
 
 /**
  * The header a broker sends to reach one queue of another broker's store through its admin API
- * (`partitions/remote-admin.ts`): the queue's number, in decimal.
+ * (`cluster/peers/remote-admin.ts`): the queue's number, in decimal.
  */
 export const QUEUE_HEADER = 'ricochet-queue';
 

@@ -19,7 +19,7 @@ export interface RemoteAdminOptions {
    * admin API is at the same address over `http://` or `https://`.
    */
   readonly url: string;
-  /** The cluster's peer token (`store/postgres/peer-token.ts`). */
+  /** The cluster's peer token (`cluster/membership/peer-token.ts`). */
   readonly token: string;
   /** The queue, as the owner's store numbers it. */
   readonly queue: number;
@@ -35,7 +35,7 @@ const HTTP_SCHEME_OF: Readonly<Record<string, string>> = { 'ws:': 'http:', 'wss:
 /**
  * The admin calls of a queue owned by another broker (DESIGN.md §9), as the router reaches it:
  * each answers what the same-named `BrokerEngine` method of the owner's queue answers, over the
- * owner's admin HTTP API with `ricochet-queue` and the peer token (`admin/queue-scope.ts`).
+ * owner's admin HTTP API with `ricochet-queue` and the peer token (`cluster/peers/queue-scope.ts`).
  * Offsets are the queue's own, as an engine's are; the router tags them with the queue.
  *
  * The owner checks what the routes check, so arguments past the admin API's limits (a page of

@@ -11,7 +11,7 @@ interface Borrower {
 
 /**
  * The forwarding broker's account of one client subscription's credit over queues owned by other
- * brokers (the lending of `engine/credit-pool.ts`'s `CreditLender`, seen from the lender). The
+ * brokers (the lending of `engine/dispatch/credit-pool.ts`'s `CreditLender`, seen from the lender). The
  * client's credit is one {@link CreditPool}: the queues this broker owns spend it directly; a
  * remote queue gets a loan when it says it has messages (`creditWanted`), as much as it has and the
  * pool allows, and gives back what it cannot spend (`creditReturned`). A loan leaves the pool when

@@ -27,7 +27,7 @@ type ErrorReporter = (error: unknown, context: string) => void;
 
 /**
  * The push subscriptions of a store split into queues (`PartitionRouter`): each client
- * subscription subscribes in every queue, all spending one credit pool (`engine/credit-pool.ts`),
+ * subscription subscribes in every queue, all spending one credit pool (`engine/dispatch/credit-pool.ts`),
  * so the client never holds more than its credit in all and no queue sits on credit another could
  * use. The queues this broker owns spend the pool directly; those another broker owns borrow from
  * it (`credit-lending.ts`). Deliveries reach the client under the one id it was given, their
@@ -157,7 +157,7 @@ export class QueueSubscriptions {
    * Spend the pool (the client granted credit, or a remote queue gave some back), late work first
    * across queues as within one (P3): the remote queues waiting with messages Ready again are lent
    * credit first, then the queues this broker owns with messages Ready again look. A local queue
-   * looks in its engine's next turn (`engine/push-dispatch.ts`), so the rest (remote queues that
+   * looks in its engine's next turn (`engine/dispatch/push-dispatch.ts`), so the rest (remote queues that
    * wait with first deliveries only, and the other local queues) are served one turn later, once
    * those passes took what they had: else a first delivery elsewhere would take the credit a
    * retry here was waiting for.

@@ -1,7 +1,7 @@
 /**
  * MurmurHash3's 32-bit finaliser: every bit of the input flips each bit of the output with
  * probability ½. What turns a cheap hash (FNV-1a) into well-spread bits: the dedup filter's probe
- * positions, and the scores of rendezvous hashing (`partitions/queue-assignment.ts`). Unsigned.
+ * positions, and the scores of rendezvous hashing (`cluster/membership/queue-assignment.ts`). Unsigned.
  */
 export function fmix32(input: number): number {
   let hash = input;
