@@ -3,16 +3,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { registerCounterRoutes } from './admin/counter-routes.js';
-import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
-import { registerFifoRoutes } from './admin/fifo-routes.js';
-import { registerGroupRoutes } from './admin/group-routes.js';
-import { registerHealthRoutes } from './admin/health-routes.js';
+import { registerAdminRoutes } from './admin/admin-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
-import { registerBrokerErrorReplies } from './admin/http-error.js';
-import { registerMessageRoutes } from './admin/message-routes.js';
-import { registerStoreRoutes } from './admin/store-routes.js';
-import { registerTopicRoutes } from './admin/topic-routes.js';
 import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
@@ -155,14 +147,11 @@ export async function buildBroker(
     if (options.onStoreLost) options.onStoreLost(error);
     else void broker?.close();
   });
+  // The hooks of `options` the backend takes: clock, timers, random, wrapStore and peerToken.
   const backend = await openBackend(config, {
+    ...options,
     log: app.log,
     storeHooks,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.timers ? { timers: options.timers } : {}),
-    ...(options.random ? { random: options.random } : {}),
-    ...(options.wrapStore ? { wrapStore: options.wrapStore } : {}),
-    ...(options.peerToken === undefined ? {} : { peerToken: options.peerToken }),
     beforeEngineStart: () => {
       for (const warning of startupAuth.warnings) app.log.warn(warning);
     },
@@ -207,15 +196,7 @@ export async function buildBroker(
         });
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
-  registerBrokerErrorReplies(app);
-  registerHealthRoutes(app, engine, isAccepting);
-  registerTopicRoutes(app, serviceOf);
-  registerGroupRoutes(app, serviceOf);
-  registerMessageRoutes(app, serviceOf);
-  registerDeadLetterRoutes(app, serviceOf);
-  registerFifoRoutes(app, serviceOf);
-  registerStoreRoutes(app, serviceOf);
-  registerCounterRoutes(app, engine);
+  registerAdminRoutes(app, { engine, serviceOf, accepting: isAccepting });
   backend.registerClusterRoutes(app);
   if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 
