@@ -1,11 +1,12 @@
-import { type Clock, pushTransition, type Random, simpleTransition } from '@ricochet/core';
+import type { Clock, Random } from '@ricochet/core';
 import type { DeliveryAddress, DeliveryRecord, ScheduleKey } from '../../store/records.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { PushLease } from '../timers/push-lease-table.js';
 import type { DueEntry } from '../timers/scheduler.js';
 import type { EffectApplier } from './effect-applier.js';
-import { pushContextOf, simpleContextOf, withoutScheduleKey } from './lifecycle-context.js';
+import { withoutScheduleKey } from './lifecycle-context.js';
+import { drivePush, driveSimple } from './lifecycle-driver.js';
 
 export interface DueEventsDeps {
   readonly clock: Clock;
@@ -63,22 +64,12 @@ export class DueEvents {
     const record = group ? this.#deps.records.get(lease.address) : undefined;
     if (!group || record?.consumer !== 'push' || record.state.lease !== lease.lease) return;
     const atMs = Math.max(this.#deps.clock.now(), lease.deadlineMs);
-    const result = pushTransition(
+    drivePush(
+      this.#deps,
+      { group, address: lease.address, before: record, messageId: record.messageId },
       record.state,
       { type: 'timedOut', atMs, lease: lease.lease },
-      pushContextOf(group, this.#deps.random),
     );
-    if (!result.ok) return;
-    this.#deps.applier.apply({
-      group,
-      address: lease.address,
-      before: record,
-      messageId: record.messageId,
-      eventType: 'timedOut',
-      effects: result.effects,
-      consumer: 'push',
-      next: result.state,
-    });
   }
 
   /**
@@ -95,22 +86,12 @@ export class DueEvents {
     // The entry is stale when the lease was settled or replaced meanwhile.
     if (record?.consumer !== 'simple' || !sameKey(record.scheduleKey, key)) return;
     const atMs = Math.max(this.#deps.clock.now(), key[1]);
-    const result = simpleTransition(
+    driveSimple(
+      this.#deps,
+      { group, address, before: withoutScheduleKey(record), messageId: record.messageId },
       record.state,
       { type: 'leaseExpired', atMs, lease },
-      simpleContextOf(group),
     );
-    if (!result.ok) return;
-    this.#deps.applier.apply({
-      group,
-      address,
-      before: withoutScheduleKey(record),
-      messageId: record.messageId,
-      eventType: 'leaseExpired',
-      effects: result.effects,
-      consumer: 'simple',
-      next: result.state,
-    });
   }
 
   #retryDue(group: GroupRuntime, address: DeliveryAddress, key: ScheduleKey): void {
@@ -127,21 +108,9 @@ export class DueEvents {
   /** WaitingRetry → Ready at `atMs` (P3). */
   #makeRetryReady(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord, atMs: number): void {
     if (record.consumer !== 'push') return;
-    const result = pushTransition(
-      record.state,
-      { type: 'retryDue', atMs },
-      pushContextOf(group, this.#deps.random),
-    );
-    if (!result.ok) return;
-    this.#deps.applier.apply({
-      group,
-      address,
-      before: record,
-      messageId: record.messageId,
-      eventType: 'retryDue',
-      effects: result.effects,
-      consumer: 'push',
-      next: result.state,
+    drivePush(this.#deps, { group, address, before: record, messageId: record.messageId }, record.state, {
+      type: 'retryDue',
+      atMs,
     });
   }
 }

@@ -38,7 +38,7 @@ export type DeliveryChange = {
   readonly eventType: string;
   readonly effects: readonly DeliveryEffect[];
   /** Who holds the lease a `delivered` event starts. */
-  readonly holder?: LeaseHolder;
+  readonly holder?: LeaseHolder | undefined;
   /** The principal whose ack, nack or release this is, for the history; none for the broker's own events. */
   readonly settledBy?: string | undefined;
 } & (

@@ -1,10 +1,11 @@
-import { type Clock, pushTransition, type Random, simpleTransition } from '@ricochet/core';
+import type { Clock, Random } from '@ricochet/core';
 import type { DeliveredMessage } from '@ricochet/protocol';
 import type { ReadyCandidate } from '../dispatch/ready-source.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 import { toDeliveredMessage } from './delivered-message.js';
 import type { EffectApplier } from './effect-applier.js';
-import { pushContextOf, readyStateOf, simpleContextOf } from './lifecycle-context.js';
+import { readyStateOf } from './lifecycle-context.js';
+import { drivePush, driveSimple } from './lifecycle-driver.js';
 import { encodeReceiptHandle } from './receipt-handle.js';
 
 export interface LeaseGrantDeps {
@@ -39,19 +40,16 @@ export class LeaseGrant {
       atMs: this.#deps.clock.now(),
       leaseDurationMs: group.config.consumptionTimeoutMs,
     } as const;
-    const result = pushTransition(ready, event, pushContextOf(group, this.#deps.random));
-    if (!result.ok || result.state.state !== 'inflight') return undefined;
-    this.#deps.applier.apply({
+    const moving = {
       group,
       address: candidate.address,
       before: candidate.record,
       messageId: candidate.message.messageId,
-      eventType: event.type,
-      effects: result.effects,
-      consumer: 'push',
-      next: result.state,
       holder: { consumerId, subscriptionId },
-    });
+    };
+    const result = drivePush(this.#deps, moving, ready, event);
+    // A delivery always starts a lease (core's `startLease`); the check narrows the state's type.
+    if (!result.ok || result.state.state !== 'inflight') return undefined;
     return this.#delivered(candidate, result.state.lease, result.state.deliveryAttempt);
   }
 
@@ -65,19 +63,15 @@ export class LeaseGrant {
     const ready = readyStateOf(candidate.record);
     if (!ready) return undefined;
     const event = { type: 'delivered', atMs: this.#deps.clock.now(), invisibleDurationMs } as const;
-    const result = simpleTransition(ready, event, simpleContextOf(group));
-    if (!result.ok || result.state.state !== 'inflight') return undefined;
-    this.#deps.applier.apply({
+    const moving = {
       group,
       address: candidate.address,
       before: candidate.record,
       messageId: candidate.message.messageId,
-      eventType: event.type,
-      effects: result.effects,
-      consumer: 'simple',
-      next: result.state,
       holder: { consumerId },
-    });
+    };
+    const result = driveSimple(this.#deps, moving, ready, event);
+    if (!result.ok || result.state.state !== 'inflight') return undefined;
     return this.#delivered(candidate, result.state.lease, result.state.deliveryAttempt);
   }
 
