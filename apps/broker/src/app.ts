@@ -1,44 +1,24 @@
-import { statfs } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { registerClusterRoutes } from './admin/cluster-routes.js';
-import { registerCounterRoutes } from './admin/counter-routes.js';
-import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
-import { registerFifoRoutes } from './admin/fifo-routes.js';
-import { registerGroupRoutes } from './admin/group-routes.js';
-import { registerHealthRoutes } from './admin/health-routes.js';
+import { registerAdminRoutes } from './admin/admin-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
-import { registerBrokerErrorReplies } from './admin/http-error.js';
-import { registerMessageRoutes } from './admin/message-routes.js';
-import { registerQueueScope } from './admin/queue-scope.js';
-import { registerStoreRoutes } from './admin/store-routes.js';
-import { registerTopicRoutes } from './admin/topic-routes.js';
 import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
 import { loadStartupAuth } from './auth/startup-auth.js';
 import type { BrokerAddress } from './broker-address.js';
+import { openBackend, type QueueRoute } from './cluster/index.js';
 import { type BrokerConfig, type BrokerConfigInput, maxFrameBytesOf, resolveBrokerConfig } from './config.js';
-import { BrokerEngine, type BrokerEngineOptions } from './engine/broker-engine.js';
-import type { BrokerService } from './engine/broker-service.js';
-import type { TimerService } from './engine/timer-service.js';
+import type { BrokerService, TimerService } from './engine/index.js';
 import { ConnectionLimits } from './gateway/connection-limits.js';
 import { GrpcGateway } from './gateway/grpc/grpc-gateway.js';
 import { registerHttpFrames } from './gateway/http-frames.js';
-import { type PeerAccess, PeerSessions } from './gateway/peer-access.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
-import { PartitionRouter } from './partitions/partition-router.js';
-import type { QueueRoute } from './partitions/queue-ownership.js';
-import { spreadQueues } from './partitions/spread-queues.js';
-import { advertisedUrlOf, registerBroker } from './store/broker-registration.js';
 import type { BrokerStore } from './store/broker-store.js';
-import { brokerIdentity, openStoreQueue, openStores } from './store/open-store.js';
-import { readClusterView } from './store/postgres/cluster-view.js';
-import { readPeerToken } from './store/postgres/peer-token.js';
 import { loggedStoreHooks } from './store-log.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
 
@@ -89,7 +69,7 @@ export interface Broker {
   /**
    * Serve connections that reached this broker's ports before it listened, as if they had just
    * been accepted: a standby's relay holds them while no broker owns the store, and hands them
-   * over when this one takes it (`standby.ts`). `upgrade`: a WebSocket upgrade request not yet
+   * over when this one takes it (`cluster/standby/standby.ts`). `upgrade`: a WebSocket upgrade request not yet
    * answered; `request`: any other HTTP request, its body unread; `tcp`: a TCP socket, past its
    * TLS handshake when TLS is on.
    */
@@ -151,80 +131,20 @@ export async function buildBroker(
           log: app.log,
         });
   let broker: Broker | undefined;
-  const peerToken =
-    options.peerToken ?? (config.store === undefined ? undefined : await readPeerToken(config.store));
-  // Just before the stores open: nothing between can fail and leave the row to expire.
-  const brokerRegistry =
-    config.store === undefined
-      ? undefined
-      : await registerBroker(config, config.store, (error) =>
-          app.log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
-        );
   const storeHooks = loggedStoreHooks(app.log, (error) => {
     if (options.onStoreLost) options.onStoreLost(error);
     else void broker?.close();
   });
-  // Spread over brokers, a queue's store opens when this broker takes its lease, if ever (below).
-  const spread = config.store !== undefined && config.storeSpread;
-  const opened = spread
-    ? []
-    : await openStores(config, storeHooks).catch(async (error: unknown) => {
-        await brokerRegistry?.close();
-        throw error;
-      });
-  const stores = options.wrapStore ? opened.map(options.wrapStore) : opened;
-  for (const warning of startupAuth.warnings) app.log.warn(warning);
-  const engineOptions: Omit<BrokerEngineOptions, 'store'> = {
-    config,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.timers ? { timers: options.timers } : {}),
-    ...(options.random ? { random: options.random } : {}),
-    onError: (error, context) => app.log.error({ err: error }, context),
-    onNotice: (message) => app.log.warn(message),
-    // Free space for the broker's user (bavail), on the file system of the data directory.
-    freeDiskBytes: async () => {
-      const stats = await statfs(config.dataDir);
-      return stats.bavail * stats.bsize;
+  // The hooks of `options` the backend takes: clock, timers, random, wrapStore and peerToken.
+  const backend = await openBackend(config, {
+    ...options,
+    log: app.log,
+    storeHooks,
+    beforeEngineStart: () => {
+      for (const warning of startupAuth.warnings) app.log.warn(warning);
     },
-  };
-  const [onlyStore] = stores;
-  const router = spread
-    ? new PartitionRouter(new Array<undefined>(config.storeQueues).fill(undefined), engineOptions)
-    : undefined;
-  const engine: BrokerService =
-    router ??
-    (stores.length === 1 && onlyStore !== undefined
-      ? new BrokerEngine({ ...engineOptions, store: onlyStore })
-      : new PartitionRouter(stores, engineOptions));
-  engine.start();
-  const ownership =
-    router && brokerRegistry && peerToken !== undefined
-      ? spreadQueues({
-          me: brokerIdentity(config),
-          queues: config.storeQueues,
-          router,
-          registry: brokerRegistry,
-          peerToken,
-          maxFrameBytes,
-          leaseTtlMs: config.storeLeaseMs,
-          openQueue: async (queue, leaseGate, signal, onLost) => {
-            const store = await openStoreQueue(config, { ...storeHooks, onLost }, queue, {
-              leaseGate,
-              signal,
-            });
-            return options.wrapStore ? options.wrapStore(store) : store;
-          },
-          onRoute: (route) =>
-            app.log.info(
-              route.to === 'here'
-                ? `queue ${route.queue}: served by this broker`
-                : route.to === 'elsewhere'
-                  ? `queue ${route.queue}: forwarded to its owner at ${route.url}`
-                  : `queue ${route.queue}: between owners; its requests are answered 503 until one takes it`,
-            ),
-          onError: (error, context) => app.log.warn({ err: error }, context),
-        })
-      : undefined;
+  });
+  const { engine, peers } = backend;
   const access = new AccessControl({
     authFile: startupAuth.authFile,
     authFilePath: config.authFile,
@@ -232,14 +152,8 @@ export async function buildBroker(
     log: app.log,
     clock: options.clock ?? systemClock,
   });
-  const peerSessions = new PeerSessions();
-  if (router) router.onQueueGivenUp = (queue) => peerSessions.closeQueue(queue);
-  const peers: PeerAccess | undefined =
-    peerToken === undefined
-      ? undefined
-      : { token: peerToken, queueService: (queue) => engine.queueService(queue), sessions: peerSessions };
   // Before the principals' guard: the requests it scopes to one queue are judged by the peer token.
-  const serviceOf = registerQueueScope(app, engine, peers);
+  const serviceOf = backend.registerQueueScope(app);
   registerHttpAccess(app, access);
 
   let accepting = true;
@@ -279,19 +193,8 @@ export async function buildBroker(
   });
   if (grpcGateway?.tlsServer) tlsReloader?.addTarget(grpcGateway.tlsServer as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
-  registerBrokerErrorReplies(app);
-  registerHealthRoutes(app, engine, isAccepting);
-  registerTopicRoutes(app, serviceOf);
-  registerGroupRoutes(app, serviceOf);
-  registerMessageRoutes(app, serviceOf);
-  registerDeadLetterRoutes(app, serviceOf);
-  registerFifoRoutes(app, serviceOf);
-  registerStoreRoutes(app, serviceOf);
-  registerCounterRoutes(app, engine);
-  if (brokerRegistry) {
-    const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));
-    registerClusterRoutes(app, readView, ownership && (() => ownership.routes()));
-  }
+  registerAdminRoutes(app, { engine, serviceOf, accepting: isAccepting });
+  backend.registerClusterRoutes(app);
   if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 
   let address: BrokerAddress | undefined;
@@ -312,13 +215,7 @@ export async function buildBroker(
     await grpcGateway?.close();
     await tcpGateway?.close();
     await app.close();
-    try {
-      await ownership?.stop();
-      await engine.close();
-    } finally {
-      // After the stores gave their leases back: until then this broker still holds them.
-      await brokerRegistry?.close();
-    }
+    await backend.close();
   };
 
   broker = {
@@ -329,7 +226,7 @@ export async function buildBroker(
       return address;
     },
     queueRoutes() {
-      return ownership?.routes();
+      return backend.queueRoutes();
     },
     async listen() {
       await app.listen({ port: config.port, host: config.host });
@@ -346,17 +243,7 @@ export async function buildBroker(
       }
       const grpc = await grpcGateway?.listen(config.host, host);
       if (grpc) address = { ...address, ...grpc, endpoints: [...address.endpoints, grpc.grpcUrl] };
-      // Other brokers reach the queues this one owns where it listens, unless told otherwise.
-      if (brokerRegistry && config.advertiseUrl === undefined) {
-        await brokerRegistry.advertise({
-          advertiseUrl: advertisedUrlOf(url, config.host),
-          advertiseTcpUrl:
-            config.advertiseTcpUrl ?? (address.tcpUrl && advertisedUrlOf(address.tcpUrl, config.host)),
-        });
-      }
-      // Spread, the queues have owners a moment after start (this broker's first leases, the
-      // others' URLs): until then they answer 503, so say so only once they do, or a lease later.
-      await ownership?.routedEverywhere(2 * config.storeLeaseMs);
+      await backend.announce(url, address.tcpUrl);
       return address;
     },
     adopt: {

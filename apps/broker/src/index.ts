@@ -2,6 +2,17 @@ export { type Broker, type BuildBrokerOptions, buildBroker } from './app.js';
 export type { ReloadOutcome } from './auth/access-control.js';
 export { BrokerStartError } from './auth/startup-auth.js';
 export type { BrokerAddress } from './broker-address.js';
+export type { ClusterBroker, ClusterQueue, ClusterView, LiveBroker } from './cluster/index.js';
+export {
+  type QueueRoute,
+  queuesSpread,
+  type StandbyRelay,
+  type StandbyRelayOptions,
+  type StandbyTcpRelay,
+  type StandbyTcpRelayOptions,
+  startStandbyRelay,
+  startStandbyTcpRelay,
+} from './cluster/index.js';
 export { parseCommandLine } from './command-line.js';
 export {
   type BrokerConfig,
@@ -11,19 +22,15 @@ export {
   type FlushPolicy,
   resolveBrokerConfig,
 } from './config.js';
-export type { GroupStats, GroupView } from './engine/group-view.js';
-export type { MessageGroupView, MessageView } from './engine/message-view.js';
-export type { NamePage } from './engine/name-page.js';
-export { systemTimers, type TimerHandle, type TimerService } from './engine/timer-service.js';
-export type { TopicStats, TopicView } from './engine/topic-view.js';
-export { type StandbyRelay, type StandbyRelayOptions, startStandbyRelay } from './gateway/standby-relay.js';
-export {
-  type StandbyTcpRelay,
-  type StandbyTcpRelayOptions,
-  startStandbyTcpRelay,
-} from './gateway/standby-tcp-relay.js';
-export { type QueueRoute, queuesSpread } from './partitions/queue-ownership.js';
+export type {
+  GroupStats,
+  GroupView,
+  MessageGroupView,
+  MessageView,
+  NamePage,
+  TopicStats,
+  TopicView,
+} from './engine/index.js';
+export { systemTimers, type TimerHandle, type TimerService } from './engine/index.js';
 export type { BrokerStore } from './store/broker-store.js';
-export type { LiveBroker } from './store/postgres/broker-registry.js';
-export type { ClusterBroker, ClusterQueue, ClusterView } from './store/postgres/cluster-view.js';
 export type { StoredMessage } from './store/records.js';

@@ -3,8 +3,8 @@ import { buildBroker } from './app.js';
 import { BrokerStartError } from './auth/startup-auth.js';
 import { runTokenCommand } from './auth/token-command.js';
 import { runBackupCommand } from './backup-command.js';
+import { standbyFor } from './cluster/index.js';
 import { parseCommandLine } from './command-line.js';
-import { startStandby } from './standby.js';
 import { describeStore } from './store/open-store.js';
 
 /**
@@ -40,12 +40,8 @@ async function main(): Promise<void> {
     return;
   }
   // On a shared store, listen at once: until this broker owns the store it relays its clients to
-  // the owner (standby.ts), and it keeps the port when it takes over. Spread over brokers, every
-  // broker serves at once: there is no standby.
-  const standby =
-    parsed.config.store === undefined || parsed.config.storeSpread
-      ? undefined
-      : await startStandby({ ...parsed.config, store: parsed.config.store });
+  // the owner (cluster/standby/standby.ts), and it keeps the port when it takes over.
+  const standby = await standbyFor(parsed.config);
   const config = standby?.config ?? parsed.config;
   if (standby) {
     const tcp = standby.tcpUrl === undefined ? '' : `, ${standby.tcpUrl}`;

@@ -1,11 +1,45 @@
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, repoPath } from './repo-root.js';
 import { listTypeScriptFiles, WORKSPACE_GLOBS } from './workspace-packages.js';
 
-/** STYLE.md: files of one concern, under 400 lines, tests included. */
-const MAX_LINES = 400;
+/**
+ * STYLE.md, "Files of one concern": length is a symptom, not the rule. Past {@link ASK_LINES} lines a
+ * file must say which one concern makes it long (below, one line); past {@link MAX_LINES} it holds
+ * two, whatever it says. Tests included.
+ */
+const ASK_LINES = 400;
+const MAX_LINES = 600;
+
+/**
+ * Every TypeScript file over {@link ASK_LINES} lines, by path from the repository's root, with the
+ * concern that makes it long. A file that shrinks back leaves the list with it.
+ */
+const LONG_FILES: Readonly<Record<string, string>> = {};
+
+interface SizedFile {
+  readonly file: string;
+  readonly lines: number;
+}
+
+/** What breaks the rule above, one line each. */
+function sizeViolations(files: readonly SizedFile[], reasons: Readonly<Record<string, string>>): string[] {
+  const violations: string[] = [];
+  const sized = new Map(files.map(({ file, lines }) => [file, lines]));
+  for (const { file, lines } of files) {
+    if (lines > MAX_LINES) violations.push(`${file}: ${lines} lines, over ${MAX_LINES}: two concerns`);
+    else if (lines > ASK_LINES && !reasons[file]?.trim()) {
+      violations.push(`${file}: ${lines} lines, over ${ASK_LINES}, and no concern listed for it`);
+    }
+  }
+  for (const file of Object.keys(reasons)) {
+    const lines = sized.get(file);
+    if (lines === undefined) violations.push(`${file}: listed, but there is no such file`);
+    else if (lines <= ASK_LINES) violations.push(`${file}: listed, but ${lines} lines is not long`);
+  }
+  return violations;
+}
 
 /** Every TypeScript file of the workspace's folders (a folder listed twice, like `examples`, once). */
 function workspaceFiles(): string[] {
@@ -14,15 +48,30 @@ function workspaceFiles(): string[] {
 }
 
 describe('file size (STYLE.md)', () => {
-  it(`keeps every TypeScript file at ${MAX_LINES} lines or fewer, tests included`, () => {
+  it(`keeps every TypeScript file at ${MAX_LINES} lines or fewer, and says why one is over ${ASK_LINES}`, () => {
     const files = workspaceFiles();
     expect(files.length).toBeGreaterThan(100);
-    const tooLong = files
-      .map((file) => ({
-        file: relative(REPO_ROOT, file),
-        lines: readFileSync(file, 'utf8').split('\n').length - 1,
-      }))
-      .filter(({ lines }) => lines > MAX_LINES);
-    expect(tooLong).toEqual([]);
+    const sized = files.map((file) => ({
+      file: relative(REPO_ROOT, file).split(sep).join('/'),
+      lines: readFileSync(file, 'utf8').split('\n').length - 1,
+    }));
+    expect(sizeViolations(sized, LONG_FILES)).toEqual([]);
+  });
+
+  it('fails a file over the limit, a long file without its concern, and a stale entry', () => {
+    const files = [
+      { file: 'a.ts', lines: 601 },
+      { file: 'b.ts', lines: 450 },
+      { file: 'c.ts', lines: 450 },
+      { file: 'd.ts', lines: 400 },
+      { file: 'e.ts', lines: 300 },
+    ];
+    const reasons = { 'a.ts': 'one concern', 'c.ts': 'one concern', 'e.ts': 'was long once', 'f.ts': 'gone' };
+    expect(sizeViolations(files, reasons)).toEqual([
+      'a.ts: 601 lines, over 600: two concerns',
+      'b.ts: 450 lines, over 400, and no concern listed for it',
+      'e.ts: listed, but 300 lines is not long',
+      'f.ts: listed, but there is no such file',
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 
 /**
  * `GET /v1/counters`: messages sent per topic and delivered, acked, retried, dead-lettered and

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { StoredMessage } from '../store/records.js';
 import { replyInvalidBody } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
-import { isQueueScoped, type ServiceOf } from './queue-scope.js';
+import { isQueueScoped, type ServiceOf } from './request-scope.js';
 
 const listQuerySchema = z.object({
   cursor: z.coerce.number().int().min(0).default(0),
@@ -53,7 +53,7 @@ export function registerDeadLetterRoutes(app: FastifyInstance, serviceOf: Servic
 }
 
 /**
- * A DLQ entry as the API shows it. A broker reaching one queue (`partitions/remote-admin.ts`) also
+ * A DLQ entry as the API shows it. A broker reaching one queue (`cluster/peers/remote-admin.ts`) also
  * gets `storedAt` and `lastLease`, the two fields it could not otherwise rebuild the stored message
  * with (the topic and `deadLetter.group` follow from the group); they are no operator's business.
  */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { replyInvalidBody } from './http-error.js';
 import { pageLimitSchema } from './page-query.js';
-import type { ServiceOf } from './queue-scope.js';
+import type { ServiceOf } from './request-scope.js';
 
 const fifoQuerySchema = z.object({ limit: pageLimitSchema });
 

@@ -2,7 +2,7 @@ import { GROUP_NAME_PATTERN, groupConfigInputSchema } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { replyError, replyInvalidBody } from './http-error.js';
 import { namePageQuerySchema, nextNameCursor } from './page-query.js';
-import type { ServiceOf } from './queue-scope.js';
+import type { ServiceOf } from './request-scope.js';
 
 /**
  * `PUT /v1/groups/:group` creates or reconfigures a group (omitted fields keep their defaults);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 
 /** `GET /healthz` (200 while serving, 503 while draining) and `GET /metrics` (Prometheus). */
 export function registerHealthRoutes(

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { replyError } from './http-error.js';
-import type { ServiceOf } from './queue-scope.js';
+import type { ServiceOf } from './request-scope.js';
 
 /** `GET /v1/messages/:messageId`: the message and, per group, where it stands and its delivery history. */
 export function registerMessageRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {

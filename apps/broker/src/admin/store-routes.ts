@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ServiceOf } from './queue-scope.js';
+import type { ServiceOf } from './request-scope.js';
 
 /**
  * `GET /v1/store`: how much data the store holds, `{ storedBytes }`, the figure `--max-store-bytes`

@@ -2,7 +2,7 @@ import { TOPIC_NAME_PATTERN, topicConfigSchema } from '@ricochet/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { replyError, replyInvalidBody } from './http-error.js';
 import { namePageQuerySchema, nextNameCursor } from './page-query.js';
-import type { ServiceOf } from './queue-scope.js';
+import type { ServiceOf } from './request-scope.js';
 
 /**
  * `PUT /v1/topics/:topic` creates or reconfigures a topic; `GET` describes it; `GET

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../config.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import { BrokerEngine } from './broker-engine.js';
-import { ManualTimers } from './manual-timers.test-support.js';
+import { ManualTimers } from './timers/manual-timers.test-support.js';
 
 let dir: string;
 let clock: ManualClock;

@@ -8,21 +8,26 @@ import {
 import type { StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
 import type { BrokerService } from './broker-service.js';
-import type { DeadLetterPage } from './dead-letter-admin.js';
+import type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
+import type { SubscribeRequest } from './dispatch/push-dispatch.js';
+import type { ReceiveRequest } from './dispatch/simple-consumption.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
-import { describeFifoHeads, type FifoHeadView } from './fifo-view.js';
-import type { TopicBacklog } from './group-backlog.js';
-import type { GroupRuntime } from './group-registry.js';
-import { describeGroup, type GroupView } from './group-view.js';
-import { describeMessage, type MessageView } from './message-view.js';
-import { type NamePage, pageByName } from './name-page.js';
-import type { SubscribeRequest } from './push-dispatch.js';
-import { recoverDeliveries } from './recovery.js';
-import type { RetentionPassReport } from './retention.js';
-import type { SettleFailure, SettleItem, SettleVerb } from './settle-item.js';
-import { settleSplit } from './settle-split.js';
-import type { ReceiveRequest } from './simple-consumption.js';
-import { describeTopic, type TopicView } from './topic-view.js';
+import { recoverDeliveries } from './lifecycle/recovery.js';
+import {
+  type SettleFailure,
+  type SettleItem,
+  type SettleVerb,
+  settleSplit,
+} from './lifecycle/settle-item.js';
+
+import type { RetentionPassReport } from './log/retention.js';
+import type { GroupRuntime } from './model/group-registry.js';
+import { describeFifoHeads, type FifoHeadView } from './views/fifo-view.js';
+import type { TopicBacklog } from './views/group-backlog.js';
+import { describeGroup, type GroupView } from './views/group-view.js';
+import { describeMessage, type MessageView } from './views/message-view.js';
+import { type NamePage, pageByName } from './views/name-page.js';
+import { describeTopic, type TopicView } from './views/topic-view.js';
 
 export type { BrokerEngineOptions } from './engine-parts.js';
 

@@ -1,17 +1,17 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
 import type { BrokerMetrics } from './broker-metrics.js';
-import type { DeadLetterPage } from './dead-letter-admin.js';
-import type { FifoHeadView } from './fifo-view.js';
-import type { TopicBacklog } from './group-backlog.js';
-import type { GroupView } from './group-view.js';
-import type { MessageView } from './message-view.js';
-import type { NamePage } from './name-page.js';
-import type { SubscribeRequest } from './push-dispatch.js';
-import type { RetentionPassReport } from './retention.js';
-import type { SettleFailure, SettleItem } from './settle-item.js';
-import type { ReceiveRequest } from './simple-consumption.js';
-import type { TopicView } from './topic-view.js';
+import type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
+import type { SubscribeRequest } from './dispatch/push-dispatch.js';
+import type { ReceiveRequest } from './dispatch/simple-consumption.js';
+import type { SettleFailure, SettleItem } from './lifecycle/settle-item.js';
+import type { RetentionPassReport } from './log/retention.js';
+import type { FifoHeadView } from './views/fifo-view.js';
+import type { TopicBacklog } from './views/group-backlog.js';
+import type { GroupView } from './views/group-view.js';
+import type { MessageView } from './views/message-view.js';
+import type { NamePage } from './views/name-page.js';
+import type { TopicView } from './views/topic-view.js';
 
 /** A value now, or later: what a service backed by other processes may need to answer with. */
 export type Awaitable<T> = T | Promise<T>;

@@ -5,20 +5,20 @@ import { broadcastTransition, initialBroadcastState, ManualClock, type Random } 
 import type { BrokerStore } from '../store/broker-store.js';
 import { openLmdbStore } from '../store/lmdb-store.js';
 import type { StoredMessage } from '../store/records.js';
-import { AppendWaker } from './append-waker.js';
-import type { BroadcastDelivery } from './broadcast-instance.js';
+import type { BroadcastDelivery } from './broadcast/broadcast-instance.js';
 import type { BrokerMetrics } from './broker-metrics.js';
-import { DeliveryRecords } from './delivery-records.js';
-import { DueEvents } from './due-events.js';
-import { EffectApplier } from './effect-applier.js';
-import { GroupRegistry } from './group-registry.js';
-import { LeaseGrant } from './lease-grant.js';
-import { ManualTimers } from './manual-timers.test-support.js';
-import { PushLeaseTable } from './push-lease-table.js';
-import { ReadySource } from './ready-source.js';
-import { type DueEntry, Scheduler } from './scheduler.js';
-import { Settlement } from './settlement.js';
-import { TopicRegistry } from './topic-registry.js';
+import { ReadySource } from './dispatch/ready-source.js';
+import { DueEvents } from './lifecycle/due-events.js';
+import { EffectApplier } from './lifecycle/effect-applier.js';
+import { LeaseGrant } from './lifecycle/lease-grant.js';
+import { Settlement } from './lifecycle/settlement.js';
+import { AppendWaker } from './log/append-waker.js';
+import { DeliveryRecords } from './model/delivery-records.js';
+import { GroupRegistry } from './model/group-registry.js';
+import { TopicRegistry } from './model/topic-registry.js';
+import { ManualTimers } from './timers/manual-timers.test-support.js';
+import { PushLeaseTable } from './timers/push-lease-table.js';
+import { type DueEntry, Scheduler } from './timers/scheduler.js';
 
 /** The clustering side of the engine over one harness, wired as BrokerEngine wires it. */
 export interface ClusteringParts {

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bearerTokenOf } from '../admin/http-access.js';
 import { httpStatusOf } from '../admin/http-error.js';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { HttpFrameChannel } from './http-frame-channel.js';

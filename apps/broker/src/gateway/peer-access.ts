@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 
 /**
  * Sessions between brokers (`hello.queue`, DESIGN.md §9): a broker that does not own a queue

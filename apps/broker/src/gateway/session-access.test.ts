@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AccessControl } from '../auth/access-control.js';
 import type { AuthFile } from '../auth/auth-file.js';
 import { tokenDigest } from '../auth/principal-directory.js';
-import { encodeBroadcastReceiptHandle, encodeReceiptHandle } from '../engine/receipt-handle.js';
+import { encodeBroadcastReceiptHandle, encodeReceiptHandle } from '../engine/index.js';
 import { type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };

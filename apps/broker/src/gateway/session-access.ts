@@ -3,7 +3,7 @@ import type { AccessControl, Caller } from '../auth/access-control.js';
 import type { Principal } from '../auth/auth-file.js';
 import type { Action } from '../auth/permissions.js';
 import type { RocketSignatureParse } from '../auth/rocketmq-signature.js';
-import { groupAndTopicOfHandle } from '../engine/receipt-handle.js';
+import { groupAndTopicOfHandle } from '../engine/index.js';
 
 /** A frame that asks the engine for something (everything but `hello` and `credit`). */
 export type RequestFrame = Exclude<ClientFrame, { type: 'hello' | 'credit' }>;

@@ -1,5 +1,5 @@
 import { type ClientFrame, ERROR_CODES, PROTOCOL_VERSION } from '@ricochet/protocol';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import { isPeerToken, type PeerAccess } from './peer-access.js';
 import type { SessionAccess } from './session-access.js';

@@ -1,5 +1,5 @@
 import { BrokerError } from '@ricochet/protocol';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 
 /**
  * A session's push subscriptions: those taking deliveries, which its `credit` and `unsubscribe`

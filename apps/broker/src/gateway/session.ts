@@ -11,8 +11,7 @@ import {
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerService } from '../engine/broker-service.js';
-import type { SettleFailure } from '../engine/settle-item.js';
+import type { BrokerService, SettleFailure } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';

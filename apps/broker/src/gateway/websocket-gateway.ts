@@ -3,7 +3,7 @@ import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/pr
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerService } from '../engine/broker-service.js';
+import type { BrokerService } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { watchMessageDeadline } from './message-deadline.js';

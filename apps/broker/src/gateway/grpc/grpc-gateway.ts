@@ -3,7 +3,7 @@ import type { Clock } from '@ricochet/core';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { BrokerConfig } from '../../config.js';
-import type { BrokerService } from '../../engine/broker-service.js';
+import type { BrokerService } from '../../engine/index.js';
 import type { TlsCredentials } from '../../tls.js';
 import { GrpcListener } from './grpc-listener.js';
 import { messagingServiceDefinition } from './rocketmq-schema.js';

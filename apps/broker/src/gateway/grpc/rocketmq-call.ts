@@ -3,7 +3,7 @@ import type { Clock } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { AccessControl } from '../../auth/access-control.js';
 import { parseRocketSignature } from '../../auth/rocketmq-signature.js';
-import type { BrokerService } from '../../engine/broker-service.js';
+import type { BrokerService } from '../../engine/index.js';
 import { type FrameVerdict, SessionAccess } from '../session-access.js';
 
 /** What every RPC handler of the RocketMQ front door reaches. */

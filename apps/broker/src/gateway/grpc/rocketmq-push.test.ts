@@ -1,6 +1,6 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
-import type { BrokerService } from '../../engine/broker-service.js';
+import type { BrokerService } from '../../engine/index.js';
 import { RocketPushConsumers, SILENT_CLIENT_MS } from './rocketmq-push.js';
 
 /** The calls a push consumer makes of the engine, recorded; deliveries are handed to its sink. */

@@ -1,6 +1,6 @@
 import type { Clock } from '@ricochet/core';
 import type { DeliveredMessage } from '@ricochet/protocol';
-import type { BrokerService } from '../../engine/broker-service.js';
+import type { BrokerService } from '../../engine/index.js';
 
 /**
  * How long a push consumer without a Telemetry stream may go without receiving before the broker

@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import type { BrokerService } from '../engine/index.js';
+import { registerCounterRoutes } from './counter-routes.js';
+import { registerDeadLetterRoutes } from './dead-letter-routes.js';
+import { registerFifoRoutes } from './fifo-routes.js';
+import { registerGroupRoutes } from './group-routes.js';
+import { registerHealthRoutes } from './health-routes.js';
+import { registerBrokerErrorReplies } from './http-error.js';
+import { registerMessageRoutes } from './message-routes.js';
+import type { ServiceOf } from './request-scope.js';
+import { registerStoreRoutes } from './store-routes.js';
+import { registerTopicRoutes } from './topic-routes.js';
+
+/** What the admin API answers from. */
+export interface AdminRoutesOptions {
+  /** The whole broker's service: health, metrics and counters are the broker's, never one queue's. */
+  readonly engine: BrokerService;
+  /** The service each request of a per-queue route is answered by (`request-scope.ts`). */
+  readonly serviceOf: ServiceOf;
+  /** Whether the broker takes new work: `/healthz` answers 503 while it drains. */
+  readonly accepting: () => boolean;
+}
+
+/**
+ * The admin API's routes (`/v1/…`, `/healthz`, `/metrics`), after its one error handler: routes
+ * registered before `setErrorHandler` would not get it. The guard in front of them
+ * (`http-access.ts`) and the dashboard (`ui-routes.ts`) are registered by the app.
+ */
+export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOptions): void {
+  const { engine, serviceOf } = options;
+  registerBrokerErrorReplies(app);
+  registerHealthRoutes(app, engine, options.accepting);
+  registerTopicRoutes(app, serviceOf);
+  registerGroupRoutes(app, serviceOf);
+  registerMessageRoutes(app, serviceOf);
+  registerDeadLetterRoutes(app, serviceOf);
+  registerFifoRoutes(app, serviceOf);
+  registerStoreRoutes(app, serviceOf);
+  registerCounterRoutes(app, engine);
+}

@@ -1,0 +1,185 @@
+import { statfs } from 'node:fs/promises';
+import type { Clock, Random } from '@ricochet/core';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { ServiceOf } from '../admin/request-scope.js';
+import { type BrokerConfig, maxFrameBytesOf } from '../config.js';
+import {
+  BrokerEngine,
+  type BrokerEngineOptions,
+  type BrokerService,
+  type TimerService,
+} from '../engine/index.js';
+import { type PeerAccess, PeerSessions } from '../gateway/peer-access.js';
+import type { BrokerStore } from '../store/broker-store.js';
+import { brokerIdentity, type OpenStoreHooks, openStoreQueue, openStores } from '../store/open-store.js';
+import { advertisedUrlOf, registerBroker } from './membership/broker-registration.js';
+import { registerClusterRoutes } from './membership/cluster-routes.js';
+import { readClusterView } from './membership/cluster-view.js';
+import { readPeerToken } from './membership/peer-token.js';
+import type { QueueRoute } from './membership/queue-ownership.js';
+import { registerQueueScope } from './peers/queue-scope.js';
+import { PartitionRouter } from './routing/partition-router.js';
+import { spreadQueues } from './spread-queues.js';
+
+/** What {@link openBackend} needs besides the config: `buildBroker`'s hooks and the app's log. */
+export interface BackendOptions {
+  readonly log: FastifyBaseLogger;
+  /** The store's events, and what to do when it stops taking writes (`store-log.ts`). */
+  readonly storeHooks: OpenStoreHooks;
+  readonly clock?: Clock;
+  readonly timers?: TimerService;
+  readonly random?: Random;
+  /** Wraps every store opened, e.g. to inject faults in crash tests. */
+  readonly wrapStore?: (store: BrokerStore) => BrokerStore;
+  /** The peer token of a broker on the embedded store, for tests of sessions between brokers. */
+  readonly peerToken?: string;
+  /** Called once the stores are open, just before the engine starts. */
+  readonly beforeEngineStart?: () => void;
+}
+
+/**
+ * The service behind the front doors, in whichever deployment the config names: one engine on one
+ * store; a router over one engine per queue of a store split into queues (`storeQueues`); or, with
+ * queues spread over brokers (`storeSpread`), a router whose queues are served here or by their
+ * owners elsewhere. Everything that exists only because there is more than one broker (the broker
+ * registry, the peer token, queue ownership, the per-queue admin scope, `/v1/cluster`) comes with it.
+ */
+export interface Backend {
+  /** The engine, or with `storeQueues` above 1 the router over one engine per queue. Started. */
+  readonly engine: BrokerService;
+  /** What sessions between brokers are checked against; `undefined` without a peer token. */
+  readonly peers: PeerAccess | undefined;
+  /**
+   * Scope admin requests that name one queue to that queue's service (`cluster/peers/queue-scope.ts`).
+   * Register it before the principals' guard. @returns what the admin routes call to find their service.
+   */
+  registerQueueScope(app: FastifyInstance): ServiceOf;
+  /** `GET /v1/cluster`, for a broker on a PostgreSQL store; nothing otherwise. */
+  registerClusterRoutes(app: FastifyInstance): void;
+  /** With queues spread over brokers, where this broker routes each queue now; `undefined` otherwise. */
+  queueRoutes(): readonly QueueRoute[] | undefined;
+  /**
+   * The broker listens at `url` (and `tcpUrl`): advertise it to the other brokers unless told
+   * otherwise, and spread, wait until the queues have owners (bounded).
+   */
+  announce(url: string, tcpUrl: string | undefined): Promise<void>;
+  /** Stop owning queues, close the engine and its stores, then leave the broker registry. */
+  close(): Promise<void>;
+}
+
+/** Open the stores and the engine (or router) the config names, and the cluster around them. */
+export async function openBackend(config: BrokerConfig, options: BackendOptions): Promise<Backend> {
+  const { log, storeHooks } = options;
+  const peerToken =
+    options.peerToken ?? (config.store === undefined ? undefined : await readPeerToken(config.store));
+  // Just before the stores open: nothing between can fail and leave the row to expire.
+  const brokerRegistry =
+    config.store === undefined
+      ? undefined
+      : await registerBroker(config, config.store, (error) =>
+          log.warn({ err: error }, 'could not renew this broker in the broker registry; trying again'),
+        );
+  // Spread over brokers, a queue's store opens when this broker takes its lease, if ever (below).
+  const spread = config.store !== undefined && config.storeSpread;
+  const opened = spread
+    ? []
+    : await openStores(config, storeHooks).catch(async (error: unknown) => {
+        await brokerRegistry?.close();
+        throw error;
+      });
+  const stores = options.wrapStore ? opened.map(options.wrapStore) : opened;
+  options.beforeEngineStart?.();
+  const engineOptions: Omit<BrokerEngineOptions, 'store'> = {
+    config,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.timers ? { timers: options.timers } : {}),
+    ...(options.random ? { random: options.random } : {}),
+    onError: (error, context) => log.error({ err: error }, context),
+    onNotice: (message) => log.warn(message),
+    // Free space for the broker's user (bavail), on the file system of the data directory.
+    freeDiskBytes: async () => {
+      const stats = await statfs(config.dataDir);
+      return stats.bavail * stats.bsize;
+    },
+  };
+  const [onlyStore] = stores;
+  const router = spread
+    ? new PartitionRouter(new Array<undefined>(config.storeQueues).fill(undefined), engineOptions)
+    : undefined;
+  const engine: BrokerService =
+    router ??
+    (stores.length === 1 && onlyStore !== undefined
+      ? new BrokerEngine({ ...engineOptions, store: onlyStore })
+      : new PartitionRouter(stores, engineOptions));
+  engine.start();
+  const ownership =
+    router && brokerRegistry && peerToken !== undefined
+      ? spreadQueues({
+          me: brokerIdentity(config),
+          queues: config.storeQueues,
+          router,
+          registry: brokerRegistry,
+          peerToken,
+          maxFrameBytes: maxFrameBytesOf(config),
+          leaseTtlMs: config.storeLeaseMs,
+          openQueue: async (queue, leaseGate, signal, onLost) => {
+            const store = await openStoreQueue(config, { ...storeHooks, onLost }, queue, {
+              leaseGate,
+              signal,
+            });
+            return options.wrapStore ? options.wrapStore(store) : store;
+          },
+          onRoute: (route) =>
+            log.info(
+              route.to === 'here'
+                ? `queue ${route.queue}: served by this broker`
+                : route.to === 'elsewhere'
+                  ? `queue ${route.queue}: forwarded to its owner at ${route.url}`
+                  : `queue ${route.queue}: between owners; its requests are answered 503 until one takes it`,
+            ),
+          onError: (error, context) => log.warn({ err: error }, context),
+        })
+      : undefined;
+  const peerSessions = new PeerSessions();
+  if (router) router.onQueueGivenUp = (queue) => peerSessions.closeQueue(queue);
+  const peers: PeerAccess | undefined =
+    peerToken === undefined
+      ? undefined
+      : { token: peerToken, queueService: (queue) => engine.queueService(queue), sessions: peerSessions };
+  return {
+    engine,
+    peers,
+    registerQueueScope(app) {
+      return registerQueueScope(app, engine, peers);
+    },
+    registerClusterRoutes(app) {
+      if (!brokerRegistry) return;
+      const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));
+      registerClusterRoutes(app, readView, ownership && (() => ownership.routes()));
+    },
+    queueRoutes() {
+      return ownership?.routes();
+    },
+    async announce(url, tcpUrl) {
+      // Other brokers reach the queues this one owns where it listens, unless told otherwise.
+      if (brokerRegistry && config.advertiseUrl === undefined) {
+        await brokerRegistry.advertise({
+          advertiseUrl: advertisedUrlOf(url, config.host),
+          advertiseTcpUrl: config.advertiseTcpUrl ?? (tcpUrl && advertisedUrlOf(tcpUrl, config.host)),
+        });
+      }
+      // Spread, the queues have owners a moment after start (this broker's first leases, the
+      // others' URLs): until then they answer 503, so say so only once they do, or a lease later.
+      await ownership?.routedEverywhere(2 * config.storeLeaseMs);
+    },
+    async close() {
+      try {
+        await ownership?.stop();
+        await engine.close();
+      } finally {
+        // After the stores gave their leases back: until then this broker still holds them.
+        await brokerRegistry?.close();
+      }
+    },
+  };
+}

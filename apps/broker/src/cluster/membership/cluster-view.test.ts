@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { postgresForThisFile, storeDatabase } from '../../store/postgres/postgres-server.test-support.js';
+import { openBrokerRegistry } from './broker-registry.js';
+import { readClusterView } from './cluster-view.js';
+import { assignQueues } from './queue-assignment.js';
+
+/** The cluster as the database sees it (`cluster-view.ts`): live brokers, lease holders, assignment. */
+const pg = postgresForThisFile();
+
+const LONG_TTL_MS = 60_000;
+const A = 'host-a:/var/lib/ricochet';
+const B = 'host-b:/var/lib/ricochet';
+
+async function register(url: string, brokerId: string, advertiseUrl: string): Promise<void> {
+  const registry = await openBrokerRegistry({
+    url,
+    brokerId,
+    advertiseUrl,
+    storeQueues: 4,
+    ttlMs: LONG_TTL_MS,
+  });
+  pg.cleanup(() => registry.close());
+}
+
+describe('the cluster view', () => {
+  it("names each queue's owner and the queue each broker is assigned, queues no broker opened yet included", async () => {
+    const { url, sql, open } = await storeDatabase(pg);
+    await register(url, A, 'ws://host-a:7720');
+    await register(url, B, 'ws://host-b:7720');
+    const zero = await open({ owner: A, leaseTtlMs: LONG_TTL_MS });
+    await open({ queue: 1, owner: B, leaseTtlMs: LONG_TTL_MS });
+
+    const view = await readClusterView(sql, 4);
+    const assigned = assignQueues(4, [A, B]);
+    const assignedTo = (id: string) => assigned.flatMap((owner, queue) => (owner === id ? [queue] : []));
+    expect(view.brokers).toEqual([
+      {
+        brokerId: A,
+        advertiseUrl: 'ws://host-a:7720',
+        advertiseTcpUrl: undefined,
+        storeQueues: 4,
+        expiresInMs: expect.any(Number),
+        assignedQueues: assignedTo(A),
+        ownedQueues: [0],
+      },
+      {
+        brokerId: B,
+        advertiseUrl: 'ws://host-b:7720',
+        advertiseTcpUrl: undefined,
+        storeQueues: 4,
+        expiresInMs: expect.any(Number),
+        assignedQueues: assignedTo(B),
+        ownedQueues: [1],
+      },
+    ]);
+    // Queues 2 and 3: no broker opened them, so their schemas do not exist.
+    expect(view.queues).toEqual([
+      { queue: 0, owner: A, epoch: 1, expiresInMs: expect.any(Number), assignedTo: assigned[0] },
+      { queue: 1, owner: B, epoch: 1, expiresInMs: expect.any(Number), assignedTo: assigned[1] },
+      { queue: 2, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: assigned[2] },
+      { queue: 3, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: assigned[3] },
+    ]);
+    for (const queue of view.queues.slice(0, 2)) {
+      expect(queue.expiresInMs).toBeGreaterThan(LONG_TTL_MS - 5_000);
+      expect(queue.expiresInMs).toBeLessThanOrEqual(LONG_TTL_MS);
+    }
+
+    // A lease given back (a clean stop) is owned by no one, though its row still names the holder.
+    await zero.close();
+    const after = await readClusterView(sql, 4);
+    expect(after.queues[0]).toEqual({
+      queue: 0,
+      owner: undefined,
+      epoch: 1,
+      expiresInMs: 0,
+      assignedTo: assigned[0],
+    });
+    expect(after.brokers.map((broker) => broker.ownedQueues)).toEqual([[], [1]]);
+  });
+
+  it('counts a lease as owned only until it expires', async () => {
+    const { sql, open } = await storeDatabase(pg);
+    await open({ owner: A, leaseTtlMs: LONG_TTL_MS });
+    // As if the owner hung past its lease: the row's expiry in the past, the owner's name still in it.
+    await sql`update ricochet_lease set expires_at = clock_timestamp() - interval '1 second'`;
+    const view = await readClusterView(sql, 1);
+    expect(view.queues).toEqual([
+      { queue: 0, owner: undefined, epoch: 1, expiresInMs: 0, assignedTo: undefined },
+    ]);
+  });
+
+  it('shows every queue unowned and unassigned in a database no broker has written', async () => {
+    const { sql } = await storeDatabase(pg);
+    const view = await readClusterView(sql, 2);
+    expect(view).toEqual({
+      brokers: [],
+      queues: [
+        { queue: 0, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined },
+        { queue: 1, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined },
+      ],
+    });
+  });
+
+  it('refuses a queue count no store has', async () => {
+    const { sql } = await storeDatabase(pg);
+    for (const count of [0, 65, 1.5]) await expect(readClusterView(sql, count)).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,239 @@
+import { type CreditPool, grantCredits, type SubscribeRequest } from '../../engine/index.js';
+import { CreditLending } from './credit-lending.js';
+import { deliveryOfQueue } from './merged-views.js';
+import { QueueRotation } from './queue-addressing.js';
+import type { RoutedQueue } from './routed-queue.js';
+
+/** A client's push subscription over every queue: one subscription per queue, one credit pool. */
+interface RoutedSubscription {
+  /** The one id the client was given. */
+  readonly id: number;
+  /** What the client asked for, with the sink that tags deliveries with their queue. */
+  readonly request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined };
+  readonly group: string;
+  readonly pool: CreditPool;
+  /** The client's credit as lent to the queues other brokers own. */
+  readonly lending: CreditLending;
+  /** Per queue, the id of the subscription made there; -1 until it is made. */
+  readonly perQueue: number[];
+  /** Per queue, credit lent before the queue's subscription id was known: sent once it is. */
+  readonly earlyLoans: Map<number, number>;
+  /** Unsubscribed: no more deliveries, but its leases are released only when its session ends. */
+  unsubscribed: boolean;
+}
+
+/** Where the router reports what fails in the background (ending a subscription in a remote queue). */
+type ErrorReporter = (error: unknown, context: string) => void;
+
+/**
+ * The push subscriptions of a store split into queues (`PartitionRouter`): each client
+ * subscription subscribes in every queue, all spending one credit pool (`engine/dispatch/credit-pool.ts`),
+ * so the client never holds more than its credit in all and no queue sits on credit another could
+ * use. The queues this broker owns spend the pool directly; those another broker owns borrow from
+ * it (`credit-lending.ts`). Deliveries reach the client under the one id it was given, their
+ * handles and offsets naming their queue.
+ */
+export class QueueSubscriptions {
+  /** The router's queues, as routed now (the router replaces one when its owner changes). */
+  readonly #queues: readonly RoutedQueue[];
+  readonly #onError: ErrorReporter;
+  readonly #subscriptions = new Map<number, RoutedSubscription>();
+  /** Which queue is offered returned credit first. */
+  readonly #rotation: QueueRotation;
+  #lastId = 0;
+
+  constructor(queues: readonly RoutedQueue[], onError: ErrorReporter) {
+    this.#queues = queues;
+    this.#onError = onError;
+    this.#rotation = new QueueRotation(queues.length);
+  }
+
+  async subscribe(
+    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
+  ): Promise<number> {
+    const id = ++this.#lastId;
+    const pool: CreditPool = { credits: request.maxCachedMessages };
+    const lending = new CreditLending(
+      pool,
+      (queue, credits) => this.#lend(subscription, queue, credits),
+      () => this.#spend(subscription),
+    );
+    const subscription: RoutedSubscription = {
+      id,
+      request,
+      group: request.group,
+      pool,
+      lending,
+      perQueue: new Array<number>(this.#queues.length).fill(-1),
+      earlyLoans: new Map(),
+      unsubscribed: false,
+    };
+    // Every queue at once: each remote one opens its first loan as it is asked, all in this turn,
+    // before a local queue's first pass (its next turn) spends the pool; none takes it all, so
+    // none opens owing the client credit it never granted (`CreditLending.expectLoans`).
+    lending.expectLoans(this.#queues.filter((queue) => queue.engine === undefined).length);
+    const made = await Promise.allSettled(
+      this.#queues.map((queue) => this.#subscribeIn(subscription, id, queue)),
+    );
+    lending.expectLoans(0);
+    const refused = made.find((result) => result.status === 'rejected');
+    if (refused) {
+      // Every queue refuses alike (the same group and config); should one not, undo the others.
+      subscription.perQueue.forEach((subscriptionId, queue) => {
+        const routed = this.#queues[queue];
+        if (subscriptionId >= 0 && routed) this.#endIn(routed, [subscriptionId]);
+      });
+      throw refused.reason;
+    }
+    this.#subscriptions.set(id, subscription);
+    return id;
+  }
+
+  /**
+   * `queue` is routed anew (`PartitionRouter.replaceQueue`): every client subscription ends in
+   * the old one (what it held there is released, C2, and what a remote queue had not spent of its
+   * loan comes back) and is made again in the new one, unless the client unsubscribed meanwhile.
+   */
+  async move(queue: number, old: RoutedQueue, next: RoutedQueue): Promise<void> {
+    const moving = [...this.#subscriptions.entries()];
+    const ended = moving.flatMap(([, routed]) => {
+      const subscriptionId = routed.perQueue[queue] as number;
+      return subscriptionId >= 0 ? [subscriptionId] : [];
+    });
+    if (ended.length > 0) this.#endIn(old, ended);
+    for (const [id, routed] of moving) {
+      routed.perQueue[queue] = -1;
+      routed.earlyLoans.delete(queue);
+      routed.lending.forget(queue);
+      if (routed.unsubscribed || !this.#subscriptions.has(id)) continue;
+      try {
+        await this.#subscribeIn(routed, id, next);
+      } catch (error) {
+        this.#onError(error, `could not subscribe again in queue ${queue} after its owner changed`);
+      }
+    }
+  }
+
+  /**
+   * Stop deliveries in every queue. The subscription is kept until its session ends: as in an
+   * engine, what it holds stays leased until settled or released by {@link end}.
+   */
+  async unsubscribe(subscriptionId: number): Promise<boolean> {
+    const routed = this.#subscriptions.get(subscriptionId);
+    if (!routed || routed.unsubscribed) return false;
+    routed.unsubscribed = true;
+    await Promise.all(
+      routed.perQueue.map((id, queue) => (id < 0 ? undefined : this.#queues[queue]?.unsubscribe(id))),
+    );
+    return true;
+  }
+
+  /** Add to the subscription's pool, and spend it, late work first across queues (P3). */
+  credit(subscriptionId: number, credits: number): void {
+    const routed = this.#subscriptions.get(subscriptionId);
+    if (!routed || routed.unsubscribed) return;
+    grantCredits(routed.pool, credits);
+    this.#spend(routed);
+  }
+
+  /** Sessions ended: their subscriptions stop in every queue, and what they held is released (C2). */
+  end(subscriptionIds: readonly number[]): void {
+    const perQueue = this.#queues.map(() => [] as number[]);
+    for (const id of subscriptionIds) {
+      const routed = this.#subscriptions.get(id);
+      if (!routed) continue;
+      this.#subscriptions.delete(id);
+      routed.perQueue.forEach((queueId, queue) => {
+        if (queueId >= 0) perQueue[queue]?.push(queueId);
+      });
+    }
+    perQueue.forEach((ids, queue) => {
+      const routed = this.#queues[queue];
+      if (ids.length > 0 && routed) this.#endIn(routed, ids);
+    });
+  }
+
+  /**
+   * Spend the pool (the client granted credit, or a remote queue gave some back), late work first
+   * across queues as within one (P3): the remote queues waiting with messages Ready again are lent
+   * credit first, then the queues this broker owns with messages Ready again look. A local queue
+   * looks in its engine's next turn (`engine/dispatch/push-dispatch.ts`), so the rest (remote queues that
+   * wait with first deliveries only, and the other local queues) are served one turn later, once
+   * those passes took what they had: else a first delivery elsewhere would take the credit a
+   * retry here was waiting for.
+   */
+  #spend(routed: RoutedSubscription): void {
+    if (routed.unsubscribed || routed.pool.credits <= 0) return;
+    routed.lending.serveWaiting(true);
+    const local = this.#rotation.next().filter((queue) => this.#queues[queue]?.engine !== undefined);
+    const late = local.filter((queue) => this.#queues[queue]?.hasReadyAgain(routed.group));
+    const rest = local.filter((queue) => !late.includes(queue));
+    if (late.length === 0 && !routed.lending.holding) {
+      routed.lending.serveWaiting();
+      this.#look(routed, rest);
+      return;
+    }
+    this.#look(routed, late);
+    if (routed.lending.holding) return;
+    routed.lending.holding = true;
+    setImmediate(() => {
+      routed.lending.holding = false;
+      if (this.#subscriptions.get(routed.id) !== routed || routed.unsubscribed) return;
+      routed.lending.serveWaiting();
+      this.#look(routed, rest);
+    });
+  }
+
+  /** Let these local queues look for messages to spend the pool on. */
+  #look(routed: RoutedSubscription, queues: readonly number[]): void {
+    if (routed.unsubscribed || routed.pool.credits <= 0) return;
+    for (const queue of queues) {
+      const subscriptionId = routed.perQueue[queue] as number;
+      if (subscriptionId >= 0) this.#queues[queue]?.look(subscriptionId);
+    }
+  }
+
+  /**
+   * A loan to a remote queue. Its subscription may ask for credit in the same read as the answer
+   * that names it, before the id is known here: such a loan waits for the id.
+   */
+  #lend(routed: RoutedSubscription, queue: number, credits: number): void {
+    const subscriptionId = routed.perQueue[queue] as number;
+    if (subscriptionId < 0) {
+      routed.earlyLoans.set(queue, (routed.earlyLoans.get(queue) ?? 0) + credits);
+      return;
+    }
+    this.#queues[queue]?.lend(subscriptionId, credits);
+  }
+
+  /** Subscribe in `queue` for the client subscription `id`, and send it what was lent to it before its id was known. */
+  async #subscribeIn(routed: RoutedSubscription, id: number, queue: RoutedQueue): Promise<void> {
+    const queues = this.#queues.length;
+    const subscriptionId = await queue.subscribe({
+      ...routed.request,
+      creditPool: routed.pool,
+      lending: routed.lending,
+      sink: (_, messages) =>
+        routed.request.sink(
+          id,
+          messages.map((message) => deliveryOfQueue(message, queue.queue, queues)),
+        ),
+    });
+    routed.perQueue[queue.queue] = subscriptionId;
+    const early = routed.earlyLoans.get(queue.queue);
+    routed.earlyLoans.delete(queue.queue);
+    if (early !== undefined && subscriptionId >= 0) queue.lend(subscriptionId, early);
+  }
+
+  #endIn(routed: RoutedQueue, subscriptionIds: readonly number[]): void {
+    const report = (error: unknown) =>
+      this.#onError(error, `could not end subscriptions in queue ${routed.queue}`);
+    try {
+      // A local queue ends them now, as one engine does when a session closes; a remote one later.
+      const ended = routed.end(subscriptionIds);
+      if (ended instanceof Promise) ended.catch(report);
+    } catch (error) {
+      report(error);
+    }
+  }
+}

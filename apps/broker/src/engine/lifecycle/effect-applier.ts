@@ -1,0 +1,382 @@
+import {
+  type Clock,
+  type DeliveryEffect,
+  type GroupCounter,
+  initialReadyState,
+  type PushState,
+  redrivenState,
+  type SimpleState,
+} from '@ricochet/core';
+import type { BrokerStore } from '../../store/broker-store.js';
+import type {
+  DeliveryAddress,
+  DeliveryRecord,
+  HistoryRecord,
+  ScheduleKey,
+  StoredMessage,
+} from '../../store/records.js';
+import type { BrokerMetrics } from '../broker-metrics.js';
+import { copyToDeadLetterQueue } from '../dead-letter/dead-letter-copy.js';
+import type { AppendWaker } from '../log/append-waker.js';
+import type { DeliveryRecords } from '../model/delivery-records.js';
+import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import type { ReadyRef } from '../model/ready-queue.js';
+import type { TopicRegistry } from '../model/topic-registry.js';
+import type { PushLeaseTable } from '../timers/push-lease-table.js';
+import type { Scheduler } from '../timers/scheduler.js';
+
+/** One accepted transition of a message for a clustering group, with core's effects, to carry out. */
+export type DeliveryChange = {
+  readonly group: GroupRuntime;
+  readonly address: DeliveryAddress;
+  /**
+   * The record before the event, or `undefined` when the message has none yet (its first
+   * delivery). A timer event's caller drops the `scheduleKey` of the entry that fired.
+   */
+  readonly before: DeliveryRecord | undefined;
+  readonly messageId: string;
+  readonly eventType: string;
+  readonly effects: readonly DeliveryEffect[];
+  /** Who holds the lease a `delivered` event starts. */
+  readonly holder?: LeaseHolder | undefined;
+  /** The principal whose ack, nack or release this is, for the history; none for the broker's own events. */
+  readonly settledBy?: string | undefined;
+} & (
+  | { readonly consumer: 'push'; readonly next: PushState }
+  | { readonly consumer: 'simple'; readonly next: SimpleState }
+);
+
+/** A record being built, field by field. */
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The consumer a new lease goes to. */
+export interface LeaseHolder {
+  readonly consumerId: string;
+  /** Push leases: the subscription whose session releases them when it ends (C2). */
+  readonly subscriptionId?: number;
+}
+
+export interface EffectApplierDeps {
+  readonly store: BrokerStore;
+  readonly records: DeliveryRecords;
+  readonly clock: Clock;
+  readonly topics: TopicRegistry;
+  readonly groups: GroupRegistry;
+  readonly metrics: BrokerMetrics;
+  readonly scheduler: Scheduler;
+  readonly pushLeases: PushLeaseTable;
+  readonly appendWaker: AppendWaker;
+}
+
+/**
+ * Carries out what `@ricochet/core` decided, and decides nothing itself. The only writer of
+ * delivery records, schedule entries, push leases, ready queues, DLQ copies, delivery history and
+ * group counters: whatever moves a message (a delivery, a result, a due timer, a recovery, a
+ * redrive) ends here, so what the broker holds always follows the lifecycle's state.
+ *
+ * Group counters and wake-ups are gathered per turn and flushed once, so a batch of 256 acks costs
+ * one counters write and one wake-up per group.
+ */
+export class EffectApplier {
+  readonly #deps: EffectApplierDeps;
+  readonly #dirtyCounters = new Set<GroupRuntime>();
+  readonly #toWake = new Set<GroupRuntime>();
+  #flushQueued = false;
+
+  constructor(deps: EffectApplierDeps) {
+    this.#deps = deps;
+  }
+
+  /** Carry out one transition: its effects in core's order, then the record it leaves. */
+  apply(change: DeliveryChange): void {
+    const { group, address } = change;
+    let scheduleKey = change.before?.scheduleKey;
+    for (const effect of change.effects) {
+      switch (effect.type) {
+        case 'startLeaseTimer':
+          if (change.consumer === 'simple') {
+            scheduleKey = this.#deps.scheduler.add(
+              group.name,
+              effect.deadlineMs,
+              address.topic,
+              address.offset,
+              { kind: 'leaseExpiry', lease: effect.lease },
+              // With the lease's record: written behind for a new lease, at once for a changed one.
+              change.eventType === 'delivered' ? 'deferred' : 'now',
+            );
+          } else {
+            this.#deps.pushLeases.add({
+              address,
+              lease: effect.lease,
+              deadlineMs: effect.deadlineMs,
+              subscriptionId: change.holder?.subscriptionId ?? 0,
+            });
+          }
+          break;
+        case 'cancelLeaseTimer':
+          if (change.consumer === 'push') this.#deps.pushLeases.remove(address);
+          else if (scheduleKey) this.#deps.scheduler.remove(scheduleKey);
+          scheduleKey = undefined;
+          break;
+        case 'scheduleRetry':
+          scheduleKey = this.#deps.scheduler.add(group.name, effect.atMs, address.topic, address.offset, {
+            kind: 'retryDue',
+          });
+          this.#deps.metrics.retried(group.name);
+          break;
+        case 'requeue':
+          this.#requeue(group, address);
+          break;
+        case 'recordOutcome':
+          this.#recordOutcome(change, effect);
+          break;
+        case 'deadLetter':
+          copyToDeadLetterQueue(this.#deps, group, address, effect);
+          break;
+        case 'releaseFifoKey':
+          this.#releaseFifoKey(group, address);
+          break;
+        case 'adjustCounter':
+          this.#adjust(group, effect.counter, effect.by);
+          if (effect.by > 0 && effect.counter === 'committed') this.#deps.metrics.acked(group.name);
+          if (effect.by > 0 && effect.counter === 'deadLettered') this.#deps.metrics.deadLettered(group.name);
+          break;
+      }
+    }
+    if (change.eventType === 'delivered') this.#deps.metrics.delivered(group.name);
+    this.#writeRecord(change, scheduleKey);
+  }
+
+  /**
+   * Move group counters by core's `adjustCounter` effects only: a broadcast transition's, whose
+   * instance state, leases and metrics the broadcast dispatcher keeps itself.
+   */
+  applyCounters(group: GroupRuntime, effects: readonly DeliveryEffect[]): void {
+    for (const effect of effects) {
+      if (effect.type === 'adjustCounter') this.#adjust(group, effect.counter, effect.by);
+    }
+  }
+
+  /**
+   * After a restart, take on a stored record as it stands: count its state, queue it when Ready,
+   * and hold its FIFO message group while it is Inflight or WaitingRetry (P5).
+   */
+  adopt(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord): void {
+    const state = record.state.state;
+    if (state === 'inflight' || state === 'waitingRetry') {
+      this.#adjust(group, state, 1);
+      const messageGroup = group.config.fifo ? this.#messageGroupOf(address) : undefined;
+      if (messageGroup !== undefined) group.fifoGate.claim(address.topic, messageGroup, address.offset);
+    }
+    if (state === 'ready') this.#requeue(group, address);
+  }
+
+  /**
+   * T1: a delay message's time has come for this group. It becomes Ready with a record of its own:
+   * the group's cursor passed it long ago and its schedule entry is now taken, so without the
+   * record a restart would forget it. Returns false when the message is gone or already tracked.
+   */
+  admitDelayed(group: GroupRuntime, address: DeliveryAddress): boolean {
+    const message = this.#deps.topics.getMessage(address.topic, address.offset);
+    if (!message || this.#deps.records.get(address)) return false;
+    const record: DeliveryRecord = {
+      consumer: 'push',
+      state: initialReadyState(),
+      messageId: message.messageId,
+    };
+    this.#deps.records.put(address, record, 'now');
+    this.#requeue(group, address);
+    return true;
+  }
+
+  /** A record left over in a terminal state (a crash mid-way): it goes. */
+  discard(address: DeliveryAddress): void {
+    this.#deps.records.delete(address);
+  }
+
+  /** T1: park a delay message for this group until it is due. */
+  scheduleDelay(group: GroupRuntime, message: StoredMessage): void {
+    if (message.deliverAt === undefined) return;
+    this.#deps.scheduler.add(group.name, message.deliverAt, message.topic, message.offset, {
+      kind: 'delayDue',
+    });
+  }
+
+  /** P5: hold a FIFO message as Ready behind the head of its message group (recorded, so a restart keeps it). */
+  parkBehindFifoHead(
+    group: GroupRuntime,
+    address: DeliveryAddress,
+    messageId: string,
+    messageGroup: string,
+  ): void {
+    this.#deps.records.put(address, { consumer: 'push', state: initialReadyState(), messageId }, 'deferred');
+    group.readyQueue.push({ topic: address.topic, offset: address.offset, messageGroup });
+  }
+
+  /**
+   * D2: make a dead-lettered message Ready again for its group only, with a fresh attempt count.
+   * Returns false when the DLQ entry was redriven already or belongs to another group.
+   */
+  redrive(group: GroupRuntime, listed: StoredMessage): boolean {
+    // The DLQ entry as it is now: a paced redrive works from a listing taken when it started, and
+    // another redrive may have taken the entry since (and its message be consumed already).
+    const { topics } = this.#deps;
+    // Retention may have deleted the DLQ entry since the listing, or the message it names.
+    if (topics.isExpired(listed.topic, listed.offset)) return false;
+    const dlqMessage = topics.getMessage(listed.topic, listed.offset) ?? listed;
+    const deadLetter = dlqMessage.deadLetter;
+    if (!deadLetter || deadLetter.redrivenAt !== undefined || deadLetter.group !== group.name) return false;
+    if (topics.isExpired(deadLetter.originTopic, deadLetter.originOffset)) return false;
+    const address: DeliveryAddress = {
+      group: group.name,
+      topic: deadLetter.originTopic,
+      offset: deadLetter.originOffset,
+    };
+    if (this.#deps.records.get(address)) return false;
+    const record: DeliveryRecord = {
+      consumer: 'push',
+      state: redrivenState(deadLetter.lastLease),
+      messageId: dlqMessage.messageId,
+    };
+    this.#deps.records.put(address, record, 'now');
+    const redrivenAt = this.#deps.clock.now();
+    topics.rewrite({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt } });
+    group.redriven++;
+    this.#countersChanged(group);
+    this.#requeue(group, address);
+    return true;
+  }
+
+  /** The ready-queue entry of a message; FIFO groups carry its message group along (P5). */
+  readyRefOf(group: GroupRuntime, address: DeliveryAddress): ReadyRef {
+    const messageGroup = group.config.fifo ? this.#messageGroupOf(address) : undefined;
+    return messageGroup === undefined
+      ? { topic: address.topic, offset: address.offset }
+      : { topic: address.topic, offset: address.offset, messageGroup };
+  }
+
+  // ─── Effects ──────────────────────────────────────────────────────────────────────────────
+
+  #requeue(group: GroupRuntime, address: DeliveryAddress): void {
+    group.readyQueue.push(this.readyRefOf(group, address));
+    this.#wake(group);
+  }
+
+  #releaseFifoKey(group: GroupRuntime, address: DeliveryAddress): void {
+    if (!group.config.fifo) return;
+    const messageGroup = this.#messageGroupOf(address);
+    if (messageGroup === undefined) return;
+    group.fifoGate.release(address.topic, messageGroup, address.offset);
+    this.#wake(group);
+  }
+
+  #recordOutcome(change: DeliveryChange, effect: Extract<DeliveryEffect, { type: 'recordOutcome' }>): void {
+    const { address, before } = change;
+    const nowMs = this.#deps.clock.now();
+    if (effect.outcome === 'released') this.#deps.metrics.released(address.group);
+    if (effect.outcome === 'leaseExpired') this.#deps.metrics.retried(address.group);
+    // Built field by field (the store writes the fields in its own order): spreads of optional
+    // fields cost an object each, on every settled delivery.
+    const entry: Writable<HistoryRecord & { lease: number }> = {
+      group: address.group,
+      topic: address.topic,
+      offset: address.offset,
+      lease: effect.lease,
+      deliveryAttempt: effect.deliveryAttempt,
+      consumer: change.consumer,
+      deliveredAt: before?.deliveredAt ?? nowMs,
+      settledAt: nowMs,
+      result: effect.outcome,
+    };
+    if (before?.consumerId !== undefined) entry.consumerId = before.consumerId;
+    if (effect.reason !== undefined) entry.reason = effect.reason;
+    if (change.settledBy !== undefined) entry.principal = change.settledBy;
+    void this.#deps.store.appendHistory(change.messageId, entry);
+  }
+
+  #adjust(group: GroupRuntime, counter: GroupCounter, by: 1 | -1): void {
+    group[counter] += by;
+    if (counter === 'committed' || counter === 'deadLettered') this.#countersChanged(group);
+  }
+
+  /**
+   * The record the transition leaves: none once terminal. Written at once: WaitingRetry, with its
+   * schedule entry, and the Ready state a due retry moves to (the scheduler removes the entry after
+   * this write is queued, so no commit holds a WaitingRetry without its entry, and recovery need
+   * not look up the entry of every pending retry); and a simple consumer's record after any event
+   * but its delivery — a changed lease, which is answered once durable, and Ready after a lease
+   * expired, whose schedule entry is gone with this turn. The rest waits for the write-behind
+   * flush: push states, and a simple consumer's new lease, whose schedule entry is deferred with it
+   * (most are acked first and never written). A crash before the flush costs a redelivery, never
+   * a loss; a client's ack of a lease that was lost so gets 410.
+   */
+  #writeRecord(change: DeliveryChange, scheduleKey: ScheduleKey | undefined): void {
+    const { address, next } = change;
+    if (next.state === 'commit' || next.state === 'dlq') {
+      this.#deps.records.delete(address);
+      return;
+    }
+    const inflight = next.state === 'inflight';
+    const consumerId = inflight ? (change.holder?.consumerId ?? change.before?.consumerId) : undefined;
+    const deliveredAt = inflight
+      ? change.eventType === 'delivered'
+        ? this.#deps.clock.now()
+        : change.before?.deliveredAt
+      : undefined;
+    // Built field by field: this runs for every delivery and every result, where spreads showed
+    // in profiles.
+    const record: Writable<DeliveryRecord> =
+      change.consumer === 'push'
+        ? { consumer: 'push', state: change.next, messageId: change.messageId }
+        : { consumer: 'simple', state: change.next, messageId: change.messageId };
+    if (scheduleKey !== undefined) record.scheduleKey = scheduleKey;
+    if (consumerId !== undefined) record.consumerId = consumerId;
+    if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
+    const simpleNotDelivered = change.consumer === 'simple' && change.eventType !== 'delivered';
+    if (simpleNotDelivered || next.state === 'waitingRetry' || change.eventType === 'retryDue') {
+      this.#deps.records.put(address, record, 'now');
+    } else if (change.before === undefined) {
+      this.#deps.records.putNew(address, record);
+    } else {
+      this.#deps.records.put(address, record, 'deferred');
+    }
+  }
+
+  // ─── Once per turn ────────────────────────────────────────────────────────────────────────
+
+  #countersChanged(group: GroupRuntime): void {
+    this.#dirtyCounters.add(group);
+    this.#queueFlush();
+  }
+
+  #wake(group: GroupRuntime): void {
+    this.#toWake.add(group);
+    this.#queueFlush();
+  }
+
+  /**
+   * Write the counters this turn changed and wake the groups it made Ready messages for. Runs by
+   * itself at the end of the turn; a caller that is about to await durability (a settle batch)
+   * calls it first, so its answer waits for the counters too.
+   */
+  flushTurn(): void {
+    for (const group of this.#dirtyCounters) this.#deps.groups.saveCounters(group);
+    this.#dirtyCounters.clear();
+    const toWake = [...this.#toWake];
+    this.#toWake.clear();
+    for (const group of toWake) group.wake();
+  }
+
+  #queueFlush(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.flushTurn();
+    });
+  }
+
+  #messageGroupOf(address: DeliveryAddress): string | undefined {
+    return this.#deps.topics.getMessage(address.topic, address.offset)?.messageGroup;
+  }
+}

@@ -1,0 +1,165 @@
+import type { Clock, PushEvent, Random, SimpleEvent } from '@ricochet/core';
+import { BrokerError } from '@ricochet/protocol';
+import type { DeliveryAddress, DeliveryRecord } from '../../store/records.js';
+import type { DeliveryRecords } from '../model/delivery-records.js';
+import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import type { EffectApplier } from './effect-applier.js';
+import { drivePush, driveSimple } from './lifecycle-driver.js';
+import { decodeReceiptHandle, encodeReceiptHandle } from './receipt-handle.js';
+import {
+  malformedReceiptHandle,
+  rejectionError,
+  type SettleFailure,
+  type SettleItem,
+  type SettleVerb,
+  unknownReceiptHandle,
+} from './settle-item.js';
+
+export interface SettlementDeps {
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly groups: GroupRegistry;
+  readonly records: DeliveryRecords;
+  readonly applier: EffectApplier;
+}
+
+/** What a consumer asks of one lease it holds. */
+type Request = (
+  | { readonly verb: SettleVerb; readonly item: SettleItem }
+  | { readonly verb: 'changeInvisibleDuration'; readonly invisibleDurationMs: number }
+) & {
+  /** The principal settling, for the delivery history (DESIGN.md §7). */
+  readonly settledBy?: string | undefined;
+};
+
+type Found = { readonly group: GroupRuntime; readonly record: DeliveryRecord };
+
+/** A request core accepted: the lease the message holds now, for a new receipt handle. */
+type Decided =
+  | {
+      readonly ok: true;
+      readonly address: DeliveryAddress;
+      readonly messageId: string;
+      readonly lease: number;
+    }
+  | { readonly ok: false; readonly error: BrokerError };
+
+/**
+ * The one way a consumer's verdict reaches a clustering group's message — ack, nack, dead-letter
+ * now, release and change of invisibility, from push and simple consumers alike: the handle is
+ * decoded once, the verdict becomes the event of the machine that drives the record, core decides,
+ * and the applier carries it out. A refusal comes back as the client's error; nothing changes.
+ */
+export class Settlement {
+  readonly #deps: SettlementDeps;
+
+  constructor(deps: SettlementDeps) {
+    this.#deps = deps;
+  }
+
+  /** Settle a batch: one failure per refused item, indexed into the batch. */
+  settle(items: readonly SettleItem[], verb: SettleVerb, settledBy?: string): SettleFailure[] {
+    const failures: SettleFailure[] = [];
+    for (const [index, item] of items.entries()) {
+      const outcome = this.#request(item.receiptHandle, { verb, item, settledBy });
+      if (!outcome.ok) failures.push({ index, error: outcome.error });
+    }
+    return failures;
+  }
+
+  /**
+   * Move a live simple lease's deadline to now + `invisibleDurationMs` under a new lease (S4).
+   * @returns the new receipt handle; the old one stops working.
+   * @throws BrokerError when the handle is not a live simple lease, or the duration is invalid.
+   */
+  changeInvisibility(
+    receiptHandle: string,
+    invisibleDurationMs: number,
+  ): { readonly messageId: string; readonly receiptHandle: string } {
+    const outcome = this.#request(receiptHandle, { verb: 'changeInvisibleDuration', invisibleDurationMs });
+    if (!outcome.ok) throw outcome.error;
+    return {
+      messageId: outcome.messageId,
+      receiptHandle: encodeReceiptHandle(outcome.address, outcome.lease),
+    };
+  }
+
+  /**
+   * Hand a push delivery back unprocessed (C2): its session ended, or the broker restarted while
+   * it was leased. Past its deadline, core makes it the timeout it has become (P2).
+   */
+  release(address: DeliveryAddress, lease: number): void {
+    const found = this.#find(address);
+    if (found?.record.consumer !== 'push') return;
+    this.#decide(found, address, lease, { verb: 'release', item: { receiptHandle: '' } });
+  }
+
+  #request(receiptHandle: string, request: Request): Decided {
+    const handle = decodeReceiptHandle(receiptHandle);
+    if (!handle) return { ok: false, error: malformedReceiptHandle() };
+    const found = this.#find(handle);
+    if (!found) return { ok: false, error: unknownReceiptHandle() };
+    return this.#decide(found, handle, handle.lease, request);
+  }
+
+  #find(address: DeliveryAddress): Found | undefined {
+    const group = this.#deps.groups.get(address.group);
+    const record = group ? this.#deps.records.get(address) : undefined;
+    return group && record ? { group, record } : undefined;
+  }
+
+  /** Core decides for the machine that drives the record; the applier carries out what it decided. */
+  #decide(found: Found, address: DeliveryAddress, lease: number, request: Request): Decided {
+    const { group, record } = found;
+    const atMs = this.#deps.clock.now();
+    const { messageId } = record;
+    if (record.consumer === 'push') {
+      const event = pushEventFor(request, atMs, lease);
+      if (event instanceof BrokerError) return { ok: false, error: event };
+      const moving = { group, address, before: record, messageId, settledBy: request.settledBy };
+      const result = drivePush(this.#deps, moving, record.state, event);
+      if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
+      return { ok: true, address, messageId, lease: result.state.lease };
+    }
+    const event = simpleEventFor(request, atMs, lease);
+    if (event instanceof BrokerError) return { ok: false, error: event };
+    const moving = { group, address, before: record, messageId, settledBy: request.settledBy };
+    const result = driveSimple(this.#deps, moving, record.state, event);
+    if (!result.ok) return { ok: false, error: rejectionError(result.rejection) };
+    return { ok: true, address, messageId, lease: result.state.lease };
+  }
+}
+
+/** The push event a request means, or the error for one the push machine has no event for. */
+function pushEventFor(request: Request, atMs: number, lease: number): PushEvent | BrokerError {
+  if (request.verb === 'changeInvisibleDuration') {
+    return BrokerError.of('BAD_REQUEST', 'changeInvisibleDuration applies to simple-consumer leases only');
+  }
+  const { verb, item } = request;
+  if (verb === 'ack') return { type: 'succeeded', atMs, lease };
+  if (verb === 'release') return { type: 'released', atMs, lease };
+  if (item.deadLetter) return { type: 'deadLettered', atMs, lease, reason: item.reason ?? '' };
+  return {
+    type: 'failed',
+    atMs,
+    lease,
+    reason: item.reason ?? 'FAILURE',
+    ...(item.retryAfterMs === undefined ? {} : { retryAfterMs: item.retryAfterMs }),
+  };
+}
+
+/**
+ * The simple event a request means, or the error for one the simple machine has no event for: a
+ * simple lease is acked, dead-lettered or made invisible longer, never failed or released.
+ */
+function simpleEventFor(request: Request, atMs: number, lease: number): SimpleEvent | BrokerError {
+  if (request.verb === 'changeInvisibleDuration') {
+    const { invisibleDurationMs } = request;
+    return { type: 'invisibilityChanged', atMs, lease, invisibleDurationMs };
+  }
+  const { verb, item } = request;
+  if (verb === 'ack') return { type: 'succeeded', atMs, lease };
+  if (verb === 'nack' && item.deadLetter)
+    return { type: 'deadLettered', atMs, lease, reason: item.reason ?? '' };
+  return BrokerError.of('BAD_REQUEST', `${verb} applies to push deliveries only`);
+}

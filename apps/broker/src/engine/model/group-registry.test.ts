@@ -1,0 +1,127 @@
+import { resolveGroupConfig } from '@ricochet/core';
+import { BrokerError } from '@ricochet/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EngineHarness, START_MS } from '../engine-test-harness.test-support.js';
+import { GroupRegistry } from './group-registry.js';
+
+let h: EngineHarness;
+
+beforeEach(() => {
+  h = new EngineHarness('groups');
+});
+
+afterEach(() => h.close());
+
+describe('GroupRegistry', () => {
+  it('creates an unknown group with the default config on first use when auto-creation is on', async () => {
+    const group = h.groups.require('billing');
+    expect(group.config).toEqual(resolveGroupConfig({}));
+    expect(h.groups.require('billing')).toBe(group);
+    expect(h.groups.list()).toEqual([group]);
+    await h.committed();
+    expect(h.store.listGroups()).toEqual([
+      { name: 'billing', config: resolveGroupConfig({}), createdAt: START_MS },
+    ]);
+  });
+
+  it('refuses an unknown group when auto-creation is off (404)', () => {
+    const groups = new GroupRegistry(h.store, h.clock, false);
+    let thrown: unknown;
+    try {
+      groups.require('billing');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(BrokerError);
+    expect(thrown).toMatchObject({ errorName: 'NOT_FOUND', details: { group: 'billing' } });
+    expect(groups.get('billing')).toBeUndefined();
+    expect(groups.put('billing', {}).name).toBe('billing');
+  });
+
+  it('replaces a config in place: the runtime, its counters and its creation time stay', async () => {
+    const group = h.groups.put('g', { maxRetries: 3 });
+    group.committed = 5;
+    group.cursors.set('t', 9);
+    h.clock.advanceBy(1_000);
+    const replaced = h.groups.put('g', { fifo: true });
+    expect(replaced).toBe(group);
+    expect(group.config).toEqual(resolveGroupConfig({ fifo: true }));
+    expect(group.config.retryPolicy).toEqual({ type: 'fixed', delayMs: 3_000 });
+    expect([group.committed, group.cursors.get('t')]).toEqual([5, 9]);
+    await h.committed();
+    expect(h.store.listGroups()[0]).toMatchObject({
+      createdAt: START_MS,
+      config: { fifo: true, maxRetries: 16 },
+    });
+  });
+
+  it('stores cursors and counters, and loads them with the groups after a restart', async () => {
+    const group = h.groups.put('g', { startFrom: 'earliest' });
+    group.cursors.set('t', 7);
+    h.groups.saveCursor(group, 't');
+    h.groups.saveCursor(group, 'never-read');
+    Object.assign(group, { committed: 4, deadLettered: 2, redriven: 1, inflight: 3, waitingRetry: 1 });
+    h.groups.saveCounters(group);
+    await h.committed();
+    await h.restart();
+    const loaded = h.groups.get('g');
+    expect(loaded).not.toBe(group);
+    expect(loaded?.config.startFrom).toBe('earliest');
+    expect([...(loaded?.cursors ?? [])]).toEqual([['t', 7]]);
+    // Counts of states come from the delivery records (recovery), not from here.
+    expect(
+      loaded && [
+        loaded.committed,
+        loaded.deadLettered,
+        loaded.redriven,
+        loaded.inflight,
+        loaded.waitingRetry,
+      ],
+    ).toEqual([4, 2, 1, 0, 0]);
+  });
+
+  it('gives a config stored by an older broker the defaults of the fields it lacks', async () => {
+    const config = {
+      maxRetries: 2,
+      retryPolicy: { type: 'fixed', delayMs: 10 },
+      fifo: false,
+      consumptionTimeoutMs: 5,
+    };
+    await h.store.putGroup({ name: 'old', config: config as never, createdAt: 1 });
+    await h.store.putGroupCounters({ group: 'old', committed: 1, deadLettered: 0 } as never);
+    await h.store.putCursor({ group: 'nobody', topic: 't', nextOffset: 1 });
+    await h.restart();
+    const old = h.groups.get('old');
+    expect(old?.config).toEqual(resolveGroupConfig(config as never));
+    expect(old?.config).toMatchObject({ consumeMode: 'clustering', startFrom: 'latest', maxRetries: 2 });
+    expect(old?.redriven).toBe(0);
+    expect(h.groups.get('nobody')).toBeUndefined();
+  });
+});
+
+describe('GroupRuntime', () => {
+  it('wakes its listeners until they unsubscribe, even one that unsubscribes while woken', () => {
+    const group = h.groups.put('g', {});
+    const calls: string[] = [];
+    const stopA = group.onWake(() => {
+      calls.push('a');
+      stopA();
+    });
+    const stopB = group.onWake(() => calls.push('b'));
+    group.wake();
+    group.wake();
+    stopB();
+    group.wake();
+    expect(calls).toEqual(['a', 'b', 'b']);
+  });
+
+  it('counts the messages after its cursors that it has not dispatched yet', () => {
+    const group = h.groups.put('g', {});
+    h.appendMany('t', 5);
+    h.appendMany('u', 2);
+    group.cursors.set('t', 3);
+    group.cursors.set('u', 2);
+    group.cursors.set('gone', 4);
+    expect(group.undispatched((name) => h.topics.get(name))).toBe(2);
+  });
+});

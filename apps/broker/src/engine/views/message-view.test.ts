@@ -1,0 +1,207 @@
+import type { PushState } from '@ricochet/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DeliveryAddress, DeliveryRecord, HistoryRecord, StoredMessage } from '../../store/records.js';
+import { BroadcastInstance, heldKey } from '../broadcast/broadcast-instance.js';
+import { EngineHarness, heldDelivery } from '../engine-test-harness.test-support.js';
+import type { DeliveryRecords } from '../model/delivery-records.js';
+import { describeMessage, type MessageViewDeps } from './message-view.js';
+
+let h: EngineHarness;
+/** Live delivery records: the view reads only `get`, so a map stands in for DeliveryRecords. */
+let live: Map<string, DeliveryRecord>;
+let instances: Map<string, BroadcastInstance[]>;
+
+const addressKey = ({ group, topic, offset }: DeliveryAddress) => `${group}/${topic}/${offset}`;
+const counters = { failures: 1, releases: 0, lease: 2 };
+
+function deps(): MessageViewDeps {
+  const records: Pick<DeliveryRecords, 'get'> = { get: (address) => live.get(addressKey(address)) };
+  return {
+    store: h.store,
+    topics: h.topics,
+    groups: h.groups,
+    records: records as DeliveryRecords,
+    clock: h.clock,
+    broadcastInstances: (group) => instances.get(group) ?? [],
+  };
+}
+
+function setRecord(group: string, message: StoredMessage, state: PushState): void {
+  live.set(addressKey({ group, topic: message.topic, offset: message.offset }), {
+    consumer: 'push',
+    state,
+    messageId: message.messageId,
+  });
+}
+
+function history(
+  message: StoredMessage,
+  group: string,
+  result: HistoryRecord['result'],
+  lease: number,
+  instance?: string,
+): Promise<void> {
+  return h.store.appendHistory(message.messageId, {
+    group,
+    ...(instance === undefined ? {} : { instance }),
+    topic: message.topic,
+    offset: message.offset,
+    lease,
+    deliveryAttempt: lease,
+    consumer: 'push',
+    deliveredAt: lease,
+    settledAt: lease + 1,
+    result,
+  });
+}
+
+/**
+ * Where the message stands for each group, as `group[/instance]: state`. The message's id is
+ * found through the store's index, so the append must have committed (the engine waits for it).
+ */
+function states(messageId: string): string[] | undefined {
+  return describeMessage(messageId, deps())?.groups.map(
+    (g) => `${g.group}${g.instance === undefined ? '' : `/${g.instance}`}: ${g.state}`,
+  );
+}
+
+beforeEach(() => {
+  h = new EngineHarness('message-view');
+  live = new Map();
+  instances = new Map();
+});
+
+afterEach(() => h.close());
+
+describe('describeMessage', () => {
+  it('knows nothing of an unknown id, or of an id whose message is not stored', async () => {
+    expect(describeMessage('nope', deps())).toBeUndefined();
+    void h.store.putMessageLocation('ghost', { topic: 'a', offset: 9, storedAt: 0 });
+    await h.committed();
+    expect(describeMessage('ghost', deps())).toBeUndefined();
+  });
+
+  it('lists only the groups that read the message’s topic', async () => {
+    const message = h.append('a');
+    await h.committed();
+    h.groups.put('reads-a', {}).cursors.set('a', 0);
+    h.groups.put('reads-b', {}).cursors.set('b', 0);
+    const view = describeMessage(message.messageId, deps());
+    expect(view?.message).toBe(message);
+    expect(view?.groups).toEqual([{ group: 'reads-a', state: 'pending', history: [] }]);
+  });
+
+  it('takes a clustering group’s state from its live delivery record', async () => {
+    const message = h.append('a');
+    await h.committed();
+    const byState: [string, PushState][] = [
+      ['ready', { state: 'ready', ...counters }],
+      ['inflight', { state: 'inflight', leaseDeadlineMs: 9, deliveryAttempt: 2, ...counters }],
+      ['waiting', { state: 'waitingRetry', retryNumber: 1, retryDelayMs: 5, retryAtMs: 9, ...counters }],
+      ['commit', { state: 'commit', ...counters }],
+      ['dlq', { state: 'dlq', reason: 'FAILURE', ...counters }],
+    ];
+    for (const [group, state] of byState) {
+      h.groups.put(group, {}).cursors.set('a', 1);
+      setRecord(group, message, state);
+    }
+    const view = describeMessage(message.messageId, deps());
+    expect(view?.groups.map(({ group, state, deliveryAttempt }) => [group, state, deliveryAttempt])).toEqual([
+      ['ready', 'ready', undefined],
+      ['inflight', 'inflight', 2],
+      ['waiting', 'waitingRetry', undefined],
+      ['commit', 'committed', undefined],
+      ['dlq', 'dlq', undefined],
+    ]);
+    expect(view?.groups.find((g) => g.group === 'ready')).not.toHaveProperty('deliveryAttempt');
+  });
+
+  it('is pending at or after the cursor; behind it, says what the last delivery did', async () => {
+    const message = h.append('a');
+    h.groups.put('ahead', {}).cursors.set('a', 0);
+    h.groups.put('done', {}).cursors.set('a', 1);
+    h.groups.put('dead', {}).cursors.set('a', 1);
+    h.groups.put('filtered', {}).cursors.set('a', 1);
+    void history(message, 'done', 'failed', 1);
+    void history(message, 'done', 'committed', 2);
+    void history(message, 'dead', 'committed', 1);
+    void history(message, 'dead', 'deadLettered', 2);
+    await h.committed();
+    expect(states(message.messageId)).toEqual([
+      'ahead: pending',
+      'done: committed',
+      'dead: dlq',
+      'filtered: skipped',
+    ]);
+  });
+
+  it('shows a delay message the cursor passed as pending until its time, then skipped', async () => {
+    const message = h.append('a', { deliverAt: h.clock.now() + 1_000 });
+    await h.committed();
+    h.groups.put('g', {}).cursors.set('a', 1);
+    expect(states(message.messageId)).toEqual(['g: pending']);
+    h.clock.advanceBy(1_000);
+    expect(states(message.messageId)).toEqual(['g: skipped']);
+  });
+
+  it('gives each group its own history of this message only, in delivery order', async () => {
+    const message = h.append('a');
+    const g = h.groups.put('g', {});
+    g.cursors.set('a', 1);
+    h.groups.put('other', {}).cursors.set('a', 1);
+    void history(message, 'g', 'timedOut', 1);
+    void history(message, 'other', 'committed', 1);
+    void history(message, 'g', 'committed', 2);
+    void history(message, 'g', 'failed', 7, 'an-instance');
+    await h.committed();
+    const own = describeMessage(message.messageId, deps())?.groups[0]?.history;
+    expect(own?.map(({ group, result, deliveryAttempt }) => [group, result, deliveryAttempt])).toEqual([
+      ['g', 'timedOut', 1],
+      ['g', 'committed', 2],
+    ]);
+  });
+
+  it('shows a broadcasting group once per instance that reads the topic (B1)', async () => {
+    const messages = h.appendMany('a', 6);
+    const at = (offset: number) => messages[offset] as StoredMessage;
+    const group = h.groups.put('b', { consumeMode: 'broadcasting' });
+    const instance = new BroadcastInstance(group, 'c1', 0);
+    instance.cursors.set('a', 5);
+    const elsewhere = new BroadcastInstance(group, 'c2', 0);
+    elsewhere.cursors.set('other', 0);
+    instances.set('b', [instance, elsewhere]);
+    instance.held.set(heldKey('a', 0), heldDelivery('a', 0, 'inflight'));
+    instance.held.set(heldKey('a', 1), heldDelivery('a', 1, 'ready'));
+    instance.delayed.push({ topic: 'a', offset: 2, deliverAt: h.clock.now() + 10 });
+    void history(at(3), 'b', 'committed', 1, 'c1');
+    void history(at(4), 'b', 'timedOut', 1, 'c1');
+    await h.committed();
+    expect(messages.map((message) => states(message.messageId))).toEqual([
+      ['b/c1: inflight'],
+      ['b/c1: ready'],
+      ['b/c1: pending'],
+      ['b/c1: committed'],
+      ['b/c1: failed'],
+      ['b/c1: pending'],
+    ]);
+  });
+
+  it('gives an instance its own history, and passes over what its filter skipped', async () => {
+    const message = h.append('a');
+    const group = h.groups.put('b', { consumeMode: 'broadcasting' });
+    const one = new BroadcastInstance(group, 'c1', 0);
+    const two = new BroadcastInstance(group, 'c2', 0);
+    one.cursors.set('a', 1);
+    two.cursors.set('a', 1);
+    instances.set('b', [one, two]);
+    void history(message, 'b', 'released', 1, 'c1');
+    void history(message, 'b', 'failed', 2, 'c1');
+    void history(message, 'b', 'committed', 9);
+    await h.committed();
+    const view = describeMessage(message.messageId, deps());
+    expect(view?.groups.map((g) => [g.instance, g.state, g.history.map((e) => e.result)])).toEqual([
+      ['c1', 'failed', ['released', 'failed']],
+      ['c2', 'skipped', []],
+    ]);
+  });
+});
