@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerAnswerCheck } from './admin/answer-check.js';
 import { registerClusterRoutes } from './admin/cluster-routes.js';
 import { registerCounterRoutes } from './admin/counter-routes.js';
 import { registerDeadLetterRoutes } from './admin/dead-letter-routes.js';
@@ -283,6 +284,7 @@ export async function buildBroker(
   if (tcpGateway?.secure) tlsReloader?.addTarget(tcpGateway.server as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
   registerBrokerErrorReplies(app);
+  registerAnswerCheck(app);
   registerHealthRoutes(app, engine, isAccepting);
   registerTopicRoutes(app, serviceOf);
   registerGroupRoutes(app, serviceOf);
