@@ -10,7 +10,9 @@ export {
 } from './client-error.js';
 export { Connection, type OneWayFrame } from './connection.js';
 export {
-  type ClientConnectionOptions,
+  type CallOptions,
+  type ClientCloseOptions,
+  type ClientOptions,
   type CloseOptions,
   type ConnectionOptions,
   connectionOptionsOf,
