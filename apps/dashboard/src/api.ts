@@ -1,3 +1,4 @@
+import type { AdminErrorAnswer } from '@ricochet/protocol';
 import { accessState, markReadOnly, requireLogin } from './auth';
 
 /** An error answer of the admin API: `{ error: { code, name, message, details?, issues? } }`. */
@@ -12,10 +13,6 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
-}
-
-interface ErrorBody {
-  readonly error?: { name?: string; message?: string; issues?: { path: string[]; message: string }[] };
 }
 
 /**
@@ -38,7 +35,7 @@ export async function api<T>(method: 'GET' | 'PUT' | 'POST', path: string, body?
   const text = await response.text();
   const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
   if (!response.ok) {
-    const error = (parsed as ErrorBody | undefined)?.error;
+    const error = (parsed as Partial<AdminErrorAnswer> | undefined)?.error;
     throw new ApiError(
       response.status,
       error?.name ?? `HTTP_${response.status}`,

@@ -1,6 +1,6 @@
+import type { CounterTotals, GroupView, TopicView } from '@ricochet/protocol';
 import { api } from './api';
 import { CounterHistory } from './rates';
-import type { Counters, GroupView, TopicView } from './types';
 
 /** How often the overview reads the broker. */
 export const POLL_INTERVAL_MS = 2_000;
@@ -56,7 +56,7 @@ async function poll(): Promise<void> {
     const [topics, groups, counters] = await Promise.all([
       listAll<TopicView>('/v1/topics', 'topics'),
       listAll<GroupView>('/v1/groups', 'groups'),
-      api<Counters>('GET', '/v1/counters'),
+      api<CounterTotals>('GET', '/v1/counters'),
     ]);
     const atMs = Date.now();
     const total = { sent: 0, delivered: 0, acked: 0, retried: 0, deadLettered: 0 };

@@ -1,3 +1,9 @@
+import {
+  ADMIN_ANSWER_SCHEMAS,
+  type AdminAnswer,
+  type AdminRoute,
+  checkAdminAnswer,
+} from '@ricochet/protocol';
 import type { BrokerEndpoint } from './broker-endpoint.js';
 import { CliError } from './cli-error.js';
 import type { ExitCodeName } from './exit-codes.js';
@@ -40,6 +46,26 @@ export class AdminApi {
 
   post(path: string, body: unknown): Promise<unknown> {
     return this.request('POST', path, body);
+  }
+
+  /**
+   * Call `route` (`'GET /v1/groups/:group'`) at `path` (`/v1/groups/orders`), with `body` for a
+   * PUT or POST, and check the answer against the route's schema in `@ricochet/protocol`. The
+   * answer comes back as the broker sent it, so `--json` shows fields a newer broker adds.
+   * @throws CliError FAILED when the answer does not match the schema.
+   */
+  async call<R extends AdminRoute>(route: R, path: string, body?: unknown): Promise<AdminAnswer<R>> {
+    const method = route.slice(0, route.indexOf(' '));
+    const answer = await this.request(method, path, body);
+    const check = checkAdminAnswer(ADMIN_ANSWER_SCHEMAS[route], answer);
+    if (check.ok) return check.value as AdminAnswer<R>;
+    throw new CliError(
+      'FAILED',
+      `${method} ${path} answered something the CLI does not understand: ${check.problem}`,
+      {
+        hint: 'is the broker the same version as the CLI?',
+      },
+    );
   }
 
   /**

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
+import type { ClusterView } from '@ricochet/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterView } from './admin-views.js';
 import { cli, startCliTestBroker } from './cli-run.fixture.js';
 import { queueList } from './commands/cluster.js';
 import { EXIT_CODES } from './exit-codes.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DeadLetterEntry, MessageView } from '@ricochet/protocol';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeadLetterEntry, MessageView } from './admin-views.js';
 import { type CliTestBroker, cli, startCliTestBroker } from './cli-run.fixture.js';
 import { EXIT_CODES } from './exit-codes.js';
 

@@ -14,7 +14,7 @@ export interface FakeBrokerPerTest<TClient> {
  * and after each test the clients close (with `close`, all at once), then the broker. Call it at
  * the top level of the file; it registers its own `afterEach`.
  *
- * @param close - how to close one client without waiting long, e.g. `{ drainTimeoutMs: 0 }`.
+ * @param close - how to close one client without waiting long, e.g. `close({ timeoutMs: 0 })`.
  */
 export function fakeBrokerPerTest<TClient>(
   close: (client: TClient) => Promise<void>,

@@ -9,39 +9,45 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How long `close()` lets in-flight requests finish unless told otherwise: 5 s. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
 
-/** Options of {@link Connection}. */
-export interface ConnectionOptions {
+/**
+ * The connection options every client takes: the producer's, the push consumer's and the simple
+ * consumer's options extend these, and {@link Connection} takes them too.
+ */
+export interface ClientOptions {
   /**
    * The broker's endpoint, or a non-empty list of them; each one's scheme picks its transport
    * (docs/protocol/transports.md): `ws://host:port` or `wss://host:port` for WebSocket (a path
    * prefix is kept, for brokers behind a proxy; the connection opens `endpoint` + `/v1/ws`),
    * `tcp://host:port` or `tls://host:port` for the broker's TCP listener (Node only),
-   * `http://host:port` or `https://host:port` for request/response.
+   * `http://host:port` or `https://host:port` for request/response (producer and simple consumer
+   * only: a push consumer needs a stream and refuses them, in a list too).
    *
    * A list names brokers of which one serves at a time, such as an owner and its standbys; the
    * schemes may differ. Each connect attempt goes to one endpoint, starting with the first: a
    * failed attempt moves on to the next (after the last, the first again), each after the
    * reconnect backoff's wait (C1), and when a session drops the first attempt goes to the same
-   * endpoint again. `Connection.session.endpoint` names the one in use. An empty list, or any
-   * entry that is not a URL of a known scheme, is refused with `400`. Required.
+   * endpoint again. An empty list, or any entry that is not a URL of a known scheme, is refused
+   * with `400`. Required.
    */
   readonly endpoint: string | readonly string[];
-  /**
-   * Refuse an endpoint whose links are not streams (request/response HTTP), every entry of a
-   * list: a push consumer needs the broker to send `deliver` frames unasked. @default false
-   */
-  readonly requireStream?: boolean;
-  /** The auth token sent in `hello`. @default undefined (no token) */
+  /** The auth token sent in `hello` (DESIGN.md §7). @default undefined (no token) */
   readonly token?: string;
-  /** A name for this client in the broker's logs and delivery histories. @default undefined */
+  /**
+   * A name for this client in the broker's logs and delivery histories. Required to consume a
+   * `broadcasting` group (B1), where it names the instance: keep it stable across reconnects and
+   * restarts, and the instance resumes where it stopped. @default undefined
+   */
   readonly clientId?: string;
   /**
    * How long a request waits for its answer, counted from the call: time spent queued while
-   * reconnecting counts too. A request can override it. @default 30000 (ms)
+   * reconnecting counts too. A producer retries an attempt that timed out; a simple consumer's
+   * `receive` waits `awaitDurationMs` longer, since the broker may hold it that long.
+   * @default 30000 (ms)
    */
   readonly requestTimeoutMs?: number;
   /**
-   * The reconnect backoff (rule C1). Each connect attempt may take `attemptTimeoutMs()` of it,
+   * The reconnect backoff (rule C1); a push consumer also waits it out between attempts to
+   * subscribe again after a reconnect. Each connect attempt may take `attemptTimeoutMs()` of it,
    * at least `minConnectTimeoutMs`. Tests pass small values and a fake `clock`/`random`.
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
    */
@@ -66,6 +72,33 @@ export interface ConnectionOptions {
    * @default console.warn
    */
   readonly onProtocolError?: (error: ClientError) => void;
+}
+
+/** Options of a call that may wait: `start()`, `send`, `receive`, `ack` and the others. */
+export interface CallOptions {
+  /** Stops waiting: the call rejects with `ABORTED`. @default undefined (waits until done) */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of a client's `close()`. */
+export interface ClientCloseOptions {
+  /**
+   * How long `close()` lets what is under way finish: a producer's pending sends, a simple
+   * consumer's `ack` and `changeInvisibleDuration` calls, a push consumer's running listeners.
+   * What is still unfinished then fails with `CLIENT_CLOSED` (a push consumer's listeners are left
+   * behind, C2). @default 5000 (ms) for a producer and a simple consumer; for a push consumer its
+   * `closeTimeoutMs` option, 10000 (ms) when unset
+   */
+  readonly timeoutMs?: number;
+}
+
+/** Options of {@link Connection}: a client's, and two only the clients themselves set. */
+export interface ConnectionOptions extends ClientOptions {
+  /**
+   * Refuse an endpoint whose links are not streams (request/response HTTP), every entry of a
+   * list: a push consumer needs the broker to send `deliver` frames unasked. @default false
+   */
+  readonly requireStream?: boolean;
   /**
    * Called when a frame listener or a reconnect hook throws or rejects. The error goes no further.
    * @default console.error
@@ -74,9 +107,7 @@ export interface ConnectionOptions {
 }
 
 /** Options of {@link Connection.request}. */
-export interface RequestOptions {
-  /** Gives up waiting: the request fails with `ABORTED`. @default undefined */
-  readonly signal?: AbortSignal;
+export interface RequestOptions extends CallOptions {
   /** Overrides the connection's `requestTimeoutMs` for this request. @default requestTimeoutMs */
   readonly timeoutMs?: number;
 }
@@ -118,20 +149,11 @@ function isList(endpoint: string | readonly string[]): endpoint is readonly stri
   return Array.isArray(endpoint);
 }
 
-/** The options of a client (producer or consumer) that its connection takes as they are. */
-export type ClientConnectionOptions = Pick<
-  ConnectionOptions,
-  'endpoint' | 'token' | 'clientId' | 'reconnectBackoff' | 'webSocket' | 'onProtocolError' | 'tls'
->;
-
 /**
  * The options of a client's connection: its own connection options, and the `requestTimeoutMs`
  * the client settles on (it may differ from the client option, as a simple consumer's does).
  */
-export function connectionOptionsOf(
-  options: ClientConnectionOptions,
-  requestTimeoutMs: number,
-): ConnectionOptions {
+export function connectionOptionsOf(options: ClientOptions, requestTimeoutMs: number): ConnectionOptions {
   const { endpoint, token, clientId, reconnectBackoff, webSocket, onProtocolError, tls } = options;
   return {
     endpoint,

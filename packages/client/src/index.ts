@@ -1,46 +1,31 @@
+// Two audiences (README.md). Users of the clients: ClientOptions, CallOptions, ClientCloseOptions,
+// ClientError, ClientErrorCode, CLIENT_ERROR_CODES, ConnectionStatus, ReceivedMessage, TlsOptions
+// and WebSocketConstructor; the producer and the consumers re-export what their users need.
+// Everything else is for the sibling client packages (@ricochet/producer, push-consumer,
+// simple-consumer) only: the connection they share, and the checks and helpers each needs.
 export {
   abortedError,
   badRequestError,
   CLIENT_ERROR_CODES,
   ClientError,
   type ClientErrorCode,
-  type LocalCheckCode,
   toRicochetError,
   untilAborted,
 } from './client-error.js';
 export { Connection, type OneWayFrame } from './connection.js';
+export type { CallOptions, ClientCloseOptions, ClientOptions } from './connection-options.js';
 export {
-  type ClientConnectionOptions,
-  type CloseOptions,
-  type ConnectionOptions,
   connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  type RequestOptions,
 } from './connection-options.js';
-export type { ConnectionState, ConnectionStatus } from './connection-status.js';
+export type { ConnectionStatus } from './connection-status.js';
 export { checkConsumerGroup, checkSubscriptions } from './consumer-options.js';
 export { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
-export type { UnsolicitedFrames, UnsolicitedFrameType } from './frame-router.js';
-export type { SessionInfo } from './handshake.js';
 export { createMessageId } from './message-id.js';
-export { checkIntegerField, checkIntegerInRange, type IntegerFieldSchema } from './range-checks.js';
+export { checkIntegerField, checkIntegerInRange } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
-export { ANSWER_TYPES, type AnswerFrame, type RequestFrameInput } from './request-table.js';
-export { TickBatcher, type TickBatcherOptions } from './tick-batcher.js';
+export type { RequestFrameInput } from './request-table.js';
+export { TickBatcher } from './tick-batcher.js';
 export type { TlsOptions } from './tls-options.js';
-export type {
-  FrameLink,
-  LinkCloseEvent,
-  LinkConnectOptions,
-  LinkListener,
-  Transport,
-} from './transport.js';
-export { type TransportChoice, transportFor } from './transports.js';
-export type {
-  WebSocketCloseEvent,
-  WebSocketConstructor,
-  WebSocketErrorEvent,
-  WebSocketLike,
-  WebSocketMessageEvent,
-} from './web-socket.js';
+export type { WebSocketConstructor } from './web-socket.js';

@@ -1,4 +1,11 @@
-export { ClientError, type ClientErrorCode, type ConnectionStatus } from '@ricochet/client';
+export {
+  type CallOptions,
+  type ClientCloseOptions,
+  ClientError,
+  type ClientErrorCode,
+  type ClientOptions,
+  type ConnectionStatus,
+} from '@ricochet/client';
 export { BrokerError, RicochetError } from '@ricochet/protocol';
 export type { ProducerMessage } from './outgoing-message.js';
 export {

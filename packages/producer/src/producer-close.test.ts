@@ -63,6 +63,21 @@ describe('abort and close', () => {
     expect(await sending).toMatchObject({ code: 'CLIENT_CLOSED', retryable: false });
   });
 
+  it.each([
+    ['timeoutMs', { timeoutMs: 10 }],
+    ['timeoutMs over the deprecated drainTimeoutMs', { timeoutMs: 10, drainTimeoutMs: 60_000 }],
+  ])('close({ %s }) fails what is still pending after it with CLIENT_CLOSED', async (_, options) => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code: 530, message: 'throttled' }));
+    const producer = createProducer(fake.endpoint, {
+      retryBackoff: { initialMs: 60_000, maxMs: 60_000, jitter: 0 },
+    });
+    const sending = rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    await fake.waitForFrames('send');
+    await producer.close(options);
+    expect(await sending).toMatchObject({ code: 'CLIENT_CLOSED', retryable: false });
+  });
+
   it('closes through await using', async () => {
     const fake = await brokers.start();
     let observed: Producer | undefined;

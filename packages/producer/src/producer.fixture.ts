@@ -13,7 +13,7 @@ export function producersPerTest(): {
     options?: Partial<ProducerOptions>,
   ) => Producer;
 } {
-  const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ drainTimeoutMs: 0 }));
+  const brokers = fakeBrokerPerTest((producer: Producer) => producer.close({ timeoutMs: 0 }));
   afterEach(() => {
     vi.restoreAllMocks();
   });

@@ -1,7 +1,10 @@
 import {
   abortedError,
   badRequestError,
+  type CallOptions,
+  type ClientCloseOptions,
   ClientError,
+  type ClientOptions,
   Connection,
   type ConnectionStatus,
   connectionOptionsOf,
@@ -10,9 +13,7 @@ import {
   drainWithTimeout,
   IdleWaiters,
   TickBatcher,
-  type TlsOptions,
   toRicochetError,
-  type WebSocketConstructor,
 } from '@ricochet/client';
 import { ExponentialBackoff, type ExponentialBackoffOptions } from '@ricochet/core';
 import {
@@ -37,19 +38,7 @@ const MAX_FRAME_MESSAGES = 256;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Options of {@link Producer}. */
-export interface ProducerOptions {
-  /**
-   * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
-   * `tls://host:port` (Node only), `http://host:port` or `https://host:port`; or a non-empty list
-   * of them, for brokers of which one serves at a time (an owner and its standbys): the
-   * connection tries them in order, moving to the next after a failed connect attempt and trying
-   * the same one first after a dropped session. See `ConnectionOptions.endpoint`. Required.
-   */
-  readonly endpoint: string | readonly string[];
-  /** The auth token sent in `hello`. @default undefined (no token) */
-  readonly token?: string;
-  /** A name for this producer in the broker's logs. @default undefined */
-  readonly clientId?: string;
+export interface ProducerOptions extends ClientOptions {
   /**
    * How many times a message is tried, the first try included (R2). Network failures, timeouts
    * and retryable broker codes are retried at once; `530 TOO_MANY_REQUESTS` after a backoff.
@@ -57,30 +46,10 @@ export interface ProducerOptions {
    */
   readonly maxAttempts?: number;
   /**
-   * How long one attempt waits for the broker's receipt, time spent waiting for a reconnect
-   * included; a timed-out attempt is retried like a network failure. @default 30000 (ms)
-   */
-  readonly requestTimeoutMs?: number;
-  /**
    * The backoff before retrying a message the broker throttled with `530` (R2), kept per message.
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max)
    */
   readonly retryBackoff?: ExponentialBackoffOptions;
-  /**
-   * The reconnect backoff of the connection (C1).
-   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
-   */
-  readonly reconnectBackoff?: ExponentialBackoffOptions;
-  /**
-   * TLS settings for a `wss://` or `tls://` endpoint, e.g. `{ ca }` to trust a private authority; see
-   * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
-   * @default undefined (the system's trusted CAs)
-   */
-  readonly tls?: TlsOptions;
-  /** The WebSocket implementation for `ws(s)://`. @default globalThis.WebSocket, else the `ws` package */
-  readonly webSocket?: WebSocketConstructor;
-  /** See `ConnectionOptions.onProtocolError`. @default console.warn */
-  readonly onProtocolError?: (error: ClientError) => void;
 }
 
 /** What `send` resolves with once the broker has stored the message durably (R1). */
@@ -90,21 +59,17 @@ export interface SendResult {
   readonly offset: number;
 }
 
-/** Options of {@link Producer.send}. */
-export interface SendOptions {
-  /**
-   * Stops waiting: `send` rejects with `ABORTED` and no further attempt is made. An attempt
-   * already on the wire cannot be called back, so the message may still be stored.
-   * @default undefined
-   */
-  readonly signal?: AbortSignal;
-}
+/**
+ * Options of {@link Producer.send}.
+ * @deprecated Use `CallOptions` (the same `{ signal }`), the one name of every client.
+ */
+export type SendOptions = CallOptions;
 
 /** Options of {@link Producer.close}. */
-export interface ProducerCloseOptions {
+export interface ProducerCloseOptions extends ClientCloseOptions {
   /**
-   * How long pending sends (queued, waiting out a backoff, or on the wire) may still complete
-   * before they fail with `CLIENT_CLOSED`. @default 5000 (ms)
+   * How long pending sends may still complete. @default 5000 (ms)
+   * @deprecated Use `timeoutMs`; when both are given, `timeoutMs` wins.
    */
   readonly drainTimeoutMs?: number;
 }
@@ -188,7 +153,7 @@ export class Producer {
    * @throws BrokerError with the broker's code, e.g. `401`, when the handshake is refused.
    * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires.
    */
-  start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+  start(options: CallOptions = {}): Promise<void> {
     if (this.#closing !== undefined) {
       return Promise.reject(new ClientError('CLIENT_CLOSED', 'the producer is closed'));
     }
@@ -199,6 +164,8 @@ export class Producer {
   /**
    * Send one message; resolves once the broker has stored it durably (R1).
    *
+   * @param options.signal - stops waiting (`ABORTED`) and makes no further attempt. An attempt
+   *   already on the wire cannot be called back, so the message may still be stored.
    * @throws ClientError `400` for a malformed message and `413` for a body over the broker's
    *   `maxBodyBytes`, both before any I/O.
    * @throws BrokerError with the broker's code: at once for non-retryable codes (400, 401, 403,
@@ -206,7 +173,7 @@ export class Producer {
    * @throws ClientError `TIMEOUT` or `CONNECTION_CLOSED` after `maxAttempts`; `ABORTED` when
    *   `signal` fires; `CLIENT_CLOSED` after `close()`.
    */
-  send(input: ProducerMessage, options: SendOptions = {}): Promise<SendResult> {
+  send(input: ProducerMessage, options: CallOptions = {}): Promise<SendResult> {
     if (this.#closing !== undefined) {
       return Promise.reject(new ClientError('CLIENT_CLOSED', 'the producer is closed'));
     }
@@ -248,11 +215,14 @@ export class Producer {
   }
 
   /**
-   * Stop taking sends, let pending ones complete for up to `drainTimeoutMs` (retries included),
-   * fail the rest with `CLIENT_CLOSED`, and close the connection. Idempotent.
+   * Stop taking sends, let pending ones (queued, waiting out a backoff, or on the wire) complete
+   * for up to `timeoutMs` (retries included), fail the rest with `CLIENT_CLOSED`, and close the
+   * connection. Idempotent: a later call returns the first one's promise, whatever its options.
+   *
+   * @param options.timeoutMs - how long pending sends may still complete. @default 5000 (ms)
    */
   close(options: ProducerCloseOptions = {}): Promise<void> {
-    this.#closing ??= this.#shutdown(options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
+    this.#closing ??= this.#shutdown(options.timeoutMs ?? options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS);
     return this.#closing;
   }
 
@@ -261,8 +231,8 @@ export class Producer {
     return this.close();
   }
 
-  async #shutdown(drainTimeoutMs: number): Promise<void> {
-    if (this.#pending.size > 0) await drainWithTimeout(this.#idle.whenIdle(), drainTimeoutMs);
+  async #shutdown(timeoutMs: number): Promise<void> {
+    if (this.#pending.size > 0) await drainWithTimeout(this.#idle.whenIdle(), timeoutMs);
     const closedError = new ClientError(
       'CLIENT_CLOSED',
       'the producer was closed before the broker stored the message',

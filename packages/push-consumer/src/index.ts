@@ -1,4 +1,12 @@
-export { ClientError, type ClientErrorCode, type ConnectionStatus, ReceivedMessage } from '@ricochet/client';
+export {
+  type CallOptions,
+  type ClientCloseOptions,
+  ClientError,
+  type ClientErrorCode,
+  type ClientOptions,
+  type ConnectionStatus,
+  ReceivedMessage,
+} from '@ricochet/client';
 export { BrokerError, RicochetError } from '@ricochet/protocol';
 export {
   ConsumeResult,
@@ -15,4 +23,5 @@ export {
   DEFAULT_CONSUMPTION_TIMEOUT_MS,
   DEFAULT_MAX_CACHED_MESSAGES,
   type PushConsumerOptions,
+  RESULT_FLUSH_TIMEOUT_MS,
 } from './push-consumer-options.js';

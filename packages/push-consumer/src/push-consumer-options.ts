@@ -1,18 +1,14 @@
 import {
   badRequestError,
-  type ClientError,
+  type ClientOptions,
   checkConsumerGroup,
   checkIntegerField,
   checkIntegerInRange,
   checkSubscriptions,
+  DEFAULT_DRAIN_TIMEOUT_MS,
   type ReceivedMessage,
-  type TlsOptions,
-  type WebSocketConstructor,
 } from '@ricochet/client';
-import {
-  type ExponentialBackoffOptions,
-  DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS,
-} from '@ricochet/core';
+import { DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS } from '@ricochet/core';
 import { MAX_CONSUMPTION_TIMEOUT_MS, type RicochetError, subscribeFrameSchema } from '@ricochet/protocol';
 import { type ConsumptionClock, systemConsumptionClock } from './consumption-clock.js';
 import type { MessageListener } from './listener-pool.js';
@@ -32,23 +28,33 @@ export const DEFAULT_CONSUMPTION_TIMEOUT_MS = GROUP_CONSUMPTION_TIMEOUT_MS;
 /** How long `close()` waits for running listeners unless told otherwise: 10 s. */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
+/**
+ * How long `close()` waits, after its `timeoutMs`, for the broker to answer the last result
+ * frames, so the results of listeners that finished in time are not dropped: 5 s.
+ */
+export const RESULT_FLUSH_TIMEOUT_MS = DEFAULT_DRAIN_TIMEOUT_MS;
+
+/**
+ * How long a result waits for others to share its frame, in ms. Short: a result gives its credit
+ * back when its frame is sent, so every millisecond here is one the broker cannot deliver in.
+ */
+export const RESULT_FLUSH_DELAY_MS = 1;
+
+/**
+ * The most results per `ack`, `nack` or `release` frame (the protocol allows 1 024). The broker's
+ * `deliver` frames carry up to 256, so a full one is answered by one frame at once, and its
+ * commit overlaps the processing of the next delivery instead of waiting for it.
+ */
+export const MAX_RESULTS_PER_FRAME = 256;
+
 /** The most listeners at once: as many as `maxCachedMessages` may be, more could never run. */
 const MAX_CONCURRENCY = 65_536;
 
 /** The longest delay a timer can wait (2^31 − 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
-/** Options of {@link PushConsumer}. */
-export interface PushConsumerOptions {
-  /**
-   * The broker's endpoint: `ws://host:port`, `wss://host:port`, `tcp://host:port` or
-   * `tls://host:port` (Node only); or a non-empty list of them, for brokers of which one serves at
-   * a time (an owner and its standbys): the connection tries them in order, moving to the next
-   * after a failed connect attempt and trying the same one first after a dropped session. Push
-   * needs a stream, so a request/response endpoint (`http://`, `https://`) is refused, in a list
-   * too. See `ConnectionOptions.endpoint`. Required.
-   */
-  readonly endpoint: string | readonly string[];
+/** Options of {@link PushConsumer}: the connection options every client takes, and its own. */
+export interface PushConsumerOptions extends ClientOptions {
   /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
   readonly group: string;
   /**
@@ -90,38 +96,12 @@ export interface PushConsumerOptions {
    */
   readonly clock?: ConsumptionClock;
   /**
-   * How long `close()` waits for running listeners, 0 – 2^31 − 1. Listeners still running after
-   * it are left behind: their deliveries are released by the broker when the connection closes
-   * (C2), so their messages are delivered again. @default 10000 (ms)
+   * How long `close()` waits for running listeners when it is not given `timeoutMs`, 0 – 2^31 − 1.
+   * Listeners still running after it are left behind: their deliveries are released by the broker
+   * when the connection closes (C2), so their messages are delivered again. @default 10000 (ms)
+   * @deprecated Use `close({ timeoutMs })`, as every client's `close()` takes it.
    */
   readonly closeTimeoutMs?: number;
-  /** The auth token sent in `hello`. @default undefined (no token) */
-  readonly token?: string;
-  /**
-   * A name for this consumer in the broker's logs and delivery histories. Required to consume a
-   * `broadcasting` group (B1), where it names the instance: keep it stable across reconnects and
-   * restarts, and the instance resumes where it stopped. @default undefined
-   */
-  readonly clientId?: string;
-  /**
-   * How long a request (`subscribe`, `unsubscribe`, a result frame) waits for its answer.
-   * @default 30000 (ms)
-   */
-  readonly requestTimeoutMs?: number;
-  /**
-   * The reconnect backoff of the connection (C1), also used between attempts to subscribe again
-   * after a reconnect when the broker refuses with a retryable code.
-   * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max, 20 s min attempt)
-   */
-  readonly reconnectBackoff?: ExponentialBackoffOptions;
-  /**
-   * TLS settings for a `wss://` or `tls://` endpoint, e.g. `{ ca }` to trust a private authority; see
-   * `ConnectionOptions.tls`. A refused certificate fails with `TLS_ERROR`. Node only.
-   * @default undefined (the system's trusted CAs)
-   */
-  readonly tls?: TlsOptions;
-  /** The WebSocket implementation for `ws(s)://`. @default globalThis.WebSocket, else the `ws` package */
-  readonly webSocket?: WebSocketConstructor;
   /**
    * Called when a delivery fails because of its listener: it threw or rejected (`error` as
    * thrown), returned something that is not a `ConsumeResult` (a `ClientError` `400`), or ran
@@ -137,8 +117,6 @@ export interface PushConsumerOptions {
    * @default console.warn
    */
   readonly onError?: (error: RicochetError) => void;
-  /** See `ConnectionOptions.onProtocolError`. @default console.warn */
-  readonly onProtocolError?: (error: ClientError) => void;
 }
 
 /** The options the consumer runs with, checked and with their defaults filled in. */
@@ -184,6 +162,14 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
   );
   checkIntegerInRange(resolved.concurrency, 1, MAX_CONCURRENCY, 'concurrency');
   checkIntegerInRange(resolved.consumptionTimeoutMs, 1, MAX_CONSUMPTION_TIMEOUT_MS, 'consumptionTimeoutMs');
-  checkIntegerInRange(resolved.closeTimeoutMs, 0, MAX_TIMER_DELAY_MS, 'closeTimeoutMs');
+  checkCloseTimeoutMs(resolved.closeTimeoutMs, 'closeTimeoutMs');
   return resolved;
+}
+
+/**
+ * Check how long `close()` may wait for running listeners: 0 – 2^31 − 1 ms.
+ * @throws ClientError `400` naming `name`.
+ */
+export function checkCloseTimeoutMs(value: number, name: string): void {
+  checkIntegerInRange(value, 0, MAX_TIMER_DELAY_MS, name);
 }

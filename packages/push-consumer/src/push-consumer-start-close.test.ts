@@ -166,6 +166,37 @@ describe('close', () => {
     expect(fake.pushReady.map((message) => message.messageId)).toEqual(['m0']);
   });
 
+  it('close({ timeoutMs }) overrides the deprecated closeTimeoutMs option', async () => {
+    const fake = await brokers.start();
+    const started = gate<AbortSignal>();
+    const consumer = createConsumer(fake.endpoint, {
+      closeTimeoutMs: 60_000,
+      listener: (_, context) => {
+        started.open(context.signal);
+        return new Promise<ConsumeResultValue>(() => {});
+      },
+    });
+    await consumer.start();
+    pushNumberedMessages(fake, 1);
+    const signal = await started.promise;
+    const startedAt = performance.now();
+    await consumer.close({ timeoutMs: 50 });
+    const elapsedMs = performance.now() - startedAt;
+    expect(elapsedMs).toBeGreaterThanOrEqual(45);
+    expect(elapsedMs).toBeLessThan(1_000);
+    expect(signal.aborted).toBe(true);
+  });
+
+  it('refuses a close timeoutMs out of range with 400, and stays open', async () => {
+    const fake = await brokers.start();
+    const consumer = createConsumer(fake.endpoint, { listener: () => ConsumeResult.SUCCESS });
+    await consumer.start();
+    await expect(consumer.close({ timeoutMs: -1 })).rejects.toMatchObject({ code: 400 });
+    expect(consumer.connectionStatus.state).toBe('connected');
+    await consumer.close({ timeoutMs: 0 });
+    expect(consumer.connectionStatus.state).toBe('closed');
+  });
+
   it('rejects a pending start with CLIENT_CLOSED', async () => {
     const fake = await brokers.start();
     fake.on('subscribe', () => {});

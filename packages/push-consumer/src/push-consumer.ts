@@ -1,9 +1,10 @@
 import {
+  type CallOptions,
+  type ClientCloseOptions,
   ClientError,
   Connection,
   type ConnectionStatus,
   connectionOptionsOf,
-  DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   drainWithTimeout,
   ReceivedMessage,
@@ -23,24 +24,15 @@ import {
   type Subscription,
 } from './push-consumer-lifecycle.js';
 import {
+  checkCloseTimeoutMs,
+  MAX_RESULTS_PER_FRAME,
   type PushConsumerOptions,
+  RESULT_FLUSH_DELAY_MS,
+  RESULT_FLUSH_TIMEOUT_MS,
   type ResolvedPushConsumerOptions,
   resolvePushConsumerOptions,
 } from './push-consumer-options.js';
 import { ResultBatcher } from './result-batcher.js';
-
-/**
- * How long a result waits for others to share its frame, in ms. Short: a result gives its credit
- * back when its frame is sent, so every millisecond here is one the broker cannot deliver in.
- */
-const RESULT_FLUSH_DELAY_MS = 1;
-
-/**
- * The most results per `ack`, `nack` or `release` frame (the protocol allows 1 024). The broker's
- * `deliver` frames carry up to 256, so a full one is answered by one frame at once, and its
- * commit overlaps the processing of the next delivery instead of waiting for it.
- */
-const MAX_RESULTS_PER_FRAME = 256;
 
 /**
  * A consumer the broker pushes messages to, as RocketMQ 5's PushConsumer: each delivered message
@@ -171,7 +163,7 @@ export class PushConsumer {
    * @throws ClientError `TIMEOUT` (retryable) when `subscribe` is not answered in time,
    *   `CLIENT_CLOSED` when `close()` is called first, `ABORTED` when `signal` fires.
    */
-  start(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
+  start(options: CallOptions = {}): Promise<void> {
     const current = this.#lifecycle.state;
     if (current.state === 'closing' || current.state === 'closed') return Promise.reject(closedError());
     const started =
@@ -184,22 +176,28 @@ export class PushConsumer {
   }
 
   /**
-   * Stop gracefully: unsubscribe (no more deliveries), hand every cached message not yet started
-   * back to the broker (`release`: not a failure, C2), wait up to `closeTimeoutMs` for running
-   * listeners and send their results, then close the connection. Listeners still running after
-   * `closeTimeoutMs` are left behind (their `context.signal` is aborted, their results ignored):
-   * the broker releases their deliveries when the connection closes (C2), so those messages are
-   * delivered again, here or to another instance. Idempotent.
+   * Stop gracefully: unsubscribe, hand every cached message not yet started back (`release`, C2),
+   * wait up to `timeoutMs` for running listeners and send their results, then close the
+   * connection. Listeners still running then are left behind (their `context.signal` aborted,
+   * their results ignored) and the broker releases their deliveries (C2). Takes at most about
+   * `timeoutMs` (the `unsubscribe` answer included), plus up to {@link RESULT_FLUSH_TIMEOUT_MS}
+   * (5 s) for the broker to answer the last results. Idempotent, whatever a later call's options.
    *
-   * Takes at most about `closeTimeoutMs` (which also bounds waiting for the `unsubscribe` answer),
-   * plus up to 5 s for the broker to answer the last result frames.
+   * @param options.timeoutMs - 0 – 2^31 − 1. @default the `closeTimeoutMs` option, else 10000 (ms)
+   * @throws ClientError `400` (a rejected promise, before closing) for `timeoutMs` out of range.
    */
-  close(): Promise<void> {
+  close(options: ClientCloseOptions = {}): Promise<void> {
     const current = this.#lifecycle.state;
     if (current.state === 'closing' || current.state === 'closed') return current.closed;
+    const timeoutMs = options.timeoutMs ?? this.#options.closeTimeoutMs;
+    try {
+      checkCloseTimeoutMs(timeoutMs, 'timeoutMs');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const closed = deferred<void>();
     this.#lifecycle.close(closed.promise, closedError());
-    this.#shutdown().then(closed.resolve, closed.reject);
+    this.#shutdown(timeoutMs).then(closed.resolve, closed.reject);
     return closed.promise;
   }
 
@@ -227,10 +225,10 @@ export class PushConsumer {
   }
 
   /** Let go of everything the consumer holds, then the connection. */
-  async #shutdown(): Promise<void> {
+  async #shutdown(timeoutMs: number): Promise<void> {
     this.#pool.stop();
-    // One budget of closeTimeoutMs for the three waits together.
-    const deadlineMs = performance.now() + this.#options.closeTimeoutMs;
+    // One budget of timeoutMs for the three waits together.
+    const deadlineMs = performance.now() + timeoutMs;
     const remainingMs = (): number => Math.max(0, deadlineMs - performance.now());
     // A subscribe on the wire may still open a subscription; wait for it, so it is stopped too.
     const subscribing = this.#lifecycle.pendingSubscribe?.settled ?? Promise.resolve();
@@ -247,7 +245,7 @@ export class PushConsumer {
     this.#batcher.flush();
     // Only the result frames are waited for: a subscribe or unsubscribe still unanswered has no
     // effect worth waiting for once the connection closes.
-    await drainWithTimeout(this.#batcher.idle(), DEFAULT_DRAIN_TIMEOUT_MS);
+    await drainWithTimeout(this.#batcher.idle(), RESULT_FLUSH_TIMEOUT_MS);
     this.#batcher.close();
     await this.#connection.close({ drainTimeoutMs: 0 });
     this.#lifecycle.finishClosing();

@@ -1,4 +1,12 @@
-export { ClientError, type ClientErrorCode, type ConnectionStatus, ReceivedMessage } from '@ricochet/client';
+export {
+  type CallOptions,
+  type ClientCloseOptions,
+  ClientError,
+  type ClientErrorCode,
+  type ClientOptions,
+  type ConnectionStatus,
+  ReceivedMessage,
+} from '@ricochet/client';
 export { BrokerError, RicochetError } from '@ricochet/protocol';
 export { SimpleConsumer } from './simple-consumer.js';
 export {

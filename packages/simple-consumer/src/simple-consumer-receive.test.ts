@@ -111,6 +111,25 @@ describe('receive (S2)', () => {
 });
 
 describe('close', () => {
+  it.each([
+    ['timeoutMs', { timeoutMs: 10 }],
+    ['drainTimeoutMs (deprecated)', { drainTimeoutMs: 10 }],
+    ['timeoutMs over drainTimeoutMs', { timeoutMs: 10, drainTimeoutMs: 60_000 }],
+  ])('close({ %s }) fails an ack still unanswered after it with CLIENT_CLOSED', async (_, options) => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    fake.on('ack', () => {});
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    const acking = rejectionOf(consumer.ack(message));
+    await fake.waitForFrames('ack');
+    const startedAt = performance.now();
+    await consumer.close(options);
+    expect(performance.now() - startedAt).toBeLessThan(1_000);
+    expect(await acking).toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+
   it('lets an in-flight ack finish, then refuses new calls', async () => {
     const fake = await brokers.start();
     readyNumberedMessages(fake, 1);

@@ -14,7 +14,7 @@ export function simpleConsumersPerTest(): {
     options?: Partial<SimpleConsumerOptions>,
   ) => SimpleConsumer;
 } {
-  const brokers = fakeBrokerPerTest((consumer: SimpleConsumer) => consumer.close({ drainTimeoutMs: 0 }));
+  const brokers = fakeBrokerPerTest((consumer: SimpleConsumer) => consumer.close({ timeoutMs: 0 }));
   afterEach(() => {
     vi.restoreAllMocks();
   });

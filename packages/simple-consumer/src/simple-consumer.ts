@@ -1,5 +1,6 @@
 import {
   badRequestError,
+  type CallOptions,
   ClientError,
   Connection,
   type ConnectionStatus,
@@ -18,7 +19,6 @@ import { BrokerError, changeInvisibleDurationFrameSchema, receiveFrameSchema } f
 import { AckBatcher } from './ack-batcher.js';
 import {
   DEFAULT_AWAIT_DURATION_MS,
-  type SimpleConsumerCallOptions,
   type SimpleConsumerCloseOptions,
   type SimpleConsumerOptions,
 } from './simple-consumer-options.js';
@@ -107,7 +107,7 @@ export class SimpleConsumer {
    *   broadcasting group.
    * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires, `TIMEOUT`.
    */
-  start(options: SimpleConsumerCallOptions = {}): Promise<void> {
+  start(options: CallOptions = {}): Promise<void> {
     if (this.#closing !== undefined) return Promise.reject(closedError());
     this.#started = true;
     if (this.#starting === undefined) {
@@ -149,7 +149,7 @@ export class SimpleConsumer {
   async receive(
     maxMessages: number,
     invisibleDurationMs: number,
-    options: SimpleConsumerCallOptions = {},
+    options: CallOptions = {},
   ): Promise<ReceivedMessage[]> {
     checkIntegerField(receiveFrameSchema.shape.maxMessages, maxMessages, 'maxMessages');
     checkIntegerField(
@@ -193,7 +193,7 @@ export class SimpleConsumer {
    *   replaced, or the message was already acked; another code when the broker refused the frame.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
    */
-  async ack(message: ReceivedMessage, options: SimpleConsumerCallOptions = {}): Promise<void> {
+  async ack(message: ReceivedMessage, options: CallOptions = {}): Promise<void> {
     checkReceivedMessage(message);
     this.#ensureStarted();
     // Ack with the handle the running change produces, not the one it is about to kill (S4).
@@ -212,11 +212,7 @@ export class SimpleConsumer {
    * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, was replaced or settled.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
    */
-  async deadLetter(
-    message: ReceivedMessage,
-    reason?: string,
-    options: SimpleConsumerCallOptions = {},
-  ): Promise<void> {
+  async deadLetter(message: ReceivedMessage, reason?: string, options: CallOptions = {}): Promise<void> {
     checkReceivedMessage(message);
     if (reason !== undefined && !(typeof reason === 'string' && reason.length <= MAX_REASON_LENGTH)) {
       throw badRequestError(`reason must be a string of at most ${MAX_REASON_LENGTH} characters`);
@@ -249,7 +245,7 @@ export class SimpleConsumer {
   changeInvisibleDuration(
     message: ReceivedMessage,
     invisibleDurationMs: number,
-    options: SimpleConsumerCallOptions = {},
+    options: CallOptions = {},
   ): Promise<void> {
     try {
       checkReceivedMessage(message);
@@ -289,13 +285,17 @@ export class SimpleConsumer {
   /**
    * Stop: pending receives fail at once with `CLIENT_CLOSED` (the messages they might lease come
    * back after their invisible duration); in-flight acks and changes may finish for up to
-   * `drainTimeoutMs`; then the connection closes. Idempotent.
+   * `timeoutMs`; then the connection closes. Idempotent: a later call returns the first one's
+   * promise, whatever its options.
+   *
+   * @param options.timeoutMs - how long in-flight `ack` and `changeInvisibleDuration` calls may
+   *   still be answered before they fail with `CLIENT_CLOSED`. @default 5000 (ms)
    */
   close(options: SimpleConsumerCloseOptions = {}): Promise<void> {
     if (this.#closing === undefined) {
       this.#lifetime.abort(closedError());
       this.#closing = this.#connection.close({
-        drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
+        drainTimeoutMs: options.timeoutMs ?? options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
       });
     }
     return this.#closing;

@@ -1,4 +1,4 @@
-import type { MessageGroupView, MessageView } from './admin-views.js';
+import type { MessageGroupView, MessageView } from '@ricochet/protocol';
 import { formatDuration } from './duration.js';
 
 /** How a delivery ended, as the broker's history records it. */

@@ -1,11 +1,12 @@
 export type {
-  DlqEntry,
+  DeadLetterEntry as DlqEntry,
   GroupView,
   MessageGroupView,
-  MessageMeta,
   MessageView,
+  StoredMessageView as MessageMeta,
+  TopicSaved,
   TopicView,
-} from './admin-views.js';
+} from '@ricochet/protocol';
 export type { Delivery, DeliveryQuery, DeliveryResult, InflightDelivery } from './deliveries.js';
 export { type Duration, durationMs, formatDuration } from './duration.js';
 export { TestAdmin } from './test-admin.js';

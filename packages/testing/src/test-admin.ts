@@ -1,7 +1,20 @@
 import type { Broker } from '@ricochet/broker';
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
-import { BrokerError, ERROR_CODES } from '@ricochet/protocol';
-import type { DlqEntry, GroupView, MessageView, TopicView } from './admin-views.js';
+import {
+  ADMIN_ANSWER_SCHEMAS,
+  type AdminAnswer,
+  type AdminErrorAnswer,
+  type AdminRoute,
+  BrokerError,
+  checkAdminAnswer,
+  type DeadLetterEntry,
+  type DeadLetterPage,
+  ERROR_CODES,
+  type GroupView,
+  type MessageView,
+  type TopicSaved,
+  type TopicView,
+} from '@ricochet/protocol';
 
 /** The most pages a listing reads before it gives up: 1 000 pages of 1 000 items. */
 const MAX_PAGES = 1_000;
@@ -21,18 +34,24 @@ export class TestAdmin {
   }
 
   /** `PUT /v1/topics/:topic`: create or reconfigure a topic. @throws BrokerError `400` on a bad config. */
-  putTopic(topic: string, config: Partial<TopicConfig> = {}): Promise<TopicView> {
-    return this.#json('PUT', `/v1/topics/${encodeURIComponent(topic)}`, { type: 'normal', ...config });
+  putTopic(topic: string, config: Partial<TopicConfig> = {}): Promise<TopicSaved> {
+    return this.#call('PUT /v1/topics/:topic', `/v1/topics/${encodeURIComponent(topic)}`, {
+      type: 'normal',
+      ...config,
+    });
   }
 
   /** `GET /v1/topics/:topic`. @throws BrokerError `404` when it does not exist. */
   getTopic(topic: string): Promise<TopicView> {
-    return this.#json('GET', `/v1/topics/${encodeURIComponent(topic)}`);
+    return this.#call('GET /v1/topics/:topic', `/v1/topics/${encodeURIComponent(topic)}`);
   }
 
   /** Every topic, DLQ topics included, by name (all pages of `GET /v1/topics`). */
   listTopics(): Promise<TopicView[]> {
-    return this.#allByName('/v1/topics', 'topics');
+    return this.#allByName(async (query) => {
+      const answer = await this.#call('GET /v1/topics', `/v1/topics${query}`);
+      return { items: answer.topics, cursor: answer.cursor };
+    });
   }
 
   /**
@@ -40,17 +59,20 @@ export class TestAdmin {
    * (not the values they had). @throws BrokerError `400` on a bad config.
    */
   putGroup(group: string, config: GroupConfigInput = {}): Promise<GroupView> {
-    return this.#json('PUT', `/v1/groups/${encodeURIComponent(group)}`, config);
+    return this.#call('PUT /v1/groups/:group', `/v1/groups/${encodeURIComponent(group)}`, config);
   }
 
   /** `GET /v1/groups/:group`: its config and stats. @throws BrokerError `404` when it does not exist. */
   getGroup(group: string): Promise<GroupView> {
-    return this.#json('GET', `/v1/groups/${encodeURIComponent(group)}`);
+    return this.#call('GET /v1/groups/:group', `/v1/groups/${encodeURIComponent(group)}`);
   }
 
   /** Every group, by name (all pages of `GET /v1/groups`). */
   listGroups(): Promise<GroupView[]> {
-    return this.#allByName('/v1/groups', 'groups');
+    return this.#allByName(async (query) => {
+      const answer = await this.#call('GET /v1/groups', `/v1/groups${query}`);
+      return { items: answer.groups, cursor: answer.cursor };
+    });
   }
 
   /**
@@ -59,7 +81,7 @@ export class TestAdmin {
    */
   async getMessage(messageId: string): Promise<MessageView | undefined> {
     try {
-      return await this.#json<MessageView>('GET', `/v1/messages/${encodeURIComponent(messageId)}`);
+      return await this.#call('GET /v1/messages/:messageId', `/v1/messages/${encodeURIComponent(messageId)}`);
     } catch (error) {
       if (error instanceof BrokerError && error.code === ERROR_CODES.NOT_FOUND.code) return undefined;
       throw error;
@@ -67,12 +89,12 @@ export class TestAdmin {
   }
 
   /** Every message in the group's DLQ, oldest first (all pages of `GET /v1/groups/:group/dlq`). */
-  async listDlq(group: string): Promise<DlqEntry[]> {
-    const entries: DlqEntry[] = [];
+  async listDlq(group: string): Promise<DeadLetterEntry[]> {
+    const entries: DeadLetterEntry[] = [];
     let cursor: number | null = 0;
     for (let page = 0; page < MAX_PAGES && cursor !== null; page++) {
-      const answer: { messages: DlqEntry[]; cursor: number | null } = await this.#json(
-        'GET',
+      const answer: DeadLetterPage = await this.#call(
+        'GET /v1/groups/:group/dlq',
         `/v1/groups/${encodeURIComponent(group)}/dlq?cursor=${cursor}&limit=${PAGE_LIMIT}`,
       );
       entries.push(...answer.messages);
@@ -91,32 +113,38 @@ export class TestAdmin {
     group: string,
     options: { readonly messageIds?: readonly string[]; readonly ratePerSecond?: number } = {},
   ): Promise<number> {
-    const answer = await this.#json<{ accepted: number }>(
-      'POST',
+    const answer = await this.#call(
+      'POST /v1/groups/:group/dlq/redrive',
       `/v1/groups/${encodeURIComponent(group)}/dlq/redrive`,
       options,
     );
     return answer.accepted;
   }
 
-  async #allByName<T>(path: string, key: 'topics' | 'groups'): Promise<T[]> {
+  /** Every page of a listing by name: `readPage` gets each page's `?limit=&cursor=`. */
+  async #allByName<T>(
+    readPage: (query: string) => Promise<{ readonly items: readonly T[]; readonly cursor: string | null }>,
+  ): Promise<T[]> {
     const items: T[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const query: string = `?limit=${PAGE_LIMIT}${cursor === null ? '' : `&cursor=${cursor}`}`;
-      const answer = await this.#json<Record<typeof key, T[]> & { cursor: string | null }>(
-        'GET',
-        `${path}${query}`,
+      const answer: { readonly items: readonly T[]; readonly cursor: string | null } = await readPage(
+        `?limit=${PAGE_LIMIT}${cursor === null ? '' : `&cursor=${cursor}`}`,
       );
-      items.push(...answer[key]);
+      items.push(...answer.items);
       cursor = answer.cursor;
       if (cursor === null) break;
     }
     return items;
   }
 
-  /** One request; a non-2xx answer throws the `BrokerError` its body carries. */
-  async #json<T>(method: 'GET' | 'PUT' | 'POST', url: string, body?: unknown): Promise<T> {
+  /**
+   * One request of `route` at `url`; the answer is checked against the route's schema in
+   * `@ricochet/protocol`. A non-2xx answer throws the `BrokerError` its body carries.
+   * @throws Error when a 2xx answer does not match its schema (a broker bug).
+   */
+  async #call<R extends AdminRoute>(route: R, url: string, body?: unknown): Promise<AdminAnswer<R>> {
+    const method = route.slice(0, route.indexOf(' ')) as 'GET' | 'PUT' | 'POST';
     const response = await this.#broker.app.inject({
       method,
       url,
@@ -125,10 +153,12 @@ export class TestAdmin {
         : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
     });
     const parsed: unknown = response.body === '' ? undefined : JSON.parse(response.body);
-    if (response.statusCode >= 200 && response.statusCode < 300) return parsed as T;
-    const error = (
-      parsed as { error?: { code?: number; message?: string; details?: Record<string, unknown> } }
-    )?.error;
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      const check = checkAdminAnswer(ADMIN_ANSWER_SCHEMAS[route], parsed);
+      if (check.ok) return check.value as AdminAnswer<R>;
+      throw new Error(`${method} ${url} answered a body that does not match its schema: ${check.problem}`);
+    }
+    const error = (parsed as Partial<AdminErrorAnswer> | undefined)?.error;
     throw new BrokerError(
       error?.code ?? response.statusCode,
       `${method} ${url}: ${error?.message ?? `HTTP ${response.statusCode}`}`,

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Broker, type BrokerConfigInput, buildBroker } from '@ricochet/broker';
 import type { Random } from '@ricochet/core';
+import type { DeadLetterEntry as DlqEntry } from '@ricochet/protocol';
 import { BrokerError, ERROR_CODES } from '@ricochet/protocol';
-import type { DlqEntry } from './admin-views.js';
 import {
   type Delivery,
   type DeliveryQuery,

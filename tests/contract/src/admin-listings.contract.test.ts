@@ -5,7 +5,7 @@ import { startBroker, type TestBroker } from './support/test-broker.js';
 
 /** Every page of a listing, `limit` at a time, following each cursor until it is `null`. */
 async function allPages<T>(
-  list: (query: string) => Promise<{ items: T[]; cursor: string | null }>,
+  list: (query: string) => Promise<{ items: readonly T[]; cursor: string | null }>,
   limit: number,
 ): Promise<{ items: T[]; pages: number }> {
   const items: T[] = [];

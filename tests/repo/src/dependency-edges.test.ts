@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, repoPath } from './repo-root.js';
@@ -61,8 +61,10 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
   },
   // Private (the broker's build copies its bundle into dist/ui, so it is published inside the
   // broker), but held to its edges: what it imports ends up in the browser, so core's pure retry
-  // functions and preact only. The broker depends on it for the build order only (a devDependency).
-  '@ricochet/dashboard': { workspace: ['@ricochet/core'], external: ['preact'] },
+  // functions and preact only, and the protocol for the types of the admin API's answers (its
+  // schemas, DESIGN.md §8: `import type` only, so nothing of it reaches the bundle). The broker
+  // depends on it for the build order only (a devDependency).
+  '@ricochet/dashboard': { workspace: ['@ricochet/core', '@ricochet/protocol'], external: ['preact'] },
   // Private, but held to its edges: every client package's tests import it, so an edge to any of
   // them would be a cycle.
   '@ricochet/client-testkit': {
@@ -163,6 +165,18 @@ describe('workspace dependency edges (DESIGN.md §1)', () => {
       }
     }
     expect(undeclared).toEqual([]);
+  });
+
+  it('the dashboard imports @ricochet/protocol for its types only, so none of it reaches the browser', () => {
+    const dashboard = join(REPO_ROOT, 'apps', 'dashboard', 'src');
+    const sources = readdirSync(dashboard, { recursive: true, encoding: 'utf8' }).filter((file) =>
+      /\.tsx?$/.test(file),
+    );
+    expect(sources.length).toBeGreaterThan(0);
+    const valueImports = sources.filter((file) =>
+      /^import (?!type )[^;]*from '@ricochet\/protocol'/m.test(readFileSync(join(dashboard, file), 'utf8')),
+    );
+    expect(valueImports).toEqual([]);
   });
 
   it.each(checked.map((pkg) => [pkg.name, pkg] as const))(

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { BrokerService } from '../engine/index.js';
+import { registerAnswerCheck } from './answer-check.js';
 import { registerCounterRoutes } from './counter-routes.js';
 import { registerDeadLetterRoutes } from './dead-letter-routes.js';
 import { registerFifoRoutes } from './fifo-routes.js';
@@ -29,6 +30,8 @@ export interface AdminRoutesOptions {
 export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOptions): void {
   const { engine, serviceOf } = options;
   registerBrokerErrorReplies(app);
+  // Before any route: every answer below, and the cluster's routes the backend adds, is checked.
+  registerAnswerCheck(app);
   registerHealthRoutes(app, engine, options.accepting);
   registerTopicRoutes(app, serviceOf);
   registerGroupRoutes(app, serviceOf);

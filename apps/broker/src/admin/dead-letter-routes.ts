@@ -1,4 +1,4 @@
-import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
+import { type DeadLetterEntry, type DeadLetterPage, MESSAGE_ID_PATTERN } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { StoredMessage } from '../store/records.js';
@@ -35,10 +35,11 @@ export function registerDeadLetterRoutes(app: FastifyInstance, serviceOf: Servic
       query.data.limit,
     );
     const forBroker = isQueueScoped(request);
-    return {
+    const answer: DeadLetterPage = {
       messages: page.messages.map((message) => describeDeadLetter(message, forBroker)),
       cursor: page.cursor,
     };
+    return answer;
   });
 
   app.post<{ Params: { group: string } }>('/v1/groups/:group/dlq/redrive', async (request, reply) => {
@@ -57,17 +58,19 @@ export function registerDeadLetterRoutes(app: FastifyInstance, serviceOf: Servic
  * gets `storedAt` and `lastLease`, the two fields it could not otherwise rebuild the stored message
  * with (the topic and `deadLetter.group` follow from the group); they are no operator's business.
  */
-function describeDeadLetter(message: StoredMessage, forBroker: boolean) {
+function describeDeadLetter(message: StoredMessage, forBroker: boolean): DeadLetterEntry {
   const { body, deadLetter, topic: _topic, storedAt, ...rest } = message;
+  // D1 writes every copy in a `%DLQ%<group>` topic with its record; one without is a broken store.
+  if (deadLetter === undefined) throw new Error(`DLQ message ${message.messageId} has no dead-letter record`);
   return {
     ...rest,
-    originTopic: deadLetter?.originTopic,
-    originOffset: deadLetter?.originOffset,
-    attempts: deadLetter?.attempts,
-    reason: deadLetter?.reason,
-    deadLetteredAt: deadLetter?.deadLetteredAt,
+    originTopic: deadLetter.originTopic,
+    originOffset: deadLetter.originOffset,
+    attempts: deadLetter.attempts,
+    reason: deadLetter.reason,
+    deadLetteredAt: deadLetter.deadLetteredAt,
     bodyBytes: body.byteLength,
     bodyBase64: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'),
-    ...(forBroker ? { storedAt, lastLease: deadLetter?.lastLease } : {}),
+    ...(forBroker ? { storedAt, lastLease: deadLetter.lastLease } : {}),
   };
 }

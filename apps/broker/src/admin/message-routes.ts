@@ -1,3 +1,4 @@
+import type { MessageView } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
 import { replyError } from './http-error.js';
 import type { ServiceOf } from './request-scope.js';
@@ -12,7 +13,7 @@ export function registerMessageRoutes(app: FastifyInstance, serviceOf: ServiceOf
       });
     }
     const { body, ...meta } = found.message;
-    return {
+    const answer: MessageView = {
       message: {
         ...meta,
         bodyBytes: body.byteLength,
@@ -20,5 +21,6 @@ export function registerMessageRoutes(app: FastifyInstance, serviceOf: ServiceOf
       },
       groups: found.groups,
     };
+    return answer;
   });
 }

@@ -1,6 +1,7 @@
+import type { GroupConfig } from '@ricochet/core';
+import type { GroupView } from '@ricochet/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, segment } from '../api';
-import type { GroupConfig, GroupView } from '../types';
 
 /**
  * The group's config as JSON, editable. Saving PUTs it as written; the broker validates it, and

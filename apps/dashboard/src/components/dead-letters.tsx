@@ -1,15 +1,10 @@
+import type { DeadLetterPage, RedriveAnswer } from '@ricochet/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api, segment } from '../api';
 import { formatTime } from '../format';
 import { messageHref } from '../router';
-import type { DeadLetterView } from '../types';
 
 const PAGE_SIZE = 20;
-
-interface DeadLetterPage {
-  readonly messages: readonly DeadLetterView[];
-  readonly cursor: number | null;
-}
 
 /** A redrive the broker accepted, followed through the group's DLQ count until it is done. */
 interface RedriveProgress {
@@ -62,7 +57,7 @@ export function DeadLetters(props: {
   const redrive = async (messageIds: readonly string[] | undefined) => {
     setError(undefined);
     try {
-      const { accepted } = await api<{ accepted: number }>(
+      const { accepted } = await api<RedriveAnswer>(
         'POST',
         `/v1/groups/${segment(props.group)}/dlq/redrive`,
         {

@@ -1,6 +1,6 @@
+import type { MessageGroupView } from '@ricochet/protocol';
 import { formatTime } from '../format';
 import { formatDuration } from '../retry-schedule';
-import type { MessageGroupView } from '../types';
 
 /**
  * Where a message stands in one group, and every delivery it had there as a timeline: attempt,

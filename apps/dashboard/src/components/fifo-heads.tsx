@@ -1,18 +1,18 @@
+import type { FifoHeadsAnswer, FifoHeadView } from '@ricochet/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api, segment } from '../api';
 import { formatTime } from '../format';
 import { messageHref } from '../router';
-import type { FifoHead } from '../types';
 
 /**
  * P5: the message groups a head message holds now. A head waiting for its retry (or past its
  * first attempt) is what blocks a FIFO message group; those are listed first.
  */
 export function FifoHeads(props: { group: string; refreshKey: number }) {
-  const [heads, setHeads] = useState<readonly FifoHead[] | undefined>(undefined);
+  const [heads, setHeads] = useState<readonly FifoHeadView[] | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   useEffect(() => {
-    api<{ messageGroups: FifoHead[] }>('GET', `/v1/groups/${segment(props.group)}/fifo?limit=100`).then(
+    api<FifoHeadsAnswer>('GET', `/v1/groups/${segment(props.group)}/fifo?limit=100`).then(
       (answer) => {
         setHeads(
           [...answer.messageGroups].sort((a, b) => (b.deliveryAttempt ?? 0) - (a.deliveryAttempt ?? 0)),

@@ -1,3 +1,5 @@
+import type { GroupConfig } from '@ricochet/core';
+import type { GroupView } from '@ricochet/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api, segment } from '../api';
 import { ConfigEditor } from '../components/config-editor';
@@ -7,7 +9,6 @@ import { RetryTimeline } from '../components/retry-timeline';
 import { formatCount } from '../format';
 import { POLL_INTERVAL_MS } from '../live-data';
 import { overviewHref } from '../router';
-import type { GroupConfig, GroupView } from '../types';
 import { useAccess } from '../use-access';
 
 /** One group: its numbers, its config (editable), its retry schedule, its held FIFO message groups and its DLQ. */

@@ -1,3 +1,4 @@
+import type { MessageView } from '@ricochet/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { api, segment } from '../api';
 import { bestMode, decodeBase64, type PreviewMode, preview } from '../body-preview';
@@ -5,7 +6,6 @@ import { DeliveryHistory } from '../components/delivery-history';
 import { formatTime } from '../format';
 import { POLL_INTERVAL_MS } from '../live-data';
 import { groupHref, overviewHref } from '../router';
-import type { MessageView } from '../types';
 
 /** One message: its body (text, JSON or hex), its properties, and its delivery history per group. */
 export function MessagePage(props: { messageId: string }) {

@@ -1,4 +1,4 @@
-import type { ClusterView } from '../admin-views.js';
+import type { ClusterView } from '@ricochet/protocol';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { type CommandContext, writeJson } from '../command-context.js';
@@ -35,7 +35,7 @@ export const clusterCommand: Command = {
 
 async function readCluster(context: CommandContext): Promise<ClusterView> {
   try {
-    return (await context.admin.get('/v1/cluster')) as ClusterView;
+    return await context.admin.call('GET /v1/cluster', '/v1/cluster');
   } catch (error) {
     // Fastify's own 404 for a route it does not serve: a broker on the embedded store has no cluster.
     if (!(error instanceof CliError) || error.exit !== 'NOT_FOUND') throw error;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { DeadLetterEntry } from '@ricochet/protocol';
 import { listDeadLetters } from '../admin-paging.js';
-import type { DeadLetterEntry } from '../admin-views.js';
 import { CliError } from '../cli-error.js';
 import { type CommandContext, writeJson } from '../command-context.js';
 import { formatDurationMs } from '../display-format.js';
@@ -69,10 +69,14 @@ export async function redriveDeadLetters(
   // One request at a time, each watched to its end: requests running together would add up rates.
   for (let start = 0; start < targets.length; start += MAX_IDS_PER_REQUEST) {
     const chunk = targets.slice(start, start + MAX_IDS_PER_REQUEST);
-    const answer = (await admin.post(`${groupPath(request.group)}/dlq/redrive`, {
-      messageIds: chunk.map((entry) => entry.messageId),
-      ...(request.ratePerSecond === undefined ? {} : { ratePerSecond: request.ratePerSecond }),
-    })) as { accepted: number };
+    const answer = await admin.call(
+      'POST /v1/groups/:group/dlq/redrive',
+      `${groupPath(request.group)}/dlq/redrive`,
+      {
+        messageIds: chunk.map((entry) => entry.messageId),
+        ...(request.ratePerSecond === undefined ? {} : { ratePerSecond: request.ratePerSecond }),
+      },
+    );
     accepted += answer.accepted;
     const outcome = await watchUntilRedriven(context, request, chunk, rate, (doneInChunk) =>
       progress.update(redriven + doneInChunk),

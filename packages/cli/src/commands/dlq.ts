@@ -1,6 +1,6 @@
+import type { DeadLetterEntry } from '@ricochet/protocol';
 import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
 import { listDeadLetters } from '../admin-paging.js';
-import type { DeadLetterEntry } from '../admin-views.js';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';

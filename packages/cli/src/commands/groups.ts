@@ -1,5 +1,5 @@
+import type { GroupView } from '@ricochet/protocol';
 import { listAllGroups } from '../admin-paging.js';
-import type { GroupView } from '../admin-views.js';
 import { usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';
@@ -100,7 +100,7 @@ async function listGroups(context: CommandContext): Promise<undefined> {
 }
 
 async function showGroup(context: CommandContext, name: string): Promise<undefined> {
-  const group = (await context.admin.get(groupPath(name))) as GroupView;
+  const group = await context.admin.call('GET /v1/groups/:group', groupPath(name));
   if (context.json) writeJson(context, group);
   else context.io.stdout.write(describeGroup(group));
   return undefined;
@@ -151,7 +151,7 @@ async function setGroup(
     throw usageError('name at least one field=value (or --config)', 'groups');
   }
   const current = replace ? undefined : await currentConfigAt(context, groupPath(name));
-  const group = (await context.admin.put(groupPath(name), { ...current, ...fields })) as GroupView;
+  const group = await context.admin.call('PUT /v1/groups/:group', groupPath(name), { ...current, ...fields });
   if (context.json) writeJson(context, group);
   else context.io.stdout.write(`group ${name} saved\n${describeGroup(group)}`);
   return undefined;

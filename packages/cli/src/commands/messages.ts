@@ -1,5 +1,5 @@
+import type { DeliveryHistoryEntry, MessageView } from '@ricochet/protocol';
 import { MESSAGE_ID_PATTERN } from '@ricochet/protocol';
-import type { HistoryEntry, MessageView } from '../admin-views.js';
 import { usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { type CommandContext, writeJson } from '../command-context.js';
@@ -36,7 +36,7 @@ export const messagesCommand: Command = {
 };
 
 async function showMessage(context: CommandContext, messageId: string): Promise<undefined> {
-  const view = (await context.admin.get(`/v1/messages/${messageId}`)) as MessageView;
+  const view = await context.admin.call('GET /v1/messages/:messageId', `/v1/messages/${messageId}`);
   if (context.json) writeJson(context, view);
   else context.io.stdout.write(describeMessage(view));
   return undefined;
@@ -72,7 +72,7 @@ export function describeMessage(view: MessageView): string {
 }
 
 /** One row per delivery, oldest first: attempt, when, by whom, how long, and how it ended. */
-function renderTimeline(history: readonly HistoryEntry[]): string {
+function renderTimeline(history: readonly DeliveryHistoryEntry[]): string {
   const rows = [...history]
     .sort((a, b) => a.deliveredAt - b.deliveredAt)
     .map((entry) => [

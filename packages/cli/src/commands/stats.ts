@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { GroupView, TopicView } from '@ricochet/protocol';
 import { listAllGroups, listAllTopics } from '../admin-paging.js';
-import type { GroupView, TopicView } from '../admin-views.js';
 import { usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { GroupView } from '@ricochet/protocol';
 import { ConsumeResult, PushConsumer, type ReceivedMessage } from '@ricochet/push-consumer';
-import type { GroupView } from '../admin-views.js';
 import { CliError, usageError } from '../cli-error.js';
 import type { TextSink } from '../cli-io.js';
 import { clientFailure } from '../client-failure.js';
@@ -135,17 +135,19 @@ async function ensureTailGroup(context: CommandContext): Promise<GroupView> {
   const current = await findGroup(context, TAIL_GROUP);
   const matches =
     current !== undefined &&
-    Object.entries(TAIL_GROUP_CONFIG).every(([key, value]) => current.config[key] === value);
+    Object.entries(TAIL_GROUP_CONFIG).every(
+      ([key, value]) => (current.config as Readonly<Record<string, unknown>>)[key] === value,
+    );
   if (matches) return current;
-  return (await context.admin.put(groupPath(TAIL_GROUP), {
+  return await context.admin.call('PUT /v1/groups/:group', groupPath(TAIL_GROUP), {
     ...current?.config,
     ...TAIL_GROUP_CONFIG,
-  })) as GroupView;
+  });
 }
 
 async function findGroup(context: CommandContext, group: string): Promise<GroupView | undefined> {
   try {
-    return (await context.admin.get(groupPath(group))) as GroupView;
+    return await context.admin.call('GET /v1/groups/:group', groupPath(group));
   } catch (error) {
     // A group that does not exist yet is made with the defaults on first use.
     if (error instanceof CliError && error.exit === 'NOT_FOUND') return undefined;

@@ -1,5 +1,5 @@
+import type { TopicView } from '@ricochet/protocol';
 import { listAllTopics } from '../admin-paging.js';
-import type { TopicView } from '../admin-views.js';
 import { usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { stringOption } from '../command.js';
@@ -90,7 +90,7 @@ function topicPath(topic: string): string {
 }
 
 async function showTopic(context: CommandContext, name: string): Promise<undefined> {
-  const topic = (await context.admin.get(topicPath(name))) as TopicView;
+  const topic = await context.admin.call('GET /v1/topics/:topic', topicPath(name));
   if (context.json) writeJson(context, topic);
   else context.io.stdout.write(describeTopic(topic));
   return undefined;
@@ -129,7 +129,7 @@ async function setTopic(
   // A new topic without a type gets the broker's default, `normal`: the PUT requires one.
   const config = { type: 'normal', ...current, ...fields };
   await context.admin.put(topicPath(name), config);
-  const topic = (await context.admin.get(topicPath(name))) as TopicView;
+  const topic = await context.admin.call('GET /v1/topics/:topic', topicPath(name));
   if (context.json) writeJson(context, topic);
   else context.io.stdout.write(`topic ${name} saved\n${describeTopic(topic)}`);
   return undefined;

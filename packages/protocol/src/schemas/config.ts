@@ -67,14 +67,14 @@ export const groupConfigInputSchema = z
   .strict()
   .readonly();
 
+/** The fields of a topic config: strict in a PUT ({@link topicConfigSchema}), open in an answer. */
+export const topicConfigShape = {
+  type: z.enum(['normal', 'fifo', 'delay']),
+  maxBacklogMessages: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
+  /** Absent: 72 h (DESIGN.md §5); the broker reports the value it uses. */
+  retentionMs: z.number().int().min(1).max(MAX_RETENTION_MS).exactOptional(),
+  retentionBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
+};
+
 /** A topic config (admin PUT). */
-export const topicConfigSchema = z
-  .object({
-    type: z.enum(['normal', 'fifo', 'delay']),
-    maxBacklogMessages: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
-    /** Absent: 72 h (DESIGN.md §5); the broker reports the value it uses. */
-    retentionMs: z.number().int().min(1).max(MAX_RETENTION_MS).exactOptional(),
-    retentionBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).exactOptional(),
-  })
-  .strict()
-  .readonly();
+export const topicConfigSchema = z.object(topicConfigShape).strict().readonly();

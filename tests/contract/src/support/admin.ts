@@ -1,4 +1,22 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
+import {
+  ADMIN_ANSWER_SCHEMAS,
+  type AdminAnswer,
+  type AdminRoute,
+  checkAdminAnswer,
+  type DeadLetterEntry,
+  type DeadLetterPage,
+  type GroupPage,
+  type GroupView,
+  type MessageView,
+  type RedriveAnswer,
+  type TopicPage,
+  type TopicSaved,
+  type TopicView,
+} from '@ricochet/protocol';
+
+// The admin API's answers, one schema each in @ricochet/protocol; every answer is checked against its own.
+export type { DeadLetterEntry as DlqEntry, GroupView, MessageView, TopicView };
 
 /** A thin client for the broker's admin HTTP API (DESIGN.md §4), for test setup and checks. */
 export class AdminApi {
@@ -9,44 +27,44 @@ export class AdminApi {
   }
 
   putGroup(group: string, config: GroupConfigInput): Promise<GroupView> {
-    return this.#json('PUT', `/v1/groups/${group}`, config);
+    return this.#json('PUT /v1/groups/:group', `/v1/groups/${group}`, config);
   }
 
   getGroup(group: string): Promise<GroupView> {
-    return this.#json('GET', `/v1/groups/${group}`);
+    return this.#json('GET /v1/groups/:group', `/v1/groups/${group}`);
   }
 
-  putTopic(topic: string, config: TopicConfig): Promise<unknown> {
-    return this.#json('PUT', `/v1/topics/${topic}`, config);
+  putTopic(topic: string, config: TopicConfig): Promise<TopicSaved> {
+    return this.#json('PUT /v1/topics/:topic', `/v1/topics/${topic}`, config);
   }
 
   getTopic(topic: string): Promise<TopicView> {
-    return this.#json('GET', `/v1/topics/${encodeURIComponent(topic)}`);
+    return this.#json('GET /v1/topics/:topic', `/v1/topics/${encodeURIComponent(topic)}`);
   }
 
   /** One page of `GET /v1/topics`; `query` as in `listDlq`, e.g. `?limit=2&cursor=…`. */
-  listTopics(query = ''): Promise<{ topics: TopicView[]; cursor: string | null }> {
-    return this.#json('GET', `/v1/topics${query}`);
+  listTopics(query = ''): Promise<TopicPage> {
+    return this.#json('GET /v1/topics', `/v1/topics${query}`);
   }
 
   /** One page of `GET /v1/groups`; `query` as in `listDlq`. */
-  listGroups(query = ''): Promise<{ groups: GroupView[]; cursor: string | null }> {
-    return this.#json('GET', `/v1/groups${query}`);
+  listGroups(query = ''): Promise<GroupPage> {
+    return this.#json('GET /v1/groups', `/v1/groups${query}`);
   }
 
   getMessage(messageId: string): Promise<MessageView> {
-    return this.#json('GET', `/v1/messages/${messageId}`);
+    return this.#json('GET /v1/messages/:messageId', `/v1/messages/${messageId}`);
   }
 
-  listDlq(group: string, query = ''): Promise<{ messages: DlqEntry[]; cursor: number | null }> {
-    return this.#json('GET', `/v1/groups/${group}/dlq${query}`);
+  listDlq(group: string, query = ''): Promise<DeadLetterPage> {
+    return this.#json('GET /v1/groups/:group/dlq', `/v1/groups/${group}/dlq${query}`);
   }
 
   redrive(
     group: string,
     body: { messageIds?: string[]; ratePerSecond?: number } = {},
-  ): Promise<{ accepted: number }> {
-    return this.#json('POST', `/v1/groups/${group}/dlq/redrive`, body);
+  ): Promise<RedriveAnswer> {
+    return this.#json('POST /v1/groups/:group/dlq/redrive', `/v1/groups/${group}/dlq/redrive`, body);
   }
 
   /** The raw response, for status checks. */
@@ -59,49 +77,14 @@ export class AdminApi {
     });
   }
 
-  async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** One request of `route` at `path`; its answer is checked against the route's schema. */
+  async #json<R extends AdminRoute>(route: R, path: string, body?: unknown): Promise<AdminAnswer<R>> {
+    const method = route.slice(0, route.indexOf(' '));
     const response = await this.fetch(method, path, body);
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${text}`);
-    return JSON.parse(text) as T;
+    const check = checkAdminAnswer(ADMIN_ANSWER_SCHEMAS[route], JSON.parse(text));
+    if (!check.ok) throw new Error(`${method} ${path} answered off its schema: ${check.problem}`);
+    return check.value as AdminAnswer<R>;
   }
-}
-
-export interface GroupView {
-  readonly name: string;
-  readonly config: Record<string, unknown>;
-  readonly stats: { ready: number; inflight: number; waitingRetry: number; dlq: number; committed: number };
-}
-
-export interface TopicView {
-  readonly name: string;
-  readonly config: Record<string, unknown>;
-  readonly stats: { firstOffset: number; nextOffset: number; messages: number };
-}
-
-export interface MessageView {
-  readonly message: { messageId: string; topic: string; offset: number; bodyBase64: string };
-  readonly groups: {
-    group: string;
-    state: string;
-    deliveryAttempt?: number;
-    history: {
-      deliveryAttempt: number;
-      result: string;
-      reason?: string;
-      consumer: string;
-      consumerId?: string;
-      deliveredAt: number;
-      settledAt: number;
-    }[];
-  }[];
-}
-
-export interface DlqEntry {
-  readonly messageId: string;
-  readonly offset: number;
-  readonly originTopic: string;
-  readonly attempts: number;
-  readonly reason: string;
-  readonly bodyBase64: string;
 }

@@ -1,24 +1,10 @@
+import type { FifoHeadView } from '@ricochet/protocol';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 
-/**
- * A FIFO message group held by its head (P5): later messages of the message group wait until the
- * head is committed or dead-lettered.
- */
-export interface FifoHeadView {
-  readonly topic: string;
-  readonly messageGroup: string;
-  /** The head: the message every later one of its message group waits behind. */
-  readonly offset: number;
-  readonly messageId: string | undefined;
-  /** Where the head stands: handed out, waiting for its retry, or Ready to go again. */
-  readonly state: 'ready' | 'inflight' | 'waitingRetry' | 'unknown';
-  /** The head's delivery attempt: the current one while Inflight, else the next one (1 on the first). */
-  readonly deliveryAttempt: number | undefined;
-  /** When the head's next retry fires (epoch ms), while it waits for one. */
-  readonly retryAtMs: number | undefined;
-}
+// A FIFO message group held by its head (P5): one schema in @ricochet/protocol (`fifoHeadViewSchema`).
+export type { FifoHeadView };
 
 /**
  * `GET /v1/groups/:group/fifo`: the message groups of a FIFO group that have a head now, each with

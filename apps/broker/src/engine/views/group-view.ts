@@ -1,34 +1,12 @@
-import type { GroupConfig } from '@ricochet/core';
+import type { GroupPositions, GroupStats, GroupView } from '@ricochet/protocol';
 import type { BroadcastInstance } from '../broadcast/broadcast-instance.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 
-/** A group's numbers for `GET /v1/groups/:group` and `GET /v1/groups` (DESIGN.md §4). */
-export interface GroupStats {
-  /** Never dispatched yet, plus Ready again (released, retry or lease expired, delay due). */
-  readonly ready: number;
-  readonly inflight: number;
-  readonly waitingRetry: number;
-  /** Dead-lettered and not redriven since. */
-  readonly dlq: number;
-  readonly committed: number;
-}
-
-/**
- * Per topic the group reads: its cursor (the next offset to dispatch) and the topic's first
- * retained offset. Retention moves a cursor that falls behind the first offset up to it
- * (DESIGN.md §5), counting what it skipped in `ricochet_messages_expired_total{group}`.
- */
-export type GroupPositions = Readonly<
-  Record<string, { readonly cursor: number; readonly firstOffset: number }>
->;
-
-/** A group as the admin API shows it. */
-export interface GroupView {
-  readonly name: string;
-  readonly config: GroupConfig;
-  readonly stats: GroupStats & { readonly topics: GroupPositions };
-}
+// A group's answer is one schema in @ricochet/protocol, which the admin routes are checked against.
+// Its `stats.topics` (GroupPositions) holds per topic the group's cursor and the topic's first
+// retained offset: retention moves a cursor that falls behind up to it (DESIGN.md §5).
+export type { GroupPositions, GroupStats, GroupView };
 
 /**
  * A group's stats, derived from its runtime counters and its topics' offsets. A broadcasting

@@ -1,4 +1,5 @@
 import type { Clock } from '@ricochet/core';
+import type { MessageGroupView } from '@ricochet/protocol';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { HistoryRecord, StoredMessage } from '../../store/records.js';
 import { type BroadcastInstance, heldKey } from '../broadcast/broadcast-instance.js';
@@ -6,24 +7,8 @@ import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry } from '../model/group-registry.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 
-/** Where a message stands for one group, for `GET /v1/messages/:messageId`. */
-export interface MessageGroupView {
-  readonly group: string;
-  /** Broadcasting groups (B1): the instance this entry is for; such a group has one entry per instance. */
-  readonly instance?: string;
-  readonly state:
-    | 'pending'
-    | 'ready'
-    | 'inflight'
-    | 'waitingRetry'
-    | 'committed'
-    | 'dlq'
-    | 'skipped'
-    /** A broadcast instance's delivery failed or timed out; it is not retried (B1). */
-    | 'failed';
-  readonly deliveryAttempt?: number;
-  readonly history: readonly HistoryRecord[];
-}
+// Where a message stands for one group: one schema in @ricochet/protocol (`messageGroupViewSchema`).
+export type { MessageGroupView };
 
 /** A message and where it stands in every group that consumes its topic. */
 export interface MessageView {

@@ -1,24 +1,9 @@
-import type { TopicConfig } from '@ricochet/core';
-import { groupOfDlqTopic } from '@ricochet/protocol';
+import { groupOfDlqTopic, type TopicStats, type TopicView } from '@ricochet/protocol';
 import type { GroupRegistry } from '../model/group-registry.js';
 import type { TopicRuntime } from '../model/topic-registry.js';
 
-/** A topic's offsets for `GET /v1/topics/:topic` and `GET /v1/topics` (DESIGN.md §5). */
-export interface TopicStats {
-  /** The lowest offset still stored: retention deleted every message below it. */
-  readonly firstOffset: number;
-  /** The offset the next message will get. */
-  readonly nextOffset: number;
-  /** Messages retained: from `firstOffset` to `nextOffset`, less those retention deleted around the ones groups held. */
-  readonly messages: number;
-}
-
-/** A topic as the admin API shows it. */
-export interface TopicView {
-  readonly name: string;
-  readonly config: TopicConfig;
-  readonly stats: TopicStats;
-}
+// A topic's answer is one schema in @ricochet/protocol, which the admin routes are checked against.
+export type { TopicStats, TopicView };
 
 /**
  * Describe a topic: the one builder behind the single-topic route and the listing, so the two
