@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startRocketBroker } from './support/rocketmq.js';
-import { rawRocketClient, rocketMessage } from './support/rocketmq-raw.js';
+import { rawRocketClient, rocketMessage, simpleReceive } from './support/rocketmq-raw.js';
 import { createTestCertificateAuthority, issueServerCertificate } from './support/test-certificate.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'ricochet-grpc-tls-'));
@@ -99,5 +99,17 @@ describe('the RocketMQ port: plaintext and TLS on one port, and bad input', () =
       messages: [rocketMessage('orders', Buffer.from('fine'))],
     });
     expect(sent.status.code).toBe('OK');
+  });
+
+  it('a connection past its waiting receives is answered TOO_MANY_REQUESTS; another connection is not', async () => {
+    await using rocket = await startRocketBroker({ maxWaitingReceivesPerConnection: 2 });
+    using greedy = rawRocketClient(rocket.endpoints, 'greedy');
+    using other = rawRocketClient(rocket.endpoints, 'other');
+    const poll = simpleReceive('billing', 'orders', 30_000, 1_000);
+    const statusOf = async (client: typeof greedy) =>
+      (await client.stream('ReceiveMessage', poll)).find((frame) => frame.status)?.status.code;
+    const codes = await Promise.all([statusOf(greedy), statusOf(greedy), statusOf(greedy), statusOf(other)]);
+    expect(codes.slice(0, 3).sort()).toEqual(['MESSAGE_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'TOO_MANY_REQUESTS']);
+    expect(codes[3]).toBe('MESSAGE_NOT_FOUND');
   });
 });

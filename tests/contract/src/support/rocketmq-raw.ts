@@ -58,17 +58,23 @@ export function rawRocketClient(
     readonly ca?: string;
   } = {},
 ): RawRocketClient {
-  const limits =
-    options.maxMessageBytes === undefined
+  // Each raw client its own connection, as separate processes would have (grpc-js would share one).
+  const channelOptions = {
+    'grpc.use_local_subchannel_pool': 1,
+    ...(options.maxMessageBytes === undefined
       ? {}
       : {
           'grpc.max_receive_message_length': options.maxMessageBytes,
           'grpc.max_send_message_length': options.maxMessageBytes,
-        };
+        }),
+  };
   const channel =
     options.ca === undefined ? credentials.createInsecure() : credentials.createSsl(Buffer.from(options.ca));
-  const client: Client & Record<string, Wire> = new MessagingService(endpoints, channel, limits) as Client &
-    Record<string, Wire>;
+  const client: Client & Record<string, Wire> = new MessagingService(
+    endpoints,
+    channel,
+    channelOptions,
+  ) as Client & Record<string, Wire>;
   const metadata = () => {
     const headers = new Metadata();
     headers.set('x-mq-client-id', clientId);

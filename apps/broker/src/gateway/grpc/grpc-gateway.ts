@@ -33,6 +33,8 @@ export interface GrpcGatewayOptions {
   readonly maxConnections: number;
   /** At most this many calls at once on one connection (HTTP/2 streams), as on every transport. */
   readonly maxInflightRequestsPerConnection: number;
+  /** At most this many long-polling receives waiting at once on one connection. */
+  readonly maxWaitingReceivesPerConnection: number;
 }
 
 /**
@@ -82,6 +84,7 @@ export class GrpcGateway {
       firstBytesTimeoutMs: config.httpHeadersTimeoutMs,
       maxConnections: config.maxConnections,
       maxInflightRequestsPerConnection: config.maxInflightRequestsPerConnection,
+      maxWaitingReceivesPerConnection: config.maxWaitingReceivesPerConnection,
     });
   }
 

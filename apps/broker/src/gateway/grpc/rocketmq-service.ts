@@ -17,6 +17,7 @@ import {
   type ChangeInvisibleDurationRequest,
   durationOf,
   type ForwardMessageToDeadLetterQueueRequest,
+  millisOf,
   type QueryAssignmentRequest,
   type QueryRouteRequest,
   type ReceiveMessageRequest,
@@ -35,6 +36,8 @@ export interface RocketServiceOptions extends RocketDeps {
   readonly access: AccessControl;
   /** Whether the broker still takes new work (false while draining). */
   readonly accepting: () => boolean;
+  /** Receives of one connection waiting at once; one more is answered TOO_MANY_REQUESTS (as 530). */
+  readonly maxWaitingReceivesPerConnection: number;
 }
 
 /**
@@ -53,6 +56,8 @@ export class RocketMessagingService {
   readonly #consumption: RocketConsumption;
   /** Receives in progress, answered at once when the broker closes. */
   readonly #receives = new Set<AbortController>();
+  /** Long-polling receives waiting, by connection (the peer's address and port). */
+  readonly #waitingByConnection = new Map<string, number>();
 
   constructor(options: RocketServiceOptions) {
     this.#options = options;
@@ -124,10 +129,32 @@ export class RocketMessagingService {
       this.#receives.delete(ended);
       if (!stream.cancelled) stream.end();
     };
-    const received = this.#begin(stream.metadata).then((call) =>
-      this.#consumption.receive(stream.request, call, deadlineMsOf(stream.getDeadline()), ended.signal),
-    );
+    const connection = stream.getPeer();
+    const waits = (millisOf(stream.request.longPollingTimeout) ?? 0) > 0;
+    const waiting = this.#waitingByConnection.get(connection) ?? 0;
+    if (waits) this.#waitingByConnection.set(connection, waiting + 1);
+    const received = this.#begin(stream.metadata).then((call) => {
+      // As on every transport: a connection may hold so many long polls, and one more is 530.
+      if (waits && waiting >= this.#options.maxWaitingReceivesPerConnection) {
+        throw BrokerError.of(
+          'TOO_MANY_REQUESTS',
+          `this connection already waits in ${waiting} receives (maxWaitingReceivesPerConnection)`,
+        );
+      }
+      return this.#consumption.receive(
+        stream.request,
+        call,
+        deadlineMsOf(stream.getDeadline()),
+        ended.signal,
+      );
+    });
     received
+      .finally(() => {
+        if (!waits) return;
+        const left = (this.#waitingByConnection.get(connection) ?? 1) - 1;
+        if (left === 0) this.#waitingByConnection.delete(connection);
+        else this.#waitingByConnection.set(connection, left);
+      })
       .then((answer) => {
         if ('status' in answer) return finish(answer.status);
         const { messages, invisibleDurationMs } = answer;
