@@ -1,9 +1,11 @@
+import type { BrokerConfigInput } from '@ricochet/broker';
+import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import { ConsumeResult, type MessageView } from 'rocketmq-client-nodejs';
 import { describe, expect, it } from 'vitest';
 import { eventually } from './support/push.js';
 import { startRocketBroker, startRocketProducer, startRocketPushConsumer } from './support/rocketmq.js';
 
-/** Resolves when `count` deliveries were recorded. */
+/** Every delivery a listener saw, and a way to wait for the `count`th. */
 function recorder() {
   const deliveries: MessageView[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
@@ -21,26 +23,59 @@ function recorder() {
 }
 
 /**
- * P1–P5 and C2 through Apache's RocketMQ 5 Node client's PushConsumer, unchanged. A RocketMQ push
+ * A broker, a topic and group set up as asked, an official push consumer of the group on the topic
+ * whose listener records each delivery and answers with `verdict`, and an official producer:
+ * everything a test needs, stopped by `await using`.
+ */
+async function pushScenario(options: {
+  readonly topic: string;
+  readonly group: string;
+  readonly topicConfig?: TopicConfig;
+  readonly groupConfig?: GroupConfigInput;
+  readonly broker?: BrokerConfigInput;
+  readonly verdict: (message: MessageView, seen: readonly MessageView[]) => ConsumeResult;
+}) {
+  const rocket = await startRocketBroker(options.broker);
+  if (options.topicConfig) await rocket.broker.admin.putTopic(options.topic, options.topicConfig);
+  if (options.groupConfig) await rocket.broker.admin.putGroup(options.group, options.groupConfig);
+  const seen = recorder();
+  const consumer = await startRocketPushConsumer(
+    rocket.endpoints,
+    options.group,
+    { [options.topic]: '*' },
+    {
+      consume: (message) => {
+        seen.record(message);
+        return options.verdict(message, seen.deliveries);
+      },
+    },
+  );
+  const producer = await startRocketProducer(rocket.endpoints, [options.topic]);
+  return {
+    rocket,
+    seen,
+    producer,
+    async [Symbol.asyncDispose]() {
+      await producer.shutdown();
+      await consumer.shutdown();
+      await rocket[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/**
+ * P1–P5 through Apache's RocketMQ 5 Node client's PushConsumer, unchanged. A RocketMQ push
  * consumer receives with leases that live as long as the client (auto-renew), nacks with
  * ChangeInvisibleDuration and acks with AckMessage: the broker's rules are the same ones.
  */
 describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
   it('SUCCESS commits the message (P1)', async () => {
-    await using rocket = await startRocketBroker();
-    const seen = recorder();
-    await using _consumer = await startRocketPushConsumer(
-      rocket.endpoints,
-      'billing',
-      { orders: '*' },
-      {
-        consume: (message) => {
-          seen.record(message);
-          return ConsumeResult.SUCCESS;
-        },
-      },
-    );
-    await using producer = await startRocketProducer(rocket.endpoints, ['orders']);
+    await using scenario = await pushScenario({
+      topic: 'orders',
+      group: 'billing',
+      verdict: () => ConsumeResult.SUCCESS,
+    });
+    const { rocket, seen, producer } = scenario;
     const sent = await producer.send({ topic: 'orders', body: Buffer.from('pay') });
     const [delivered] = await seen.delivered(1);
     expect(delivered).toMatchObject({ messageId: sent.messageId, deliveryAttempt: 1 });
@@ -51,20 +86,12 @@ describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
   });
 
   it('FAILURE is redelivered with the next deliveryAttempt and the same messageId (P2, P6)', async () => {
-    await using rocket = await startRocketBroker();
-    const seen = recorder();
-    await using _consumer = await startRocketPushConsumer(
-      rocket.endpoints,
-      'billing',
-      { orders: '*' },
-      {
-        consume: (message) => {
-          seen.record(message);
-          return seen.deliveries.length === 1 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS;
-        },
-      },
-    );
-    await using producer = await startRocketProducer(rocket.endpoints, ['orders']);
+    await using scenario = await pushScenario({
+      topic: 'orders',
+      group: 'billing',
+      verdict: (_, seen) => (seen.length === 1 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS),
+    });
+    const { rocket, seen, producer } = scenario;
     const sent = await producer.send({ topic: 'orders', body: Buffer.from('flaky') });
     const deliveries = await seen.delivered(2);
     expect(deliveries.map((message) => [message.messageId, message.deliveryAttempt])).toEqual([
@@ -78,22 +105,14 @@ describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
   });
 
   it('a FIFO group delivers each message group in order (P5)', async () => {
-    await using rocket = await startRocketBroker();
-    await rocket.broker.admin.putTopic('ledger', { type: 'fifo' });
-    await rocket.broker.admin.putGroup('books', { fifo: true });
-    const seen = recorder();
-    await using _consumer = await startRocketPushConsumer(
-      rocket.endpoints,
-      'books',
-      { ledger: '*' },
-      {
-        consume: (message) => {
-          seen.record(message);
-          return ConsumeResult.SUCCESS;
-        },
-      },
-    );
-    await using producer = await startRocketProducer(rocket.endpoints, ['ledger']);
+    await using scenario = await pushScenario({
+      topic: 'ledger',
+      group: 'books',
+      topicConfig: { type: 'fifo' },
+      groupConfig: { fifo: true },
+      verdict: () => ConsumeResult.SUCCESS,
+    });
+    const { seen, producer } = scenario;
     for (let index = 0; index < 6; index++) {
       const messageGroup = index % 2 === 0 ? 'account-a' : 'account-b';
       await producer.send({ topic: 'ledger', messageGroup, body: Buffer.from(`${messageGroup}:${index}`) });
@@ -108,21 +127,13 @@ describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
   });
 
   it('a message that fails every delivery goes to %DLQ%<group> at the failure of delivery maxRetries + 1 (P4)', async () => {
-    await using rocket = await startRocketBroker();
-    await rocket.broker.admin.putGroup('billing', { maxRetries: 2 });
-    const seen = recorder();
-    await using _consumer = await startRocketPushConsumer(
-      rocket.endpoints,
-      'billing',
-      { orders: '*' },
-      {
-        consume: (message) => {
-          seen.record(message);
-          return ConsumeResult.FAILURE;
-        },
-      },
-    );
-    await using producer = await startRocketProducer(rocket.endpoints, ['orders']);
+    await using scenario = await pushScenario({
+      topic: 'orders',
+      group: 'billing',
+      groupConfig: { maxRetries: 2 },
+      verdict: () => ConsumeResult.FAILURE,
+    });
+    const { rocket, seen, producer } = scenario;
     const sent = await producer.send({ topic: 'orders', body: Buffer.from('poison') });
     const deliveries = await seen.delivered(3);
     expect(deliveries.map((message) => message.deliveryAttempt)).toEqual([1, 2, 3]);
