@@ -24,6 +24,7 @@ import {
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
 import { rocketMqW1, rocketMqW2s } from './workloads/rocketmq-grpc.js';
+import { runSpreadTakeover, type SpreadTakeoverFigures } from './workloads/spread-takeover.js';
 import {
   LARGE_STORE_MESSAGES,
   runLargeTakeover,
@@ -44,6 +45,8 @@ import { runW4 } from './workloads/w4-retry.js';
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
  * W1, W2 and W3 run ricochet over WebSocket and over TCP, each on a fresh broker: the TCP rows sit
  * beside the same reference, and the TCP ÷ WebSocket ratios follow the table; W1 runs over HTTP too.
+ * `takeover` kills an owner beside a standby, or with `--store-spread` one of two brokers sharing
+ * the queues (workloads/spread-takeover.ts).
  */
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -238,6 +241,24 @@ if (args.workloads.includes('pending')) {
 if (args.workloads.includes('takeover')) {
   if (args.store !== 'postgres') {
     console.log('Takeover: skipped (brokers share a store only with --store postgres)');
+  } else if (args.spreadBrokers > 1) {
+    // Issue 31 item 4: the same kill -9 with the queues spread, beside active/standby's figures.
+    const runs: SpreadTakeoverFigures[] = [];
+    for (let run = 1; run <= args.runs; run++) {
+      console.error(`spread takeover run ${run}/${args.runs}`);
+      runs.push(await runSpreadTakeover());
+      console.error(`  ricochet: ${JSON.stringify(runs.at(-1))}`);
+    }
+    const show = (pick: (figures: SpreadTakeoverFigures) => number) =>
+      `${median(runs.map(pick)).toFixed(0)} ms (runs: ${runs.map((r) => pick(r).toFixed(0)).join(', ')})`;
+    console.log(
+      `Takeover, ${args.storeQueues} queues spread over 2 brokers on one PostgreSQL database, lease ${TAKEOVER_LEASE_MS} ms:`,
+    );
+    console.log(`  kill -9 of a broker → the other owns every queue    ${show((r) => r.afterKillMs)}`);
+    console.log(
+      `  kill -9 of a broker → first send to its queue acked ${show((r) => r.firstSendAfterKillMs)}`,
+    );
+    console.log(`  SIGTERM of a broker → the other owns every queue    ${show((r) => r.afterStopMs)}`);
   } else {
     const runs: (TakeoverFigures & { readonly largeStoreAfterKillMs: number })[] = [];
     for (let run = 1; run <= args.runs; run++) {

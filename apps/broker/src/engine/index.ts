@@ -15,10 +15,12 @@ export { grantCredits } from './dispatch/credit-pool.js';
 export type { SubscribeRequest } from './dispatch/push-dispatch.js';
 export type { ReceiveBudget, ReceiveRequest } from './dispatch/simple-consumption.js';
 export { errorReporterOf, watermarksOf } from './engine-parts.js';
+export type { ReceiptHandle } from './lifecycle/receipt-handle.js';
 export {
-  encodeBroadcastReceiptHandle,
+  decodeReceiptHandle,
   encodeReceiptHandle,
   groupAndTopicOfHandle,
+  withQueue,
 } from './lifecycle/receipt-handle.js';
 export type { SettleFailure, SettleItem } from './lifecycle/settle-item.js';
 export { malformedReceiptHandle } from './lifecycle/settle-item.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AccessControl } from '../auth/access-control.js';
 import type { AuthFile } from '../auth/auth-file.js';
 import { tokenDigest } from '../auth/principal-directory.js';
-import { encodeBroadcastReceiptHandle, encodeReceiptHandle } from '../engine/index.js';
+import { encodeReceiptHandle } from '../engine/index.js';
 import { type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
@@ -37,7 +37,8 @@ function sessionFor(file: AuthFile | undefined, token = 'token-0') {
 
 const message = (topic: string, n = 0) => ({ messageId: `m${n}`, topic, body: new Uint8Array(), bornAt: 1 });
 const send = (...topics: string[]): RequestFrame => ({ type: 'send', id: 1, messages: topics.map(message) });
-const handle = (group: string, topic: string) => encodeReceiptHandle({ group, topic, offset: 0 }, 1);
+const handle = (group: string, topic: string) =>
+  encodeReceiptHandle({ kind: 'clustering', group, topic, offset: 0, lease: 1 });
 
 describe('SessionAccess', () => {
   it('allows everything, naming no principal, without an auth file', () => {
@@ -104,7 +105,7 @@ describe('SessionAccess', () => {
   it("settles only handles of the principal's groups and topics, broadcast ones too", () => {
     const { session } = sessionFor(authFile([{ consume: [{ group: 'billing', topics: ['orders'] }] }]));
     const broadcast = (group: string) =>
-      encodeBroadcastReceiptHandle({ group, topic: 'orders', offset: 0, lease: 1, clientId: 'c' });
+      encodeReceiptHandle({ kind: 'broadcast', group, topic: 'orders', offset: 0, lease: 1, clientId: 'c' });
     expect(
       session.check({
         type: 'ack',

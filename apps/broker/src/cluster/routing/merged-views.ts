@@ -1,15 +1,16 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
-import type {
-  DeadLetterPage,
-  FifoHeadView,
-  GroupPositions,
-  GroupView,
-  MessageView,
-  NamePage,
-  TopicView,
+import {
+  type DeadLetterPage,
+  type FifoHeadView,
+  type GroupPositions,
+  type GroupView,
+  type MessageView,
+  type NamePage,
+  type TopicView,
+  withQueue,
 } from '../../engine/index.js';
 import type { StoredMessage } from '../../store/records.js';
-import { queueOffsetFrom, tagHandle, topicOffset } from './queue-addressing.js';
+import { queueOffsetFrom, topicOffset } from './queue-addressing.js';
 
 /*
  * The answers of a store split into queues, built from each queue's engine's answers: deliveries
@@ -126,7 +127,7 @@ export function mergeDeadLetterPages(
 export function deliveryOfQueue(message: DeliveredMessage, queue: number, queues: number): DeliveredMessage {
   return {
     ...message,
-    receiptHandle: tagHandle(message.receiptHandle, queue),
+    receiptHandle: withQueue(message.receiptHandle, queue),
     offset: topicOffset(message.offset, queue, queues),
   };
 }

@@ -24,6 +24,7 @@ import {
   type TopicBacklog,
   type TopicView,
   watermarksOf,
+  withQueue,
 } from '../../engine/index.js';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { RemoteQueue } from '../peers/remote-queue.js';
@@ -38,7 +39,7 @@ import {
   messageViewOfQueue,
   sumGroupGauges,
 } from './merged-views.js';
-import { QueueRotation, tagHandle, untagHandle } from './queue-addressing.js';
+import { QueueRotation, routeHandle } from './queue-addressing.js';
 import { receiveOverQueues, redriveOverQueues, sendOverQueues, settleOverQueues } from './queue-fan-out.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
 import {
@@ -221,11 +222,11 @@ export class PartitionRouter implements BrokerService {
     receiptHandle: string,
     invisibleDurationMs: number,
   ): Promise<{ readonly messageId: string; readonly receiptHandle: string }> {
-    const routed = untagHandle(receiptHandle, this.queues);
+    const routed = routeHandle(receiptHandle, this.queues);
     if (routed === undefined) throw malformedReceiptHandle();
     const queue = this.#queues[routed.queue] as RoutedQueue;
     const changed = await queue.changeInvisibleDuration(routed.handle, invisibleDurationMs);
-    return { messageId: changed.messageId, receiptHandle: tagHandle(changed.receiptHandle, routed.queue) };
+    return { messageId: changed.messageId, receiptHandle: withQueue(changed.receiptHandle, routed.queue) };
   }
 
   subscribe(

@@ -15,7 +15,7 @@ import {
 } from '../../engine/index.js';
 import type { StoredMessage } from '../../store/records.js';
 import { deliveryOfQueue } from './merged-views.js';
-import { queueOf, topicOffset, untagHandle } from './queue-addressing.js';
+import { queueOf, routeHandle, topicOffset } from './queue-addressing.js';
 import type { RoutedQueue } from './routed-queue.js';
 
 /**
@@ -102,7 +102,7 @@ export async function settleOverQueues<TItem extends SettleItem>(
   const failures: SettleFailure[] = [];
   const byQueue = queues.map(() => ({ indexes: [] as number[], items: [] as TItem[] }));
   items.forEach((item, index) => {
-    const routed = untagHandle(item.receiptHandle, queues.length);
+    const routed = routeHandle(item.receiptHandle, queues.length);
     if (routed === undefined) {
       failures.push({ index, error: malformedReceiptHandle() });
       return;
@@ -218,7 +218,7 @@ function withinAsked(
 ): DeliveredMessage[] {
   if (leased.length <= maxMessages) return leased;
   for (const surplus of leased.slice(maxMessages)) {
-    const routed = untagHandle(surplus.receiptHandle, queues.length);
+    const routed = routeHandle(surplus.receiptHandle, queues.length);
     if (routed) void handBack(queues, [{ ...surplus, receiptHandle: routed.handle }], routed.queue, onError);
   }
   return leased.slice(0, maxMessages);

@@ -3,7 +3,7 @@ import { BrokerError, type DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BrokerMetrics } from '../broker-metrics.js';
 import { EngineHarness, turns } from '../engine-test-harness.test-support.js';
-import { decodeBroadcastReceiptHandle, encodeBroadcastReceiptHandle } from '../lifecycle/receipt-handle.js';
+import { decodeReceiptHandle, encodeReceiptHandle } from '../lifecycle/receipt-handle.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 import { BroadcastDispatch } from './broadcast-dispatch.js';
 
@@ -117,7 +117,8 @@ describe('BroadcastDispatch', () => {
     expect(ids(one)).toEqual(['a-0', 'a-1', 'a-2']);
     expect(ids(two)).toEqual(['a-0', 'a-1', 'a-2']);
     expect(received.get(one)?.map((m) => m.deliveryAttempt)).toEqual([1, 1, 1]);
-    expect(decodeBroadcastReceiptHandle(handles(two)[1] ?? '')).toEqual({
+    expect(decodeReceiptHandle(handles(two)[1] ?? '')).toEqual({
+      kind: 'broadcast',
       group: 'g',
       clientId: 'c2',
       topic: 'a',
@@ -182,7 +183,14 @@ describe('BroadcastDispatch', () => {
       items([
         'garbage',
         handle,
-        encodeBroadcastReceiptHandle({ group: 'g', clientId: 'c1', topic: 'a', offset: 0, lease: 7 }),
+        encodeReceiptHandle({
+          kind: 'broadcast',
+          group: 'g',
+          clientId: 'c1',
+          topic: 'a',
+          offset: 0,
+          lease: 7,
+        }),
       ]),
       'ack',
     );
@@ -220,7 +228,7 @@ describe('BroadcastDispatch', () => {
     expect(ids(theirs)).toEqual(['a-0', 'a-1']);
     const again = received.get(mine)?.[2];
     expect(again?.deliveryAttempt).toBe(1);
-    expect(decodeBroadcastReceiptHandle(again?.receiptHandle ?? '')?.lease).toBe(2);
+    expect(decodeReceiptHandle(again?.receiptHandle ?? '')?.lease).toBe(2);
     expect(await results('a-0')).toEqual(['c1:released']);
     expect(await counter('ricochet_messages_released_total')).toBe(1);
     // The old lease is gone.

@@ -24,8 +24,8 @@ import { parseSubscriptions } from '../dispatch/subscriptions.js';
 import { toDeliveredMessage } from '../lifecycle/delivered-message.js';
 import type { EffectApplier } from '../lifecycle/effect-applier.js';
 import {
-  decodeBroadcastReceiptHandle,
-  encodeBroadcastReceiptHandle,
+  decodeReceiptHandle,
+  encodeReceiptHandle,
   MAX_BROADCAST_CLIENT_ID_BYTES,
 } from '../lifecycle/receipt-handle.js';
 import {
@@ -211,7 +211,9 @@ export class BroadcastDispatch {
   settle(items: readonly SettleItem[], outcome: SettleVerb, settledBy?: string): SettleFailure[] {
     const failures: SettleFailure[] = [];
     for (const [index, item] of items.entries()) {
-      const handle = decodeBroadcastReceiptHandle(item.receiptHandle);
+      const decoded = decodeReceiptHandle(item.receiptHandle);
+      // A handle naming a queue is the router's to settle, never this ledger's.
+      const handle = decoded?.kind === 'broadcast' && decoded.queue === undefined ? decoded : undefined;
       const instance = handle && this.#ledger.get(instanceKey(handle.group, handle.clientId));
       const delivery = handle && instance?.held.get(heldKey(handle.topic, handle.offset));
       if (!handle || !instance || !delivery) {
@@ -333,7 +335,8 @@ export class BroadcastDispatch {
     });
     this.#deps.applier.applyCounters(instance.group, result.effects);
     this.#deps.metrics.delivered(instance.group.name);
-    const handle = encodeBroadcastReceiptHandle({
+    const handle = encodeReceiptHandle({
+      kind: 'broadcast',
       group: instance.group.name,
       clientId: instance.clientId,
       topic: message.topic,

@@ -49,7 +49,11 @@ describe('LeaseGrant', () => {
       tag: 'red',
       keys: ['k'],
     });
-    expect(decodeReceiptHandle(delivered?.receiptHandle ?? '')).toEqual({ ...at(0), lease: 1 });
+    expect(decodeReceiptHandle(delivered?.receiptHandle ?? '')).toEqual({
+      kind: 'clustering',
+      ...at(0),
+      lease: 1,
+    });
     expect(parts.records.get(at(0))).toMatchObject({
       consumer: 'push',
       consumerId: 'c1',
@@ -63,7 +67,11 @@ describe('LeaseGrant', () => {
 
   it('leases to a simple consumer until now + its invisible duration, written with the next flush', async () => {
     const delivered = parts.leaseGrant.toSimple(group, candidate(), 2_000, 's1');
-    expect(decodeReceiptHandle(delivered?.receiptHandle ?? '')).toEqual({ ...at(0), lease: 1 });
+    expect(decodeReceiptHandle(delivered?.receiptHandle ?? '')).toEqual({
+      kind: 'clustering',
+      ...at(0),
+      lease: 1,
+    });
     parts.records.flush();
     await h.committed();
     expect(h.store.getDelivery(at(0))).toMatchObject({

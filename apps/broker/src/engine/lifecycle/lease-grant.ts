@@ -76,7 +76,7 @@ export class LeaseGrant {
   }
 
   #delivered(candidate: ReadyCandidate, lease: number, deliveryAttempt: number): DeliveredMessage {
-    const handle = encodeReceiptHandle(candidate.address, lease);
+    const handle = encodeReceiptHandle({ kind: 'clustering', ...candidate.address, lease });
     return toDeliveredMessage(candidate.message, deliveryAttempt, handle);
   }
 }

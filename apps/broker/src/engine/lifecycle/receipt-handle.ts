@@ -1,52 +1,158 @@
 import { GROUP_NAME_PATTERN, isSubscribableTopic } from '@ricochet/protocol';
 import type { DeliveryAddress } from '../../store/records.js';
 
-/** What a receipt handle names: one lease of one message for one group. */
-export interface ReceiptHandle extends DeliveryAddress {
-  readonly lease: number;
-}
-
-const VERSION = '1';
-// `~` appears in no topic or group name, so it separates fields unambiguously.
-const SEPARATOR = '~';
-const VERSION_PREFIX = `${VERSION}${SEPARATOR}`;
-
 /**
- * Encode a lease as the opaque string clients hold. It is readable on purpose (logs, debugging);
- * it carries no authority of its own: the broker honours it only while its lease number is the
- * message's current lease, so an old or forged handle is simply unknown (S3, S4).
+ * The receipt handle: the one module that knows its text. Everyone else holds a {@link ReceiptHandle}
+ * value, and turns it into the string clients hold with {@link encodeReceiptHandle} and back with
+ * {@link decodeReceiptHandle}. The text has three dialects, and it is part of the protocol's past:
+ * a handle issued before an upgrade must still settle after it, so the bytes never change.
+ *
+ * - a clustering group's lease: `1~<group>~<topic>~<offset>~<lease>`;
+ * - a broadcast instance's lease (B1): `B~<group>~<clientId, base64url>~<topic>~<offset>~<lease>`;
+ * - either, issued by one queue of a store split into queues: `<handle>@<queue>`, so that any
+ *   broker can route a settle back to the queue that issued it (`cluster/routing/`). The mark goes
+ *   at the end because the permission check ({@link groupAndTopicOfHandle}) reads from the front.
+ *
+ * `~` and `@` appear in no group or topic name, no base64url text and no number, so they separate
+ * fields unambiguously. A handle is readable on purpose (logs, debugging) and carries no authority
+ * of its own: the broker honours it only while its lease number is the message's current lease, so
+ * an old or forged handle is simply unknown (S3, S4).
  */
-export function encodeReceiptHandle(address: DeliveryAddress, lease: number): string {
-  return `${VERSION}${SEPARATOR}${address.group}${SEPARATOR}${address.topic}${SEPARATOR}${address.offset}${SEPARATOR}${lease}`;
+export type ReceiptHandle = ClusteringReceiptHandle | BroadcastReceiptHandle;
+
+/** What every handle names: one lease of one message, and the queue that issued it, if split. */
+interface LeaseOfMessage extends DeliveryAddress {
+  readonly lease: number;
+  /** The queue of a store split into queues that issued it; absent when the engine's own. */
+  readonly queue?: number | undefined;
+}
+
+/** One lease of one message for one clustering group. */
+export interface ClusteringReceiptHandle extends LeaseOfMessage {
+  readonly kind: 'clustering';
+}
+
+/** One lease of one message for one instance of a broadcasting group (B1). */
+export interface BroadcastReceiptHandle extends LeaseOfMessage {
+  readonly kind: 'broadcast';
+  readonly clientId: string;
+}
+
+const CLUSTERING_VERSION = '1';
+const BROADCAST_VERSION = 'B';
+const SEPARATOR = '~';
+const QUEUE_MARK = '@';
+const CLUSTERING_PREFIX = `${CLUSTERING_VERSION}${SEPARATOR}`;
+const BROADCAST_PREFIX = `${BROADCAST_VERSION}${SEPARATOR}`;
+
+/**
+ * The longest clientId, in UTF-8 bytes, a broadcast instance may have: its handle carries it
+ * (base64url), and with the longest group and topic names and offsets, and the queue a store split
+ * into queues adds (`@63`), 165 bytes keep a handle within the protocol's 512 characters.
+ */
+export const MAX_BROADCAST_CLIENT_ID_BYTES = 165;
+
+/** The text clients hold for `handle`. */
+export function encodeReceiptHandle(handle: ReceiptHandle): string {
+  const lease = `${handle.topic}${SEPARATOR}${handle.offset}${SEPARATOR}${handle.lease}`;
+  const text =
+    handle.kind === 'clustering'
+      ? `${CLUSTERING_PREFIX}${handle.group}${SEPARATOR}${lease}`
+      : `${BROADCAST_PREFIX}${handle.group}${SEPARATOR}${Buffer.from(handle.clientId, 'utf8').toString('base64url')}${SEPARATOR}${lease}`;
+  return handle.queue === undefined ? text : withQueue(text, handle.queue);
 }
 
 /**
- * Decode a receipt handle, or `undefined` when it is not one this broker issued. Parsed in place,
+ * `text` with the queue that issued it: what {@link encodeReceiptHandle} gives for the decoded
+ * handle with `queue` set, without decoding it again. Only for handles this broker's engine has
+ * just issued (every delivery of a split store passes here, so it is a concatenation).
+ */
+export function withQueue(text: string, queue: number): string {
+  return `${text}${QUEUE_MARK}${queue}`;
+}
+
+/**
+ * The handle `text` names, or `undefined` when it is not one this broker issued. Parsed in place,
  * without splitting: it runs for every handle of every settle.
  */
 export function decodeReceiptHandle(text: string): ReceiptHandle | undefined {
-  if (!text.startsWith(VERSION_PREFIX)) return undefined;
-  const groupEnd = text.indexOf(SEPARATOR, VERSION_PREFIX.length);
-  const topicEnd = groupEnd < 0 ? -1 : text.indexOf(SEPARATOR, groupEnd + 1);
-  const offsetEnd = topicEnd < 0 ? -1 : text.indexOf(SEPARATOR, topicEnd + 1);
-  // Exactly five fields: a sixth separator makes it something else.
-  if (offsetEnd < 0 || text.indexOf(SEPARATOR, offsetEnd + 1) >= 0) return undefined;
-  const group = text.slice(VERSION_PREFIX.length, groupEnd);
-  const topic = text.slice(groupEnd + 1, topicEnd);
-  if (!GROUP_NAME_PATTERN.test(group) || !isSubscribableTopic(topic)) return undefined;
+  const mark = text.lastIndexOf(QUEUE_MARK);
+  const end = mark < 0 ? text.length : mark;
+  const queue = mark < 0 ? undefined : parseQueue(text, mark + 1);
+  if (mark >= 0 && queue === undefined) return undefined;
+  const handle = text.startsWith(CLUSTERING_PREFIX)
+    ? decodeClustering(text, end)
+    : text.startsWith(BROADCAST_PREFIX)
+      ? decodeBroadcast(text, end)
+      : undefined;
+  return handle && queue !== undefined ? { ...handle, queue } : handle;
+}
+
+function decodeClustering(text: string, end: number): ClusteringReceiptHandle | undefined {
+  const at = separators(text, end, 4);
+  if (!at) return undefined;
+  const [, groupEnd, topicEnd, offsetEnd] = at as [number, number, number, number];
+  const group = text.slice(CLUSTERING_PREFIX.length, groupEnd);
+  const lease = leaseOf(text, groupEnd + 1, topicEnd, offsetEnd, end);
+  return GROUP_NAME_PATTERN.test(group) && lease ? { kind: 'clustering', group, ...lease } : undefined;
+}
+
+function decodeBroadcast(text: string, end: number): BroadcastReceiptHandle | undefined {
+  const at = separators(text, end, 5);
+  if (!at) return undefined;
+  const [, groupEnd, clientIdEnd, topicEnd, offsetEnd] = at as [number, number, number, number, number];
+  const group = text.slice(BROADCAST_PREFIX.length, groupEnd);
+  const encodedClientId = text.slice(groupEnd + 1, clientIdEnd);
+  const clientId = Buffer.from(encodedClientId, 'base64url').toString('utf8');
+  // One spelling per clientId: base64url decoding skips what is not base64url.
+  if (clientId === '' || Buffer.from(clientId, 'utf8').toString('base64url') !== encodedClientId)
+    return undefined;
+  const lease = leaseOf(text, clientIdEnd + 1, topicEnd, offsetEnd, end);
+  return GROUP_NAME_PATTERN.test(group) && lease
+    ? { kind: 'broadcast', group, clientId, ...lease }
+    : undefined;
+}
+
+/** The positions of exactly `count` separators in `text[0, end)`, or `undefined`. */
+function separators(text: string, end: number, count: number): number[] | undefined {
+  const at: number[] = [];
+  for (let i = text.indexOf(SEPARATOR); i >= 0 && i < end; i = text.indexOf(SEPARATOR, i + 1)) {
+    if (at.length === count) return undefined;
+    at.push(i);
+  }
+  return at.length === count ? at : undefined;
+}
+
+/** The topic, offset and lease of a handle, from the topic's first character to `end`. */
+function leaseOf(
+  text: string,
+  topicStart: number,
+  topicEnd: number,
+  offsetEnd: number,
+  end: number,
+): { topic: string; offset: number; lease: number } | undefined {
+  const topic = text.slice(topicStart, topicEnd);
+  if (!isSubscribableTopic(topic)) return undefined;
   const offset = parseWholeNumber(text, topicEnd + 1, offsetEnd);
-  const lease = parseWholeNumber(text, offsetEnd + 1, text.length);
+  const lease = parseWholeNumber(text, offsetEnd + 1, end);
   if (offset === undefined || lease === undefined || lease < 1) return undefined;
-  return { group, topic, offset, lease };
+  return { topic, offset, lease };
 }
 
 /** The most digits a whole number in a handle has: every safe integer fits in 16. */
 const MAX_DIGITS = 16;
+/** The most digits of a queue: a store has at most 64. */
+const MAX_QUEUE_DIGITS = 2;
 
 /** `text[start, end)` as a whole number written without a leading zero, or `undefined`. */
-function parseWholeNumber(text: string, start: number, end: number): number | undefined {
+function parseWholeNumber(
+  text: string,
+  start: number,
+  end: number,
+  maxDigits = MAX_DIGITS,
+): number | undefined {
   const length = end - start;
-  if (length < 1 || length > MAX_DIGITS) return undefined;
+  if (length < 1 || length > maxDigits) return undefined;
   if (length > 1 && text.charCodeAt(start) === DIGIT_ZERO) return undefined;
   let value = 0;
   for (let i = start; i < end; i++) {
@@ -57,7 +163,17 @@ function parseWholeNumber(text: string, start: number, end: number): number | un
   return Number.isSafeInteger(value) ? value : undefined;
 }
 
+/** The queue written from `start` to the end of `text`, or `undefined`. */
+function parseQueue(text: string, start: number): number | undefined {
+  return parseWholeNumber(text, start, text.length, MAX_QUEUE_DIGITS);
+}
+
 const DIGIT_ZERO = 0x30;
+
+/** Whether `text` claims to be a broadcast receipt handle (decode it to know whether it is one). */
+export function isBroadcastReceiptHandle(text: string): boolean {
+  return text.startsWith(BROADCAST_PREFIX);
+}
 
 /**
  * The group and topic a receipt handle of either kind names, read by position without checking the
@@ -68,8 +184,8 @@ const DIGIT_ZERO = 0x30;
 export function groupAndTopicOfHandle(
   text: string,
 ): { readonly group: string; readonly topic: string } | undefined {
-  const broadcast = text.startsWith(`${BROADCAST_VERSION}${SEPARATOR}`);
-  if (!broadcast && !text.startsWith(`${VERSION}${SEPARATOR}`)) return undefined;
+  const broadcast = isBroadcastReceiptHandle(text);
+  if (!broadcast && !text.startsWith(CLUSTERING_PREFIX)) return undefined;
   const groupEnd = text.indexOf(SEPARATOR, 2);
   if (groupEnd < 0) return undefined;
   // A broadcast handle carries the instance's clientId between the group and the topic.
@@ -77,47 +193,4 @@ export function groupAndTopicOfHandle(
   const topicEnd = topicStart === 0 ? -1 : text.indexOf(SEPARATOR, topicStart);
   if (topicEnd < 0) return undefined;
   return { group: text.slice(2, groupEnd), topic: text.slice(topicStart, topicEnd) };
-}
-
-/** What a broadcast receipt handle names: one lease of one message for one instance of a group (B1). */
-export interface BroadcastReceiptHandle extends ReceiptHandle {
-  readonly clientId: string;
-}
-
-const BROADCAST_VERSION = 'B';
-
-/**
- * The longest clientId, in UTF-8 bytes, a broadcast instance may have: its handle carries it
- * (base64url), and with the longest group and topic names and offsets, and the queue a store split
- * into queues adds (`@63`, `cluster/routing/queue-addressing.ts`), 165 bytes keep a handle within the
- * protocol's 512 characters.
- */
-export const MAX_BROADCAST_CLIENT_ID_BYTES = 165;
-
-/**
- * A broadcast lease as clients hold it. The instance's `clientId` is free text, so it travels
- * base64url-encoded: it cannot contain the separator then.
- */
-export function encodeBroadcastReceiptHandle(handle: BroadcastReceiptHandle): string {
-  const clientId = Buffer.from(handle.clientId, 'utf8').toString('base64url');
-  return [BROADCAST_VERSION, handle.group, clientId, handle.topic, handle.offset, handle.lease].join(
-    SEPARATOR,
-  );
-}
-
-/** Whether `text` claims to be a broadcast receipt handle (decode it to know whether it is one). */
-export function isBroadcastReceiptHandle(text: string): boolean {
-  return text.startsWith(`${BROADCAST_VERSION}${SEPARATOR}`);
-}
-
-/** Decode a broadcast receipt handle, or `undefined` when it is not one this broker issued. */
-export function decodeBroadcastReceiptHandle(text: string): BroadcastReceiptHandle | undefined {
-  const parts = text.split(SEPARATOR);
-  if (parts.length !== 6 || parts[0] !== BROADCAST_VERSION) return undefined;
-  const [, group = '', encodedClientId = '', topic = '', offsetText = '', leaseText = ''] = parts;
-  const clientId = Buffer.from(encodedClientId, 'base64url').toString('utf8');
-  if (clientId === '' || Buffer.from(clientId, 'utf8').toString('base64url') !== encodedClientId)
-    return undefined;
-  const rest = decodeReceiptHandle([VERSION, group, topic, offsetText, leaseText].join(SEPARATOR));
-  return rest && { ...rest, clientId };
 }

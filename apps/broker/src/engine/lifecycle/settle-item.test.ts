@@ -1,7 +1,7 @@
 import { initialReadyState, pushTransition } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
-import { encodeBroadcastReceiptHandle, encodeReceiptHandle } from './receipt-handle.js';
+import { encodeReceiptHandle } from './receipt-handle.js';
 import {
   malformedReceiptHandle,
   rejectionError,
@@ -63,10 +63,17 @@ describe('settle items', () => {
 });
 
 const clustering = (offset: number) => ({
-  receiptHandle: encodeReceiptHandle({ group: 'g', topic: 't', offset }, 1),
+  receiptHandle: encodeReceiptHandle({ kind: 'clustering', group: 'g', topic: 't', offset, lease: 1 }),
 });
 const broadcast = (offset: number) => ({
-  receiptHandle: encodeBroadcastReceiptHandle({ group: 'b', topic: 't', offset, lease: 1, clientId: 'c1' }),
+  receiptHandle: encodeReceiptHandle({
+    kind: 'broadcast',
+    group: 'b',
+    topic: 't',
+    offset,
+    lease: 1,
+    clientId: 'c1',
+  }),
 });
 const error = (message: string) => BrokerError.of('INVALID_RECEIPT_HANDLE', message);
 

@@ -75,7 +75,7 @@ afterEach(async () => {
 describe('Settlement', () => {
   it('refuses a malformed handle and an unknown one, indexed into the batch, and settles the rest', () => {
     const handle = leasePush();
-    const unknown = encodeReceiptHandle(at(42), 1);
+    const unknown = encodeReceiptHandle({ kind: 'clustering', ...at(42), lease: 1 });
     const failures = parts.settlement.settle(items('garbage', handle, unknown), 'ack');
     expect(failures.map((f) => f.index)).toEqual([0, 2]);
     expect(failures.every((f) => f.error.errorName === 'INVALID_RECEIPT_HANDLE')).toBe(true);
@@ -236,7 +236,7 @@ describe('Settlement', () => {
     h.clock.advanceBy(400);
     const changed = parts.settlement.changeInvisibility(old, 5_000);
     expect(changed.messageId).toBe('t-0');
-    expect(decodeReceiptHandle(changed.receiptHandle)).toEqual({ ...at(0), lease: 2 });
+    expect(decodeReceiptHandle(changed.receiptHandle)).toEqual({ kind: 'clustering', ...at(0), lease: 2 });
     expect(stateOf(0)).toMatchObject({ state: 'inflight', lease: 2, leaseDeadlineMs: START_MS + 5_400 });
     await h.committed();
     expect(h.store.getDelivery(at(0))?.scheduleKey).toEqual(['g', START_MS + 5_400, 't', 0]);
@@ -260,13 +260,22 @@ describe('Settlement', () => {
     expect(thrown(pushed, 1_000)).toEqual([400, 'BAD_REQUEST']);
     expect(thrown(leased, 1.5)).toEqual([400, 'BAD_REQUEST']);
     expect(thrown('nope', 1_000)).toEqual([410, 'INVALID_RECEIPT_HANDLE']);
-    expect(thrown(encodeReceiptHandle(at(9), 1), 1_000)).toEqual([410, 'INVALID_RECEIPT_HANDLE']);
+    expect(thrown(encodeReceiptHandle({ kind: 'clustering', ...at(9), lease: 1 }), 1_000)).toEqual([
+      410,
+      'INVALID_RECEIPT_HANDLE',
+    ]);
     expect(stateOf(0)).toMatchObject({ state: 'inflight', lease: 1 });
     expect(stateOf(1)).toMatchObject({ state: 'inflight', lease: 1 });
   });
 
   it('refuses a handle of a group that no longer exists as unknown', () => {
-    const handle = encodeReceiptHandle({ group: 'gone', topic: 't', offset: 0 }, 1);
+    const handle = encodeReceiptHandle({
+      kind: 'clustering',
+      group: 'gone',
+      topic: 't',
+      offset: 0,
+      lease: 1,
+    });
     expect(errorOf(parts.settlement.settle(items(handle), 'ack')[0])?.code).toBe(410);
   });
 });

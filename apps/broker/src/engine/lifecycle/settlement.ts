@@ -80,7 +80,7 @@ export class Settlement {
     if (!outcome.ok) throw outcome.error;
     return {
       messageId: outcome.messageId,
-      receiptHandle: encodeReceiptHandle(outcome.address, outcome.lease),
+      receiptHandle: encodeReceiptHandle({ kind: 'clustering', ...outcome.address, lease: outcome.lease }),
     };
   }
 
@@ -96,10 +96,15 @@ export class Settlement {
 
   #request(receiptHandle: string, request: Request): Decided {
     const handle = decodeReceiptHandle(receiptHandle);
-    if (!handle) return { ok: false, error: malformedReceiptHandle() };
-    const found = this.#find(handle);
+    // A broadcast handle is the broadcast ledger's; a handle naming a queue, the router's.
+    if (handle?.kind !== 'clustering' || handle.queue !== undefined) {
+      return { ok: false, error: malformedReceiptHandle() };
+    }
+    const { group, topic, offset, lease } = handle;
+    const address = { group, topic, offset };
+    const found = this.#find(address);
     if (!found) return { ok: false, error: unknownReceiptHandle() };
-    return this.#decide(found, handle, handle.lease, request);
+    return this.#decide(found, address, lease, request);
   }
 
   #find(address: DeliveryAddress): Found | undefined {
