@@ -113,6 +113,8 @@ export {
   MAX_CONSUMPTION_TIMEOUT_MS,
   MAX_MAX_RETRIES,
   MAX_RETENTION_MS,
+  pauseOnFailuresInputSchema,
+  pauseOnFailuresSchema,
   retryPolicySchema,
   topicConfigSchema,
 } from './schemas/config.js';
