@@ -176,6 +176,7 @@ export {
   type WelcomeFrame,
   welcomeFrameSchema,
 } from './schemas/frames.js';
+export { type GroupPauseView, groupPauseViewSchema } from './schemas/group-pause.js';
 export {
   type DeadLetterInfo,
   type DeliveredMessage,

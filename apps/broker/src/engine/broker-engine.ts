@@ -12,6 +12,7 @@ import type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
 import type { SubscribeRequest } from './dispatch/push-dispatch.js';
 import type { ReceiveRequest } from './dispatch/simple-consumption.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
+import { driveGroupPause } from './lifecycle/lifecycle-driver.js';
 import { recoverDeliveries } from './lifecycle/recovery.js';
 import {
   type SettleFailure,
@@ -234,6 +235,19 @@ export class BrokerEngine implements BrokerService {
     return view;
   }
 
+  /**
+   * Pause a group by hand, or resume it (DESIGN.md §11): a pause holds every delivery, probes
+   * included, whether the failure-storm rule is on or not; a resume also closes an open breaker.
+   * Answers once the pause state is durable, or `undefined` when the group does not exist.
+   */
+  async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
+    const group = this.#parts.groups.get(name);
+    if (!group) return undefined;
+    driveGroupPause(this.#parts, group, { type: paused ? 'pause' : 'resume', atMs: this.#parts.clock.now() });
+    await this.#parts.store.durable();
+    return this.#describe(group);
+  }
+
   /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */
   describeGroup(name: string): GroupView | undefined {
     const group = this.#parts.groups.get(name);
@@ -357,7 +371,12 @@ export class BrokerEngine implements BrokerService {
   }
 
   #describe(group: GroupRuntime): GroupView {
-    return describeGroup(group, this.#parts.topics, this.#parts.broadcast.instancesOf(group.name));
+    return describeGroup(
+      group,
+      this.#parts.topics,
+      this.#parts.broadcast.instancesOf(group.name),
+      this.#parts.clock.now(),
+    );
   }
 }
 
