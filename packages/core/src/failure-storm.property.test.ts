@@ -41,7 +41,7 @@ const outcome: fc.Arbitrary<StormOutcome> = fc.constantFrom(
 /** Events with time steps; probes and outcomes name a few deliveries, so a probe's own outcome comes up. */
 const step = fc.record({
   advanceMs: fc.integer({ min: 0, max: 2_000 }),
-  kind: fc.constantFrom('outcome', 'outcome', 'outcome', 'probeSent', 'pause', 'resume'),
+  kind: fc.constantFrom('outcome', 'outcome', 'outcome', 'probeSent', 'pause', 'resume', 'ruleChanged'),
   outcome,
   deliveryId: fc.constantFrom('a', 'b', 'c', 'd'),
 });
@@ -62,7 +62,7 @@ function run(
         ? { type: 'outcome', outcome: each.outcome, deliveryId: each.deliveryId, atMs }
         : each.kind === 'probeSent'
           ? { type: 'probeSent', deliveryId: each.deliveryId, atMs }
-          : { type: each.kind as 'pause' | 'resume', atMs };
+          : { type: each.kind as 'pause' | 'resume' | 'ruleChanged', atMs };
     const next = groupPauseTransition(state, event, cfg);
     for (const effect of next.effects) {
       if (effect.type === 'breakerTransitioned') {
@@ -311,6 +311,15 @@ describe('failure-storm rule', () => {
     const resumed = groupPauseTransition(state, { type: 'resume', atMs: 5 }, cfg);
     expect(resumed.state).toEqual(initialGroupPauseState());
     expect(admitDelivery(resumed.state, 5)).toEqual({ type: 'deliver' });
+  });
+
+  it('closes the breaker when the rule is turned off, and keeps it when the rule stays on', () => {
+    let state = initialGroupPauseState();
+    for (const atMs of [0, 1, 2, 3]) state = groupPauseTransition(state, fail(atMs), cfg).state;
+    expect(groupPauseTransition(state, { type: 'ruleChanged', atMs: 4 }, cfg).state).toBe(state);
+    const off = groupPauseTransition(state, { type: 'ruleChanged', atMs: 4 }, undefined);
+    expect(off.state.breaker).toEqual({ state: 'closed' });
+    expect(off.effects).toEqual([{ type: 'breakerTransitioned', from: 'open', to: 'closed' }]);
   });
 
   it('validates a config', () => {

@@ -97,7 +97,9 @@ export type GroupPauseEvent =
   /** The probe the admission allowed went out. */
   | { readonly type: 'probeSent'; readonly deliveryId: string; readonly atMs: number }
   | { readonly type: 'pause'; readonly atMs: number }
-  | { readonly type: 'resume'; readonly atMs: number };
+  | { readonly type: 'resume'; readonly atMs: number }
+  /** The group's config was replaced: a group whose rule is now off closes its breaker. */
+  | { readonly type: 'ruleChanged'; readonly atMs: number };
 
 export type GroupPauseEventType = GroupPauseEvent['type'];
 
@@ -214,6 +216,13 @@ export function groupPauseTransition(
       if (effects.length === 0) return { state, effects };
       return { state: { breaker: { state: 'closed' }, window: [], manuallyPaused: false }, effects };
     }
+    case 'ruleChanged':
+      // Turning the rule off must not leave a breaker open that nothing can close any more.
+      if (config !== undefined || state.breaker.state === 'closed') return { state, effects: [] };
+      return {
+        state: { ...state, breaker: { state: 'closed' }, window: [] },
+        effects: [{ type: 'breakerTransitioned', from: state.breaker.state, to: 'closed' }],
+      };
     case 'probeSent': {
       if (
         config === undefined ||

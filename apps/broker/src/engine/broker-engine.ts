@@ -230,7 +230,10 @@ export class BrokerEngine implements BrokerService {
 
   /** Create or replace a group's config; answers once it is durable (it survives `kill -9`). */
   async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
-    const view = this.#describe(this.#parts.groups.put(name, input));
+    const group = this.#parts.groups.put(name, input);
+    // A breaker left open by a rule now turned off closes (DESIGN.md §11).
+    driveGroupPause(this.#parts, group, { type: 'ruleChanged', atMs: this.#parts.clock.now() });
+    const view = this.#describe(group);
     await this.#parts.store.durable();
     return view;
   }
