@@ -1,3 +1,4 @@
+import type { PauseOnFailuresConfig } from './failure-storm.js';
 import {
   DEFAULT_FIFO_RETRY_POLICY,
   DEFAULT_MAX_RETRIES,
@@ -59,6 +60,13 @@ export interface GroupConfig {
   readonly broadcastInstanceTtlMs: number;
   /** How long the group's DLQ topic (`%DLQ%<group>`) keeps a message (DESIGN.md §5). @default 14 days */
   readonly dlqRetentionMs: number;
+  /**
+   * The failure-storm rule (DESIGN.md §11): pause the group while nearly every delivery fails,
+   * instead of spending every message's attempts. Absent: off, as for every group of a data
+   * directory written before the rule existed. See {@link PauseOnFailuresConfig} for its defaults.
+   * @default undefined (off)
+   */
+  readonly pauseOnFailures?: PauseOnFailuresConfig;
 }
 
 /** A group config as a user writes it: every field optional, omitted ones keep their default. */
@@ -102,5 +110,6 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     startFrom: input.startFrom ?? 'latest',
     broadcastInstanceTtlMs: input.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
     dlqRetentionMs: input.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
+    ...(input.pauseOnFailures === undefined ? {} : { pauseOnFailures: input.pauseOnFailures }),
   };
 }

@@ -2,6 +2,32 @@ export { assertNever } from './assert-never.js';
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export { DELAY_LEVELS_MS, delayLevelToMs } from './delay-levels.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './exponential-backoff.js';
+export {
+  type Admission,
+  admitDelivery,
+  BREAKER_STATES,
+  type BreakerState,
+  type BreakerStateName,
+  DEFAULT_PAUSE_ON_FAILURES,
+  FAILURE_WINDOW_BUCKETS,
+  type GroupPauseEffect,
+  type GroupPauseEvent,
+  type GroupPauseEventType,
+  type GroupPauseState,
+  type GroupPauseTransition,
+  groupPauseTransition,
+  type HoldReason,
+  initialGroupPauseState,
+  type PauseOnFailuresConfig,
+  resolvePauseOnFailures,
+  restoreGroupPauseState,
+  type StoredGroupPause,
+  type StormOutcome,
+  storedGroupPause,
+  validatePauseOnFailures,
+  type WindowBucket,
+  windowCounts,
+} from './failure-storm.js';
 export { FifoGate } from './fifo-gate.js';
 export {
   type ConsumeMode,

@@ -113,6 +113,8 @@ export {
   MAX_CONSUMPTION_TIMEOUT_MS,
   MAX_MAX_RETRIES,
   MAX_RETENTION_MS,
+  pauseOnFailuresInputSchema,
+  pauseOnFailuresSchema,
   retryPolicySchema,
   topicConfigSchema,
 } from './schemas/config.js';
@@ -174,6 +176,7 @@ export {
   type WelcomeFrame,
   welcomeFrameSchema,
 } from './schemas/frames.js';
+export { type GroupPauseView, groupPauseViewSchema } from './schemas/group-pause.js';
 export {
   type DeadLetterInfo,
   type DeliveredMessage,

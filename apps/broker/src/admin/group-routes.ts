@@ -7,7 +7,8 @@ import type { ServiceOf } from './request-scope.js';
 /**
  * `PUT /v1/groups/:group` creates or reconfigures a group (omitted fields keep their defaults);
  * `GET` describes it with its stats; `GET /v1/groups?cursor=&limit=` lists groups by name, each
- * described as its `GET` does.
+ * described as its `GET` does. `POST /v1/groups/:group/pause` and `/resume` (admin write) hold or
+ * release every delivery of the group by hand (DESIGN.md §11), and answer with the group.
  */
 export function registerGroupRoutes(app: FastifyInstance, serviceOf: ServiceOf): void {
   app.get('/v1/groups', async (request, reply) => {
@@ -35,4 +36,15 @@ export function registerGroupRoutes(app: FastifyInstance, serviceOf: ServiceOf):
       });
     return group;
   });
+
+  for (const action of ['pause', 'resume'] as const) {
+    app.post<{ Params: { group: string } }>(`/v1/groups/:group/${action}`, async (request, reply) => {
+      const group = await serviceOf(request).pauseGroup(request.params.group, action === 'pause');
+      if (!group)
+        return replyError(reply, 'NOT_FOUND', `group "${request.params.group}" does not exist`, {
+          details: { group: request.params.group },
+        });
+      return group;
+    });
+  }
 }

@@ -12,6 +12,7 @@ import type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
 import type { SubscribeRequest } from './dispatch/push-dispatch.js';
 import type { ReceiveRequest } from './dispatch/simple-consumption.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
+import { driveGroupPause } from './lifecycle/lifecycle-driver.js';
 import { recoverDeliveries } from './lifecycle/recovery.js';
 import {
   type SettleFailure,
@@ -229,9 +230,25 @@ export class BrokerEngine implements BrokerService {
 
   /** Create or replace a group's config; answers once it is durable (it survives `kill -9`). */
   async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
-    const view = this.#describe(this.#parts.groups.put(name, input));
+    const group = this.#parts.groups.put(name, input);
+    // A breaker left open by a rule now turned off closes (DESIGN.md §11).
+    driveGroupPause(this.#parts, group, { type: 'ruleChanged', atMs: this.#parts.clock.now() });
+    const view = this.#describe(group);
     await this.#parts.store.durable();
     return view;
+  }
+
+  /**
+   * Pause a group by hand, or resume it (DESIGN.md §11): a pause holds every delivery, probes
+   * included, whether the failure-storm rule is on or not; a resume also closes an open breaker.
+   * Answers once the pause state is durable, or `undefined` when the group does not exist.
+   */
+  async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
+    const group = this.#parts.groups.get(name);
+    if (!group) return undefined;
+    driveGroupPause(this.#parts, group, { type: paused ? 'pause' : 'resume', atMs: this.#parts.clock.now() });
+    await this.#parts.store.durable();
+    return this.#describe(group);
   }
 
   /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */
@@ -357,7 +374,12 @@ export class BrokerEngine implements BrokerService {
   }
 
   #describe(group: GroupRuntime): GroupView {
-    return describeGroup(group, this.#parts.topics, this.#parts.broadcast.instancesOf(group.name));
+    return describeGroup(
+      group,
+      this.#parts.topics,
+      this.#parts.broadcast.instancesOf(group.name),
+      this.#parts.clock.now(),
+    );
   }
 }
 

@@ -38,6 +38,9 @@ export class BrokerMetrics {
   readonly #deadLettered: Counter<'group'>;
   readonly #released: Counter<'group'>;
   readonly #broadcastFailures: Counter<'group'>;
+  readonly #groupPaused: Gauge<'group' | 'reason'>;
+  readonly #breakerTransitions: Counter<'group' | 'from' | 'to'>;
+  readonly #deliveriesHeld: Counter<'group' | 'reason'>;
   readonly #rejected: Counter<'code'>;
   readonly #sendLatency: Histogram;
   readonly #expired: Counter<'group'>;
@@ -98,6 +101,24 @@ export class BrokerMetrics {
       name: 'ricochet_broadcast_failures_total',
       help: 'Broadcast deliveries that failed or timed out: recorded, never retried (B1)',
       labelNames: ['group'],
+      registers,
+    });
+    this.#groupPaused = new Gauge({
+      name: 'ricochet_group_paused',
+      help: '1 while the group holds its deliveries, by reason: manual, or failures (its breaker is open or half-open; DESIGN.md §11)',
+      labelNames: ['group', 'reason'],
+      registers,
+    });
+    this.#breakerTransitions = new Counter({
+      name: 'ricochet_group_breaker_transitions_total',
+      help: "Moves of a group's failure-storm breaker between closed, open and halfOpen (DESIGN.md §11)",
+      labelNames: ['group', 'from', 'to'],
+      registers,
+    });
+    this.#deliveriesHeld = new Counter({
+      name: 'ricochet_group_deliveries_held_total',
+      help: 'Times a consumer asked for messages of a paused group and got none, by reason (manual, failures)',
+      labelNames: ['group', 'reason'],
       registers,
     });
     this.#rejected = new Counter({
@@ -190,6 +211,15 @@ export class BrokerMetrics {
   }
   broadcastFailed(group: string): void {
     this.#broadcastFailures.inc({ group });
+  }
+  groupPaused(group: string, reason: 'manual' | 'failures', paused: boolean): void {
+    this.#groupPaused.set({ group, reason }, paused ? 1 : 0);
+  }
+  breakerTransitioned(group: string, from: string, to: string): void {
+    this.#breakerTransitions.inc({ group, from, to });
+  }
+  deliveriesHeld(group: string, reason: 'manual' | 'failures'): void {
+    this.#deliveriesHeld.inc({ group, reason });
   }
   rejected(code: number): void {
     this.#rejected.inc({ code: String(code) });

@@ -46,6 +46,8 @@ export interface BrokerService {
   listTopics(afterName: string | undefined, limit: number): Awaitable<NamePage<TopicView>>;
   putGroup(name: string, input: GroupConfigInput): Promise<GroupView>;
   describeGroup(name: string): Awaitable<GroupView | undefined>;
+  /** Pause a group by hand (`true`) or resume it (DESIGN.md §11); `undefined` when it does not exist. */
+  pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined>;
   listGroups(afterName: string | undefined, limit: number): Awaitable<NamePage<GroupView>>;
   describeMessage(messageId: string): Promise<MessageView | undefined>;
   listDeadLetters(group: string, fromOffset: number, limit: number): Awaitable<DeadLetterPage>;

@@ -174,6 +174,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     groups,
     clock,
     applier,
+    metrics,
     scheduler,
     maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
   });

@@ -121,6 +121,7 @@ export class EngineHarness {
       groups: this.groups,
       clock: this.clock,
       applier,
+      metrics,
       scheduler,
       maxReadyQueuePerGroup: options.maxReadyQueuePerGroup ?? 10_000,
     });

@@ -1,4 +1,4 @@
-import type { GroupConfig, PushState, SimpleState, TopicConfig } from '@ricochet/core';
+import type { GroupConfig, PushState, SimpleState, StoredGroupPause, TopicConfig } from '@ricochet/core';
 
 /** A message as the store keeps it: the sent fields plus its place in the log. */
 export interface StoredMessage {
@@ -65,6 +65,8 @@ export interface GroupRecord {
   readonly name: string;
   readonly config: GroupConfig;
   readonly createdAt: number;
+  /** The group's breaker and manual pause (DESIGN.md §11); absent: closed, not paused. */
+  readonly pause?: StoredGroupPause;
 }
 
 /** A group's progress through one topic: every offset below `nextOffset` has been dispatched. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { groupConfigSchema, topicConfigShape } from './config.js';
+import { groupPauseViewSchema } from './group-pause.js';
 
 /*
  * The admin API's JSON answers (DESIGN.md §4, §8; docs/guides/operations.md), once: the broker
@@ -88,6 +89,8 @@ export const groupViewSchema = z.object({
   name: z.string(),
   config: groupConfigSchema,
   stats: groupStatsSchema.extend({ topics: groupPositionsSchema }),
+  /** Absent from brokers before failure storms existed. */
+  pause: groupPauseViewSchema.optional(),
 });
 
 /** A group as the admin API shows it: its config and stats. */
@@ -356,6 +359,8 @@ export const ADMIN_ANSWER_SCHEMAS = {
   'GET /v1/groups/:group/dlq': deadLetterPageSchema,
   'POST /v1/groups/:group/dlq/redrive': redriveAnswerSchema,
   'GET /v1/groups/:group/fifo': fifoHeadsAnswerSchema,
+  'POST /v1/groups/:group/pause': groupViewSchema,
+  'POST /v1/groups/:group/resume': groupViewSchema,
   'GET /v1/messages/:messageId': messageViewSchema,
   'GET /v1/counters': counterTotalsSchema,
   'GET /v1/store': storeAnswerSchema,

@@ -65,6 +65,25 @@ describe('groupConfigInputSchema', () => {
     expect(groupConfigInputSchema.safeParse({ maxRetries: null }).success).toBe(false);
   });
 
+  it("fills pauseOnFailures with core's defaults and checks it (DESIGN.md §11)", () => {
+    const input = groupConfigInputSchema.parse({ pauseOnFailures: { pauseMs: 50 } });
+    expect(input.pauseOnFailures).toEqual({
+      failureRatio: 0.9,
+      minOutcomes: 20,
+      windowMs: 60_000,
+      pauseMs: 50,
+      maxPauseMs: 300_000,
+    });
+    expect(groupConfigSchema.parse(resolveGroupConfig(input))).toEqual(resolveGroupConfig(input));
+    expect(groupConfigInputSchema.safeParse({ pauseOnFailures: { failureRatio: 0 } }).success).toBe(false);
+    expect(
+      groupConfigInputSchema.safeParse({ pauseOnFailures: { pauseMs: 500, maxPauseMs: 100 } }).success,
+    ).toBe(false);
+    expect(groupConfigInputSchema.safeParse({ pauseOnFailures: { ratio: 0.5 } }).success).toBe(false);
+    // Absent: off, as for a data directory written before the rule existed.
+    expect(resolveGroupConfig(groupConfigInputSchema.parse({}))).not.toHaveProperty('pauseOnFailures');
+  });
+
   it('round-trips a resolved config through the full schema', () => {
     const config = resolveGroupConfig({ fifo: true });
     expect(groupConfigSchema.parse(config)).toEqual(config);

@@ -1,4 +1,4 @@
-import { validateRetryPolicy } from '@ricochet/core';
+import { resolvePauseOnFailures, validatePauseOnFailures, validateRetryPolicy } from '@ricochet/core';
 import { z } from 'zod';
 
 /** The largest `maxRetries` a group may have. */
@@ -38,6 +38,43 @@ export const retryPolicySchema = z
       ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
   });
 
+const pauseOnFailuresFields = {
+  failureRatio: z.number().gt(0).max(1),
+  minOutcomes: z.number().int().min(1).max(1_000_000),
+  windowMs: z.number().int().min(10).max(MAX_CONSUMPTION_TIMEOUT_MS),
+  pauseMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
+  maxPauseMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
+};
+
+function checkPauseOnFailures(
+  config: z.infer<z.ZodObject<typeof pauseOnFailuresFields>>,
+  ctx: z.core.$RefinementCtx<unknown>,
+): void {
+  for (const message of validatePauseOnFailures(config)) ctx.addIssue({ code: 'custom', message });
+}
+
+/** The failure-storm rule of a group (DESIGN.md §11), as the broker reports it. */
+export const pauseOnFailuresSchema = z
+  .object(pauseOnFailuresFields)
+  .readonly()
+  .superRefine(checkPauseOnFailures);
+
+/**
+ * The failure-storm rule as a user writes it: omitted fields take core's defaults, so
+ * `pauseOnFailures: {}` turns the rule on with them.
+ */
+export const pauseOnFailuresInputSchema = z
+  .object({
+    failureRatio: pauseOnFailuresFields.failureRatio.exactOptional(),
+    minOutcomes: pauseOnFailuresFields.minOutcomes.exactOptional(),
+    windowMs: pauseOnFailuresFields.windowMs.exactOptional(),
+    pauseMs: pauseOnFailuresFields.pauseMs.exactOptional(),
+    maxPauseMs: pauseOnFailuresFields.maxPauseMs.exactOptional(),
+  })
+  .strict()
+  .transform((input) => resolvePauseOnFailures(input))
+  .superRefine(checkPauseOnFailures);
+
 const groupConfigShape = {
   maxRetries: z.number().int().min(0).max(MAX_MAX_RETRIES),
   retryPolicy: retryPolicySchema,
@@ -47,6 +84,7 @@ const groupConfigShape = {
   startFrom: z.enum(['latest', 'earliest']),
   broadcastInstanceTtlMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS),
   dlqRetentionMs: z.number().int().min(1).max(MAX_RETENTION_MS),
+  pauseOnFailures: pauseOnFailuresSchema.exactOptional(),
 };
 
 /** A complete group config, as the broker reports it. */
@@ -63,6 +101,7 @@ export const groupConfigInputSchema = z
     startFrom: groupConfigShape.startFrom.exactOptional(),
     broadcastInstanceTtlMs: groupConfigShape.broadcastInstanceTtlMs.exactOptional(),
     dlqRetentionMs: groupConfigShape.dlqRetentionMs.exactOptional(),
+    pauseOnFailures: pauseOnFailuresInputSchema.exactOptional(),
   })
   .strict()
   .readonly();

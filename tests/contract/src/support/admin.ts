@@ -34,6 +34,16 @@ export class AdminApi {
     return this.#json('GET /v1/groups/:group', `/v1/groups/${group}`);
   }
 
+  /** `POST /v1/groups/:group/pause`: hold every delivery of the group (DESIGN.md §11). */
+  pauseGroup(group: string): Promise<GroupView> {
+    return this.#json('POST /v1/groups/:group/pause', `/v1/groups/${group}/pause`, {});
+  }
+
+  /** `POST /v1/groups/:group/resume`: deliver again, and close an open breaker (DESIGN.md §11). */
+  resumeGroup(group: string): Promise<GroupView> {
+    return this.#json('POST /v1/groups/:group/resume', `/v1/groups/${group}/resume`, {});
+  }
+
   putTopic(topic: string, config: TopicConfig): Promise<TopicSaved> {
     return this.#json('PUT /v1/topics/:topic', `/v1/topics/${topic}`, config);
   }

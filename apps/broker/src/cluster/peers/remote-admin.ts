@@ -90,6 +90,11 @@ export class RemoteAdmin {
     return this.#call('PUT', `/v1/groups/${encodeURIComponent(name)}`, input);
   }
 
+  /** Pause or resume the group on the peer's queue (DESIGN.md §11). */
+  pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
+    return this.#call('POST', `/v1/groups/${encodeURIComponent(name)}/${paused ? 'pause' : 'resume'}`, {});
+  }
+
   /** `undefined` when the queue has no such group. */
   describeGroup(name: string): Promise<GroupView | undefined> {
     return this.#find(`/v1/groups/${encodeURIComponent(name)}`);

@@ -57,7 +57,25 @@ export function mergeGroupViews(views: readonly (GroupView | undefined)[]): Grou
       topics[topic] = sum;
     }
   }
-  return { name: first.name, config: first.config, stats: { ...totals, topics: topics as GroupPositions } };
+  const merged: GroupView = {
+    name: first.name,
+    config: first.config,
+    stats: { ...totals, topics: topics as GroupPositions },
+  };
+  // Each queue keeps its own breaker: the view shows the most paused one (open over half-open
+  // over closed), with the highest failure ratio and the earliest next probe.
+  const pauses = present.flatMap((view) => (view.pause === undefined ? [] : [view.pause]));
+  if (pauses.length === 0) return merged;
+  const rank = { closed: 0, halfOpen: 1, open: 2 } as const;
+  const worst = pauses.reduce((a, b) => (rank[b.state] > rank[a.state] ? b : a));
+  const probes = pauses.flatMap((pause) => (pause.nextProbeAt === undefined ? [] : [pause.nextProbeAt]));
+  const pause = {
+    state: worst.state,
+    manuallyPaused: pauses.some((each) => each.manuallyPaused),
+    failureRatio: Math.max(...pauses.map((each) => each.failureRatio)),
+    ...(probes.length === 0 ? {} : { nextProbeAt: Math.min(...probes) }),
+  };
+  return { ...merged, pause };
 }
 
 /** A stored message of `queue` with its topic offsets. */

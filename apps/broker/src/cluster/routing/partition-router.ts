@@ -276,6 +276,11 @@ export class PartitionRouter implements BrokerService {
     return mergeGroupViews(views) as GroupView;
   }
 
+  /** Every queue pauses or resumes its share of the group (DESIGN.md §11). */
+  async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
+    return mergeGroupViews(await Promise.all(this.#queues.map((queue) => queue.pauseGroup(name, paused))));
+  }
+
   async describeGroup(name: string): Promise<GroupView | undefined> {
     return mergeGroupViews(await Promise.all(this.#queues.map((queue) => queue.describeGroup(name))));
   }

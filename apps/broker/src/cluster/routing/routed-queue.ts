@@ -41,6 +41,7 @@ export interface QueueAdmin {
   listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>>;
   putGroup(name: string, input: GroupConfigInput): Promise<GroupView>;
   describeGroup(name: string): Promise<GroupView | undefined>;
+  pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined>;
   listGroups(afterName: string | undefined, limit: number): Promise<NamePage<GroupView>>;
   describeMessage(messageId: string): Promise<MessageView | undefined>;
   listDeadLetters(group: string, fromOffset: number, limit: number): Promise<DeadLetterPage>;
@@ -163,6 +164,9 @@ export class LocalQueue implements RoutedQueue {
   async describeGroup(name: string) {
     return this.engine.describeGroup(name);
   }
+  async pauseGroup(name: string, paused: boolean) {
+    return this.engine.pauseGroup(name, paused);
+  }
   async listGroups(afterName: string | undefined, limit: number) {
     return this.engine.listGroups(afterName, limit);
   }
@@ -266,6 +270,9 @@ export class ForwardedQueue implements RoutedQueue {
   describeGroup(name: string) {
     return this.#admin.describeGroup(name);
   }
+  pauseGroup(name: string, paused: boolean) {
+    return this.#admin.pauseGroup(name, paused);
+  }
   listGroups(afterName: string | undefined, limit: number) {
     return this.#admin.listGroups(afterName, limit);
   }
@@ -350,6 +357,9 @@ export class PendingQueue implements RoutedQueue {
   }
   async describeGroup() {
     return undefined;
+  }
+  async pauseGroup(): Promise<GroupView | undefined> {
+    throw this.#unavailable();
   }
   async listGroups() {
     return { items: [], lastName: null };

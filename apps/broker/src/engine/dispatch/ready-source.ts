@@ -1,6 +1,7 @@
-import type { Clock } from '@ricochet/core';
+import { admitDelivery, type Clock } from '@ricochet/core';
 import { matchesTagFilter, type TagFilter } from '@ricochet/protocol';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../../store/records.js';
+import type { BrokerMetrics } from '../broker-metrics.js';
 import type { EffectApplier } from '../lifecycle/effect-applier.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
@@ -28,6 +29,8 @@ export interface ReadySourceDeps {
   readonly clock: Clock;
   /** Parks delay messages (T1) and FIFO messages behind their head (P5). */
   readonly applier: EffectApplier;
+  /** Counts the deliveries a paused group held (DESIGN.md §11). */
+  readonly metrics: BrokerMetrics;
   /** Resumed for a group whose ready queue drained: due entries held back for lack of room may come now. */
   readonly scheduler: Scheduler;
   /**
@@ -59,6 +62,7 @@ export class ReadySource {
 
   /** Whether the group has anything Ready for these subscriptions, without taking it. */
   hasReady(group: GroupRuntime, subscriptions: Subscriptions): boolean {
+    if (admitDelivery(group.pause, this.#deps.clock.now()).type === 'hold') return false;
     if (group.readyQueue.size > 0) return true;
     for (const topic of subscriptions.keys()) {
       const runtime = this.#deps.topics.get(topic);
@@ -88,7 +92,17 @@ export class ReadySource {
    * of the group's retries, lease expiries and delays is due without having fired: those are late
    * already, and a broker busy handing out new messages would make them later still.
    */
-  take(group: GroupRuntime, subscriptions: Subscriptions, max: number): ReadyCandidate[] {
+  take(group: GroupRuntime, subscriptions: Subscriptions, wanted: number): ReadyCandidate[] {
+    // DESIGN.md §11: a paused group hands out nothing — no first delivery, and a retry that fell
+    // due waits Ready in the queue (its attempt not spent) — but one probe when its breaker lets
+    // it. The lifecycle driver marks the delivery it becomes as the probe.
+    const admission = admitDelivery(group.pause, this.#deps.clock.now());
+    if (admission.type === 'hold') {
+      if (admission.untilMs !== undefined) this.#deps.applier.wakeForProbe(group, admission.untilMs);
+      this.#deps.metrics.deliveriesHeld(group.name, admission.reason);
+      return [];
+    }
+    const max = admission.type === 'probe' ? Math.min(1, wanted) : wanted;
     const candidates = this.#takeReadyAgain(group, subscriptions, max);
     if (candidates.length < max && !this.#deps.scheduler.hasDue(group.name, this.#deps.clock.now())) {
       this.#takeFromLogs(group, subscriptions, max, candidates);

@@ -2,6 +2,7 @@ import {
   type Clock,
   type DeliveryEffect,
   type GroupCounter,
+  type GroupPauseTransition,
   initialReadyState,
   type PushState,
   redrivenState,
@@ -24,6 +25,7 @@ import type { ReadyRef } from '../model/ready-queue.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { PushLeaseTable } from '../timers/push-lease-table.js';
 import type { Scheduler } from '../timers/scheduler.js';
+import { GroupPauseApplier } from './group-pause-applier.js';
 
 /** One accepted transition of a message for a clustering group, with core's effects, to carry out. */
 export type DeliveryChange = {
@@ -83,8 +85,11 @@ export class EffectApplier {
   readonly #toWake = new Set<GroupRuntime>();
   #flushQueued = false;
 
+  readonly #groupPause: GroupPauseApplier;
+
   constructor(deps: EffectApplierDeps) {
     this.#deps = deps;
+    this.#groupPause = new GroupPauseApplier(deps, (group) => this.#wake(group));
   }
 
   /** Carry out one transition: its effects in core's order, then the record it leaves. */
@@ -145,6 +150,18 @@ export class EffectApplier {
     }
     if (change.eventType === 'delivered') this.#deps.metrics.delivered(group.name);
     this.#writeRecord(change, scheduleKey);
+  }
+
+  /**
+   * Carry out a move of the group's failure-storm rule (DESIGN.md §11): see {@link GroupPauseApplier}.
+   */
+  applyGroupPause(group: GroupRuntime, transition: GroupPauseTransition): void {
+    this.#groupPause.apply(group, transition);
+  }
+
+  /** Wake the group at `atMs`, when its open breaker lets a probe go (DESIGN.md §11). */
+  wakeForProbe(group: GroupRuntime, atMs: number): void {
+    this.#groupPause.wakeAt(group, atMs);
   }
 
   /**

@@ -1,4 +1,9 @@
 import {
+  admitDelivery,
+  type DeliveryEffect,
+  type GroupPauseEvent,
+  type GroupPauseTransition,
+  groupPauseTransition,
   type PushEvent,
   type PushState,
   type PushTransition,
@@ -7,6 +12,7 @@ import {
   type SimpleEvent,
   type SimpleState,
   type SimpleTransition,
+  type StormOutcome,
   simpleTransition,
 } from '@ricochet/core';
 import type { DeliveryAddress, DeliveryRecord } from '../../store/records.js';
@@ -67,6 +73,7 @@ export function drivePush(
     holder: moving.holder,
     settledBy: moving.settledBy,
   });
+  feedStormRule(deps, moving, event, result.state.lease, result.effects);
   return result;
 }
 
@@ -91,5 +98,76 @@ export function driveSimple(
     holder: moving.holder,
     settledBy: moving.settledBy,
   });
+  feedStormRule(deps, moving, event, result.state.lease, result.effects);
   return result;
+}
+
+/**
+ * Feed the group's failure-storm rule (DESIGN.md §11) what a message's transition says of its
+ * delivery: a delivery that goes out while the breaker lets a probe go is that probe, and an
+ * ended delivery is an outcome. Core decides; the applier keeps the state and stores it.
+ */
+function feedStormRule(
+  deps: Pick<LifecycleDeps, 'applier'>,
+  moving: Moving,
+  event: PushEvent | SimpleEvent,
+  lease: number,
+  effects: readonly DeliveryEffect[],
+): void {
+  const { group, address } = moving;
+  if (event.type === 'delivered') {
+    if (admitDelivery(group.pause, event.atMs).type === 'probe') {
+      driveGroupPause(deps, group, {
+        type: 'probeSent',
+        deliveryId: deliveryIdOf(address, lease),
+        atMs: event.atMs,
+      });
+    }
+    return;
+  }
+  for (const effect of effects) {
+    if (effect.type !== 'recordOutcome') continue;
+    const outcome = stormOutcomeOf(effect.outcome, event.type);
+    driveGroupPause(deps, group, {
+      type: 'outcome',
+      outcome,
+      deliveryId: deliveryIdOf(address, effect.lease),
+      atMs: event.atMs,
+    });
+  }
+}
+
+/** Feed the group's failure-storm rule one event; when it moves, the applier carries the move out. */
+export function driveGroupPause(
+  deps: Pick<LifecycleDeps, 'applier'>,
+  group: GroupRuntime,
+  event: GroupPauseEvent,
+): GroupPauseTransition {
+  const transition = groupPauseTransition(group.pause, event, group.config.pauseOnFailures);
+  if (transition.state !== group.pause) deps.applier.applyGroupPause(group, transition);
+  return transition;
+}
+
+/** One delivery of one message to the group: its address and lease. */
+function deliveryIdOf(address: DeliveryAddress, lease: number): string {
+  return `${address.topic}\u0000${address.offset}\u0000${lease}`;
+}
+
+/**
+ * How an ended delivery counts for the failure-storm rule (docs/semantics.md F1): a dead-letter
+ * after the last attempt is that attempt's failure; a dead-letter asked for by the consumer (D3),
+ * a release (C2) are not failures.
+ */
+function stormOutcomeOf(outcome: string, eventType: string): StormOutcome {
+  switch (outcome) {
+    case 'committed':
+      return 'success';
+    case 'released':
+      return 'release';
+    case 'deadLettered':
+      return eventType === 'deadLettered' ? 'deadLetterNow' : 'failure';
+    default:
+      // failed, timedOut (P2), leaseExpired (S5)
+      return 'failure';
+  }
 }

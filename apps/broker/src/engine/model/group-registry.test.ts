@@ -1,4 +1,4 @@
-import { resolveGroupConfig } from '@ricochet/core';
+import { DEFAULT_PAUSE_ON_FAILURES, initialGroupPauseState, resolveGroupConfig } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EngineHarness, START_MS } from '../engine-test-harness.test-support.js';
@@ -13,6 +13,40 @@ beforeEach(() => {
 afterEach(() => h.close());
 
 describe('GroupRegistry', () => {
+  it("keeps a group's pause with its record: open stays open, half-open probes at once, a PUT keeps it (DESIGN.md §11)", async () => {
+    const open = h.groups.put('open', { pauseOnFailures: DEFAULT_PAUSE_ON_FAILURES });
+    open.pause = {
+      breaker: { state: 'open', pauseMs: 5_000, nextProbeAtMs: START_MS + 5_000 },
+      window: [],
+      manuallyPaused: false,
+    };
+    h.groups.savePause(open);
+    const probing = h.groups.put('probing', { pauseOnFailures: DEFAULT_PAUSE_ON_FAILURES });
+    probing.pause = {
+      breaker: { state: 'halfOpen', pauseMs: 10_000, probeId: 'p', probeSentAtMs: START_MS },
+      window: [],
+      manuallyPaused: true,
+    };
+    h.groups.savePause(probing);
+    h.groups.put('open', { pauseOnFailures: DEFAULT_PAUSE_ON_FAILURES, maxRetries: 2 });
+    h.groups.put('plain', {});
+    await h.committed();
+    h.clock.advanceBy(1_000);
+    const reloaded = new GroupRegistry(h.store, h.clock, true);
+    reloaded.load();
+    expect(reloaded.get('open')?.pause.breaker).toEqual({
+      state: 'open',
+      pauseMs: 5_000,
+      nextProbeAtMs: START_MS + 5_000,
+    });
+    expect(reloaded.get('probing')?.pause).toMatchObject({
+      breaker: { state: 'open', pauseMs: 10_000, nextProbeAtMs: START_MS + 1_000 },
+      manuallyPaused: true,
+    });
+    expect(reloaded.get('plain')?.pause).toEqual(initialGroupPauseState());
+    expect(h.store.listGroups().find((group) => group.name === 'plain')).not.toHaveProperty('pause');
+  });
+
   it('creates an unknown group with the default config on first use when auto-creation is on', async () => {
     const group = h.groups.require('billing');
     expect(group.config).toEqual(resolveGroupConfig({}));

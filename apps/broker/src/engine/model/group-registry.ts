@@ -1,4 +1,13 @@
-import { type Clock, FifoGate, type GroupConfigInput, resolveGroupConfig } from '@ricochet/core';
+import {
+  type Clock,
+  FifoGate,
+  type GroupConfigInput,
+  type GroupPauseState,
+  initialGroupPauseState,
+  resolveGroupConfig,
+  restoreGroupPauseState,
+  storedGroupPause,
+} from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { GroupRecord } from '../../store/records.js';
@@ -22,6 +31,8 @@ export class GroupRuntime {
   redriven = 0;
   /** P5: for FIFO groups, the one message per (topic, message group) that may be delivered now. */
   readonly fifoGate = new FifoGate();
+  /** The failure-storm breaker and the manual pause (DESIGN.md §11); moved by the effect applier only. */
+  pause: GroupPauseState = initialGroupPauseState();
   /** Called when the group may have new Ready messages (wakes long polls and push dispatch). */
   readonly #wakeListeners = new Set<() => void>();
 
@@ -70,7 +81,10 @@ export class GroupRegistry {
     for (const record of this.#store.listGroups()) {
       // Configs stored by an older broker lack newer fields: they take their defaults.
       const config = resolveGroupConfig(record.config);
-      this.#groups.set(record.name, new GroupRuntime({ ...record, config }));
+      const group = new GroupRuntime({ ...record, config });
+      // An open breaker stays open across a restart; a half-open one probes again (DESIGN.md §11).
+      group.pause = restoreGroupPauseState(record.pause, this.#clock.now());
+      this.#groups.set(record.name, group);
     }
     for (const cursor of this.#store.listCursors())
       this.#groups.get(cursor.group)?.cursors.set(cursor.topic, cursor.nextOffset);
@@ -110,6 +124,7 @@ export class GroupRegistry {
       name,
       config: resolveGroupConfig(input),
       createdAt: existing?.record.createdAt ?? this.#clock.now(),
+      ...(existing?.record.pause === undefined ? {} : { pause: existing.record.pause }),
     };
     void this.#store.putGroup(record);
     if (existing) {
@@ -119,6 +134,12 @@ export class GroupRegistry {
     const group = new GroupRuntime(record);
     this.#groups.set(name, group);
     return group;
+  }
+
+  /** Persist a group's pause state with its record, so a paused or open group stays so after a restart. */
+  savePause(group: GroupRuntime): void {
+    group.record = { ...group.record, pause: storedGroupPause(group.pause) };
+    void this.#store.putGroup(group.record);
   }
 
   /** Persist a group's cursor on a topic. */

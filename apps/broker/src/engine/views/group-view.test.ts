@@ -77,6 +77,7 @@ describe('describeGroup', () => {
         committed: 1,
         topics: { a: { cursor: 0, firstOffset: 0 } },
       },
+      pause: { state: 'closed', manuallyPaused: false, failureRatio: 0 },
     });
     expect(describeGroup(group, h.topics).config.maxRetries).toBe(3);
   });

@@ -1,4 +1,5 @@
-import type { GroupPositions, GroupStats, GroupView } from '@ricochet/protocol';
+import { windowCounts } from '@ricochet/core';
+import type { GroupPauseView, GroupPositions, GroupStats, GroupView } from '@ricochet/protocol';
 import type { BroadcastInstance } from '../broadcast/broadcast-instance.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
@@ -37,6 +38,7 @@ export function describeGroup(
   group: GroupRuntime,
   topics: TopicRegistry,
   instances: readonly BroadcastInstance[] = [],
+  nowMs = 0,
 ): GroupView {
   const positions = Object.fromEntries(
     [...group.cursors].map(([topic, cursor]) => [
@@ -48,5 +50,16 @@ export function describeGroup(
     name: group.name,
     config: group.config,
     stats: { ...groupStatsOf(group, topics, instances), topics: positions },
+    pause: pauseViewOf(group, nowMs),
   };
+}
+
+/** A group's breaker and manual pause (DESIGN.md §11), with its window's failure ratio at `nowMs`. */
+export function pauseViewOf(group: GroupRuntime, nowMs: number): GroupPauseView {
+  const { breaker, manuallyPaused } = group.pause;
+  const config = group.config.pauseOnFailures;
+  const failureRatio = config === undefined ? 0 : windowCounts(group.pause, config, nowMs).failureRatio;
+  return breaker.state === 'open'
+    ? { state: breaker.state, manuallyPaused, failureRatio, nextProbeAt: breaker.nextProbeAtMs }
+    : { state: breaker.state, manuallyPaused, failureRatio };
 }

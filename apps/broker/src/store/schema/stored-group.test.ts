@@ -3,6 +3,7 @@ import {
   DEFAULT_DLQ_RETENTION_MS,
   type GroupConfig,
   type RetryPolicy,
+  type StoredGroupPause,
 } from '@ricochet/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -43,13 +44,59 @@ const config: fc.Arbitrary<GroupConfig> = fc.record(
     broadcastInstanceTtlMs: positive,
     // The default half the time: a group with the default DLQ retention stores none (stored-group.ts).
     dlqRetentionMs: fc.oneof(fc.constant(DEFAULT_DLQ_RETENTION_MS), positive),
+    // Absent (off) half the time, as in every group stored before failure storms existed.
+    pauseOnFailures: fc.record(
+      {
+        failureRatio: fc.double({ min: 0.01, max: 1, noNaN: true }),
+        minOutcomes: positive,
+        windowMs: positive,
+        pauseMs: positive,
+        maxPauseMs: positive,
+      },
+      PLAIN,
+    ),
   },
-  PLAIN,
+  {
+    ...PLAIN,
+    requiredKeys: [
+      'maxRetries',
+      'retryPolicy',
+      'fifo',
+      'consumeMode',
+      'consumptionTimeoutMs',
+      'startFrom',
+      'broadcastInstanceTtlMs',
+      'dlqRetentionMs',
+    ],
+  },
+);
+
+/** A pause worth storing: a breaker not closed, or a manual pause (a closed, unpaused group stores none). */
+const pause: fc.Arbitrary<StoredGroupPause> = fc.oneof(
+  fc.record({ breaker: fc.constant({ state: 'closed' as const }), manuallyPaused: fc.constant(true) }, PLAIN),
+  fc.record(
+    {
+      breaker: fc.oneof(
+        fc.record({ state: fc.constant('open' as const), pauseMs: positive, nextProbeAtMs: positive }, PLAIN),
+        fc.record(
+          {
+            state: fc.constant('halfOpen' as const),
+            pauseMs: positive,
+            probeId: fc.string(),
+            probeSentAtMs: positive,
+          },
+          PLAIN,
+        ),
+      ),
+      manuallyPaused: fc.boolean(),
+    },
+    PLAIN,
+  ),
 );
 
 const groupRecord: fc.Arbitrary<GroupRecord> = fc.record(
-  { name: fc.string({ minLength: 1, maxLength: 12 }), config, createdAt: fc.nat() },
-  PLAIN,
+  { name: fc.string({ minLength: 1, maxLength: 12 }), config, createdAt: fc.nat(), pause },
+  { ...PLAIN, requiredKeys: ['name', 'config', 'createdAt'] },
 );
 
 describe('stored group records (layout 1)', () => {
@@ -113,5 +160,27 @@ describe('stored group records (layout 1)', () => {
     expect(
       toStoredGroup({ ...engine, config: { ...engine.config, dlqRetentionMs: 7 } }).config.dlqRetentionMs,
     ).toBe(7);
+  });
+
+  it('store a group that never paused without a pause, and one paused by hand with it (DESIGN.md §11)', () => {
+    const engine = fromStoredGroup({
+      name: 'billing',
+      config: {
+        maxRetries: 2,
+        retryPolicy: { type: 'fixed', delayMs: 100 },
+        fifo: false,
+        consumeMode: 'clustering',
+        consumptionTimeoutMs: 1_000,
+        startFrom: 'latest',
+      },
+      createdAt: 1,
+    });
+    expect(engine.pause).toBeUndefined();
+    expect(engine.config.pauseOnFailures).toBeUndefined();
+    expect(
+      'pause' in toStoredGroup({ ...engine, pause: { breaker: { state: 'closed' }, manuallyPaused: false } }),
+    ).toBe(false);
+    const paused = { ...engine, pause: { breaker: { state: 'closed' as const }, manuallyPaused: true } };
+    expect(fromStoredGroup(toStoredGroup(paused))).toStrictEqual(paused);
   });
 });

@@ -3,7 +3,9 @@ import {
   DEFAULT_BROADCAST_INSTANCE_TTL_MS,
   DEFAULT_DLQ_RETENTION_MS,
   type GroupConfig,
+  type PauseOnFailuresConfig,
   type RetryPolicy,
+  type StoredGroupPause,
 } from '@ricochet/core';
 import type { GroupRecord } from '../records.js';
 import type { AllFields, FieldTable } from './field-table.js';
@@ -35,6 +37,28 @@ export interface StoredGroupConfigV1 {
    * default, so a group with the default is stored byte for byte as before: absent means the default.
    */
   readonly dlqRetentionMs?: number;
+  /**
+   * The failure-storm rule (DESIGN.md §11). Absent from groups stored before it existed and from
+   * groups without it: absent means off.
+   */
+  readonly pauseOnFailures?: PauseOnFailuresConfig;
+}
+
+/** A group's breaker state as layout 1 stores it (DESIGN.md §11). */
+export type StoredBreakerV1 =
+  | { readonly state: 'closed' }
+  | { readonly state: 'open'; readonly pauseMs: number; readonly nextProbeAtMs: number }
+  | {
+      readonly state: 'halfOpen';
+      readonly pauseMs: number;
+      readonly probeId: string;
+      readonly probeSentAtMs: number;
+    };
+
+/** A group's pause state as layout 1 stores it: its breaker and an operator's manual pause. */
+export interface StoredGroupPauseV1 {
+  readonly breaker: StoredBreakerV1;
+  readonly manuallyPaused: boolean;
 }
 
 /** A value of the `groups` database in layout 1. */
@@ -42,11 +66,16 @@ export interface StoredGroupV1 {
   readonly name: string;
   readonly config: StoredGroupConfigV1;
   readonly createdAt: number;
+  /**
+   * Absent from groups stored before failure storms existed, and written only while the group is
+   * paused (by hand or by its breaker), so a group that never paused is stored byte for byte as before.
+   */
+  readonly pause?: StoredGroupPauseV1;
 }
 
 /** The fields of core's group config and retry policies the mappers below copy; compiles only while that is all of them. */
 export const MAPPED_GROUP_FIELDS = {
-  record: { name: true, config: true, createdAt: true },
+  record: { name: true, config: true, createdAt: true, pause: true },
   config: {
     maxRetries: true,
     retryPolicy: true,
@@ -56,6 +85,7 @@ export const MAPPED_GROUP_FIELDS = {
     startFrom: true,
     broadcastInstanceTtlMs: true,
     dlqRetentionMs: true,
+    pauseOnFailures: true,
   },
   retryPolicy: {
     stepped: { type: true, delaysMs: true },
@@ -81,7 +111,17 @@ export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
     broadcastInstanceTtlMs: config.broadcastInstanceTtlMs,
   };
   if (config.dlqRetentionMs !== DEFAULT_DLQ_RETENTION_MS) stored.dlqRetentionMs = config.dlqRetentionMs;
-  return { name: record.name, config: stored, createdAt: record.createdAt };
+  if (config.pauseOnFailures !== undefined) {
+    const { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs } = config.pauseOnFailures;
+    stored.pauseOnFailures = { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs };
+  }
+  const pause = record.pause === undefined ? undefined : toStoredPause(record.pause);
+  return {
+    name: record.name,
+    config: stored,
+    createdAt: record.createdAt,
+    ...(pause === undefined ? {} : { pause }),
+  };
 }
 
 /** A stored group record as the engine's, with the defaults of fields added since layout 1 began. */
@@ -98,9 +138,19 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       startFrom: config.startFrom,
       broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
       dlqRetentionMs: config.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
+      ...(config.pauseOnFailures === undefined ? {} : { pauseOnFailures: { ...config.pauseOnFailures } }),
     },
     createdAt: stored.createdAt,
+    ...(stored.pause === undefined
+      ? {}
+      : { pause: { breaker: { ...stored.pause.breaker }, manuallyPaused: stored.pause.manuallyPaused } }),
   };
+}
+
+/** A pause state is stored only while it holds something: closed and not paused by hand is no pause. */
+function toStoredPause(pause: StoredGroupPause): StoredGroupPauseV1 | undefined {
+  if (pause.breaker.state === 'closed' && !pause.manuallyPaused) return undefined;
+  return { breaker: { ...pause.breaker }, manuallyPaused: pause.manuallyPaused };
 }
 
 function toStoredRetryPolicy(policy: RetryPolicy): StoredRetryPolicyV1 {
