@@ -19,6 +19,7 @@ export default defineProject({
     include: [
       ...POSTGRES_CONTRACT_FILES.map((file) => `src/**/${file}.contract.test.ts`),
       'src/**/postgres-spread-failover.contract.test.ts',
+      'src/**/postgres-spread-handover.contract.test.ts',
     ],
     globalSetup: ['./src/support/postgres-spread.global-setup.ts'],
     testTimeout: 60_000,

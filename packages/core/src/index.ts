@@ -45,6 +45,11 @@ export {
   type TopicType,
 } from './group-config.js';
 export {
+  DEFAULT_HANDOVER_BACKOFF,
+  type HandoverBackoffOptions,
+  handoverRetryDelayMs,
+} from './handover-backoff.js';
+export {
   BROADCAST_STATES,
   BROADCAST_TERMINAL_STATES,
   BROADCAST_TRANSITIONS,

@@ -16,3 +16,4 @@ export {
   type SendOptions,
   type SendResult,
 } from './producer.js';
+export { DEFAULT_SEND_TIMEOUT_MS } from './send-retry.js';

@@ -91,6 +91,10 @@ describe('abort and close', () => {
 
   it('checks its options', () => {
     expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', maxAttempts: 0 })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', sendTimeoutMs: 0 })).toThrow(ClientError);
+    expect(() => new Producer({ endpoint: 'ws://127.0.0.1:1', sendTimeoutMs: Number.NaN })).toThrow(
+      ClientError,
+    );
     expect(() => new Producer({ endpoint: 'ftp://127.0.0.1:1' })).toThrow(ClientError);
     expect(() => new Producer({ endpoint: [] })).toThrow(expect.objectContaining({ code: 400 }));
     expect(() => new Producer({ endpoint: ['ws://127.0.0.1:1', 'ftp://127.0.0.1:2'] })).toThrow(

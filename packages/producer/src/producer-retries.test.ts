@@ -36,7 +36,6 @@ describe('retries (R2, R3)', () => {
   it.each([
     [408, 'REQUEST_TIMEOUT'],
     [500, 'INTERNAL_ERROR'],
-    [503, 'BROKER_UNAVAILABLE'],
   ])('retries %i (%s) at once, as a whole-frame error or a failed receipt', async (code) => {
     const fake = await brokers.start();
     let attempt = 0;
@@ -153,16 +152,118 @@ describe('retries (R2, R3)', () => {
       session.send({
         type: 'error',
         id: frame.id,
-        code: attempt < 4 ? 500 : 503,
+        code: attempt < 4 ? 500 : 408,
         message: `failure ${attempt}`,
       });
     });
     const producer = createProducer(fake.endpoint, { maxAttempts: 4 });
     const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
     expect(error).toBeInstanceOf(BrokerError);
-    expect(error).toMatchObject({ code: 503, message: 'failure 4', retryable: true });
+    expect(error).toMatchObject({ code: 408, message: 'failure 4', retryable: true });
     expect(fake.framesOf('send')).toHaveLength(4);
     expect(new Set(messageIdsByFrame(fake.framesOf('send')).flat()).size).toBe(1);
+  });
+
+  it('retries 503 (a queue between owners) after 25 ms, 50, 100, … as a frame error or a receipt, beyond maxAttempts', async () => {
+    const fake = await brokers.start();
+    let attempt = 0;
+    const sentAt: number[] = [];
+    fake.on('send', (frame, session) => {
+      attempt += 1;
+      sentAt.push(performance.now());
+      if (attempt <= 2) {
+        session.send({
+          type: 'error',
+          id: frame.id,
+          code: 503,
+          message: 'queue 0 is between owners; try again',
+        });
+      } else if (attempt <= 4) {
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => ({
+            ok: false,
+            messageId: m.messageId,
+            error: { code: 503, message: 'queue 0 is between owners; try again' },
+          })),
+        });
+      } else {
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => fake.store(m.messageId)),
+        });
+      }
+    });
+    const nextDelays = vi.spyOn(ExponentialBackoff.prototype, 'nextDelayMs');
+    const producer = createProducer(fake.endpoint, { maxAttempts: 2 });
+    await producer.start();
+    const result = await producer.send({ topic: 'orders', body: 'x' });
+    expect(messageIdsByFrame(fake.framesOf('send'))).toEqual(
+      Array.from({ length: 5 }, () => [result.messageId]),
+    );
+    // The gaps grow from 25 ms (±20 %), and 530's backoff is not used.
+    const gaps = sentAt.slice(1).map((at, i) => at - (sentAt[i] ?? at));
+    expect(gaps[0]).toBeGreaterThanOrEqual(20 - 2);
+    expect(gaps[3]).toBeGreaterThanOrEqual(160 - 2);
+    expect(nextDelays).not.toHaveBeenCalled();
+  });
+
+  it('rejects with the last 503 once sendTimeoutMs leaves no time for another retry', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, (_, attempt) => ({ code: 503, message: `between owners ${attempt}` }));
+    const producer = createProducer(fake.endpoint, { sendTimeoutMs: 300 });
+    await producer.start();
+    const startedAt = performance.now();
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    const elapsedMs = performance.now() - startedAt;
+    const frames = fake.framesOf('send');
+    expect(error).toBeInstanceOf(BrokerError);
+    expect(error).toMatchObject({ code: 503, message: `between owners ${frames.length}`, retryable: true });
+    // 25 + 50 + 100 ms (±20 %) fit in 300 ms, the next 200 ms does not: 4 or 5 attempts, none after the deadline.
+    expect(frames.length).toBeGreaterThanOrEqual(4);
+    expect(frames.length).toBeLessThanOrEqual(5);
+    expect(elapsedMs).toBeLessThan(300 + 100);
+    expect(new Set(messageIdsByFrame(frames).flat()).size).toBe(1);
+  });
+
+  it('counts other failures between 503s against maxAttempts', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, (_, attempt) =>
+      attempt % 2 === 1
+        ? { code: 503, message: 'between owners' }
+        : { code: 500, message: `failure ${attempt}` },
+    );
+    const producer = createProducer(fake.endpoint, { maxAttempts: 2 });
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    // 503, 500 (1st counted), 503, 500 (2nd counted: maxAttempts reached).
+    expect(error).toMatchObject({ code: 500, message: 'failure 4' });
+    expect(fake.framesOf('send')).toHaveLength(4);
+  });
+
+  it('makes one attempt only with maxAttempts 1, even for a 503', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code: 503, message: 'between owners' }));
+    const producer = createProducer(fake.endpoint, { maxAttempts: 1 });
+    const error = await rejectionOf(producer.send({ topic: 'orders', body: 'x' }));
+    expect(error).toMatchObject({ code: 503 });
+    expect(fake.framesOf('send')).toHaveLength(1);
+  });
+
+  it('stops a 503 backoff when the send is aborted', async () => {
+    const fake = await brokers.start();
+    answerEachMessage(fake, () => ({ code: 503, message: 'between owners' }));
+    const producer = createProducer(fake.endpoint);
+    await producer.start();
+    const controller = new AbortController();
+    const sent = producer.send({ topic: 'orders', body: 'x' }, { signal: controller.signal });
+    await vi.waitFor(() => expect(fake.framesOf('send').length).toBeGreaterThanOrEqual(2));
+    controller.abort();
+    expect(await rejectionOf(sent)).toMatchObject({ code: 'ABORTED' });
+    const framesAtAbort = fake.framesOf('send').length;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(fake.framesOf('send')).toHaveLength(framesAtAbort);
   });
 
   it('gives up on 530 after maxAttempts with the 530', async () => {

@@ -19,13 +19,13 @@ import { ExponentialBackoff, type ExponentialBackoffOptions } from '@ricochet/co
 import {
   BrokerError,
   DEFAULT_MAX_BODY_BYTES,
-  ERROR_CODES,
   MAX_SEND_BATCH_MESSAGES,
   RicochetError,
   type SendResultFrame,
 } from '@ricochet/protocol';
 import { type PreparedMessage, type ProducerMessage, prepareMessage } from './outgoing-message.js';
 import { batchByteLimit, takeBatch } from './send-batch.js';
+import { DEFAULT_SEND_TIMEOUT_MS, retryDecision } from './send-retry.js';
 
 /**
  * The most messages one `send` frame carries. Smaller than the protocol's limit on purpose: a
@@ -41,10 +41,23 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export interface ProducerOptions extends ClientOptions {
   /**
    * How many times a message is tried, the first try included (R2). Network failures, timeouts
-   * and retryable broker codes are retried at once; `530 TOO_MANY_REQUESTS` after a backoff.
+   * and retryable broker codes other than `503` are retried at once, and `530 TOO_MANY_REQUESTS`
+   * after {@link retryBackoff}, until this many attempts were made. `503 BROKER_UNAVAILABLE` (a
+   * queue between owners) is retried after a short backoff until {@link sendTimeoutMs} instead,
+   * and such attempts do not count here. `1` turns every retry off, `503`'s included.
    * @default 3
    */
   readonly maxAttempts?: number;
+  /**
+   * How long after `send` was called a `503 BROKER_UNAVAILABLE` may still be retried, in ms: a
+   * queue between owners while a spread cluster moves it is retried after 25 ms, 50, 100, …
+   * capped at 1 s (±20 % jitter, `handoverRetryDelayMs` of `@ricochet/core`) while the next
+   * attempt can start before this deadline; then the send rejects with the last `503`. It bounds
+   * these retries only: an attempt on the wire keeps its `requestTimeoutMs`, and the other
+   * retries stay bounded by {@link maxAttempts}. See {@link DEFAULT_SEND_TIMEOUT_MS} for the default.
+   * @default 30000 (ms)
+   */
+  readonly sendTimeoutMs?: number;
   /**
    * The backoff before retrying a message the broker throttled with `530` (R2), kept per message.
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max)
@@ -80,6 +93,10 @@ type PendingState = 'queued' | 'onTheWire' | 'backingOff' | 'settled';
 interface PendingSend extends PreparedMessage {
   state: PendingState;
   attempts: number;
+  /** Attempts answered `503` and retried after the handover backoff: not counted by `maxAttempts`. */
+  handoverRetries: number;
+  /** When `503` stops being retried, in `Date.now()` ms: the send's start plus `sendTimeoutMs`. */
+  readonly deadlineMs: number;
   /** Created at the first `530`; each message backs off on its own schedule (R2). */
   backoff: ExponentialBackoff | undefined;
   retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -92,8 +109,9 @@ interface PendingSend extends PreparedMessage {
 /**
  * Sends messages to a broker with RocketMQ 5's producer semantics: a send resolves only on the
  * broker's durable receipt (R1); failures are retried up to `maxAttempts` with the same
- * `messageId` (R2, R3), throttling (`530`) after an exponential backoff; sends made in the same
- * tick travel together in one `send` frame, each with its own receipt.
+ * `messageId` (R2, R3), throttling (`530`) after an exponential backoff, and a queue between
+ * owners (`503`, a spread cluster moving queues) after a short backoff until `sendTimeoutMs`;
+ * sends made in the same tick travel together in one `send` frame, each with its own receipt.
  *
  * @example
  * await using producer = new Producer({ endpoint: 'ws://127.0.0.1:7720' });
@@ -104,6 +122,7 @@ interface PendingSend extends PreparedMessage {
 export class Producer {
   readonly #connection: Connection;
   readonly #maxAttempts: number;
+  readonly #sendTimeoutMs: number;
   readonly #requestTimeoutMs: number;
   readonly #retryBackoff: ExponentialBackoffOptions;
   /**
@@ -126,6 +145,10 @@ export class Producer {
     this.#maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (!(Number.isInteger(this.#maxAttempts) && this.#maxAttempts >= 1)) {
       throw badRequestError(`maxAttempts must be an integer >= 1, got ${this.#maxAttempts}`);
+    }
+    this.#sendTimeoutMs = options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
+    if (!(Number.isFinite(this.#sendTimeoutMs) && this.#sendTimeoutMs > 0)) {
+      throw badRequestError(`sendTimeoutMs must be a positive number of ms, got ${this.#sendTimeoutMs}`);
     }
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#retryBackoff = options.retryBackoff ?? {};
@@ -169,7 +192,8 @@ export class Producer {
    * @throws ClientError `400` for a malformed message and `413` for a body over the broker's
    *   `maxBodyBytes`, both before any I/O.
    * @throws BrokerError with the broker's code: at once for non-retryable codes (400, 401, 403,
-   *   404, 409, 413, unknown codes), or the last one after `maxAttempts`.
+   *   404, 409, 413, unknown codes), the last one after `maxAttempts`, or `503` once
+   *   `sendTimeoutMs` leaves no time for another retry.
    * @throws ClientError `TIMEOUT` or `CONNECTION_CLOSED` after `maxAttempts`; `ABORTED` when
    *   `signal` fires; `CLIENT_CLOSED` after `close()`.
    */
@@ -200,6 +224,8 @@ export class Producer {
         encodedBytesEstimate: prepared.encodedBytesEstimate,
         state: 'queued',
         attempts: 0,
+        handoverRetries: 0,
+        deadlineMs: prepared.message.bornAt + this.#sendTimeoutMs,
         backoff: undefined,
         retryTimer: undefined,
         signal,
@@ -299,29 +325,41 @@ export class Producer {
 
   /**
    * R2: retry a retryable failure while attempts remain, at once, or after the message's own
-   * backoff for `530`; otherwise fail with this (the last) error, its code intact. The message
-   * keeps its id on every attempt (R3), so a retry of a send that was in fact stored is answered
-   * with the original receipt.
+   * backoff for `530`; a `503` (a queue between owners) after the short handover backoff while
+   * the send's deadline allows, outside the attempt count; otherwise fail with this (the last)
+   * error, its code intact. The message keeps its id on every attempt (R3), so a retry of a send
+   * that was in fact stored is answered with the original receipt.
    */
   #onFailure(pending: PendingSend, error: RicochetError): void {
     if (pending.state !== 'onTheWire') return;
-    if (!error.retryable || pending.attempts >= this.#maxAttempts) {
-      this.#settle(pending, error);
-      return;
+    const decision = retryDecision({
+      error,
+      attempts: pending.attempts,
+      handoverRetries: pending.handoverRetries,
+      maxAttempts: this.#maxAttempts,
+      deadlineMs: pending.deadlineMs,
+      nowMs: Date.now(),
+      random: Math.random,
+      nextThrottleDelayMs: () => {
+        pending.backoff ??= new ExponentialBackoff(this.#retryBackoff);
+        return pending.backoff.nextDelayMs();
+      },
+    });
+    if (decision.kind === 'fail') this.#settle(pending, error);
+    else if (decision.kind === 'now') this.#enqueue(pending);
+    else {
+      if (decision.handover) pending.handoverRetries += 1;
+      this.#retryAfter(pending, decision.delayMs);
     }
-    if (error.code === ERROR_CODES.TOO_MANY_REQUESTS.code) {
-      pending.backoff ??= new ExponentialBackoff(this.#retryBackoff);
-      pending.state = 'backingOff';
-      // The backoff's delay, or longer when the broker says when the send may pass (a
-      // principal's publish rate): retrying sooner would only be refused again.
-      const delayMs = Math.max(pending.backoff.nextDelayMs(), retryAfterHintMs(error));
-      pending.retryTimer = setTimeout(() => {
-        pending.retryTimer = undefined;
-        this.#enqueue(pending);
-      }, delayMs);
-      return;
-    }
-    this.#enqueue(pending);
+  }
+
+  /** Put `pending` back in the queue after `delayMs`; `#settle` (an abort, `close`) cancels the wait. */
+  #retryAfter(pending: PendingSend, delayMs: number): void {
+    pending.state = 'backingOff';
+    pending.retryTimer = setTimeout(() => {
+      pending.retryTimer = undefined;
+      this.#enqueue(pending);
+    }, delayMs);
   }
 
   /** Resolve or reject `pending` once; later outcomes of its attempts are ignored. */
@@ -335,19 +373,6 @@ export class Producer {
     else pending.resolve(outcome);
     this.#idle.check();
   }
-}
-
-/** The longest `retryAfterMs` hint honoured: R2's longest backoff. */
-const MAX_RETRY_AFTER_HINT_MS = 120_000;
-
-/**
- * The wait a `530` asks for in `details.retryAfterMs` (the broker sends it when a principal is
- * over its publish rate), within {@link MAX_RETRY_AFTER_HINT_MS}; 0 without a usable hint.
- */
-function retryAfterHintMs(error: RicochetError): number {
-  const hint = error.details?.retryAfterMs;
-  if (typeof hint !== 'number' || !Number.isFinite(hint) || hint <= 0) return 0;
-  return Math.min(hint, MAX_RETRY_AFTER_HINT_MS);
 }
 
 /** The abort handler of a send made without a signal: there is nothing to abort. */

@@ -11,6 +11,7 @@ export { BrokerError, RicochetError } from '@ricochet/protocol';
 export { SimpleConsumer } from './simple-consumer.js';
 export {
   DEFAULT_AWAIT_DURATION_MS,
+  DEFAULT_UNAVAILABLE_RETRY_MS,
   type SimpleConsumerCallOptions,
   type SimpleConsumerCloseOptions,
   type SimpleConsumerOptions,

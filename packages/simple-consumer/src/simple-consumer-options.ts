@@ -3,6 +3,13 @@ import type { CallOptions, ClientCloseOptions, ClientOptions } from '@ricochet/c
 /** How long an empty `receive` waits for a message unless told otherwise: 20 s (S2). */
 export const DEFAULT_AWAIT_DURATION_MS = 20_000;
 
+/**
+ * How long a `receive` or `ack` answered `503 BROKER_UNAVAILABLE` is retried unless told otherwise:
+ * 30 s, as the producer's `sendTimeoutMs` (a handover after a crash waits out the dead owner's
+ * lease, 10 s by default, before the next owner loads the queue).
+ */
+export const DEFAULT_UNAVAILABLE_RETRY_MS = 30_000;
+
 /** Options of {@link SimpleConsumer}: the connection options every client takes, and its own. */
 export interface SimpleConsumerOptions extends ClientOptions {
   /** The consumer group: 1–120 of `A–Z a–z 0–9 _ . -`. Required. */
@@ -17,6 +24,15 @@ export interface SimpleConsumerOptions extends ClientOptions {
    * answers at once. @default 20000 (ms)
    */
   readonly awaitDurationMs?: number;
+  /**
+   * How long after a `receive` or `ack` was called a `503 BROKER_UNAVAILABLE` answer (a queue
+   * between owners while a spread cluster moves it) is still retried, in ms: after 25 ms, 50, 100,
+   * … capped at 1 s (±20 %), while the next attempt can start within it; then the call fails with
+   * the last `503`. An ack answered `503` was not applied, so its retry commits at most once
+   * (S3). `0` turns these retries off. Other failures are never retried here.
+   * @default 30000 (ms)
+   */
+  readonly unavailableRetryMs?: number;
 }
 
 /**

@@ -110,6 +110,52 @@ describe('receive (S2)', () => {
   });
 });
 
+describe('receive through a handover', () => {
+  it('retries a receive answered 503 (between owners) after a short backoff, and leases once answered', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    let attempt = 0;
+    fake.on('receive', (frame, session) => {
+      attempt += 1;
+      if (attempt <= 2) session.send({ type: 'error', id: frame.id, code: 503, message: 'between owners' });
+      else
+        session.send({
+          type: 'messages',
+          id: frame.id,
+          messages: fake.ready.splice(0, frame.maxMessages).map((message) => fake.lease(message)),
+        });
+    });
+    const consumer = createConsumer(fake.endpoint);
+    const startedAt = performance.now();
+    expect(await consumer.receive(1, 1_000)).toHaveLength(1);
+    // 25 ms, then 50 ms, each ±20 %.
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(60 - 2);
+    expect(fake.framesOf('receive')).toHaveLength(3);
+  });
+
+  it('does not retry a receive refused with another retryable code', async () => {
+    const fake = await brokers.start();
+    fake.on('receive', (frame, session) =>
+      session.send({ type: 'error', id: frame.id, code: 500, message: 'broken' }),
+    );
+    const consumer = createConsumer(fake.endpoint);
+    expect(await rejectionOf(consumer.receive(1, 1_000))).toMatchObject({ code: 500 });
+    expect(fake.framesOf('receive')).toHaveLength(1);
+  });
+
+  it('ends a receive waiting out a 503 backoff with CLIENT_CLOSED when closed', async () => {
+    const fake = await brokers.start();
+    fake.on('receive', (frame, session) =>
+      session.send({ type: 'error', id: frame.id, code: 503, message: 'between owners' }),
+    );
+    const consumer = createConsumer(fake.endpoint);
+    const waiting = rejectionOf(consumer.receive(1, 1_000));
+    await fake.waitForFrames('receive', 2);
+    await consumer.close();
+    expect(await waiting).toMatchObject({ code: 'CLIENT_CLOSED' });
+  });
+});
+
 describe('close', () => {
   it.each([
     ['timeoutMs', { timeoutMs: 10 }],

@@ -47,12 +47,78 @@ describe('ack (S3)', () => {
     const fake = await brokers.start();
     readyNumberedMessages(fake, 1);
     fake.on('ack', (frame, session) =>
-      session.send({ type: 'error', id: frame.id, code: 503, message: 'shutting down' }),
+      session.send({ type: 'error', id: frame.id, code: 500, message: 'broken' }),
     );
     const consumer = createConsumer(fake.endpoint);
     const [message] = await consumer.receive(1, 1_000);
     if (message === undefined) throw new Error('no message');
-    expect(await rejectionOf(consumer.ack(message))).toMatchObject({ code: 503, retryable: true });
+    expect(await rejectionOf(consumer.ack(message))).toMatchObject({ code: 500, retryable: true });
+    expect(fake.framesOf('ack')).toHaveLength(1);
+  });
+
+  it('retries an ack answered 503 (its queue between owners), as a frame error or a per-handle failure', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    let attempt = 0;
+    fake.on('ack', (frame, session) => {
+      attempt += 1;
+      if (attempt === 1) session.send({ type: 'error', id: frame.id, code: 503, message: 'between owners' });
+      else if (attempt === 2)
+        session.send({
+          type: 'settled',
+          id: frame.id,
+          failures: [{ index: 0, code: 503, message: 'queue 0 is between owners; try again' }],
+        });
+      else session.send({ type: 'settled', id: frame.id, failures: [] });
+    });
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 1_000);
+    if (message === undefined) throw new Error('no message');
+    await consumer.ack(message);
+    expect(fake.framesOf('ack').map((frame) => frame.receiptHandles)).toEqual([
+      ['lease-1'],
+      ['lease-1'],
+      ['lease-1'],
+    ]);
+  });
+
+  it('fails an ack with the last 503 once unavailableRetryMs has passed, and at once with 0', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 2);
+    fake.on('ack', (frame, session) =>
+      session.send({ type: 'error', id: frame.id, code: 503, message: `between owners ${frame.id}` }),
+    );
+    const consumer = createConsumer(fake.endpoint, { unavailableRetryMs: 200 });
+    const [first, second] = await consumer.receive(2, 5_000);
+    if (first === undefined || second === undefined) throw new Error('no message');
+    const startedAt = performance.now();
+    const error = await rejectionOf(consumer.ack(first));
+    expect(performance.now() - startedAt).toBeLessThan(200 + 100);
+    expect(error).toMatchObject({ code: 503, retryable: true });
+    // 25 + 50 ms (±20 %) fit in 200 ms, then 100 ms may or may not: 3 or 4 attempts.
+    expect(fake.framesOf('ack').length).toBeGreaterThanOrEqual(3);
+    expect(fake.framesOf('ack').length).toBeLessThanOrEqual(4);
+
+    const once = createConsumer(fake.endpoint, { unavailableRetryMs: 0 });
+    const before = fake.framesOf('ack').length;
+    expect(await rejectionOf(once.ack(second))).toMatchObject({ code: 503 });
+    expect(fake.framesOf('ack')).toHaveLength(before + 1);
+  });
+
+  it('stops retrying an ack when its signal fires', async () => {
+    const fake = await brokers.start();
+    readyNumberedMessages(fake, 1);
+    fake.on('ack', (frame, session) =>
+      session.send({ type: 'error', id: frame.id, code: 503, message: 'between owners' }),
+    );
+    const consumer = createConsumer(fake.endpoint);
+    const [message] = await consumer.receive(1, 5_000);
+    if (message === undefined) throw new Error('no message');
+    const controller = new AbortController();
+    const acking = consumer.ack(message, { signal: controller.signal });
+    await fake.waitForFrames('ack', 2);
+    controller.abort();
+    expect(await rejectionOf(acking)).toMatchObject({ code: 'ABORTED' });
   });
 });
 

@@ -63,6 +63,8 @@ describe('local validation', () => {
     ['a bad topic', { subscriptions: { 'or ders': '*' } }],
     ['a bad tag expression', { subscriptions: { orders: 'a || *' } }],
     ['a long awaitDurationMs', { awaitDurationMs: 30_001 }],
+    ['a negative unavailableRetryMs', { unavailableRetryMs: -1 }],
+    ['an unavailableRetryMs that is no number', { unavailableRetryMs: Number.NaN }],
     ['a bad endpoint', { endpoint: 'ftp://127.0.0.1:1' }],
     ['an empty list of endpoints', { endpoint: [] }],
     ['a bad endpoint in a list', { endpoint: ['http://127.0.0.1:1', 'ftp://127.0.0.1:2'] }],

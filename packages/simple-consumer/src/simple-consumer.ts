@@ -19,9 +19,11 @@ import { BrokerError, changeInvisibleDurationFrameSchema, receiveFrameSchema } f
 import { AckBatcher } from './ack-batcher.js';
 import {
   DEFAULT_AWAIT_DURATION_MS,
+  DEFAULT_UNAVAILABLE_RETRY_MS,
   type SimpleConsumerCloseOptions,
   type SimpleConsumerOptions,
 } from './simple-consumer-options.js';
+import { retryWhileUnavailable } from './unavailable-retry.js';
 
 /** The longest reason a dead-letter may carry, as the protocol allows. */
 const MAX_REASON_LENGTH = 1_024;
@@ -33,8 +35,10 @@ const MAX_REASON_LENGTH = 1_024;
  * again, so the retry interval is the invisible duration minus the processing time.
  *
  * Leases are not tied to a connection: a message received before a reconnect can still be acked
- * after it, until its deadline. Failed calls are not retried here; a `retryable` error
- * (`CONNECTION_CLOSED`, `TIMEOUT`, `503`) may be retried by the caller.
+ * after it, until its deadline. A `receive` or `ack` answered `503` (a queue between owners while a
+ * spread cluster moves it) is retried after a short backoff for up to `unavailableRetryMs`; other
+ * failed calls are not retried here, and a `retryable` one (`CONNECTION_CLOSED`, `TIMEOUT`, a `503`
+ * past that time) may be retried by the caller.
  *
  * @example
  * await using consumer = new SimpleConsumer({ endpoint, group: 'billing', subscriptions: { orders: '*' } });
@@ -51,6 +55,7 @@ export class SimpleConsumer {
   readonly #subscriptions: Readonly<Record<string, string>>;
   readonly #awaitDurationMs: number;
   readonly #receiveTimeoutMs: number;
+  readonly #unavailableRetryMs: number;
   /** Aborted by `close()`: pending receives end at once rather than hold the close up. */
   readonly #lifetime = new AbortController();
   /** The running `changeInvisibleDuration` of each message, so calls on one message run in order. */
@@ -73,6 +78,12 @@ export class SimpleConsumer {
     this.#subscriptions = checkSubscriptions(options.subscriptions);
     this.#awaitDurationMs = options.awaitDurationMs ?? DEFAULT_AWAIT_DURATION_MS;
     checkIntegerField(receiveFrameSchema.shape.awaitDurationMs, this.#awaitDurationMs, 'awaitDurationMs');
+    this.#unavailableRetryMs = options.unavailableRetryMs ?? DEFAULT_UNAVAILABLE_RETRY_MS;
+    if (!(Number.isFinite(this.#unavailableRetryMs) && this.#unavailableRetryMs >= 0)) {
+      throw badRequestError(
+        `unavailableRetryMs must be a number of ms >= 0, got ${this.#unavailableRetryMs}`,
+      );
+    }
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // docs/protocol: a receive's timeout MUST be longer than its awaitDurationMs.
     this.#receiveTimeoutMs = this.#awaitDurationMs + requestTimeoutMs;
@@ -142,7 +153,8 @@ export class SimpleConsumer {
    * @param invisibleDurationMs - 10 ms to 12 h: how long the messages stay invisible to other
    *   receivers; unacked, they are delivered again after it.
    * @throws ClientError `400` for an argument out of range, before any I/O.
-   * @throws BrokerError with the broker's code, e.g. `404` for an unknown topic or group.
+   * @throws BrokerError with the broker's code, e.g. `404` for an unknown topic or group, or the
+   *   last `503` once `unavailableRetryMs` leaves no time for another retry.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, or
    *   `CLIENT_CLOSED` (also when `close()` is called while the receive waits).
    */
@@ -164,16 +176,22 @@ export class SimpleConsumer {
         ? this.#lifetime.signal
         : AbortSignal.any([options.signal, this.#lifetime.signal]);
     try {
-      const answer = await this.#connection.request(
-        {
-          type: 'receive',
-          group: this.#group,
-          subscriptions: this.#subscriptions,
-          maxMessages,
-          invisibleDurationMs,
-          awaitDurationMs: this.#awaitDurationMs,
-        },
-        { signal, timeoutMs: this.#receiveTimeoutMs },
+      const answer = await retryWhileUnavailable(
+        () =>
+          this.#connection.request(
+            {
+              type: 'receive',
+              group: this.#group,
+              subscriptions: this.#subscriptions,
+              maxMessages,
+              invisibleDurationMs,
+              awaitDurationMs: this.#awaitDurationMs,
+            },
+            { signal, timeoutMs: this.#receiveTimeoutMs },
+          ),
+        this.#unavailableRetryMs,
+        signal,
+        'the receive',
       );
       return answer.messages.map((delivered) => new ReceivedMessage(delivered));
     } catch (error) {
@@ -190,7 +208,8 @@ export class SimpleConsumer {
    *
    * @throws ClientError `400` when `message` did not come from `receive`.
    * @throws BrokerError `410 INVALID_RECEIPT_HANDLE` when the lease expired, the handle was
-   *   replaced, or the message was already acked; another code when the broker refused the frame.
+   *   replaced, or the message was already acked; the last `503` once `unavailableRetryMs` leaves
+   *   no time for another retry; another code when the broker refused the frame.
    * @throws ClientError `TIMEOUT`, `CONNECTION_CLOSED` (both retryable), `ABORTED`, `CLIENT_CLOSED`.
    */
   async ack(message: ReceivedMessage, options: CallOptions = {}): Promise<void> {
@@ -199,7 +218,13 @@ export class SimpleConsumer {
     // Ack with the handle the running change produces, not the one it is about to kill (S4).
     const change = this.#handleChanges.get(message);
     if (change) await change.catch(() => {});
-    await this.#acks.ack(receiptHandleOf(message), message.messageId, options.signal);
+    // A 503 (its queue between owners) left the lease as it was: the retry acks it at most once.
+    await retryWhileUnavailable(
+      () => this.#acks.ack(receiptHandleOf(message), message.messageId, options.signal),
+      this.#unavailableRetryMs,
+      options.signal,
+      'the ack',
+    );
   }
 
   /**

@@ -129,6 +129,134 @@ describe('PeerConnection', () => {
   });
 });
 
+/**
+ * A WebSocket server that welcomes one peer, then does what `after` says with its socket: hands
+ * it to the test (`ignore`: reads but never answers a request) or stops reading it (`hang`, as a
+ * stopped process would: no pong, no close).
+ */
+async function fakeOwner(after: 'ignore' | 'hang') {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  server.on('connection', (socket) => {
+    socket.once('message', () => {
+      socket.send(
+        encodeFrame({
+          type: 'welcome',
+          protocolVersion: PROTOCOL_VERSION,
+          sessionId: 'fake-owner',
+          maxBodyBytes: 1_024,
+          maxFrameBytes: 65_536,
+        }),
+      );
+      if (after === 'hang') (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    [Symbol.asyncDispose]: async () => {
+      for (const client of server.clients) client.terminate();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const register = { type: 'register', group: 'billing', subscriptions: { orders: '*' } } as const;
+
+describe('PeerConnection, per-request timeout and ping', () => {
+  it('fails a request unanswered within requestTimeoutMs with 408, and stays open', async () => {
+    await using owner = await fakeOwner('ignore');
+    const peer = await PeerConnection.open({
+      url: owner.url,
+      token: PEER_TOKEN,
+      queue: 0,
+      clientId: 'peer:test',
+      maxFrameBytes: MAX_FRAME_BYTES,
+      requestTimeoutMs: 50,
+    });
+    try {
+      const started = performance.now();
+      await expect(peer.request(register)).rejects.toMatchObject({ code: 408, retryable: true });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(50 - 2);
+      expect(peer.open).toBe(true);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('gives a receive its awaitDurationMs on top of requestTimeoutMs', async () => {
+    await using owner = await fakeOwner('ignore');
+    const peer = await PeerConnection.open({
+      url: owner.url,
+      token: PEER_TOKEN,
+      queue: 0,
+      clientId: 'peer:test',
+      maxFrameBytes: MAX_FRAME_BYTES,
+      requestTimeoutMs: 20,
+    });
+    try {
+      const started = performance.now();
+      await expect(
+        peer.request({
+          type: 'receive',
+          group: 'billing',
+          subscriptions: { orders: '*' },
+          maxMessages: 1,
+          invisibleDurationMs: 10_000,
+          awaitDurationMs: 100,
+        }),
+      ).rejects.toMatchObject({ code: 408 });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(120 - 2);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('closes when a ping is not answered by the next one: in-flight requests fail with 503', async () => {
+    await using owner = await fakeOwner('hang');
+    const reasons: string[] = [];
+    const peer = await PeerConnection.open({
+      url: owner.url,
+      token: PEER_TOKEN,
+      queue: 0,
+      clientId: 'peer:test',
+      maxFrameBytes: MAX_FRAME_BYTES,
+      pingIntervalMs: 40,
+      onClose: (reason) => reasons.push(reason),
+    });
+    const started = performance.now();
+    const error = await peer.request(register).catch((failure: unknown) => failure);
+    // Found by the second ping, long before the request's own 30 s.
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(error).toMatchObject({ code: 503 });
+    expect(reasons).toEqual([expect.stringContaining('did not answer a ping within 40 ms')]);
+    expect(peer.open).toBe(false);
+  });
+
+  it('stays open while the owner answers its pings', async () => {
+    await using broker = await startTestBroker({}, { peerToken: PEER_TOKEN });
+    await putGroup(broker, 'billing', {});
+    const reasons: string[] = [];
+    const peer = await PeerConnection.open({
+      url: broker.url,
+      token: PEER_TOKEN,
+      queue: 0,
+      clientId: 'peer:test',
+      maxFrameBytes: MAX_FRAME_BYTES,
+      pingIntervalMs: 10,
+      onClose: (reason) => reasons.push(reason),
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(reasons).toEqual([]);
+      expect(peer.open).toBe(true);
+      await expect(peer.request(register)).resolves.toMatchObject({ type: 'ok' });
+    } finally {
+      await peer.close();
+    }
+  });
+});
+
 describe('PeerConnection, with an owner that stops answering', () => {
   it('closes within its grace when the owner never answers the close', async () => {
     const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });

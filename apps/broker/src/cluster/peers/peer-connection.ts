@@ -38,11 +38,28 @@ export interface PeerConnectionOptions {
   readonly maxFrameBytes: number;
   /** How long to wait for the owner's `welcome`. @default 10000 */
   readonly openTimeoutMs?: number;
+  /**
+   * How long a request may wait for its answer, in ms, on top of a receive's own
+   * `awaitDurationMs`; past it the request fails with `408 REQUEST_TIMEOUT` (it may or may not
+   * have taken effect) and the connection stays open. @default 30000
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * How often the connection pings the owner (a WebSocket ping, answered by the owner's WebSocket
+   * layer), in ms. A ping still unanswered when the next is due ends the connection: an owner
+   * that stopped (SIGSTOP, a hung event loop, a host gone without a FIN) is found in one to two
+   * intervals, well before its lease runs out. @default 2000
+   */
+  readonly pingIntervalMs?: number;
   /** The connection ended, for whatever reason: every request in flight has failed. */
   readonly onClose?: (reason: string) => void;
 }
 
 const DEFAULT_OPEN_TIMEOUT_MS = 10_000;
+/** The default of {@link PeerConnectionOptions.requestTimeoutMs}: as long as a client's own request timeout. */
+export const DEFAULT_PEER_REQUEST_TIMEOUT_MS = 30_000;
+/** The default of {@link PeerConnectionOptions.pingIntervalMs}. */
+export const DEFAULT_PEER_PING_INTERVAL_MS = 2_000;
 
 /** How long {@link PeerConnection.close} waits for the owner to answer the close before cutting the connection. */
 export const CLOSE_GRACE_MS = 1_000;
@@ -52,22 +69,42 @@ export const CLOSE_GRACE_MS = 1_000;
  * the owner of one queue, carrying many clients' requests, each answered by id, and the
  * deliveries and credit talk of the subscriptions made on it. It never reconnects: when it closes,
  * what was in flight fails with `503 BROKER_UNAVAILABLE`, and its holder opens another once it
- * knows the queue's owner again.
+ * knows the queue's owner again. Each request has its own timeout (`408`), and a ping every
+ * `pingIntervalMs` finds an owner that stopped answering: the connection then closes as above.
  */
 export class PeerConnection {
   readonly #socket: WebSocket;
   readonly #options: PeerConnectionOptions;
-  readonly #pending = new Map<
-    number,
-    { resolve: (frame: BrokerFrame) => void; reject: (error: Error) => void }
-  >();
+  readonly #pending = new Map<number, PendingRequest>();
   readonly #listeners = new Map<number, PeerSubscriptionListener>();
   #nextId = 1;
   #closedBecause: string | undefined;
+  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  /** A ping was sent and its pong has not come back yet. */
+  #awaitingPong = false;
 
   private constructor(socket: WebSocket, options: PeerConnectionOptions) {
     this.#socket = socket;
     this.#options = options;
+  }
+
+  /** Ping the owner every interval; a ping unanswered by the next one ends the connection. */
+  #startPinging(): void {
+    const intervalMs = this.#options.pingIntervalMs ?? DEFAULT_PEER_PING_INTERVAL_MS;
+    this.#socket.on('pong', () => {
+      this.#awaitingPong = false;
+    });
+    this.#pingTimer = setInterval(() => {
+      if (this.#awaitingPong) {
+        this.#onClosed(`${this.#options.url} did not answer a ping within ${intervalMs} ms`);
+        this.#socket.terminate();
+        return;
+      }
+      this.#awaitingPong = true;
+      this.#socket.ping();
+    }, intervalMs);
+    // A connection's pings never keep the process alive on their own.
+    this.#pingTimer.unref();
   }
 
   /** Connect to the owner and open the session; rejects with the owner's refusal as a {@link BrokerError}. */
@@ -121,6 +158,7 @@ export class PeerConnection {
         socket.on('error', () => {});
         socket.on('message', (bytes: WebSocket.RawData) => connection.#onFrame(bytes as Buffer));
         socket.once('close', () => connection.#onClosed('the owner closed the connection'));
+        connection.#startPinging();
         resolve(connection);
       });
     });
@@ -132,18 +170,35 @@ export class PeerConnection {
 
   /**
    * Send a request and wait for its answer; an `error` answer rejects with its {@link BrokerError}.
-   * `onAnswer` sees the answer as it is read, before any later frame.
+   * `onAnswer` sees the answer as it is read, before any later frame. No answer within
+   * `requestTimeoutMs` (plus a receive's `awaitDurationMs`) rejects with `408 REQUEST_TIMEOUT`, and a
+   * late answer is then ignored.
    */
   request(frame: PeerRequest, onAnswer?: (answer: BrokerFrame) => void): Promise<BrokerFrame> {
     if (this.#closedBecause !== undefined) return Promise.reject(unavailable(this.#closedBecause));
     const id = this.#nextId++;
+    const awaitMs = frame.type === 'receive' ? frame.awaitDurationMs : 0;
+    const timeoutMs = (this.#options.requestTimeoutMs ?? DEFAULT_PEER_REQUEST_TIMEOUT_MS) + awaitMs;
     return new Promise<BrokerFrame>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          this.#settle(id, (pending) =>
+            pending.reject(
+              BrokerError.of(
+                'REQUEST_TIMEOUT',
+                `${this.#options.url} did not answer ${frame.type} within ${timeoutMs} ms`,
+              ),
+            ),
+          ),
+        timeoutMs,
+      );
       this.#pending.set(id, {
         resolve: (answer) => {
           onAnswer?.(answer);
           resolve(answer);
         },
         reject,
+        timer,
       });
       this.#send({ ...frame, id } as ClientFrame);
     });
@@ -229,25 +284,34 @@ export class PeerConnection {
     }
   }
 
-  #settle(
-    id: number,
-    settle: (pending: { resolve: (frame: BrokerFrame) => void; reject: (error: Error) => void }) => void,
-  ): void {
+  #settle(id: number, settle: (pending: PendingRequest) => void): void {
     const pending = this.#pending.get(id);
     if (!pending) return;
     this.#pending.delete(id);
+    clearTimeout(pending.timer);
     settle(pending);
   }
 
   #onClosed(reason: string): void {
     if (this.#closedBecause !== undefined) return;
     this.#closedBecause = reason;
+    clearInterval(this.#pingTimer);
     const error = unavailable(reason);
-    for (const pending of this.#pending.values()) pending.reject(error);
+    for (const pending of this.#pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(error);
+    }
     this.#pending.clear();
     this.#listeners.clear();
     this.#options.onClose?.(reason);
   }
+}
+
+/** A request waiting for its answer. */
+interface PendingRequest {
+  readonly resolve: (frame: BrokerFrame) => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: ReturnType<typeof setTimeout>;
 }
 
 function unavailable(message: string): BrokerError {

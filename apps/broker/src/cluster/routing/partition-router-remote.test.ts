@@ -13,6 +13,7 @@ import { RemoteQueue } from '../peers/remote-queue.js';
 import { CreditLending } from './credit-lending.js';
 import { PartitionRouter } from './partition-router.js';
 import { queueOf } from './queue-addressing.js';
+import { REROUTE_WAIT_MS } from './reroute-waits.js';
 
 /**
  * A router over two queues, queue 0 its own and queue 1 another broker's (the owner, whose only
@@ -109,6 +110,45 @@ async function subscribe(maxCachedMessages: number) {
 }
 
 describe('PartitionRouter with a queue another broker owns', () => {
+  it('holds a send that meets a queue between owners until the queue has its next owner, and sends it there', async () => {
+    const [id] = ids(6).filter((candidate) => queueOf({ messageId: candidate }, QUEUES) === 1);
+    await router.replaceQueue(1, undefined);
+    const startedAt = performance.now();
+    const sending = send([id as string]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const again = await PeerConnection.open({
+      url: owner.url,
+      token: PEER_TOKEN,
+      queue: 0,
+      clientId: 'peer:router',
+      maxFrameBytes: 8 * 1024 * 1024,
+    });
+    await router.replaceQueue(1, {
+      messaging: new RemoteQueue(1, again),
+      admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+    });
+    expect(await sending).toEqual([expect.objectContaining({ ok: true, messageId: id })]);
+    expect(performance.now() - startedAt).toBeLessThan(REROUTE_WAIT_MS);
+  });
+
+  it('answers 503 once a queue between owners found none within the wait, and at once when the router drains', async () => {
+    const [first, second] = ids(6).filter((candidate) => queueOf({ messageId: candidate }, QUEUES) === 1);
+    await router.replaceQueue(1, undefined);
+    const startedAt = performance.now();
+    expect(await send([first as string])).toEqual([
+      { ok: false, messageId: first, error: expect.objectContaining({ code: 503 }) },
+    ]);
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(REROUTE_WAIT_MS - 2);
+    const sending = send([second as string]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const drainedAt = performance.now();
+    router.drain();
+    expect(await sending).toEqual([
+      { ok: false, messageId: second, error: expect.objectContaining({ code: 503 }) },
+    ]);
+    expect(performance.now() - drainedAt).toBeLessThan(REROUTE_WAIT_MS / 2);
+  });
+
   it('sends to both, leases from both within maxMessages, and settles each handle where it was leased', async () => {
     const messageIds = ids(6);
     const receipts = await send(messageIds);

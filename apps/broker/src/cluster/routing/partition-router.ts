@@ -42,6 +42,7 @@ import {
 import { QueueRotation, routeHandle } from './queue-addressing.js';
 import { receiveOverQueues, redriveOverQueues, sendOverQueues, settleOverQueues } from './queue-fan-out.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
+import { RerouteWaits } from './reroute-waits.js';
 import {
   ForwardedQueue,
   LocalQueue,
@@ -99,6 +100,8 @@ export class PartitionRouter implements BrokerService {
   readonly #receiveRotation: QueueRotation;
   /** This broker gave a queue up (`replaceQueue` away from its engine): its sessions between brokers close. */
   onQueueGivenUp: ((queue: number) => void) | undefined;
+  /** Sends waiting for a queue's next route (`queue-fan-out.ts`). */
+  readonly #reroutes = new RerouteWaits((queue) => this.#queues[queue]);
   #started = false;
 
   /**
@@ -151,6 +154,7 @@ export class PartitionRouter implements BrokerService {
     this.#queues[queue] = next;
     this.#engines = enginesOf(this.#queues);
     if (next.engine && this.#started) next.engine.start();
+    this.#reroutes.rerouted(queue);
     await this.#subscriptions.move(queue, old, next);
     // Before the old engine closes: what the sessions between brokers held in it is released (C2).
     if (old.engine) this.onQueueGivenUp?.(queue);
@@ -178,7 +182,13 @@ export class PartitionRouter implements BrokerService {
       this.#engines.length < this.queues
         ? await this.#clusterBacklog.refusals(new Set(messages.map((message) => message.topic)))
         : undefined;
-    return sendOverQueues(this.#queues, messages, refusals, (refusal) => this.metrics.rejected(refusal.code));
+    return sendOverQueues(
+      this.#queues,
+      messages,
+      refusals,
+      (refusal) => this.metrics.rejected(refusal.code),
+      this.#reroutes.until,
+    );
   }
 
   async register(group: string, subscriptions: Readonly<Record<string, string>>): Promise<void> {
@@ -353,10 +363,12 @@ export class PartitionRouter implements BrokerService {
   }
 
   drain(): void {
+    this.#reroutes.stop();
     for (const engine of this.#engines) engine.drain();
   }
 
   async close(): Promise<void> {
+    this.#reroutes.stop();
     this.#redrives.close();
     await this.#watermarks.stop();
     await Promise.all(this.#queues.map((queue) => queue.close()));

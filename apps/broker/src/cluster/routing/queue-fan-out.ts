@@ -1,6 +1,7 @@
 import {
   BrokerError,
   type DeliveredMessage,
+  ERROR_CODES,
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
@@ -28,6 +29,24 @@ import type { RoutedQueue } from './routed-queue.js';
 
 type ErrorReporter = (error: unknown, context: string) => void;
 
+/**
+ * Waits until queue `queue` is routed anew, away from `routed` (its owner found, or changed):
+ * `true` once it is (at once if it was already), `false` when its bound passed first.
+ */
+export type UntilRerouted = (queue: number, routed: RoutedQueue) => Promise<boolean>;
+
+/**
+ * How many times a request that met a queue between owners is sent again on the queue's next
+ * route before it is answered `503`: each after {@link UntilRerouted}, whose bound is short, so a
+ * client's request is held a few seconds at most, far within its own timeout.
+ */
+export const MAX_REROUTES = 3;
+
+/** Whether a refusal says the queue is between owners, or its owner could not be reached: `503`. */
+function betweenOwners(receipt: SendReceipt): boolean {
+  return !receipt.ok && receipt.error.code === ERROR_CODES.BROKER_UNAVAILABLE.code;
+}
+
 // ---- send
 
 /**
@@ -35,12 +54,18 @@ type ErrorReporter = (error: unknown, context: string) => void;
  * queue (`queue-addressing.ts`), the queues at once. A message for a topic in `refusals` (R4 checked
  * over the cluster first) is refused here, and `onRefused` counts it. A queue that cannot take its
  * messages fails those only. Receipts keep the batch's order; their offsets name their queue.
+ *
+ * A message its queue refuses with `503` (between owners, or its owner gone) waits, with
+ * `untilRerouted`, for the queue's next route and is sent there again, at most {@link MAX_REROUTES}
+ * times, instead of going back to the client at once: the producer would only send it again. Its
+ * id is unchanged, so a copy the old owner stored after all is answered with its receipt (R3).
  */
 export async function sendOverQueues(
   queues: readonly RoutedQueue[],
   messages: readonly OutgoingMessage[],
   refusals: ReadonlyMap<string, BrokerError> | undefined,
   onRefused: (refusal: BrokerError) => void,
+  untilRerouted?: UntilRerouted,
 ): Promise<SendReceipt[]> {
   const count = queues.length;
   const receipts = new Array<SendReceipt>(messages.length);
@@ -59,9 +84,7 @@ export async function sendOverQueues(
   await Promise.all(
     byQueue.map(async (slot, queue) => {
       if (slot.messages.length === 0) return;
-      const answered = await (queues[queue] as RoutedQueue)
-        .send(slot.messages)
-        .catch((error: unknown) => refusedReceipts(slot.messages, error));
+      const answered = await sendToQueue(queues, queue, slot.messages, untilRerouted);
       answered.forEach((receipt, i) => {
         receipts[slot.indexes[i] as number] = receipt.ok
           ? { ...receipt, offset: topicOffset(receipt.offset, queue, count) }
@@ -69,6 +92,28 @@ export async function sendOverQueues(
       });
     }),
   );
+  return receipts;
+}
+
+/** Send `messages` to queue `queue`, again on its next route for those refused `503` (bounded). */
+async function sendToQueue(
+  queues: readonly RoutedQueue[],
+  queue: number,
+  messages: readonly OutgoingMessage[],
+  untilRerouted: UntilRerouted | undefined,
+): Promise<SendReceipt[]> {
+  let routed = queues[queue] as RoutedQueue;
+  const receipts = await routed.send(messages).catch((error: unknown) => refusedReceipts(messages, error));
+  for (let reroutes = 0; untilRerouted !== undefined && reroutes < MAX_REROUTES; reroutes++) {
+    const waiting = receipts.flatMap((receipt, index) => (betweenOwners(receipt) ? [index] : []));
+    if (waiting.length === 0 || !(await untilRerouted(queue, routed))) break;
+    routed = queues[queue] as RoutedQueue;
+    const again = waiting.map((index) => messages[index] as OutgoingMessage);
+    const answered = await routed.send(again).catch((error: unknown) => refusedReceipts(again, error));
+    waiting.forEach((index, i) => {
+      receipts[index] = answered[i] as SendReceipt;
+    });
+  }
   return receipts;
 }
 
