@@ -165,17 +165,21 @@ export function windowCounts(
   return { successes, failures, failureRatio: total === 0 ? 0 : failures / total };
 }
 
+// Asked before every delivery: the common answers are shared, not allocated per call.
+const DELIVER: Admission = Object.freeze({ type: 'deliver' });
+const HOLD_MANUAL: Admission = Object.freeze({ type: 'hold', reason: 'manual' });
+
 /**
  * Whether a first delivery or a due retry may go at `atMs`. A manual pause holds everything; an
  * open breaker holds everything until its probe time, then lets one delivery go as the probe; a
  * half-open breaker holds everything until the probe's outcome.
  */
 export function admitDelivery(state: GroupPauseState, atMs: number): Admission {
-  if (state.manuallyPaused) return { type: 'hold', reason: 'manual' };
+  if (state.manuallyPaused) return HOLD_MANUAL;
   const breaker = state.breaker;
   switch (breaker.state) {
     case 'closed':
-      return { type: 'deliver' };
+      return DELIVER;
     case 'open':
       return atMs >= breaker.nextProbeAtMs
         ? { type: 'probe' }

@@ -115,6 +115,10 @@ function feedStormRule(
   effects: readonly DeliveryEffect[],
 ): void {
   const { group, address } = moving;
+  // With the rule off, core collects no outcome and its breaker stays closed (a PUT that turns the
+  // rule off closes it first): feeding it would only allocate, on the path every delivery and ack
+  // takes. A manual pause needs no outcomes either.
+  if (group.config.pauseOnFailures === undefined) return;
   if (event.type === 'delivered') {
     if (admitDelivery(group.pause, event.atMs).type === 'probe') {
       driveGroupPause(deps, group, {
