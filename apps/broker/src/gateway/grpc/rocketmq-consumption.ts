@@ -20,6 +20,13 @@ const MAX_INVISIBLE_MS = 12 * 60 * 60 * 1_000;
 const DEADLINE_MARGIN_MS = 500;
 /** Ricochet's receive cap (S2): a larger RocketMQ batch is served 32 at a time. */
 const MAX_BATCH_SIZE = 32;
+/**
+ * How long a group's consumption timeout, read for a push receive's answer, is reused. A push
+ * consumer receives many times a second; describing the group each time (on a spread cluster
+ * possibly a call to another broker) would cost more than the receive. A changed timeout shows
+ * in the answers within this long; the leases themselves always take the engine's current one.
+ */
+const CONSUMPTION_TIMEOUT_REUSE_MS = 1_000;
 
 /** What a receive leased, or the status it answers with instead. */
 export type Received =
@@ -35,6 +42,8 @@ export type Received =
 export class RocketConsumption {
   readonly #deps: RocketDeps;
   readonly #push: RocketPushConsumers;
+  /** Per group: its consumption timeout and when it was read ({@link CONSUMPTION_TIMEOUT_REUSE_MS}). */
+  readonly #consumptionTimeouts = new Map<string, { readonly ms: number; readonly readAtMs: number }>();
 
   constructor(deps: RocketDeps) {
     this.#deps = deps;
@@ -81,7 +90,7 @@ export class RocketConsumption {
     const maxMessages = Math.min(batchSize, MAX_BATCH_SIZE);
     if (request.autoRenew === true) {
       // A push consumer: push deliveries, leased for the group's consumption timeout (P2).
-      const view = await this.#deps.engine.describeGroup(group);
+      const invisibleDurationMs = await this.#consumptionTimeoutOf(group);
       const messages = await this.#push.receive({
         clientId,
         group,
@@ -91,7 +100,7 @@ export class RocketConsumption {
         awaitDurationMs,
         signal,
       });
-      return { messages, invisibleDurationMs: view?.config.consumptionTimeoutMs ?? 0 };
+      return { messages, invisibleDurationMs };
     }
     const invisibleDurationMs = millisOf(request.invisibleDuration);
     if (
@@ -178,5 +187,18 @@ export class RocketConsumption {
     );
     this.#push.settled([handle]);
     return { status: failure === undefined ? OK_STATUS : statusOfPayload(failure.error) };
+  }
+
+  /** The group's consumption timeout (P2), the lease a push delivery carries; 0 when unknown. */
+  async #consumptionTimeoutOf(group: string): Promise<number> {
+    const nowMs = this.#deps.clock.now();
+    const known = this.#consumptionTimeouts.get(group);
+    if (known !== undefined && nowMs - known.readAtMs < CONSUMPTION_TIMEOUT_REUSE_MS) return known.ms;
+    const view = await this.#deps.engine.describeGroup(group);
+    // Only groups that exist are kept, so the map grows no larger than the broker's groups.
+    if (view === undefined) return 0;
+    const ms = view.config.consumptionTimeoutMs;
+    this.#consumptionTimeouts.set(group, { ms, readAtMs: nowMs });
+    return ms;
   }
 }
