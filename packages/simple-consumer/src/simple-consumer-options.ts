@@ -25,8 +25,8 @@ export interface SimpleConsumerOptions extends ClientOptions {
    */
   readonly awaitDurationMs?: number;
   /**
-   * How long after a `receive` or `ack` was called a `503 BROKER_UNAVAILABLE` answer (a queue
-   * between owners while a spread cluster moves it) is still retried, in ms: after 25 ms, 50, 100,
+   * How long after a `receive` or `ack` was first answered `503 BROKER_UNAVAILABLE` (a queue
+   * between owners while a spread cluster moves it) it is still retried, in ms: after 25 ms, 50, 100,
    * … capped at 1 s (±20 %), while the next attempt can start within it; then the call fails with
    * the last `503`. An ack answered `503` was not applied, so its retry commits at most once
    * (S3). `0` turns these retries off. Other failures are never retried here.

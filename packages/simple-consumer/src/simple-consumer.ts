@@ -23,7 +23,7 @@ import {
   type SimpleConsumerCloseOptions,
   type SimpleConsumerOptions,
 } from './simple-consumer-options.js';
-import { retryWhileUnavailable } from './unavailable-retry.js';
+import { retryIfUnavailable } from './unavailable-retry.js';
 
 /** The longest reason a dead-letter may carry, as the protocol allows. */
 const MAX_REASON_LENGTH = 1_024;
@@ -176,23 +176,24 @@ export class SimpleConsumer {
         ? this.#lifetime.signal
         : AbortSignal.any([options.signal, this.#lifetime.signal]);
     try {
-      const answer = await retryWhileUnavailable(
-        () =>
-          this.#connection.request(
-            {
-              type: 'receive',
-              group: this.#group,
-              subscriptions: this.#subscriptions,
-              maxMessages,
-              invisibleDurationMs,
-              awaitDurationMs: this.#awaitDurationMs,
-            },
-            { signal, timeoutMs: this.#receiveTimeoutMs },
-          ),
-        this.#unavailableRetryMs,
-        signal,
-        'the receive',
-      );
+      const request = () =>
+        this.#connection.request(
+          {
+            type: 'receive',
+            group: this.#group,
+            subscriptions: this.#subscriptions,
+            maxMessages,
+            invisibleDurationMs,
+            awaitDurationMs: this.#awaitDurationMs,
+          },
+          { signal, timeoutMs: this.#receiveTimeoutMs },
+        );
+      let answer: Awaited<ReturnType<typeof request>>;
+      try {
+        answer = await request();
+      } catch (error) {
+        answer = await retryIfUnavailable(error, request, this.#unavailableRetryMs, signal, 'the receive');
+      }
       return answer.messages.map((delivered) => new ReceivedMessage(delivered));
     } catch (error) {
       if (this.#lifetime.signal.aborted && error instanceof ClientError && error.code === 'ABORTED') {
@@ -218,13 +219,19 @@ export class SimpleConsumer {
     // Ack with the handle the running change produces, not the one it is about to kill (S4).
     const change = this.#handleChanges.get(message);
     if (change) await change.catch(() => {});
-    // A 503 (its queue between owners) left the lease as it was: the retry acks it at most once.
-    await retryWhileUnavailable(
-      () => this.#acks.ack(receiptHandleOf(message), message.messageId, options.signal),
-      this.#unavailableRetryMs,
-      options.signal,
-      'the ack',
-    );
+    const handle = receiptHandleOf(message);
+    try {
+      await this.#acks.ack(handle, message.messageId, options.signal);
+    } catch (error) {
+      // A 503 (its queue between owners) left the lease as it was: the retry acks it at most once.
+      await retryIfUnavailable(
+        error,
+        () => this.#acks.ack(handle, message.messageId, options.signal),
+        this.#unavailableRetryMs,
+        options.signal,
+        'the ack',
+      );
+    }
   }
 
   /**

@@ -3,27 +3,35 @@ import { handoverRetryDelayMs } from '@ricochet/core';
 import { ERROR_CODES, RicochetError } from '@ricochet/protocol';
 
 /**
- * Run `call`, and again after a short backoff (25 ms doubling to 1 s, ±20 %, `handoverRetryDelayMs`)
- * each time it fails with `503 BROKER_UNAVAILABLE` (a queue between owners while a spread cluster
- * moves it), while the next attempt can start within `timeoutMs` of now; then fail with that last
- * `503`. Any other outcome is the call's own. Bounded: every wait is at least 1 ms and no attempt
- * starts past the deadline. `signal` ends a wait at once (`ABORTED`).
+ * `call` failed with `error`. When that is a `503 BROKER_UNAVAILABLE` (a queue between owners while
+ * a spread cluster moves it), run `call` again after a short backoff (25 ms doubling to 1 s, ±20 %,
+ * `handoverRetryDelayMs`), and again after each further `503`, while the next attempt can start
+ * within `timeoutMs` of the first failure; then fail with the last `503`. Any other error, at any
+ * attempt, is the call's own. Bounded: every wait is at least 1 ms and no attempt starts past the
+ * deadline. `signal` ends a wait at once (`ABORTED`).
+ *
+ * The caller makes the first attempt itself and calls this from its `catch`, so a call that
+ * succeeds at once (nearly every ack) pays nothing for the retry.
  */
-export async function retryWhileUnavailable<T>(
+export async function retryIfUnavailable<T>(
+  error: unknown,
   call: () => Promise<T>,
   timeoutMs: number,
   signal: AbortSignal | undefined,
   what: string,
 ): Promise<T> {
+  if (!isUnavailable(error)) throw error;
   const deadlineMs = Date.now() + timeoutMs;
+  let lastError = error;
   for (let retry = 1; ; retry++) {
+    const delayMs = handoverRetryDelayMs(retry, Math.random);
+    if (Date.now() + delayMs >= deadlineMs) throw lastError;
+    await waitUnlessAborted(delayMs, signal, what);
     try {
       return await call();
-    } catch (error) {
-      if (!isUnavailable(error)) throw error;
-      const delayMs = handoverRetryDelayMs(retry, Math.random);
-      if (Date.now() + delayMs >= deadlineMs) throw error;
-      await waitUnlessAborted(delayMs, signal, what);
+    } catch (next) {
+      if (!isUnavailable(next)) throw next;
+      lastError = next;
     }
   }
 }

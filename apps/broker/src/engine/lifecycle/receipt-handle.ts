@@ -73,70 +73,79 @@ export function withQueue(text: string, queue: number): string {
 
 /**
  * The handle `text` names, or `undefined` when it is not one this broker issued. Parsed in place,
- * without splitting: it runs for every handle of every settle.
+ * without splitting and into one object: it runs for every handle of every settle.
  */
 export function decodeReceiptHandle(text: string): ReceiptHandle | undefined {
   const mark = text.lastIndexOf(QUEUE_MARK);
   const end = mark < 0 ? text.length : mark;
   const queue = mark < 0 ? undefined : parseQueue(text, mark + 1);
   if (mark >= 0 && queue === undefined) return undefined;
-  const handle = text.startsWith(CLUSTERING_PREFIX)
-    ? decodeClustering(text, end)
-    : text.startsWith(BROADCAST_PREFIX)
-      ? decodeBroadcast(text, end)
-      : undefined;
-  return handle && queue !== undefined ? { ...handle, queue } : handle;
+  if (text.startsWith(CLUSTERING_PREFIX)) return decodeClustering(text, end, queue);
+  if (text.startsWith(BROADCAST_PREFIX)) return decodeBroadcast(text, end, queue);
+  return undefined;
 }
 
-function decodeClustering(text: string, end: number): ClusteringReceiptHandle | undefined {
-  const at = separators(text, end, 4);
-  if (!at) return undefined;
-  const [, groupEnd, topicEnd, offsetEnd] = at as [number, number, number, number];
+/** `1~<group>~<topic>~<offset>~<lease>` in `text[0, end)`. */
+function decodeClustering(
+  text: string,
+  end: number,
+  queue: number | undefined,
+): ClusteringReceiptHandle | undefined {
+  const groupEnd = nextSeparator(text, CLUSTERING_PREFIX.length, end);
+  const topicEnd = nextSeparator(text, groupEnd + 1, end);
+  const offsetEnd = nextSeparator(text, topicEnd + 1, end);
+  // Exactly five fields: a sixth separator makes it something else.
+  if (groupEnd < 0 || topicEnd < 0 || offsetEnd < 0 || nextSeparator(text, offsetEnd + 1, end) >= 0)
+    return undefined;
   const group = text.slice(CLUSTERING_PREFIX.length, groupEnd);
-  const lease = leaseOf(text, groupEnd + 1, topicEnd, offsetEnd, end);
-  return GROUP_NAME_PATTERN.test(group) && lease ? { kind: 'clustering', group, ...lease } : undefined;
+  const topic = text.slice(groupEnd + 1, topicEnd);
+  if (!GROUP_NAME_PATTERN.test(group) || !isSubscribableTopic(topic)) return undefined;
+  const offset = parseWholeNumber(text, topicEnd + 1, offsetEnd);
+  const lease = parseWholeNumber(text, offsetEnd + 1, end);
+  if (offset === undefined || lease === undefined || lease < 1) return undefined;
+  return { kind: 'clustering', group, topic, offset, lease, queue };
 }
 
-function decodeBroadcast(text: string, end: number): BroadcastReceiptHandle | undefined {
-  const at = separators(text, end, 5);
-  if (!at) return undefined;
-  const [, groupEnd, clientIdEnd, topicEnd, offsetEnd] = at as [number, number, number, number, number];
+/** `B~<group>~<clientId, base64url>~<topic>~<offset>~<lease>` in `text[0, end)`. */
+function decodeBroadcast(
+  text: string,
+  end: number,
+  queue: number | undefined,
+): BroadcastReceiptHandle | undefined {
+  const groupEnd = nextSeparator(text, BROADCAST_PREFIX.length, end);
+  const clientIdEnd = nextSeparator(text, groupEnd + 1, end);
+  const topicEnd = nextSeparator(text, clientIdEnd + 1, end);
+  const offsetEnd = nextSeparator(text, topicEnd + 1, end);
+  if (
+    groupEnd < 0 ||
+    clientIdEnd < 0 ||
+    topicEnd < 0 ||
+    offsetEnd < 0 ||
+    nextSeparator(text, offsetEnd + 1, end) >= 0
+  )
+    return undefined;
   const group = text.slice(BROADCAST_PREFIX.length, groupEnd);
+  const topic = text.slice(clientIdEnd + 1, topicEnd);
+  if (!GROUP_NAME_PATTERN.test(group) || !isSubscribableTopic(topic)) return undefined;
   const encodedClientId = text.slice(groupEnd + 1, clientIdEnd);
   const clientId = Buffer.from(encodedClientId, 'base64url').toString('utf8');
   // One spelling per clientId: base64url decoding skips what is not base64url.
   if (clientId === '' || Buffer.from(clientId, 'utf8').toString('base64url') !== encodedClientId)
     return undefined;
-  const lease = leaseOf(text, clientIdEnd + 1, topicEnd, offsetEnd, end);
-  return GROUP_NAME_PATTERN.test(group) && lease
-    ? { kind: 'broadcast', group, clientId, ...lease }
-    : undefined;
-}
-
-/** The positions of exactly `count` separators in `text[0, end)`, or `undefined`. */
-function separators(text: string, end: number, count: number): number[] | undefined {
-  const at: number[] = [];
-  for (let i = text.indexOf(SEPARATOR); i >= 0 && i < end; i = text.indexOf(SEPARATOR, i + 1)) {
-    if (at.length === count) return undefined;
-    at.push(i);
-  }
-  return at.length === count ? at : undefined;
-}
-
-/** The topic, offset and lease of a handle, from the topic's first character to `end`. */
-function leaseOf(
-  text: string,
-  topicStart: number,
-  topicEnd: number,
-  offsetEnd: number,
-  end: number,
-): { topic: string; offset: number; lease: number } | undefined {
-  const topic = text.slice(topicStart, topicEnd);
-  if (!isSubscribableTopic(topic)) return undefined;
   const offset = parseWholeNumber(text, topicEnd + 1, offsetEnd);
   const lease = parseWholeNumber(text, offsetEnd + 1, end);
   if (offset === undefined || lease === undefined || lease < 1) return undefined;
-  return { topic, offset, lease };
+  return { kind: 'broadcast', group, clientId, topic, offset, lease, queue };
+}
+
+/**
+ * The position of the first separator in `text[from, end)`, or -1; also -1 when `from` is 0 (a
+ * previous search found none, and returned -1), so a chain of calls fails once and stays failed.
+ */
+function nextSeparator(text: string, from: number, end: number): number {
+  if (from === 0) return -1;
+  const at = text.indexOf(SEPARATOR, from);
+  return at >= 0 && at < end ? at : -1;
 }
 
 /** The most digits a whole number in a handle has: every safe integer fits in 16. */
