@@ -154,9 +154,8 @@ export const redriveAnswerSchema = z.object({ accepted: z.number() });
 export type RedriveAnswer = z.infer<typeof redriveAnswerSchema>;
 
 /**
- * One delivery of a message to a group and how it was settled; or, as `held` (reason `group
- * paused`), a retry that fell due while the group was paused and waited: `deliveredAt` and
- * `settledAt` are then when it fell due, `deliveryAttempt` the attempt that waited (DESIGN.md §11).
+ * One delivery of a message to a group and how it was settled; or `held` (`group paused`), a retry
+ * that fell due, at `deliveredAt`, while its group was paused, and waited (DESIGN.md §11).
  */
 export const deliveryHistoryEntrySchema = z.object({
   group: z.string(),
