@@ -128,7 +128,12 @@ describe('ricochet groups', () => {
     expect(paused.stdout).toMatch(/^pause:\s+held \(by hand\) · breaker closed · failure ratio 0%$/m);
     expect((await cli(['groups', 'ls', ...endpoint])).stdout).toMatch(/^shipping\s.*\s+manual$/m);
     const json = JSON.parse((await cli(['groups', 'get', 'shipping', '--json', ...endpoint])).stdout);
-    expect(json.pause).toEqual({ state: 'closed', manuallyPaused: true, failureRatio: 0 });
+    expect(json.pause).toEqual({
+      state: 'closed',
+      manuallyPaused: true,
+      failureRatio: 0,
+      counted: { successes: 0, failures: 0 },
+    });
 
     const resumed = await cli(['groups', 'resume', 'shipping', '--json', ...endpoint]);
     expect(resumed.code).toBe(EXIT_CODES.OK);
