@@ -20,6 +20,7 @@ export default defineProject({
       ...POSTGRES_CONTRACT_FILES.map((file) => `src/**/${file}.contract.test.ts`),
       'src/**/postgres-spread-failover.contract.test.ts',
       'src/**/postgres-spread-handover.contract.test.ts',
+      'src/**/failure-storms-spread.contract.test.ts',
     ],
     globalSetup: ['./src/support/postgres-spread.global-setup.ts'],
     testTimeout: 60_000,

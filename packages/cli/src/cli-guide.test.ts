@@ -25,6 +25,8 @@ describe('docs/guides/cli.md', () => {
     'groups ls',
     'groups get',
     'groups set',
+    'groups pause',
+    'groups resume',
     'dlq ls',
     'dlq show',
     'dlq redrive',

@@ -92,9 +92,9 @@ describe('ricochet groups', () => {
 
     const ls = await cli(['groups', 'ls', ...endpoint]);
     expect(ls.stdout).toMatch(
-      /^GROUP\s+MODE\s+MAX-RETRIES\s+READY\s+INFLIGHT\s+WAITING-RETRY\s+DLQ\s+COMMITTED$/m,
+      /^GROUP\s+MODE\s+MAX-RETRIES\s+READY\s+INFLIGHT\s+WAITING-RETRY\s+DLQ\s+COMMITTED\s+PAUSE$/m,
     );
-    expect(ls.stdout).toMatch(/^billing\s+clustering\s+3\s+0\s+0\s+0\s+0\s+0$/m);
+    expect(ls.stdout).toMatch(/^billing\s+clustering\s+3\s+0\s+0\s+0\s+0\s+0\s+-$/m);
   });
 
   it('shows every issue of a bad retry policy, exits 6, and keeps the old config', async () => {
@@ -112,6 +112,40 @@ describe('ricochet groups', () => {
     expect(bad.stderr).toMatch(/^ {2}- fifo: /m);
     const after = JSON.parse((await cli(['groups', 'get', 'payments', '--json', ...endpoint])).stdout);
     expect(after.config).toMatchObject({ maxRetries: 2, fifo: false });
+  });
+
+  it('pauses and resumes a group by hand, and shows its pause in get and ls', async () => {
+    await cli(['groups', 'set', 'shipping', 'pauseOnFailures={"pauseMs":2000}', ...endpoint]);
+    const before = await cli(['groups', 'get', 'shipping', ...endpoint]);
+    expect(before.stdout).toMatch(
+      /^pauseOnFailures:\s+pause at 90% failures of 20\+ outcomes in 1m, probe after 2s doubling to 5m$/m,
+    );
+    expect(before.stdout).toMatch(/^pause:\s+delivering · breaker closed · failure ratio 0%$/m);
+
+    const paused = await cli(['groups', 'pause', 'shipping', ...endpoint]);
+    expect(paused).toMatchObject({ code: EXIT_CODES.OK, stderr: '' });
+    expect(paused.stdout).toContain('group shipping paused');
+    expect(paused.stdout).toMatch(/^pause:\s+held \(by hand\) · breaker closed · failure ratio 0%$/m);
+    expect((await cli(['groups', 'ls', ...endpoint])).stdout).toMatch(/^shipping\s.*\s+manual$/m);
+    const json = JSON.parse((await cli(['groups', 'get', 'shipping', '--json', ...endpoint])).stdout);
+    expect(json.pause).toEqual({
+      state: 'closed',
+      manuallyPaused: true,
+      failureRatio: 0,
+      counted: { successes: 0, failures: 0 },
+    });
+
+    const resumed = await cli(['groups', 'resume', 'shipping', '--json', ...endpoint]);
+    expect(resumed.code).toBe(EXIT_CODES.OK);
+    expect(JSON.parse(resumed.stdout).pause).toMatchObject({ manuallyPaused: false });
+    expect((await cli(['groups', 'ls', ...endpoint])).stdout).toMatch(/^shipping\s.*\s+-$/m);
+  });
+
+  it('exits 2 for pausing a group that does not exist, and 1 without a group', async () => {
+    const run = await cli(['groups', 'pause', 'nowhere', ...endpoint]);
+    expect(run.code).toBe(EXIT_CODES.NOT_FOUND);
+    expect(run.stderr).toContain('group "nowhere" does not exist');
+    expect((await cli(['groups', 'resume', ...endpoint])).code).toBe(EXIT_CODES.USAGE);
   });
 
   it('reports a usage error with exit 1 before sending anything', async () => {

@@ -41,9 +41,20 @@ const outcome: fc.Arbitrary<StormOutcome> = fc.constantFrom(
 /** Events with time steps; probes and outcomes name a few deliveries, so a probe's own outcome comes up. */
 const step = fc.record({
   advanceMs: fc.integer({ min: 0, max: 2_000 }),
-  kind: fc.constantFrom('outcome', 'outcome', 'outcome', 'probeSent', 'pause', 'resume', 'ruleChanged'),
+  kind: fc.constantFrom(
+    'outcome',
+    'outcome',
+    'outcome',
+    'probeSent',
+    'pause',
+    'resume',
+    'ruleChanged',
+    'elsewhereCounted',
+  ),
   outcome,
   deliveryId: fc.constantFrom('a', 'b', 'c', 'd'),
+  /** What the group's other queues report, for `elsewhereCounted`. */
+  elsewhere: fc.record({ successes: fc.nat(30), failures: fc.nat(30) }),
 });
 
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
@@ -62,7 +73,9 @@ function run(
         ? { type: 'outcome', outcome: each.outcome, deliveryId: each.deliveryId, atMs }
         : each.kind === 'probeSent'
           ? { type: 'probeSent', deliveryId: each.deliveryId, atMs }
-          : { type: each.kind as 'pause' | 'resume' | 'ruleChanged', atMs };
+          : each.kind === 'elsewhereCounted'
+            ? { type: 'elsewhereCounted', counts: each.elsewhere, atMs }
+            : { type: each.kind as 'pause' | 'resume' | 'ruleChanged', atMs };
     const next = groupPauseTransition(state, event, cfg);
     for (const effect of next.effects) {
       if (effect.type === 'breakerTransitioned') {
@@ -144,6 +157,8 @@ describe('failure-storm rule properties', () => {
             { type: 'outcome', outcome: each.outcome, deliveryId: 'x', atMs },
             undefined,
           ).state;
+          const elsewhere = { type: 'elsewhereCounted', counts: each.elsewhere, atMs } as const;
+          state = groupPauseTransition(state, elsewhere, undefined).state;
           expect(state.breaker.state).toBe('closed');
           expect(state.window).toEqual([]);
         }
@@ -287,6 +302,56 @@ describe('failure-storm rule', () => {
     );
     expect(closed.state.breaker).toEqual({ state: 'closed' });
     expect(closed.effects).toEqual([{ type: 'breakerTransitioned', from: 'halfOpen', to: 'closed' }]);
+  });
+
+  const success = (atMs: number): GroupPauseEvent => ({
+    type: 'outcome',
+    outcome: 'success',
+    deliveryId: 's',
+    atMs,
+  });
+
+  it('trips on the whole group: its other queues’ outcomes count, until a probe success closes it', () => {
+    // 2 failures here, 2 elsewhere: 4 outcomes, all failed, trips where 2 alone would not.
+    let state = groupPauseTransition(initialGroupPauseState(), fail(0), cfg).state;
+    state = groupPauseTransition(state, fail(1), cfg).state;
+    expect(state.breaker.state).toBe('closed');
+    const counts = { successes: 0, failures: 2 };
+    const tripped = groupPauseTransition(state, { type: 'elsewhereCounted', counts, atMs: 2 }, cfg);
+    expect(tripped.state.breaker).toEqual({ state: 'open', pauseMs: 100, nextProbeAtMs: 102 });
+    // Elsewhere first, then a local failure trips it as well.
+    state = groupPauseTransition(
+      initialGroupPauseState(),
+      { type: 'elsewhereCounted', counts, atMs: 0 },
+      cfg,
+    ).state;
+    expect(state.breaker.state).toBe('closed');
+    state = groupPauseTransition(state, fail(1), cfg).state;
+    expect(state.breaker.state).toBe('closed');
+    state = groupPauseTransition(state, fail(2), cfg).state;
+    expect(state.breaker.state).toBe('open');
+    // A queue that delivers fine is not paused by the others' storm.
+    const healthy = groupPauseTransition(initialGroupPauseState(), success(0), cfg).state;
+    const stormElsewhere = { successes: 0, failures: 50 };
+    expect(
+      groupPauseTransition(healthy, { type: 'elsewhereCounted', counts: stormElsewhere, atMs: 1 }, cfg).state
+        .breaker.state,
+    ).toBe('closed');
+    // A probe success forgets what the other queues said: their storm cannot reopen it at once.
+    state = groupPauseTransition(state, { type: 'probeSent', deliveryId: 'p', atMs: 102 }, cfg).state;
+    state = groupPauseTransition(
+      state,
+      { type: 'outcome', outcome: 'success', deliveryId: 'p', atMs: 103 },
+      cfg,
+    ).state;
+    expect(state).toEqual({ breaker: { state: 'closed' }, window: [], manuallyPaused: false });
+    state = groupPauseTransition(state, success(104), cfg).state;
+    state = groupPauseTransition(
+      state,
+      { type: 'elsewhereCounted', counts: stormElsewhere, atMs: 105 },
+      cfg,
+    ).state;
+    expect(state.breaker.state).toBe('closed');
   });
 
   it('does not count releases, dead-consumer timeouts or dead-letter-now', () => {

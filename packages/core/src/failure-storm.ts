@@ -83,7 +83,12 @@ export interface GroupPauseState {
   readonly window: readonly WindowBucket[];
   /** Paused by hand (`POST /v1/groups/:group/pause`): nothing is delivered, not even a probe. */
   readonly manuallyPaused: boolean;
+  /** Spread over queues (DESIGN.md §9): what the group's other queues last reported counting. */
+  readonly elsewhere?: OutcomeCounts;
 }
+
+/** Counted outcomes of a window. */
+export type OutcomeCounts = { readonly successes: number; readonly failures: number };
 
 /** What happened to a group, fed to {@link groupPauseTransition}. Time is always an input. */
 export type GroupPauseEvent =
@@ -99,7 +104,9 @@ export type GroupPauseEvent =
   | { readonly type: 'pause'; readonly atMs: number }
   | { readonly type: 'resume'; readonly atMs: number }
   /** The group's config was replaced: a group whose rule is now off closes its breaker. */
-  | { readonly type: 'ruleChanged'; readonly atMs: number };
+  | { readonly type: 'ruleChanged'; readonly atMs: number }
+  /** The other queues of the group (DESIGN.md §9) report what their windows hold now. */
+  | { readonly type: 'elsewhereCounted'; readonly counts: OutcomeCounts; readonly atMs: number };
 
 export type GroupPauseEventType = GroupPauseEvent['type'];
 
@@ -224,7 +231,7 @@ export function groupPauseTransition(
       // Turning the rule off must not leave a breaker open that nothing can close any more.
       if (config !== undefined || state.breaker.state === 'closed') return { state, effects: [] };
       return {
-        state: { ...state, breaker: { state: 'closed' }, window: [] },
+        state: closedAfresh(state),
         effects: [{ type: 'breakerTransitioned', from: state.breaker.state, to: 'closed' }],
       };
     case 'probeSent': {
@@ -248,6 +255,10 @@ export function groupPauseTransition(
     }
     case 'outcome':
       return outcomeTransition(state, event, config);
+    case 'elsewhereCounted': {
+      if (config === undefined) return { state, effects: [] };
+      return tripIfStorm({ ...state, elsewhere: event.counts }, config, event.atMs);
+    }
     default:
       return assertNever(event);
   }
@@ -264,7 +275,7 @@ function outcomeTransition(
   if (breaker.state === 'halfOpen' && event.deliveryId === breaker.probeId) {
     if (event.outcome === 'success') {
       return {
-        state: { ...state, breaker: { state: 'closed' }, window: [] },
+        state: closedAfresh(state),
         effects: [{ type: 'breakerTransitioned', from: 'halfOpen', to: 'closed' }],
       };
     }
@@ -288,17 +299,38 @@ function outcomeTransition(
   const next: GroupPauseState = { ...state, window };
   // Outcomes of deliveries that were already out when the breaker opened fill the window (for
   // the admin view) but never move an open or half-open breaker: only the probe does.
-  if (breaker.state !== 'closed') return { state: next, effects: [] };
-  const counts = windowCounts(next, config, event.atMs);
-  const total = counts.successes + counts.failures;
-  if (total >= config.minOutcomes && counts.failures >= config.failureRatio * total) {
+  return tripIfStorm(next, config, event.atMs);
+}
+
+/** Closed with nothing counted, not even elsewhere: the failures that opened it cannot reopen it at once. */
+function closedAfresh(state: GroupPauseState): GroupPauseState {
+  return { breaker: { state: 'closed' }, window: [], manuallyPaused: state.manuallyPaused };
+}
+
+/**
+ * A closed breaker opens when the window, with the other queues' outcomes where the group has more
+ * than one, holds at least `minOutcomes` counted outcomes, `failureRatio` of them failures, and its
+ * own outcomes fail at that ratio too: a queue that delivers fine is not paused by the others' past.
+ */
+function tripIfStorm(
+  state: GroupPauseState,
+  config: PauseOnFailuresConfig,
+  atMs: number,
+): GroupPauseTransition {
+  if (state.breaker.state !== 'closed') return { state, effects: [] };
+  const own = windowCounts(state, config, atMs);
+  const ownTotal = own.successes + own.failures;
+  const total = ownTotal + (state.elsewhere?.successes ?? 0) + (state.elsewhere?.failures ?? 0);
+  const failures = own.failures + (state.elsewhere?.failures ?? 0);
+  const storm = total >= config.minOutcomes && failures >= config.failureRatio * total;
+  if (storm && ownTotal > 0 && own.failures >= config.failureRatio * ownTotal) {
     const pauseMs = Math.min(config.pauseMs, config.maxPauseMs);
     return {
-      state: { ...next, breaker: { state: 'open', pauseMs, nextProbeAtMs: event.atMs + pauseMs } },
+      state: { ...state, breaker: { state: 'open', pauseMs, nextProbeAtMs: atMs + pauseMs } },
       effects: [{ type: 'breakerTransitioned', from: 'closed', to: 'open' }],
     };
   }
-  return { state: next, effects: [] };
+  return { state, effects: [] };
 }
 
 function bucketMsOf(config: PauseOnFailuresConfig): number {

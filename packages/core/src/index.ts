@@ -18,6 +18,7 @@ export {
   groupPauseTransition,
   type HoldReason,
   initialGroupPauseState,
+  type OutcomeCounts,
   type PauseOnFailuresConfig,
   resolvePauseOnFailures,
   restoreGroupPauseState,

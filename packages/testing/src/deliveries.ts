@@ -1,8 +1,11 @@
 import type { MessageGroupView, MessageView } from '@ricochet/protocol';
 import { formatDuration } from './duration.js';
 
-/** How a delivery ended, as the broker's history records it. */
-export type DeliveryResult = MessageGroupView['history'][number]['result'];
+/**
+ * How a delivery ended, as the broker's history records it. The history's `held` entries (a retry
+ * a paused group postponed, DESIGN.md §11) are no delivery, and not listed here.
+ */
+export type DeliveryResult = Exclude<MessageGroupView['history'][number]['result'], 'held'>;
 
 /** One delivery of a message to a group that has ended, with its virtual times. */
 export interface Delivery {
@@ -52,6 +55,7 @@ export function deliveriesOf(view: MessageView, group?: string): Delivery[] {
   for (const entry of view.groups) {
     if (group !== undefined && entry.group !== group) continue;
     for (const record of entry.history) {
+      if (record.result === 'held') continue;
       deliveries.push({
         messageId: view.message.messageId,
         group: record.group,
@@ -98,7 +102,8 @@ export function describeStanding(view: MessageView | undefined, group: string, n
     const groups = view.groups.map((candidate) => candidate.group);
     return `group '${group}' does not read its topic '${view.message.topic}' (groups that do: ${groups.length === 0 ? 'none' : groups.join(', ')}; a new group starts at the topic's end: start the consumer before sending)`;
   }
-  const history = entry.history
+  const ended = entry.history.filter((record) => record.result !== 'held');
+  const history = ended
     .map(
       (record) =>
         `#${record.deliveryAttempt} ${record.result} at +${formatDuration(record.deliveredAt - view.message.storedAt)}`,
@@ -109,5 +114,5 @@ export function describeStanding(view: MessageView | undefined, group: string, n
   const hint = entry.state === 'waitingRetry' || delayed ? ' (advance the clock to its due time)' : '';
   const attempt = entry.deliveryAttempt === undefined ? '' : ` (attempt ${entry.deliveryAttempt})`;
   const since = formatDuration(nowMs - view.message.storedAt);
-  return `at +${since} it is ${entry.state}${attempt}${hint}, after ${entry.history.length} ended deliveries${history === '' ? '' : `: ${history}`}`;
+  return `at +${since} it is ${entry.state}${attempt}${hint}, after ${ended.length} ended deliveries${history === '' ? '' : `: ${history}`}`;
 }

@@ -1,4 +1,5 @@
 import type { GroupConfigInput, PauseOnFailuresConfig } from '@ricochet/core';
+import type { MessageView } from '@ricochet/protocol';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer } from './support/clients.js';
@@ -113,6 +114,45 @@ describe('Failure storms (DESIGN.md §11): a group holds its fire while its cons
     );
   });
 
+  it('a retry that falls due while the group is paused is in the history as held (group paused), once', async () => {
+    await using broker = await startBroker();
+    await broker.admin.putGroup('billing', GROUP);
+    const [messageId = ''] = await sendMany(broker, 1);
+    await using consumer = await startRecordingConsumer(
+      broker.endpoint,
+      { group: 'billing', subscriptions: { orders: '*' } },
+      async (message) => {
+        if (message.deliveryAttempt > 1) return ConsumeResult.SUCCESS;
+        // Paused before the failure is answered: the retry falls due 50 ms later, into the pause.
+        await broker.admin.pauseGroup('billing');
+        return ConsumeResult.FAILURE;
+      },
+    );
+    const billingOf = (view: MessageView) => view.groups.find((group) => group.group === 'billing');
+    const held = await eventually(
+      () => broker.admin.getMessage(messageId).then(billingOf),
+      (group) => group?.history.some((entry) => entry.result === 'held') === true,
+    );
+    expect(held?.state).toBe('ready');
+    expect(consumer.deliveries).toHaveLength(1);
+
+    await broker.admin.resumeGroup('billing');
+    await consumer.delivered(2);
+    const done = await eventually(
+      () => broker.admin.getMessage(messageId).then(billingOf),
+      (group) => group?.state === 'committed',
+    );
+    const [failed, postponed, committed] = done?.history ?? [];
+    expect(done?.history.map((entry) => [entry.deliveryAttempt, entry.result, entry.reason])).toEqual([
+      [1, 'failed', expect.any(String)],
+      [2, 'held', 'group paused'],
+      [2, 'committed', undefined],
+    ]);
+    // It fell due after the failure, and waited until the resume delivered it.
+    expect(postponed?.deliveredAt).toBeGreaterThanOrEqual(failed?.settledAt ?? Infinity);
+    expect(postponed?.deliveredAt).toBeLessThanOrEqual(committed?.deliveredAt ?? -Infinity);
+  });
+
   it('an open breaker stays open across a restart, and no attempt is spent meanwhile', async () => {
     const broker = await startBroker();
     // A long pause: no probe goes out while the test looks.
@@ -162,6 +202,19 @@ describe('Failure storms (DESIGN.md §11): a group holds its fire while its cons
       () => restarted.admin.getGroup('billing').then((group) => group.stats),
       (s) => s.committed === 10 && s.dlq === 0,
     );
+    // The history explains each late attempt: every failed message's retry, Ready when the breaker
+    // opened or due while it was open, is held once (not once per probe or restart), just before
+    // the delivery it waited for.
+    for (const id of failures.keys()) {
+      const view = await restarted.admin.getMessage(id);
+      const history = view.groups.find((group) => group.group === 'billing')?.history ?? [];
+      const held = history.filter((entry) => entry.result === 'held');
+      expect(held).toEqual([expect.objectContaining({ reason: 'group paused' })]);
+      expect(history.slice(-2).map((entry) => [entry.deliveryAttempt, entry.result])).toEqual([
+        [held[0]?.deliveryAttempt, 'held'],
+        [held[0]?.deliveryAttempt, 'committed'],
+      ]);
+    }
   });
 
   it('a simple consumer group under a storm: unacked leases trip it, and nothing reaches the DLQ', async () => {

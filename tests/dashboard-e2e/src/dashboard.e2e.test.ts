@@ -148,6 +148,31 @@ describe('the dashboard in Chromium against a real broker', () => {
     expect(await running.admin('GET', '/v1/groups/billing')).toMatchObject({ config: before.config });
   });
 
+  it('pauses a group from the UI, shows it paused (the broker holds it too), and resumes it', async () => {
+    await running.admin('PUT', '/v1/groups/billing', { pauseOnFailures: {} });
+    await page.goto(`${running.httpUrl}/ui/#/groups/billing`);
+    const pause = page.locator('[data-testid=group-pause]');
+    await pause.waitFor();
+    expect(await pause.getAttribute('data-paused')).toBe('false');
+    expect(await pause.locator('[data-testid=breaker-state]').textContent()).toBe('closed');
+    expect(await pause.locator('[data-testid=failure-ratio]').textContent()).toBe('0 %');
+    expect(await pause.locator('[data-testid=next-probe]').textContent()).toBe('-');
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => pause.getAttribute('data-paused'), { timeout: UI_TIMEOUT_MS }).toBe('true');
+    expect(await pause.locator('[data-testid=pause-standing]').textContent()).toBe('paused by hand');
+    expect(await running.admin('GET', '/v1/groups/billing')).toMatchObject({
+      pause: { manuallyPaused: true },
+    });
+
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => pause.getAttribute('data-paused'), { timeout: UI_TIMEOUT_MS }).toBe('false');
+    expect(await pause.locator('[data-testid=pause-standing]').textContent()).toBe('delivering');
+    expect(await running.admin('GET', '/v1/groups/billing')).toMatchObject({
+      pause: { manuallyPaused: false },
+    });
+  });
+
   it('asks for a token when the admin API answers 401, sends it, and hides writes after a 403', async () => {
     await running.admin('PUT', '/v1/groups/billing', {});
     // Auth is not in this broker yet: a fake in front of it answers as DESIGN.md §7 says, 401

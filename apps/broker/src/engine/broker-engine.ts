@@ -1,4 +1,4 @@
-import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
+import type { GroupConfigInput, OutcomeCounts, TopicConfig } from '@ricochet/core';
 import {
   BrokerError,
   type DeliveredMessage,
@@ -238,17 +238,20 @@ export class BrokerEngine implements BrokerService {
     return view;
   }
 
-  /**
-   * Pause a group by hand, or resume it (DESIGN.md §11): a pause holds every delivery, probes
-   * included, whether the failure-storm rule is on or not; a resume also closes an open breaker.
-   * Answers once the pause state is durable, or `undefined` when the group does not exist.
-   */
+  /** Pause a group by hand, or resume it and close its breaker (DESIGN.md §11); answers once durable. */
   async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
     const group = this.#parts.groups.get(name);
     if (!group) return undefined;
     driveGroupPause(this.#parts, group, { type: paused ? 'pause' : 'resume', atMs: this.#parts.clock.now() });
     await this.#parts.store.durable();
     return this.#describe(group);
+  }
+
+  /** What the group's other queues count (DESIGN.md §9): its failure-storm rule trips on the whole group. */
+  countedElsewhere(name: string, counts: OutcomeCounts): void {
+    const group = this.#parts.groups.get(name);
+    const atMs = this.#parts.clock.now();
+    if (group) driveGroupPause(this.#parts, group, { type: 'elsewhereCounted', counts, atMs });
   }
 
   /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */

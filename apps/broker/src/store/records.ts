@@ -137,7 +137,11 @@ export type ScheduleEntry =
   /** A delay message becomes visible to this group (T1). */
   | { readonly kind: 'delayDue' };
 
-/** The outcome of one delivery, for `GET /v1/messages/:messageId`. */
+/**
+ * The outcome of one delivery, for `GET /v1/messages/:messageId`; or, with `result: 'held'`, a
+ * retry that fell due while its group was paused and waited (DESIGN.md §11): its `deliveredAt`
+ * and `settledAt` are both the time it fell due, its `deliveryAttempt` the attempt that waited.
+ */
 export interface HistoryRecord {
   readonly group: string;
   /** Broadcasting groups (B1): the instance (`clientId`) this delivery was for. */
@@ -149,7 +153,14 @@ export interface HistoryRecord {
   readonly consumerId?: string;
   readonly deliveredAt: number;
   readonly settledAt: number;
-  readonly result: 'committed' | 'failed' | 'timedOut' | 'leaseExpired' | 'released' | 'deadLettered';
+  readonly result:
+    | 'committed'
+    | 'failed'
+    | 'timedOut'
+    | 'leaseExpired'
+    | 'released'
+    | 'deadLettered'
+    | 'held';
   readonly reason?: string;
   /**
    * The principal (DESIGN.md §7) whose ack, nack or release settled the delivery. Absent when

@@ -4,7 +4,8 @@ import { formatDuration } from '../retry-schedule';
 
 /**
  * Where a message stands in one group, and every delivery it had there as a timeline: attempt,
- * when it was delivered and settled, to which consumer, the result and the reason.
+ * when it was delivered and settled, to which consumer, the result and the reason; and where a
+ * retry waited for its paused group, when it fell due.
  */
 export function DeliveryHistory(props: { view: MessageGroupView }) {
   const { view } = props;
@@ -29,13 +30,22 @@ export function DeliveryHistory(props: { view: MessageGroupView }) {
               data-result={entry.result}
             >
               <span class="when">{formatTime(entry.deliveredAt)}</span>
-              <span class="what">
-                attempt {entry.deliveryAttempt} → <strong>{entry.result}</strong> after{' '}
-                {formatDuration(Math.max(0, entry.settledAt - entry.deliveredAt))}
-              </span>
-              <span class="who">
-                {entry.consumer} consumer{entry.consumerId ? ` ${entry.consumerId}` : ''}
-              </span>
+              {entry.result === 'held' ? (
+                // A retry that fell due while the group was paused, and waited: no delivery (DESIGN.md §11).
+                <span class="what">
+                  attempt {entry.deliveryAttempt} <strong>held</strong>: due, but the group was paused
+                </span>
+              ) : (
+                <>
+                  <span class="what">
+                    attempt {entry.deliveryAttempt} → <strong>{entry.result}</strong> after{' '}
+                    {formatDuration(Math.max(0, entry.settledAt - entry.deliveredAt))}
+                  </span>
+                  <span class="who">
+                    {entry.consumer} consumer{entry.consumerId ? ` ${entry.consumerId}` : ''}
+                  </span>
+                </>
+              )}
               {entry.reason ? <span class="reason">{entry.reason}</span> : null}
             </li>
           ))}

@@ -5,13 +5,17 @@ import { api, segment } from '../api';
 import { ConfigEditor } from '../components/config-editor';
 import { DeadLetters } from '../components/dead-letters';
 import { FifoHeads } from '../components/fifo-heads';
+import { GroupPause } from '../components/group-pause';
 import { RetryTimeline } from '../components/retry-timeline';
 import { formatCount } from '../format';
 import { POLL_INTERVAL_MS } from '../live-data';
 import { overviewHref } from '../router';
 import { useAccess } from '../use-access';
 
-/** One group: its numbers, its config (editable), its retry schedule, its held FIFO message groups and its DLQ. */
+/**
+ * One group: its numbers, its pause (with Pause and Resume), its config (editable), its retry
+ * schedule, its held FIFO message groups and its DLQ.
+ */
 export function GroupPage(props: { group: string }) {
   const access = useAccess();
   const [group, setGroup] = useState<GroupView | undefined>(undefined);
@@ -69,6 +73,8 @@ export function GroupPage(props: { group: string }) {
           </div>
         ))}
       </dl>
+      <h2>Pause</h2>
+      <GroupPause group={group} readOnly={access.readOnly} onChanged={setGroup} />
       <h2>Config</h2>
       <ConfigEditor
         group={group}

@@ -71,15 +71,23 @@ export function describeMessage(view: MessageView): string {
   return text;
 }
 
-/** One row per delivery, oldest first: attempt, when, by whom, how long, and how it ended. */
+/**
+ * One row per delivery, oldest first: attempt, when, by whom, how long, and how it ended; and a
+ * `held` row where a retry fell due while the group was paused, and waited.
+ */
 function renderTimeline(history: readonly DeliveryHistoryEntry[]): string {
   const rows = [...history]
     .sort((a, b) => a.deliveredAt - b.deliveredAt)
     .map((entry) => [
       `#${entry.deliveryAttempt}`,
       formatTime(entry.deliveredAt),
-      entry.consumerId === undefined ? entry.consumer : `${entry.consumer} ${entry.consumerId}`,
-      formatDurationMs(Math.max(0, entry.settledAt - entry.deliveredAt)),
+      // A held entry is a retry that waited for its paused group, delivered to no one (DESIGN.md §11).
+      entry.result === 'held'
+        ? '-'
+        : entry.consumerId === undefined
+          ? entry.consumer
+          : `${entry.consumer} ${entry.consumerId}`,
+      entry.result === 'held' ? '-' : formatDurationMs(Math.max(0, entry.settledAt - entry.deliveredAt)),
       entry.result,
       entry.reason ?? '',
     ]);

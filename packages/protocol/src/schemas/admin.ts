@@ -153,7 +153,10 @@ export const redriveAnswerSchema = z.object({ accepted: z.number() });
 /** The answer of a redrive. */
 export type RedriveAnswer = z.infer<typeof redriveAnswerSchema>;
 
-/** One delivery of a message to a group and how it was settled. */
+/**
+ * One delivery of a message to a group and how it was settled; or `held` (`group paused`), a retry
+ * that fell due, at `deliveredAt`, while its group was paused, and waited (DESIGN.md §11).
+ */
 export const deliveryHistoryEntrySchema = z.object({
   group: z.string(),
   /** Broadcasting groups (B1): the instance (`clientId`) this delivery was for. */
@@ -165,7 +168,7 @@ export const deliveryHistoryEntrySchema = z.object({
   consumerId: z.string().optional(),
   deliveredAt: z.number(),
   settledAt: z.number(),
-  result: z.enum(['committed', 'failed', 'timedOut', 'leaseExpired', 'released', 'deadLettered']),
+  result: z.enum(['committed', 'failed', 'timedOut', 'leaseExpired', 'released', 'deadLettered', 'held']),
   reason: z.string().optional(),
   /** The principal (DESIGN.md §7) whose ack, nack or release settled it; absent when the broker did. */
   principal: z.string().optional(),

@@ -10,6 +10,11 @@ export const groupPauseViewSchema = z.object({
   manuallyPaused: z.boolean(),
   failureRatio: z.number(),
   nextProbeAt: z.number().optional(),
+  /**
+   * The counted outcomes of the window now, while the rule is on: with queues spread over brokers,
+   * what each queue tells the others so that the rule trips on the whole group (DESIGN.md §9).
+   */
+  counted: z.object({ successes: z.number(), failures: z.number() }).optional(),
 });
 
 /** A group's pause state as the admin API shows it. */

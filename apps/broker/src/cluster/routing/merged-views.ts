@@ -62,18 +62,27 @@ export function mergeGroupViews(views: readonly (GroupView | undefined)[]): Grou
     config: first.config,
     stats: { ...totals, topics: topics as GroupPositions },
   };
-  // Each queue keeps its own breaker: the view shows the most paused one (open over half-open
-  // over closed), with the highest failure ratio and the earliest next probe.
+  // Each queue keeps its own breaker, fed the other queues' counts (`storm-counts.ts`): the view
+  // shows the most paused one (open over half-open over closed), the earliest next probe, and the
+  // whole group's window: its counts added up, and their failure ratio.
   const pauses = present.flatMap((view) => (view.pause === undefined ? [] : [view.pause]));
   if (pauses.length === 0) return merged;
   const rank = { closed: 0, halfOpen: 1, open: 2 } as const;
   const worst = pauses.reduce((a, b) => (rank[b.state] > rank[a.state] ? b : a));
   const probes = pauses.flatMap((pause) => (pause.nextProbeAt === undefined ? [] : [pause.nextProbeAt]));
+  const counts = pauses.flatMap((pause) => (pause.counted === undefined ? [] : [pause.counted]));
+  const counted = {
+    successes: counts.reduce((sum, each) => sum + each.successes, 0),
+    failures: counts.reduce((sum, each) => sum + each.failures, 0),
+  };
+  const total = counted.successes + counted.failures;
   const pause = {
     state: worst.state,
     manuallyPaused: pauses.some((each) => each.manuallyPaused),
-    failureRatio: Math.max(...pauses.map((each) => each.failureRatio)),
+    failureRatio:
+      total === 0 ? Math.max(...pauses.map((each) => each.failureRatio)) : counted.failures / total,
     ...(probes.length === 0 ? {} : { nextProbeAt: Math.min(...probes) }),
+    ...(counts.length === 0 ? {} : { counted }),
   };
   return { ...merged, pause };
 }

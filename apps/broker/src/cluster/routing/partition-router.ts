@@ -50,6 +50,7 @@ import {
   type QueueAdmin,
   type RoutedQueue,
 } from './routed-queue.js';
+import { StormCounts } from './storm-counts.js';
 
 /** A queue another broker owns, as the router is given it: its messaging and its admin calls. */
 export interface RemoteQueueParts {
@@ -102,6 +103,8 @@ export class PartitionRouter implements BrokerService {
   onQueueGivenUp: ((queue: number) => void) | undefined;
   /** Sends waiting for a queue's next route (`queue-fan-out.ts`). */
   readonly #reroutes = new RerouteWaits((queue) => this.#queues[queue]);
+  /** The failure-storm rule over every queue of a group (DESIGN.md §11). */
+  readonly #stormCounts: StormCounts;
   #started = false;
 
   /**
@@ -133,6 +136,8 @@ export class PartitionRouter implements BrokerService {
     this.#subscriptions = new QueueSubscriptions(this.#queues, this.#onError);
     this.#receiveRotation = new QueueRotation(queues.length);
     this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
+    const timers = options.timers ?? systemTimers;
+    this.#stormCounts = new StormCounts({ queues: () => this.#queues, timers, onError: this.#onError });
   }
 
   /** How many queues the store is split into. */
@@ -168,6 +173,7 @@ export class PartitionRouter implements BrokerService {
   start(): void {
     this.#started = true;
     for (const engine of this.#engines) engine.start();
+    this.#stormCounts.start();
     void this.#watermarks.start().catch((error: unknown) => this.#onError(error, 'watermark check failed'));
   }
 
@@ -369,6 +375,7 @@ export class PartitionRouter implements BrokerService {
 
   async close(): Promise<void> {
     this.#reroutes.stop();
+    this.#stormCounts.stop();
     this.#redrives.close();
     await this.#watermarks.stop();
     await Promise.all(this.#queues.map((queue) => queue.close()));

@@ -98,7 +98,7 @@ export class ReadySource {
     // it. The lifecycle driver marks the delivery it becomes as the probe.
     const admission = admitDelivery(group.pause, this.#deps.clock.now());
     if (admission.type === 'hold') {
-      if (admission.untilMs !== undefined) this.#deps.applier.wakeForProbe(group, admission.untilMs);
+      if (admission.untilMs !== undefined) this.#deps.applier.groupPause.wakeAt(group, admission.untilMs);
       this.#deps.metrics.deliveriesHeld(group.name, admission.reason);
       return [];
     }

@@ -2,7 +2,6 @@ import {
   type Clock,
   type DeliveryEffect,
   type GroupCounter,
-  type GroupPauseTransition,
   initialReadyState,
   type PushState,
   redrivenState,
@@ -85,11 +84,15 @@ export class EffectApplier {
   readonly #toWake = new Set<GroupRuntime>();
   #flushQueued = false;
 
-  readonly #groupPause: GroupPauseApplier;
+  /**
+   * The applier's hand for the groups' failure-storm rule (DESIGN.md §11): the rule's moves, the
+   * wake-up for a probe, and the history entry of a retry a paused group holds.
+   */
+  readonly groupPause: GroupPauseApplier;
 
   constructor(deps: EffectApplierDeps) {
     this.#deps = deps;
-    this.#groupPause = new GroupPauseApplier(deps, (group) => this.#wake(group));
+    this.groupPause = new GroupPauseApplier(deps, (group) => this.#wake(group));
   }
 
   /** Carry out one transition: its effects in core's order, then the record it leaves. */
@@ -150,18 +153,6 @@ export class EffectApplier {
     }
     if (change.eventType === 'delivered') this.#deps.metrics.delivered(group.name);
     this.#writeRecord(change, scheduleKey);
-  }
-
-  /**
-   * Carry out a move of the group's failure-storm rule (DESIGN.md §11): see {@link GroupPauseApplier}.
-   */
-  applyGroupPause(group: GroupRuntime, transition: GroupPauseTransition): void {
-    this.#groupPause.apply(group, transition);
-  }
-
-  /** Wake the group at `atMs`, when its open breaker lets a probe go (DESIGN.md §11). */
-  wakeForProbe(group: GroupRuntime, atMs: number): void {
-    this.#groupPause.wakeAt(group, atMs);
   }
 
   /**

@@ -1,8 +1,29 @@
 import type { Clock, GroupPauseTransition } from '@ricochet/core';
+import type { BrokerStore } from '../../store/broker-store.js';
+import type { DeliveryAddress } from '../../store/records.js';
 import type { BrokerMetrics } from '../broker-metrics.js';
+import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 
+/** The reason of the history entry of a retry a paused group postponed. */
+export const HELD_REASON = 'group paused';
+
+/** A message made Ready again while its group holds its deliveries: what its history entry says. */
+export interface HeldRetry {
+  readonly address: DeliveryAddress;
+  readonly messageId: string;
+  readonly consumer: 'push' | 'simple';
+  /** The lease of the message's last delivery, the one whose retry is held. */
+  readonly lease: number;
+  /** The attempt that waits (P6). */
+  readonly deliveryAttempt: number;
+  /** When the retry fell due, and was held instead. */
+  readonly atMs: number;
+}
+
 export interface GroupPauseApplierDeps {
+  readonly store: BrokerStore;
+  readonly records: DeliveryRecords;
   readonly clock: Clock;
   readonly groups: GroupRegistry;
   readonly metrics: BrokerMetrics;
@@ -12,7 +33,8 @@ export interface GroupPauseApplierDeps {
  * The effect applier's hand for a group's failure-storm rule (DESIGN.md §11): it keeps the state
  * core decided, stores it with the group's record when the breaker or the manual pause changed (so
  * it survives a restart), counts the move, and wakes the group when it may deliver again or when
- * its next probe is due. Only the {@link EffectApplier} holds one.
+ * its next probe is due, and writes the history entry of a retry the group held. Only the
+ * {@link EffectApplier} holds one.
  */
 export class GroupPauseApplier {
   readonly #deps: GroupPauseApplierDeps;
@@ -40,7 +62,56 @@ export class GroupPauseApplier {
     this.#deps.groups.savePause(group);
     if (breaker.state === 'open') this.wakeAt(group, breaker.nextProbeAtMs);
     const wasHolding = before.manuallyPaused || before.breaker.state !== 'closed';
-    if (wasHolding && !manuallyPaused && breaker.state === 'closed') this.#wake(group);
+    const holds = manuallyPaused || breaker.state !== 'closed';
+    if (wasHolding && !holds) this.#wake(group);
+    if (!wasHolding && holds) this.#recordHeldReady(group);
+  }
+
+  /**
+   * The group has just begun to hold: every retry already Ready in its queue waits from now, and
+   * its history says so as a retry that falls due during the pause does (see {@link recordHeld}).
+   * A message Ready for its first delivery (parked behind a FIFO head, a delay that fell due) is
+   * no retry. Bounded by the ready queue's limit.
+   */
+  #recordHeldReady(group: GroupRuntime): void {
+    const atMs = this.#deps.clock.now();
+    for (const ref of group.readyQueue) {
+      const address = { group: group.name, topic: ref.topic, offset: ref.offset };
+      const record = this.#deps.records.get(address);
+      if (record?.state.state !== 'ready' || record.state.lease === 0) continue;
+      this.recordHeld({
+        address,
+        messageId: record.messageId,
+        consumer: record.consumer,
+        lease: record.state.lease,
+        deliveryAttempt: record.state.failures + 1,
+        atMs,
+      });
+    }
+  }
+
+  /**
+   * Record in the message's history that its retry fell due while the group held it (DESIGN.md
+   * §11): `held`, reason `group paused`, so `GET /v1/messages/:id` explains the late attempt that
+   * follows. Written once per postponement: the message then waits Ready in the group's queue,
+   * whatever the probes meanwhile, until it goes. History is keyed by lease, each delivery's being
+   * > 0; this entry takes the negated lease of the delivery whose retry it holds, so it never
+   * replaces a delivery's entry and a restart that finds the retry due again rewrites the same one.
+   */
+  recordHeld(held: HeldRetry): void {
+    const { address } = held;
+    void this.#deps.store.appendHistory(held.messageId, {
+      group: address.group,
+      topic: address.topic,
+      offset: address.offset,
+      lease: -held.lease,
+      deliveryAttempt: held.deliveryAttempt,
+      consumer: held.consumer,
+      deliveredAt: held.atMs,
+      settledAt: held.atMs,
+      result: 'held',
+      reason: HELD_REASON,
+    });
   }
 
   /**

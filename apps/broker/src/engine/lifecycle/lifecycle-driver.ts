@@ -74,6 +74,7 @@ export function drivePush(
     settledBy: moving.settledBy,
   });
   feedStormRule(deps, moving, event, result.state.lease, result.effects);
+  noteHeldRetry(deps, moving, event.atMs, 'push', result.state);
   return result;
 }
 
@@ -99,7 +100,33 @@ export function driveSimple(
     settledBy: moving.settledBy,
   });
   feedStormRule(deps, moving, event, result.state.lease, result.effects);
+  noteHeldRetry(deps, moving, event.atMs, 'simple', result.state);
   return result;
+}
+
+/**
+ * A message made Ready again (a push retry that fell due, a released push delivery, a simple
+ * lease that expired) while its group holds its deliveries (DESIGN.md §11) is postponed: its
+ * history says so, once, here. After the storm rule has seen the outcome, so a simple lease whose
+ * expiry opens the breaker is held by it. A first delivery held is no retry and leaves no entry.
+ */
+function noteHeldRetry(
+  deps: Pick<LifecycleDeps, 'applier'>,
+  moving: Moving,
+  atMs: number,
+  consumer: 'push' | 'simple',
+  state: PushState | SimpleState,
+): void {
+  if (state.state !== 'ready' || state.lease === 0) return;
+  if (admitDelivery(moving.group.pause, atMs).type !== 'hold') return;
+  deps.applier.groupPause.recordHeld({
+    address: moving.address,
+    messageId: moving.messageId,
+    consumer,
+    lease: state.lease,
+    deliveryAttempt: state.failures + 1,
+    atMs,
+  });
 }
 
 /**
@@ -148,7 +175,7 @@ export function driveGroupPause(
   event: GroupPauseEvent,
 ): GroupPauseTransition {
   const transition = groupPauseTransition(group.pause, event, group.config.pauseOnFailures);
-  if (transition.state !== group.pause) deps.applier.applyGroupPause(group, transition);
+  if (transition.state !== group.pause) deps.applier.groupPause.apply(group, transition);
   return transition;
 }
 

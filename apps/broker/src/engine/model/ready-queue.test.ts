@@ -119,6 +119,8 @@ describe('ReadyQueue', () => {
           expect(queue.take(op.max, accept)).toEqual(expected);
           model = model.filter((r) => !expected.includes(r));
           expect(queue.size).toBe(model.length);
+          // Iterating lists what is left, in order, and takes nothing.
+          expect([...queue]).toEqual(model);
         }
         expect(queue.take(Number.POSITIVE_INFINITY, all)).toEqual(model);
       }),

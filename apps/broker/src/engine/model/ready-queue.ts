@@ -24,6 +24,14 @@ export class ReadyQueue {
     this.#size++;
   }
 
+  /** The entries, oldest first, left in place. */
+  *[Symbol.iterator](): Generator<ReadyRef> {
+    for (let i = this.#head; i < this.#items.length; i++) {
+      const ref = this.#items[i];
+      if (ref) yield ref;
+    }
+  }
+
   /** Remove and return up to `max` entries accepted by `accept`, oldest first. */
   take(max: number, accept: (ref: ReadyRef) => boolean): ReadyRef[] {
     const taken: ReadyRef[] = [];

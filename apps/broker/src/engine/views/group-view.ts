@@ -58,8 +58,11 @@ export function describeGroup(
 export function pauseViewOf(group: GroupRuntime, nowMs: number): GroupPauseView {
   const { breaker, manuallyPaused } = group.pause;
   const config = group.config.pauseOnFailures;
-  const failureRatio = config === undefined ? 0 : windowCounts(group.pause, config, nowMs).failureRatio;
-  return breaker.state === 'open'
-    ? { state: breaker.state, manuallyPaused, failureRatio, nextProbeAt: breaker.nextProbeAtMs }
-    : { state: breaker.state, manuallyPaused, failureRatio };
+  const view: GroupPauseView = { state: breaker.state, manuallyPaused, failureRatio: 0 };
+  if (breaker.state === 'open') view.nextProbeAt = breaker.nextProbeAtMs;
+  if (config === undefined) return view;
+  const { successes, failures, failureRatio } = windowCounts(group.pause, config, nowMs);
+  view.failureRatio = failureRatio;
+  view.counted = { successes, failures };
+  return view;
 }

@@ -135,6 +135,36 @@ describe('describeMessage', () => {
     ]);
   });
 
+  it('puts a held retry (stored under its negated lease) where it happened, and reads state past it', async () => {
+    const message = h.append('a');
+    h.groups.put('paused', {}).cursors.set('a', 1);
+    void history(message, 'paused', 'failed', 1);
+    void history(message, 'paused', 'failed', 2);
+    // The retry after delivery 2 fell due at 4 and waited; delivery 3 went at 9, when the pause ended.
+    void h.store.appendHistory(message.messageId, {
+      group: 'paused',
+      topic: message.topic,
+      offset: message.offset,
+      lease: -2,
+      deliveryAttempt: 3,
+      consumer: 'push',
+      deliveredAt: 4,
+      settledAt: 4,
+      result: 'held',
+      reason: 'group paused',
+    });
+    void history(message, 'paused', 'committed', 9);
+    await h.committed();
+    const view = describeMessage(message.messageId, deps());
+    expect(view?.groups[0]?.history.map((entry) => [entry.result, entry.deliveredAt])).toEqual([
+      ['failed', 1],
+      ['failed', 2],
+      ['held', 4],
+      ['committed', 9],
+    ]);
+    expect(states(message.messageId)).toEqual(['paused: committed']);
+  });
+
   it('shows a delay message the cursor passed as pending until its time, then skipped', async () => {
     const message = h.append('a', { deliverAt: h.clock.now() + 1_000 });
     await h.committed();

@@ -46,15 +46,18 @@ export function describeMessage(messageId: string, deps: MessageViewDeps): Messa
     }
     const cursor = group.cursors.get(message.topic);
     if (cursor === undefined) continue;
-    const own = history.filter(
-      (entry) => entry.group === group.name && entry.instance === undefined && entry.topic === message.topic,
+    const own = inTimeOrder(
+      history.filter(
+        (entry) =>
+          entry.group === group.name && entry.instance === undefined && entry.topic === message.topic,
+      ),
     );
     const record = deps.records.get({
       group: group.name,
       topic: message.topic,
       offset: message.offset,
     });
-    const last = own.at(-1);
+    const last = own.findLast((entry) => entry.result !== 'held');
     let state: MessageGroupView['state'];
     if (record) state = record.state.state === 'commit' ? 'committed' : record.state.state;
     else if (message.offset >= cursor) state = 'pending';
@@ -72,6 +75,20 @@ export function describeMessage(messageId: string, deps: MessageViewDeps): Messa
     });
   }
   return { message, groups };
+}
+
+/**
+ * A group's entries in the order they happened. The store keeps them by lease: deliveries in
+ * order, and a retry held while the group was paused (DESIGN.md §11) under its negated lease, so
+ * apart from them. Each such entry goes after the deliveries made before it fell due, and before
+ * one made at that very millisecond (the probe it waited for).
+ */
+function inTimeOrder(entries: HistoryRecord[]): HistoryRecord[] {
+  if (!entries.some((entry) => entry.result === 'held')) return entries;
+  const held = entries.filter((entry) => entry.result === 'held');
+  const deliveries = entries.filter((entry) => entry.result !== 'held');
+  // Array.prototype.sort is stable: held entries first, so a tie puts them before the delivery.
+  return [...held, ...deliveries].sort((a, b) => a.deliveredAt - b.deliveredAt);
 }
 
 /** Where a message stands for one instance of a broadcasting group (B1), if it reads the topic. */
