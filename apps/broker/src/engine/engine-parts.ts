@@ -164,6 +164,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
   const dueEvents = new DueEvents({
     ...decided,
     applier,
+    metrics,
     maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
   });
   pushLeases.start((lease) => dueEvents.onPushLeaseExpired(lease));
