@@ -158,6 +158,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     scheduler,
     pushLeases,
     appendWaker,
+    onNotice: options.onNotice,
   });
   const decided = { clock, random, groups, records };
   const settlement = new Settlement({ ...decided, applier });
