@@ -125,18 +125,28 @@ class RequestLogController extends LogController {
  */
 export const FASTIFY_LISTENING_TEXT = 'fastify listening (the broker prints its own start line)';
 
-/** The logger options of the broker's Fastify app: level, format, destination, request lines. */
+/**
+ * The logger options of the broker's Fastify app: level, format, destination (`output`, stdout
+ * unless a test captures it), request lines.
+ */
 export function fastifyLogOptions(
   config: Pick<BrokerConfig, 'logLevel' | 'logFormat'>,
-  output: LogOutput = process.stdout,
+  output?: LogOutput,
   isTerminal = process.stdout.isTTY === true,
 ): Pick<FastifyServerOptions, 'logger' | 'logController'> {
   if (config.logLevel === 'silent') return { logger: false };
   const format = logFormatOf(config.logFormat, isTerminal);
+  // JSON to stdout keeps pino's own destination (synchronous writes to fd 1, its fast path).
+  const stream =
+    format === 'pretty'
+      ? { stream: prettyDestination(output ?? process.stdout) }
+      : output === undefined
+        ? {}
+        : { stream: output };
   return {
     logger: {
       level: config.logLevel,
-      stream: format === 'pretty' ? prettyDestination(output) : output,
+      ...stream,
       hooks: {
         logMethod(args, method) {
           if (args.length === 1 && args[0] === FASTIFY_LISTENING_TEXT) return;

@@ -167,7 +167,15 @@ async function main(): Promise<void> {
     stops.push(() => producer.close());
 
     let running = true;
-    const produce = (async () => {
+    let failure: unknown;
+    // A loop that fails stops the load; the error is thrown once every loop has ended, so the
+    // finally below still stops Prometheus and the broker.
+    const loop = (body: () => Promise<void>) =>
+      body().catch((error: unknown) => {
+        failure ??= error;
+        running = false;
+      });
+    const produce = loop(async () => {
       for (let tick = 0; running; tick++) {
         const sends = Array.from({ length: 5 }, (_, i) =>
           producer.send({
@@ -179,23 +187,23 @@ async function main(): Promise<void> {
         await Promise.all(sends);
         await sleep(100);
       }
-    })();
-    const ship = (async () => {
+    });
+    const ship = loop(async () => {
       while (running) {
         const fast = elapsedS() > LOAD_SECONDS * 0.66;
         const messages = await shipping.receive(fast ? 32 : 3, 30_000);
         await Promise.all(messages.map((message) => shipping.ack(message)));
         if (!fast) await sleep(100);
       }
-    })();
-    const intrude = (async () => {
+    });
+    const intrude = loop(async () => {
       while (running) {
         await fetch(`${brokerUrl}/v1/topics`, { headers: { authorization: 'Bearer not-a-token' } });
         if (elapsedS() % 10 < 2) await fetch(`${brokerUrl}/v1/topics`);
         await sleep(1_000);
       }
-    })();
-    while (elapsedS() < LOAD_SECONDS) {
+    });
+    while (running && elapsedS() < LOAD_SECONDS) {
       await sleep(1_000);
       process.stdout.write(`\rload ${Math.round(elapsedS())} / ${LOAD_SECONDS} s`);
     }
@@ -203,6 +211,7 @@ async function main(): Promise<void> {
     running = false;
     await Promise.all([produce, ship, intrude]);
     process.stdout.write('\n');
+    if (failure !== undefined) throw failure;
 
     const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Panel[] };
     const panels = dashboard.panels.filter((panel) => panel.type !== 'row');
