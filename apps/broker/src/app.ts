@@ -18,6 +18,7 @@ import { registerHttpFrames } from './gateway/http-frames.js';
 import { TcpGateway } from './gateway/tcp-gateway.js';
 import { type GatewayOptions, registerGateway } from './gateway/websocket-gateway.js';
 import { httpServerOptions } from './http-server-options.js';
+import { FASTIFY_LISTENING_TEXT, fastifyLogOptions } from './log-format.js';
 import type { BrokerStore } from './store/broker-store.js';
 import { loggedStoreHooks } from './store-log.js';
 import { loadTlsCredentials, type SecureContextTarget, TlsReloader, type TlsReloadResult } from './tls.js';
@@ -117,7 +118,7 @@ export async function buildBroker(
       ? await loadTlsCredentials(config.tlsCert, config.tlsKey)
       : undefined;
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    ...fastifyLogOptions(config),
     bodyLimit: 1 * MIB,
     ...httpServerOptions(config, tls),
   });
@@ -229,7 +230,11 @@ export async function buildBroker(
       return backend.queueRoutes();
     },
     async listen() {
-      await app.listen({ port: config.port, host: config.host });
+      await app.listen({
+        port: config.port,
+        host: config.host,
+        listenTextResolver: () => FASTIFY_LISTENING_TEXT,
+      });
       const bound = app.server.address();
       const port = typeof bound === 'object' && bound ? bound.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -42,6 +42,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--ui': 'ui',
   '--ui-dir': 'uiDir',
   '--log-level': 'logLevel',
+  '--log-format': 'logFormat',
   ...NETWORK_LIMITS_FLAGS,
 };
 

@@ -247,8 +247,16 @@ export const brokerConfigSchema = z
      * or the dashboard package's `dist` when running from this repository
      */
     uiDir: z.string().min(1).optional(),
-    /** Log level of the broker's JSON log lines (pino, through Fastify). @default 'info' */
+    /**
+     * Log level of the broker's log lines (pino, through Fastify); each HTTP request is a `debug`
+     * line. @default 'info'
+     */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * Log lines as JSON objects or as pretty lines with the same fields (`log-format.ts`).
+     * @default 'pretty' when stdout is a terminal, else 'json'
+     */
+    logFormat: z.enum(['json', 'pretty']).optional(),
     ...networkLimitsFields(),
   })
   .superRefine(checkNetworkLimits)

@@ -24,18 +24,33 @@ function startCli(args: string[], env: Record<string, string> = {}) {
   });
 }
 
-function collect(stream: NodeJS.ReadableStream): { text: () => string; line: Promise<string> } {
+function collect(stream: NodeJS.ReadableStream): {
+  text: () => string;
+  line: Promise<string>;
+  /** The first line that matches `pattern`, once printed. */
+  lineMatching: (pattern: RegExp) => Promise<string>;
+} {
   let text = '';
-  let resolveLine: (line: string) => void = () => {};
-  const line = new Promise<string>((resolve) => {
-    resolveLine = resolve;
-  });
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const settle = () => {
+    const lines = text.split('\n').slice(0, -1);
+    for (const waiter of [...waiters]) {
+      const found = lines.find((candidate) => waiter.pattern.test(candidate));
+      if (found === undefined) continue;
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(found);
+    }
+  };
+  const lineMatching = (pattern: RegExp) =>
+    new Promise<string>((resolve) => {
+      waiters.push({ pattern, resolve });
+      settle();
+    });
   stream.on('data', (chunk: Buffer) => {
     text += chunk.toString();
-    const newline = text.indexOf('\n');
-    if (newline >= 0) resolveLine(text.slice(0, newline));
+    settle();
   });
-  return { text: () => text, line };
+  return { text: () => text, line: lineMatching(/^/), lineMatching };
 }
 
 /** Write `bytes` to a TCP port and resolve with everything read until the peer ends the connection. */
@@ -95,6 +110,48 @@ describe('ricochet-broker CLI', () => {
         expect(answer.readUInt32BE(0)).toBeGreaterThan(0);
         child.kill('SIGTERM');
         expect(await exited).toBe(0);
+      } finally {
+        child.kill('SIGKILL');
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    CLI_BUDGET_MS,
+  );
+
+  it(
+    'logs JSON through a pipe at info: state changes and the start line, no line per HTTP request',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-cli-'));
+      // The defaults: no level, no format given (stdout is a pipe, so JSON).
+      const child = startCli(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+        RICOCHET_LOG_LEVEL: '',
+        RICOCHET_LOG_FORMAT: '',
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      try {
+        const stdout = collect(child.stdout);
+        const line = await stdout.lineMatching(/listening on/);
+        const port = /listening on ws:\/\/127\.0\.0\.1:(\d+)/.exec(line)?.[1];
+        for (const path of ['/healthz', '/metrics', '/v1/topics', '/no-such-route']) {
+          await (await fetch(`http://127.0.0.1:${port}${path}`)).text();
+        }
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        const records = stdout
+          .text()
+          .trim()
+          .split('\n')
+          .map((text) => JSON.parse(text) as { level: number; msg: string; endpoints?: string[] });
+        const starts = records.filter((record) =>
+          record.msg.startsWith('ricochet-broker listening on ws://'),
+        );
+        expect(starts).toHaveLength(1);
+        expect(starts[0]).toMatchObject({ level: 30, endpoints: [`ws://127.0.0.1:${port}`] });
+        expect(starts[0]?.msg).toBe(
+          `ricochet-broker listening on ws://127.0.0.1:${port} (data in ${dataDir})`,
+        );
+        expect(records.map((record) => record.msg)).toContain('store opened');
+        expect(records.filter((record) => /request|listening at|not found/i.test(record.msg))).toEqual([]);
       } finally {
         child.kill('SIGKILL');
         rmSync(dataDir, { recursive: true, force: true });

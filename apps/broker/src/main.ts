@@ -1,10 +1,12 @@
 #!/usr/bin/env node
+import { hostname } from 'node:os';
 import { buildBroker } from './app.js';
 import { BrokerStartError } from './auth/startup-auth.js';
 import { runTokenCommand } from './auth/token-command.js';
 import { runBackupCommand } from './backup-command.js';
 import { standbyFor } from './cluster/index.js';
 import { parseCommandLine } from './command-line.js';
+import { logFormatOf, startLine } from './log-format.js';
 import { describeStore } from './store/open-store.js';
 
 /**
@@ -43,10 +45,22 @@ async function main(): Promise<void> {
   // the owner (cluster/standby/standby.ts), and it keeps the port when it takes over.
   const standby = await standbyFor(parsed.config);
   const config = standby?.config ?? parsed.config;
-  if (standby) {
-    const tcp = standby.tcpUrl === undefined ? '' : `, ${standby.tcpUrl}`;
+  // Printed whatever the log level (scripts and supervisors wait for them), in the log's format.
+  const format = logFormatOf(config.logFormat, process.stdout.isTTY === true);
+  const announce = (text: string, endpoints: readonly string[]) =>
     console.log(
-      `ricochet-broker standing by on ${standby.relay.url}${tcp}: relaying clients to the store's owner until this broker owns it`,
+      startLine(
+        format,
+        text,
+        { pid: process.pid, hostname: hostname(), endpoints, store: describeStore(config) },
+        Date.now(),
+      ),
+    );
+  if (standby) {
+    const tcp = standby.tcpUrl === undefined ? [] : [standby.tcpUrl];
+    announce(
+      `ricochet-broker standing by on ${[standby.relay.url, ...tcp].join(', ')}: relaying clients to the store's owner until this broker owns it`,
+      [standby.relay.url, ...tcp],
     );
   }
   let broker: Awaited<ReturnType<typeof buildBroker>>;
@@ -86,19 +100,19 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   // SIGHUP re-reads what may change under a running broker; a bad file is refused (and logged by
   // the broker) and the old one stays in force. Without a handler SIGHUP would end the process.
+  // Both reloads log their outcome (`auth file reloaded`, `TLS certificate reloaded`, or why not).
   process.on('SIGHUP', () => {
     void broker.reloadAuth();
-    void broker.reloadTls().then((result) => {
-      if (result.ok) console.log('ricochet-broker: TLS certificate reloaded');
-      else if (result.reason === 'invalid')
-        console.error(`ricochet-broker: ${result.message}; the old certificate stays in force`);
-    });
+    void broker.reloadTls();
   });
   // The ports change hands: clients that were waiting for an owner are served by this broker.
   await standby?.stopListening();
   const address = await broker.listen();
   await standby?.handOver(broker);
-  console.log(`ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(config)})`);
+  announce(
+    `ricochet-broker listening on ${address.endpoints.join(', ')} (${describeStore(config)})`,
+    address.endpoints,
+  );
 }
 
 main().catch((error: unknown) => {

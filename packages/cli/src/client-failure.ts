@@ -45,6 +45,7 @@ function exitOfCode(code: number | string): ExitCodeName {
     case 408:
     case 503:
     case 'TIMEOUT':
+    case 'CONNECT_TIMEOUT':
     case 'CONNECTION_CLOSED':
     case 'ABORTED':
       return 'UNAVAILABLE';

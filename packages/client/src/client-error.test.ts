@@ -6,6 +6,7 @@ describe('ClientError', () => {
   it.each([
     ['CONNECTION_CLOSED', true],
     ['TIMEOUT', true],
+    ['CONNECT_TIMEOUT', true],
     ['ABORTED', false],
     ['CLIENT_CLOSED', false],
     ['PROTOCOL_ERROR', false],
@@ -22,6 +23,7 @@ describe('ClientError', () => {
       'ABORTED',
       'CLIENT_CLOSED',
       'CONNECTION_CLOSED',
+      'CONNECT_TIMEOUT',
       'PROTOCOL_ERROR',
       'TIMEOUT',
       'TLS_ERROR',

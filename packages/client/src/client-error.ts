@@ -9,6 +9,11 @@ export const CLIENT_ERROR_CODES = {
   CONNECTION_CLOSED: { retryable: true },
   /** No answer within the request's time limit; the request may or may not have taken effect. */
   TIMEOUT: { retryable: true },
+  /**
+   * The first connect found no broker within `connectTimeoutMs`: `start()` fails and the client
+   * closes. Retryable: a new client may find the broker once it runs.
+   */
+  CONNECT_TIMEOUT: { retryable: true },
   /** The caller's `AbortSignal` fired. */
   ABORTED: { retryable: false },
   /** The client was closed by its owner; nothing more will be sent. */

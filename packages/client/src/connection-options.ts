@@ -6,6 +6,9 @@ import type { WebSocketConstructor } from './web-socket.js';
 /** How long a request may wait for its answer unless it says otherwise: 30 s. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
+/** How long a client's first connect may take unless told otherwise: 10 s. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
 /** How long `close()` lets in-flight requests finish unless told otherwise: 5 s. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5_000;
 
@@ -45,6 +48,15 @@ export interface ClientOptions {
    * @default 30000 (ms)
    */
   readonly requestTimeoutMs?: number;
+  /**
+   * How long `start()` keeps trying to open the first session, over every endpoint of a list, before
+   * it fails with `CONNECT_TIMEOUT` (a message naming the endpoints and the last attempt's error) and
+   * the client closes: a broker that is not there is reported, not waited for in silence. Only the
+   * first connect: once a session has opened, reconnects follow `reconnectBackoff` for as long as it
+   * takes (C1). `Infinity` waits for ever (stop it with `start({ signal })` or `close()`).
+   * @default 10000 (ms)
+   */
+  readonly connectTimeoutMs?: number;
   /**
    * The reconnect backoff (rule C1); a push consumer also waits it out between attempts to
    * subscribe again after a reconnect. Each connect attempt may take `attemptTimeoutMs()` of it,
@@ -154,10 +166,12 @@ function isList(endpoint: string | readonly string[]): endpoint is readonly stri
  * the client settles on (it may differ from the client option, as a simple consumer's does).
  */
 export function connectionOptionsOf(options: ClientOptions, requestTimeoutMs: number): ConnectionOptions {
-  const { endpoint, token, clientId, reconnectBackoff, webSocket, onProtocolError, tls } = options;
+  const { endpoint, token, clientId, connectTimeoutMs, reconnectBackoff, webSocket, onProtocolError, tls } =
+    options;
   return {
     endpoint,
     requestTimeoutMs,
+    ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
     ...(token === undefined ? {} : { token }),
     ...(clientId === undefined ? {} : { clientId }),
     ...(reconnectBackoff === undefined ? {} : { reconnectBackoff }),

@@ -13,6 +13,7 @@ import {
   type CloseOptions,
   type ConnectionOptions,
   checkTimeoutMs,
+  DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   endpointsOf,
@@ -21,6 +22,7 @@ import {
 import { type ConnectionStatus, StatusFeed } from './connection-status.js';
 import { drainWithTimeout } from './drain-with-timeout.js';
 import { EndpointRotation } from './endpoint-rotation.js';
+import { connectTimeoutError, withinConnectTimeout } from './first-connect.js';
 import { FrameRouter, type UnsolicitedFrames, type UnsolicitedFrameType } from './frame-router.js';
 import { handshake, type SessionInfo, sessionInfoOf } from './handshake.js';
 import { ReconnectLoop } from './reconnect-loop.js';
@@ -75,8 +77,11 @@ interface Endpoint {
  */
 export class Connection {
   readonly #endpoints: EndpointRotation<Endpoint>;
+  /** The `endpoint` option's entries, in order, for messages. */
+  readonly #endpointNames: readonly string[];
   readonly #hello: HelloFrame;
   readonly #requestTimeoutMs: number;
+  readonly #connectTimeoutMs: number;
   readonly #onHandlerError: (error: unknown) => void;
   /** Aborted by `close()`: every wait of the reconnect loop and every connect attempt stops. */
   readonly #lifetime = new AbortController();
@@ -89,6 +94,8 @@ export class Connection {
   #link: FrameLink | undefined;
   #session: SessionInfo | undefined;
   #sessionsOpened = 0;
+  /** The first connect, bounded by `connectTimeoutMs`: every `connect()` before a session opens shares it. */
+  #firstConnect: Promise<void> | undefined;
   /** Set once the connection can never carry a request again: by `close()` or a fatal handshake. */
   #closedError: RicochetError | undefined;
   #closing: Promise<void> | undefined;
@@ -110,6 +117,7 @@ export class Connection {
       return { endpoint, transport };
     });
     this.#endpoints = new EndpointRotation(endpoints);
+    this.#endpointNames = endpoints.map((entry) => entry.endpoint);
     this.#hello = {
       type: 'hello',
       protocolVersion: PROTOCOL_VERSION,
@@ -118,6 +126,11 @@ export class Connection {
     };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     checkTimeoutMs(this.#requestTimeoutMs, 'requestTimeoutMs');
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    // Infinity is allowed here (wait for ever), unlike a request's timeout.
+    if (this.#connectTimeoutMs !== Number.POSITIVE_INFINITY) {
+      checkTimeoutMs(this.#connectTimeoutMs, 'connectTimeoutMs');
+    }
     this.#onHandlerError = options.onHandlerError ?? ((error) => console.error(error));
     this.#router = new FrameRouter({
       requests: this.#requests,
@@ -149,18 +162,35 @@ export class Connection {
   /**
    * Open the first session. Failed attempts are retried with the reconnect backoff until one
    * succeeds, the broker refuses the handshake with a non-retryable code (then the connection
-   * closes with that error), or `close()` is called. Concurrent calls share one attempt loop.
+   * closes with that error), `connectTimeoutMs` passes (then it closes with `CONNECT_TIMEOUT`), or
+   * `close()` is called. Concurrent calls share one attempt loop. Once a session has opened, a
+   * call while reconnecting joins the reconnect loop, with no time limit.
    *
    * @param options.signal - stops waiting (rejects with `ABORTED`); the loop itself keeps going
-   *   until `close()`, so a caller that gives up should close the connection.
+   *   until `close()` or `connectTimeoutMs`, so a caller that gives up should close the connection.
    * @throws BrokerError with the broker's code, e.g. `401`, when the handshake is refused.
-   * @throws ClientError `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires, `PROTOCOL_ERROR`
-   *   when the broker does not speak `ricochet.v1`.
+   * @throws ClientError `CONNECT_TIMEOUT` when no session opened within `connectTimeoutMs`,
+   *   `CLIENT_CLOSED` after `close()`, `ABORTED` when `signal` fires, `PROTOCOL_ERROR` when the
+   *   broker does not speak `ricochet.v1`.
    */
   async connect(options: { readonly signal?: AbortSignal } = {}): Promise<void> {
     if (this.#closedError !== undefined) throw this.#closedError;
     if (this.#status.state === 'connected') return;
-    await untilAborted(this.#reconnectLoop.run(undefined), options.signal, 'connect');
+    const loop = this.#reconnectLoop.run(undefined);
+    if (this.#sessionsOpened > 0) return untilAborted(loop, options.signal, 'connect');
+    // Only the first connect is bounded; every call before a session opens shares its deadline.
+    this.#firstConnect ??= withinConnectTimeout(loop, this.#connectTimeoutMs, () => {
+      const error = connectTimeoutError(
+        this.#endpointNames,
+        this.#connectTimeoutMs,
+        lastErrorOf(this.#status),
+      );
+      this.#closedError ??= error;
+      this.#lifetime.abort(error);
+      this.#closeWith(error);
+      return error;
+    });
+    await untilAborted(this.#firstConnect, options.signal, 'connect');
   }
 
   /**
@@ -335,4 +365,9 @@ export class Connection {
     this.#status = status;
     this.#statusFeed.publish(status);
   }
+}
+
+/** Why the last attempt or session failed, as a status tells it. */
+function lastErrorOf(status: ConnectionStatus): RicochetError | undefined {
+  return 'error' in status ? status.error : undefined;
 }

@@ -13,7 +13,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['app.ts'],
   // What `app` hands Fastify and the store, and the address it answers `listen` with: below it,
   // above the cluster, which never needs them.
-  ['store-log.ts', 'http-server-options.ts', 'broker-address.ts'],
+  ['store-log.ts', 'http-server-options.ts', 'broker-address.ts', 'log-format.ts'],
   ['cluster'],
   // The front doors, each over the next: a frame session asks the admin API's HTTP guard, which
   // asks auth.

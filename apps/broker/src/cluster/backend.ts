@@ -11,7 +11,13 @@ import {
 } from '../engine/index.js';
 import { type PeerAccess, PeerSessions } from '../gateway/peer-access.js';
 import type { BrokerStore } from '../store/broker-store.js';
-import { brokerIdentity, type OpenStoreHooks, openStoreQueue, openStores } from '../store/open-store.js';
+import {
+  brokerIdentity,
+  describeStore,
+  type OpenStoreHooks,
+  openStoreQueue,
+  openStores,
+} from '../store/open-store.js';
 import { advertisedUrlOf, registerBroker } from './membership/broker-registration.js';
 import { registerClusterRoutes } from './membership/cluster-routes.js';
 import { readClusterView } from './membership/cluster-view.js';
@@ -81,12 +87,24 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
         );
   // Spread over brokers, a queue's store opens when this broker takes its lease, if ever (below).
   const spread = config.store !== undefined && config.storeSpread;
+  const openStartMs = performance.now();
   const opened = spread
     ? []
     : await openStores(config, storeHooks).catch(async (error: unknown) => {
         await brokerRegistry?.close();
         throw error;
       });
+  // On a shared store this is the moment this broker took it over (a standby waited until now).
+  if (!spread) {
+    log.info(
+      {
+        store: describeStore(config),
+        queues: opened.length,
+        openMs: Math.round(performance.now() - openStartMs),
+      },
+      'store opened',
+    );
+  }
   const stores = options.wrapStore ? opened.map(options.wrapStore) : opened;
   options.beforeEngineStart?.();
   const engineOptions: Omit<BrokerEngineOptions, 'store'> = {
@@ -131,6 +149,11 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
           },
           onRoute: (route) =>
             log.info(
+              {
+                queue: route.queue,
+                route: route.to,
+                ...(route.to === 'elsewhere' ? { owner: route.url } : {}),
+              },
               route.to === 'here'
                 ? `queue ${route.queue}: served by this broker`
                 : route.to === 'elsewhere'

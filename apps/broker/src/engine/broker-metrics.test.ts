@@ -19,4 +19,14 @@ describe('BrokerMetrics', () => {
     expect(names).toContain('ricochet_nodejs_heap_size_used_bytes');
     expect(names).toContain('ricochet_messages_sent_total');
   });
+
+  it('names no gauge or histogram `_total`, which Prometheus keeps for counters', async () => {
+    const metrics = new BrokerMetrics({ groupGauges: () => [] });
+    const types = (await metrics.registry.metrics())
+      .split('\n')
+      .filter((line) => line.startsWith('# TYPE '))
+      .map((line) => line.split(' ').slice(2));
+    expect(types.filter(([name, type]) => type !== 'counter' && name?.endsWith('_total'))).toEqual([]);
+    expect(types.map(([name]) => name)).toContain('ricochet_nodejs_active_handles');
+  });
 });

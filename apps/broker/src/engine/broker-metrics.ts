@@ -43,6 +43,7 @@ export class BrokerMetrics {
   readonly #deliveriesHeld: Counter<'group' | 'reason'>;
   readonly #rejected: Counter<'code'>;
   readonly #sendLatency: Histogram;
+  readonly #retryLateness: Histogram;
   readonly #expired: Counter<'group'>;
   readonly #retentionDeleted: Counter<'topic'>;
   readonly #retentionBatch: Histogram;
@@ -54,6 +55,12 @@ export class BrokerMetrics {
     // prom-client's own names already say `process_` or `nodejs_`: the one prefix every Ricochet
     // metric shares goes in front of them (`ricochet_process_cpu_seconds_total`).
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    // prom-client adds a gauge named `…_total` beside each of the per-type `nodejs_active_*`
+    // gauges; Prometheus keeps `_total` for counters (`promtool check metrics` refuses them), and
+    // the sum over the per-type gauge says the same.
+    for (const name of ['handles', 'requests', 'resources']) {
+      this.registry.removeSingleMetric(`${METRIC_PREFIX}nodejs_active_${name}_total`);
+    }
     const registers = [this.registry];
     this.#sent = new Counter({
       name: 'ricochet_messages_sent_total',
@@ -131,6 +138,12 @@ export class BrokerMetrics {
       name: 'ricochet_send_latency_seconds',
       help: 'From a send frame arriving to its receipts (after the durable commit)',
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.#retryLateness = new Histogram({
+      name: 'ricochet_retry_lateness_seconds',
+      help: "From a push retry's due time to the broker making it Ready again (P3)",
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers,
     });
     this.#expired = new Counter({
@@ -226,6 +239,9 @@ export class BrokerMetrics {
   }
   sendLatency(seconds: number): void {
     this.#sendLatency.observe(seconds);
+  }
+  retryLateness(seconds: number): void {
+    this.#retryLateness.observe(seconds);
   }
 
   messagesExpired(group: string, count: number): void {

@@ -158,12 +158,14 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     scheduler,
     pushLeases,
     appendWaker,
+    onNotice: options.onNotice,
   });
   const decided = { clock, random, groups, records };
   const settlement = new Settlement({ ...decided, applier });
   const dueEvents = new DueEvents({
     ...decided,
     applier,
+    metrics,
     maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
   });
   pushLeases.start((lease) => dueEvents.onPushLeaseExpired(lease));

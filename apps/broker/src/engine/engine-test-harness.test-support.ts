@@ -110,6 +110,7 @@ export class EngineHarness {
     dueEvents = new DueEvents({
       ...decided,
       applier,
+      metrics,
       maxReadyQueuePerGroup: options.maxReadyQueuePerGroup ?? 10_000,
     });
     const due = dueEvents;

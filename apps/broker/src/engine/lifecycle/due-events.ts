@@ -1,5 +1,6 @@
 import type { Clock, Random } from '@ricochet/core';
 import type { DeliveryAddress, DeliveryRecord, ScheduleKey } from '../../store/records.js';
+import type { BrokerMetrics } from '../broker-metrics.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { PushLease } from '../timers/push-lease-table.js';
@@ -14,6 +15,7 @@ export interface DueEventsDeps {
   readonly groups: GroupRegistry;
   readonly records: DeliveryRecords;
   readonly applier: EffectApplier;
+  readonly metrics: BrokerMetrics;
   readonly maxReadyQueuePerGroup: number;
 }
 
@@ -97,12 +99,10 @@ export class DueEvents {
   #retryDue(group: GroupRuntime, address: DeliveryAddress, key: ScheduleKey): void {
     const record = this.#deps.records.get(address);
     if (!record || !sameKey(record.scheduleKey, key)) return;
-    this.#makeRetryReady(
-      group,
-      address,
-      withoutScheduleKey(record),
-      Math.max(this.#deps.clock.now(), key[1]),
-    );
+    const nowMs = this.#deps.clock.now();
+    // How late the timer fired: a loaded event loop or a ready queue at its limit shows here.
+    if (record.consumer === 'push') this.#deps.metrics.retryLateness(Math.max(0, nowMs - key[1]) / 1_000);
+    this.#makeRetryReady(group, address, withoutScheduleKey(record), Math.max(nowMs, key[1]));
   }
 
   /** WaitingRetry → Ready at `atMs` (P3). */

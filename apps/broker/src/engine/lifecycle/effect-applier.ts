@@ -24,7 +24,7 @@ import type { ReadyRef } from '../model/ready-queue.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { PushLeaseTable } from '../timers/push-lease-table.js';
 import type { Scheduler } from '../timers/scheduler.js';
-import { GroupPauseApplier } from './group-pause-applier.js';
+import { GroupPauseApplier, type GroupPauseApplierDeps } from './group-pause-applier.js';
 
 /** One accepted transition of a message for a clustering group, with core's effects, to carry out. */
 export type DeliveryChange = {
@@ -67,6 +67,7 @@ export interface EffectApplierDeps {
   readonly scheduler: Scheduler;
   readonly pushLeases: PushLeaseTable;
   readonly appendWaker: AppendWaker;
+  readonly onNotice?: GroupPauseApplierDeps['onNotice'];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Clock, GroupPauseTransition } from '@ricochet/core';
+import type { BreakerStateName, Clock, GroupPauseTransition } from '@ricochet/core';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { DeliveryAddress } from '../../store/records.js';
 import type { BrokerMetrics } from '../broker-metrics.js';
@@ -27,7 +27,16 @@ export interface GroupPauseApplierDeps {
   readonly clock: Clock;
   readonly groups: GroupRegistry;
   readonly metrics: BrokerMetrics;
+  /** One log line per move of a group's breaker (an operator sees a storm pause it); none if absent. */
+  readonly onNotice?: ((message: string) => void) | undefined;
 }
+
+/** What a breaker's new state means for the group's deliveries, for its log line. */
+const BREAKER_MEANING: Readonly<Record<BreakerStateName, string>> = {
+  open: ': deliveries held',
+  halfOpen: ': one probe delivery let through',
+  closed: ': deliveries resume',
+};
 
 /**
  * The effect applier's hand for a group's failure-storm rule (DESIGN.md §11): it keeps the state
@@ -54,6 +63,9 @@ export class GroupPauseApplier {
     for (const effect of transition.effects) {
       if (effect.type === 'breakerTransitioned') {
         this.#deps.metrics.breakerTransitioned(group.name, effect.from, effect.to);
+        this.#deps.onNotice?.(
+          `group ${group.name}: failure-storm breaker ${effect.from} → ${effect.to}${BREAKER_MEANING[effect.to]}`,
+        );
       }
     }
     const { breaker, manuallyPaused } = transition.state;
