@@ -170,5 +170,6 @@ describe('queues spread over brokers', () => {
     again.sendFrame({ type: 'credit', subscriptionId: againId, credits: 1 });
     await again.close();
     await producer.close();
-  });
+    // Two brokers, a database and a handover: seconds on a loaded machine, not the default 5.
+  }, 30_000);
 });
