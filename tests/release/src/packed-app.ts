@@ -124,10 +124,10 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Start `node <args>` in `cwd`, as a user runs an installed package's program. */
-export function startNode(args: readonly string[], cwd: string): Running {
+/** Start `node <args>` in `cwd` (with the `node` binary given), as a user runs an installed package's program. */
+export function startNode(args: readonly string[], cwd: string, node = process.execPath): Running {
   const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  const child = spawn(process.execPath, args, { cwd, env: inherited, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, args, { cwd, env: inherited, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();

