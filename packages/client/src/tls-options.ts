@@ -56,9 +56,7 @@ export function certificateErrorCode(error: unknown): string | undefined {
  */
 export async function tlsWebSocket(tls: TlsOptions): Promise<WebSocketImplementation> {
   const { default: ws } = await importWs();
-  const settings = { ...tls, ca: Array.isArray(tls.ca) ? [...tls.ca] : tls.ca } as ConstructorParameters<
-    typeof ws
-  >[2];
+  const settings = { ...tls, ca: Array.isArray(tls.ca) ? [...tls.ca] : tls.ca };
   class TlsWebSocket extends ws {
     constructor(url: string, protocols: string | string[]) {
       super(url, protocols, settings);

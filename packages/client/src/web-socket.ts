@@ -66,9 +66,20 @@ export async function loadWebSocket(): Promise<WebSocketImplementation> {
  */
 const WS_MODULE: string = 'ws';
 
+/**
+ * `ws`'s constructor as the client uses it: a URL, subprotocols, and (for TLS) its options. Typed
+ * here rather than as `typeof import('ws')` so that the published declarations never name `ws`:
+ * an app that type-checks its libraries (`skipLibCheck: false`) then needs no `@types/ws`.
+ */
+export type WsConstructor = new (
+  url: string,
+  protocols: string | string[],
+  options?: Readonly<Record<string, unknown>>,
+) => WebSocketLike;
+
 /** The `ws` package, loaded on first use. */
-export function importWs(): Promise<typeof import('ws')> {
-  return import(WS_MODULE) as Promise<typeof import('ws')>;
+export function importWs(): Promise<{ readonly default: WsConstructor }> {
+  return import(WS_MODULE) as Promise<{ readonly default: WsConstructor }>;
 }
 
 /**
