@@ -28,4 +28,14 @@ export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './receiv
 export type { RequestFrameInput } from './request-table.js';
 export { TickBatcher } from './tick-batcher.js';
 export type { TlsOptions } from './tls-options.js';
+export {
+  type DeliveryOutcome,
+  isTracingLoaded,
+  loadTracing,
+  ProcessSpan,
+  SendSpan,
+  startProcessSpan,
+  startSendSpan,
+  TRACE_ATTRIBUTES,
+} from './tracing.js';
 export type { WebSocketConstructor } from './web-socket.js';

@@ -15,20 +15,25 @@ import {
  * anything. A package missing from this table fails the test, so a new package forces a decision here.
  */
 const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly string[] }> = {
+  // `@opentelemetry/api`: an optional peer of the four client packages (tracing of sends and
+  // deliveries), loaded by the client only where the application has installed it.
   '@ricochet/core': { workspace: [], external: [] },
   '@ricochet/protocol': { workspace: ['@ricochet/core'], external: ['zod', 'msgpackr'] },
-  '@ricochet/client': { workspace: ['@ricochet/core', '@ricochet/protocol'], external: ['ws'] },
+  '@ricochet/client': {
+    workspace: ['@ricochet/core', '@ricochet/protocol'],
+    external: ['ws', '@opentelemetry/api'],
+  },
   '@ricochet/producer': {
     workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
-    external: [],
+    external: ['@opentelemetry/api'],
   },
   '@ricochet/push-consumer': {
     workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
-    external: [],
+    external: ['@opentelemetry/api'],
   },
   '@ricochet/simple-consumer': {
     workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
-    external: [],
+    external: ['@opentelemetry/api'],
   },
   '@ricochet/broker': {
     workspace: ['@ricochet/core', '@ricochet/protocol'],
