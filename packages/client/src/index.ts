@@ -30,6 +30,7 @@ export { TickBatcher } from './tick-batcher.js';
 export type { TlsOptions } from './tls-options.js';
 export {
   type DeliveryOutcome,
+  isTracingAvailable,
   isTracingLoaded,
   loadTracing,
   ProcessSpan,

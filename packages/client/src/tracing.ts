@@ -87,6 +87,11 @@ export function isTracingLoaded(): boolean {
   return api !== undefined;
 }
 
+/** Whether `@opentelemetry/api` was found; `false` before {@link loadTracing} settles too. */
+export function isTracingAvailable(): boolean {
+  return api != null;
+}
+
 /** A span that is worth keeping: recording, or carrying a valid context on (a sampled-out one). */
 function isLive(loaded: Api, span: OtelApi.Span): boolean {
   return span.isRecording() || loaded.trace.isSpanContextValid(span.spanContext());

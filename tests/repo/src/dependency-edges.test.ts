@@ -172,6 +172,26 @@ describe('workspace dependency edges (DESIGN.md §1)', () => {
     expect(undeclared).toEqual([]);
   });
 
+  it('the client packages take @opentelemetry/api as an optional peer only, so they install without it', () => {
+    const clients = [
+      '@ricochet/client',
+      '@ricochet/producer',
+      '@ricochet/push-consumer',
+      '@ricochet/simple-consumer',
+    ];
+    for (const name of clients) {
+      const manifest = JSON.parse(
+        readFileSync(join(packages.find((pkg) => pkg.name === name)?.dir ?? '', 'package.json'), 'utf8'),
+      ) as Record<string, Record<string, unknown> | undefined>;
+      expect({ name, dependency: manifest.dependencies?.['@opentelemetry/api'] }).toEqual({
+        name,
+        dependency: undefined,
+      });
+      expect(manifest.peerDependencies?.['@opentelemetry/api']).toMatch(/^\^1\./);
+      expect(manifest.peerDependenciesMeta?.['@opentelemetry/api']).toEqual({ optional: true });
+    }
+  });
+
   it('the dashboard imports @ricochet/protocol for its types only, so none of it reaches the browser', () => {
     const dashboard = join(REPO_ROOT, 'apps', 'dashboard', 'src');
     const sources = readdirSync(dashboard, { recursive: true, encoding: 'utf8' }).filter((file) =>
