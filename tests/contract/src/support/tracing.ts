@@ -20,10 +20,8 @@ export interface TestTracing extends AsyncDisposable {
 /**
  * Register the SDK with an in-memory exporter and the W3C propagator, as an application's
  * tracing setup does (the NodeSDK registers the same propagator by default). The clients reach the
- * same registry: `@opentelemetry/api` keeps it on a global symbol. Once per test file (`beforeAll`),
- * as an application registers once: the clients keep the API's tracer, which follows a provider
- * registered later but not a `trace.disable()`, so a second registration in the same file would
- * not be seen by them.
+ * same registry: `@opentelemetry/api` keeps it on a global symbol, and they ask it for the tracer
+ * at every span, so a registration made after they started counts too.
  */
 export function installTracing(): TestTracing {
   const exporter = new InMemorySpanExporter();
