@@ -110,9 +110,22 @@ function isLive(loaded: Api, span: OtelApi.Span): boolean {
 
 /**
  * The `send <topic>` span of one message, from `send` until it settles. Made by
- * {@link startSendSpan}.
+ * {@link startSendSpan}. An interface, so that no type of the optional API reaches the client's
+ * declarations: they must typecheck where the package is absent.
  */
-export class SendSpan {
+export interface SendSpan {
+  /** The trace context to carry in the message's properties: empty when the propagator adds none. */
+  readonly carrier: Readonly<Record<string, string>>;
+  /** An attempt failed with `errorType` and the send will try again. */
+  retried(attempt: number, errorType: string): void;
+  /**
+   * End the span: the broker stored the message after `attempts` tries, or the send failed with
+   * `error` (its code is the `error.type`).
+   */
+  end(attempts: number, error?: { readonly code: string | number; readonly message: string }): void;
+}
+
+class OtelSendSpan implements SendSpan {
   readonly #api: Api;
   readonly #span: OtelApi.Span;
   /** The trace context to carry in the message's properties: empty when the propagator adds none. */
@@ -175,11 +188,23 @@ export function startSendSpan(message: {
       [TRACE_ATTRIBUTES.bodySize]: message.body.byteLength,
     });
   }
-  return new SendSpan(api, span);
+  return new OtelSendSpan(api, span);
 }
 
 /** The `process <topic>` span of one delivery attempt. Made by {@link startProcessSpan}. */
-export class ProcessSpan {
+export interface ProcessSpan {
+  /** Run `work` with this span active, so the spans the application makes inside are its children. */
+  run<T>(work: () => T): T;
+  /** Record something that happened to the attempt, e.g. a lease change. */
+  event(name: string, attributes: Record<string, number | string>): void;
+  /**
+   * End the attempt with `outcome`; any outcome but `success` sets the span's status to ERROR,
+   * with `errorType` as `error.type` and `reason` as the status message. Only the first call counts.
+   */
+  end(outcome: DeliveryOutcome, errorType?: string, reason?: string): void;
+}
+
+class OtelProcessSpan implements ProcessSpan {
   readonly #api: Api;
   readonly #span: OtelApi.Span;
   readonly #context: OtelApi.Context;
@@ -258,5 +283,5 @@ export function startProcessSpan(message: ReceivedMessage, group: string): Proce
       [TRACE_ATTRIBUTES.bodySize]: message.body.byteLength,
     });
   }
-  return new ProcessSpan(api, span, parent);
+  return new OtelProcessSpan(api, span, parent);
 }

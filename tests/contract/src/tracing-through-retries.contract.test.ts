@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -47,10 +47,14 @@ describe('tracing through retries (issue 35): one trace per message, send → ev
       maxRetries: 5,
       retryPolicy: { type: 'fixed', delayMs: 20 },
     });
+    const activeInListener: (string | undefined)[] = [];
     await using consumer = await startRecordingConsumer(
       broker.endpoint,
       { group: 'billing', subscriptions: { orders: '*' } },
-      (message) => {
+      async (message) => {
+        // After an await, as a listener doing I/O: its own spans would be children of the attempt's.
+        await Promise.resolve();
+        activeInListener.push(trace.getActiveSpan()?.spanContext().spanId);
         if (message.deliveryAttempt === 1) throw new Error('the payment service is down');
         if (message.deliveryAttempt === 2) return ConsumeResult.FAILURE;
         return ConsumeResult.SUCCESS;
@@ -86,6 +90,7 @@ describe('tracing through retries (issue 35): one trace per message, send → ev
     ]);
     expect(processes.map((span) => span.attributes['error.type'])).toEqual(['Error', 'failure', undefined]);
     expect(processes[0]?.status.message).toBe('the payment service is down');
+    expect(activeInListener).toEqual(processes.map((span) => span.spanContext().spanId));
     expect(processes[0]?.attributes).toMatchObject({
       'messaging.system': 'ricochet',
       'messaging.destination.name': 'orders',

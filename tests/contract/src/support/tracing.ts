@@ -1,4 +1,5 @@
-import { propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   BasicTracerProvider,
@@ -18,8 +19,8 @@ export interface TestTracing extends AsyncDisposable {
 }
 
 /**
- * Register the SDK with an in-memory exporter and the W3C propagator, as an application's
- * tracing setup does (the NodeSDK registers the same propagator by default). The clients reach the
+ * Register the SDK with an in-memory exporter, the W3C propagator and the async context manager,
+ * as an application's tracing setup does (the NodeSDK registers the same two by default). The clients reach the
  * same registry: `@opentelemetry/api` keeps it on a global symbol, and they ask it for the tracer
  * at every span, so a registration made after they started counts too.
  */
@@ -47,6 +48,8 @@ export function installTracing(): TestTracing {
   });
   trace.setGlobalTracerProvider(provider);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
   return {
     spans: () => exporter.getFinishedSpans(),
     reset: () => exporter.reset(),
@@ -58,6 +61,7 @@ export function installTracing(): TestTracing {
     async [Symbol.asyncDispose]() {
       trace.disable();
       propagation.disable();
+      context.disable();
       await provider.shutdown();
     },
   };
