@@ -200,10 +200,10 @@ export class ListenerPool<TItem extends PoolItem> {
    */
   abandonRunning(reason: unknown): void {
     for (const run of this.#running) {
+      // The broker releases the delivery (C2): this attempt failed, another will come.
+      if (!run.reported) run.span?.end('failure', 'consumer_closed');
       run.reported = true;
       abortRun(run, reason);
-      // The broker releases the delivery (C2): this attempt failed, another will come.
-      run.span?.end('failure', 'consumer_closed');
     }
     this.#running.clear();
     this.#deadlineTimer?.cancel();
