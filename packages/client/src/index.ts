@@ -28,4 +28,15 @@ export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './receiv
 export type { RequestFrameInput } from './request-table.js';
 export { TickBatcher } from './tick-batcher.js';
 export type { TlsOptions } from './tls-options.js';
+export {
+  type DeliveryOutcome,
+  isTracingAvailable,
+  isTracingLoaded,
+  loadTracing,
+  type ProcessSpan,
+  type SendSpan,
+  startProcessSpan,
+  startSendSpan,
+  TRACE_ATTRIBUTES,
+} from './tracing.js';
 export type { WebSocketConstructor } from './web-socket.js';

@@ -143,3 +143,32 @@ export function prepareMessage(input: ProducerMessage, maxBodyBytes: number, now
   if (message.properties !== undefined) encodedBytesEstimate += 8 * Object.keys(message.properties).length;
   return { message, encodedBytesEstimate };
 }
+
+/**
+ * `prepared` with the trace context of its send span (`traceparent`, `tracestate`…) added to its
+ * properties. A property the application set itself is kept (it may be forwarding a message with
+ * the context of its first send), and the context is left out when it would take the properties
+ * past their 16 KiB: tracing never makes a send fail.
+ */
+export function withTraceContext(
+  prepared: PreparedMessage,
+  carrier: Readonly<Record<string, string>>,
+): PreparedMessage {
+  const own = prepared.message.properties;
+  let added: Record<string, string> | undefined;
+  let addedBytes = 0;
+  for (const [key, value] of Object.entries(carrier)) {
+    if (own !== undefined && Object.hasOwn(own, key)) continue;
+    added ??= {};
+    added[key] = value;
+    addedBytes += utf8ByteLength(key) + utf8ByteLength(value);
+  }
+  if (added === undefined) return prepared;
+  const ownBytes = own === undefined ? 0 : propertiesByteLength(own);
+  if (ownBytes + addedBytes > MAX_PROPERTIES_BYTES) return prepared;
+  const message = { ...prepared.message, properties: { ...own, ...added } };
+  return {
+    message,
+    encodedBytesEstimate: prepared.encodedBytesEstimate + addedBytes + 8 * Object.keys(added).length,
+  };
+}

@@ -12,6 +12,10 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   drainWithTimeout,
   IdleWaiters,
+  isTracingLoaded,
+  loadTracing,
+  type SendSpan,
+  startSendSpan,
   TickBatcher,
   toRicochetError,
 } from '@ricochet/client';
@@ -23,7 +27,12 @@ import {
   RicochetError,
   type SendResultFrame,
 } from '@ricochet/protocol';
-import { type PreparedMessage, type ProducerMessage, prepareMessage } from './outgoing-message.js';
+import {
+  type PreparedMessage,
+  type ProducerMessage,
+  prepareMessage,
+  withTraceContext,
+} from './outgoing-message.js';
 import { batchByteLimit, takeBatch } from './send-batch.js';
 import { DEFAULT_SEND_TIMEOUT_MS, retryDecision } from './send-retry.js';
 
@@ -100,6 +109,8 @@ interface PendingSend extends PreparedMessage {
   /** Created at the first `530`; each message backs off on its own schedule (R2). */
   backoff: ExponentialBackoff | undefined;
   retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The message's `send <topic>` span, when it is traced. */
+  readonly span: SendSpan | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
   readonly resolve: (result: SendResult) => void;
@@ -155,6 +166,8 @@ export class Producer {
     // Fail on bad backoff settings now, not at the first 530.
     new ExponentialBackoff(this.#retryBackoff);
     this.#connection = new Connection(connectionOptionsOf(options, this.#requestTimeoutMs));
+    // Settles within a few ms; a send made before it waits for it (see send()).
+    void loadTracing();
   }
 
   /** The connection's current status. */
@@ -203,6 +216,8 @@ export class Producer {
     }
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(abortedError(signal, 'the send'));
+    // Until the optional tracing API is loaded or known absent (once per process), sends wait for it.
+    if (!isTracingLoaded()) return loadTracing().then(() => this.send(input, options));
     let prepared: PreparedMessage;
     try {
       // Until the first welcome the broker's limit is unknown; its default is the best guess,
@@ -212,6 +227,8 @@ export class Producer {
     } catch (error) {
       return Promise.reject(error);
     }
+    const span = startSendSpan(prepared.message);
+    if (span !== undefined) prepared = withTraceContext(prepared, span.carrier);
     if (!this.#started) {
       // A connection failure reaches this send through its request; nothing to report here.
       this.start().catch(() => {});
@@ -228,6 +245,7 @@ export class Producer {
         deadlineMs: prepared.message.bornAt + this.#sendTimeoutMs,
         backoff: undefined,
         retryTimer: undefined,
+        span,
         signal,
         onAbort:
           signal === undefined ? ignoreAbort : () => this.#settle(pending, abortedError(signal, 'the send')),
@@ -345,6 +363,7 @@ export class Producer {
         return pending.backoff.nextDelayMs();
       },
     });
+    if (decision.kind !== 'fail') pending.span?.retried(pending.attempts, String(error.code));
     if (decision.kind === 'fail') this.#settle(pending, error);
     else if (decision.kind === 'now') this.#enqueue(pending);
     else {
@@ -369,7 +388,9 @@ export class Producer {
     clearTimeout(pending.retryTimer);
     pending.signal?.removeEventListener('abort', pending.onAbort);
     this.#pending.delete(pending);
-    if (outcome instanceof RicochetError) pending.reject(outcome);
+    const failed = outcome instanceof RicochetError;
+    pending.span?.end(pending.attempts, failed ? outcome : undefined);
+    if (failed) pending.reject(outcome);
     else pending.resolve(outcome);
     this.#idle.check();
   }

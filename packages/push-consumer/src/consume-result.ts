@@ -1,5 +1,5 @@
-import { badRequestError, type ClientError } from '@ricochet/client';
-import { MAX_RETRY_DELAY_MS } from '@ricochet/core';
+import { badRequestError, type ClientError, type ProcessSpan } from '@ricochet/client';
+import { assertNever, MAX_RETRY_DELAY_MS } from '@ricochet/core';
 
 /** The longest delay {@link ConsumeResult.retryAfter} accepts: 24 h, the protocol's `retryAfterMs` bound. */
 export const MAX_RETRY_AFTER_MS = MAX_RETRY_DELAY_MS;
@@ -120,6 +120,28 @@ export function outcomeOfResult(value: unknown): ResultOutcome {
 /** The outcome of a listener that threw or rejected with `error` (P2). */
 export function outcomeOfThrow(error: unknown): ConsumeOutcome {
   return { type: 'nack', reason: truncateReason(reasonOf(error)) };
+}
+
+/**
+ * End the `process` span of a delivery with its outcome: `ack` a success, `deadLetter` dead-lettered,
+ * a `nack` with a delay of its own a retry after, any other `nack` a failure, whose `error.type` is
+ * `failureType` when given (the thrown error's name, `invalid_result`), else `failure`.
+ */
+export function endProcessSpan(span: ProcessSpan, outcome: ConsumeOutcome, failureType?: string): void {
+  switch (outcome.type) {
+    case 'ack':
+      span.end('success');
+      return;
+    case 'deadLetter':
+      span.end('dead_lettered', 'dead_lettered', outcome.reason);
+      return;
+    case 'nack':
+      if (outcome.retryAfterMs !== undefined) span.end('retry_after', 'retry_after', outcome.reason);
+      else span.end('failure', failureType ?? 'failure', outcome.reason);
+      return;
+    default:
+      assertNever(outcome);
+  }
 }
 
 /**

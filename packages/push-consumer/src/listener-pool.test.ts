@@ -1,4 +1,4 @@
-import { ReceivedMessage } from '@ricochet/client';
+import { type ProcessSpan, ReceivedMessage } from '@ricochet/client';
 import { FakeBroker } from '@ricochet/client-testkit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type ConsumeOutcome, ConsumeResult, type ConsumeResultValue } from './consume-result.js';
@@ -347,5 +347,49 @@ describe('ListenerPool', () => {
     control.settle('hung');
     await flushMicrotasks();
     expect(outcomes).toEqual([]);
+  });
+
+  it('ends each run’s span once, with the outcome that went out, and runs the listener inside it', async () => {
+    const ends: [string, ...unknown[]][] = [];
+    const inside: string[] = [];
+    const spanOf = (message: ReceivedMessage): ProcessSpan => ({
+      run: (work) => {
+        inside.push(message.messageId);
+        return work();
+      },
+      event: () => {},
+      end: (...args) => ends.push([message.messageId, ...args]),
+    });
+    let nowMs = 0;
+    const timers: (() => void)[] = [];
+    const clock = {
+      now: () => nowMs,
+      setTimer: (_delayMs: number, fire: () => void) => {
+        timers.push(fire);
+        return { cancel() {} };
+      },
+    };
+    const control = controlledListener();
+    const { pool } = createPool({ listener: control.listener, concurrency: 5, clock, startSpan: spanOf });
+    pool.add(['ok', 'later', 'fail', 'slow', 'hung'].map((id) => item(id)));
+    control.settle('ok');
+    control.settle('later', ConsumeResult.retryAfter(5));
+    control.settle('fail', ConsumeResult.deadLetter('poison'));
+    await flushMicrotasks();
+    nowMs = 60_000;
+    for (const fire of timers.splice(0)) fire();
+    control.settle('slow');
+    pool.add([item('closing')]);
+    pool.abandonRunning(new Error('closing'));
+    await flushMicrotasks();
+    expect(inside).toEqual(['ok', 'later', 'fail', 'slow', 'hung', 'closing']);
+    expect(ends).toEqual([
+      ['ok', 'success'],
+      ['later', 'retry_after', 'retry_after', 'the listener asked for a retry after 5 ms'],
+      ['fail', 'dead_lettered', 'dead_lettered', 'poison'],
+      ['slow', 'failure', 'consumption_timeout', 'consumption timeout'],
+      ['hung', 'failure', 'consumption_timeout', 'consumption timeout'],
+      ['closing', 'failure', 'consumer_closed'],
+    ]);
   });
 });

@@ -1,8 +1,9 @@
-import { ClientError, IdleWaiters, type ReceivedMessage } from '@ricochet/client';
+import { ClientError, IdleWaiters, type ProcessSpan, type ReceivedMessage } from '@ricochet/client';
 import { CONSUMPTION_TIMEOUT_REASON } from '@ricochet/core';
 import {
   type ConsumeOutcome,
   type ConsumeResultValue,
+  endProcessSpan,
   outcomeOfResult,
   outcomeOfThrow,
 } from './consume-result.js';
@@ -47,6 +48,12 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
   readonly isLive: (item: TItem) => boolean;
   /** Called once per started item: when its listener settles, or at its timeout if that comes first. */
   readonly onOutcome: (item: TItem, outcome: ConsumeOutcome) => void;
+  /**
+   * Starts the `process` span of a delivery whose listener is about to run, or returns
+   * `undefined` when it is not traced; the listener runs inside the span's context.
+   * @default no spans
+   */
+  readonly startSpan?: (message: ReceivedMessage) => ProcessSpan | undefined;
   /** Called when a listener threw, returned something else than a result, or timed out. */
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
   /**
@@ -66,6 +73,8 @@ interface Run<TItem> extends RunLinks<Run<TItem>> {
   /** Created on the listener's first read of `context.signal`, so an unread signal costs nothing. */
   controller: AbortController | undefined;
   abortReason: unknown;
+  /** The delivery attempt's span, ended with the outcome that goes out (or at an abandonment). */
+  readonly span: ProcessSpan | undefined;
 }
 
 /** The {@link ListenerContext} of one run; the signal is made on first read. */
@@ -191,6 +200,8 @@ export class ListenerPool<TItem extends PoolItem> {
    */
   abandonRunning(reason: unknown): void {
     for (const run of this.#running) {
+      // The broker releases the delivery (C2): this attempt failed, another will come.
+      if (!run.reported) run.span?.end('failure', 'consumer_closed');
       run.reported = true;
       abortRun(run, reason);
     }
@@ -257,6 +268,7 @@ export class ListenerPool<TItem extends PoolItem> {
       reported: false,
       controller: undefined,
       abortReason: undefined,
+      span: this.#options.startSpan?.(item.message),
       previous: undefined,
       next: undefined,
       listed: false,
@@ -267,7 +279,11 @@ export class ListenerPool<TItem extends PoolItem> {
     );
     let returned: unknown;
     try {
-      returned = this.#options.listener(item.message, new RunContext(run));
+      const { listener } = this.#options;
+      returned =
+        run.span === undefined
+          ? listener(item.message, new RunContext(run))
+          : run.span.run(() => listener(item.message, new RunContext(run)));
     } catch (error) {
       this.#finish(run, true, error);
       return;
@@ -291,10 +307,14 @@ export class ListenerPool<TItem extends PoolItem> {
       const message = run.item.message;
       if (threw) {
         this.#reportListenerError(value, message);
-        this.#options.onOutcome(run.item, outcomeOfThrow(value));
+        const outcome = outcomeOfThrow(value);
+        if (run.span !== undefined)
+          endProcessSpan(run.span, outcome, value instanceof Error ? value.name : 'thrown');
+        this.#options.onOutcome(run.item, outcome);
       } else {
         const { outcome, problem } = outcomeOfResult(value);
         if (problem !== undefined) this.#reportListenerError(problem, message);
+        if (run.span !== undefined) endProcessSpan(run.span, outcome, problem && 'invalid_result');
         this.#options.onOutcome(run.item, outcome);
       }
     }
@@ -332,6 +352,7 @@ export class ListenerPool<TItem extends PoolItem> {
     );
     abortRun(run, error);
     this.#reportListenerError(error, run.item.message);
+    run.span?.end('failure', 'consumption_timeout', CONSUMPTION_TIMEOUT_REASON);
     this.#options.onOutcome(run.item, { type: 'nack', reason: CONSUMPTION_TIMEOUT_REASON });
   }
 

@@ -7,8 +7,10 @@ import {
   connectionOptionsOf,
   DEFAULT_REQUEST_TIMEOUT_MS,
   drainWithTimeout,
+  loadTracing,
   ReceivedMessage,
   receiptHandleOf,
+  startProcessSpan,
   toRicochetError,
   untilAborted,
 } from '@ricochet/client';
@@ -116,6 +118,7 @@ export class PushConsumer {
           this.#batcher.add(resultOf(delivery, outcome));
         }
       },
+      startSpan: (message) => startProcessSpan(message, this.#options.group),
       onListenerError: this.#options.onListenerError,
       onStarved: () => this.#flow.starved(),
     });
@@ -215,7 +218,7 @@ export class PushConsumer {
 
   async #connectAndSubscribe(subscribed: Promise<void>): Promise<void> {
     try {
-      await this.#connection.connect();
+      await Promise.all([this.#connection.connect(), loadTracing()]); // deliveries come traced
       this.#subscribe();
       await subscribed;
     } catch (error) {

@@ -10,6 +10,8 @@ import {
   connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  isTracingLoaded,
+  loadTracing,
   ReceivedMessage,
   receiptHandleOf,
   replaceReceiptHandle,
@@ -17,6 +19,7 @@ import {
 } from '@ricochet/client';
 import { BrokerError, changeInvisibleDurationFrameSchema, receiveFrameSchema } from '@ricochet/protocol';
 import { AckBatcher } from './ack-batcher.js';
+import { AttemptSpans } from './attempt-spans.js';
 import {
   DEFAULT_AWAIT_DURATION_MS,
   DEFAULT_UNAVAILABLE_RETRY_MS,
@@ -63,6 +66,8 @@ export class SimpleConsumer {
   readonly #acks = new AckBatcher((receiptHandles) =>
     this.#connection.request({ type: 'ack', receiptHandles }),
   );
+  /** The `process` span of each traced message from `receive` to the end of its attempt. */
+  readonly #spans: AttemptSpans;
   #started = false;
   /** The running or finished `start()`: connect, then register the subscriptions. */
   #starting: Promise<void> | undefined;
@@ -75,6 +80,7 @@ export class SimpleConsumer {
   constructor(options: SimpleConsumerOptions) {
     checkConsumerGroup(options.group);
     this.#group = options.group;
+    this.#spans = new AttemptSpans(options.group);
     this.#subscriptions = checkSubscriptions(options.subscriptions);
     this.#awaitDurationMs = options.awaitDurationMs ?? DEFAULT_AWAIT_DURATION_MS;
     checkIntegerField(receiveFrameSchema.shape.awaitDurationMs, this.#awaitDurationMs, 'awaitDurationMs');
@@ -133,7 +139,7 @@ export class SimpleConsumer {
   }
 
   async #connectAndRegister(): Promise<void> {
-    await this.#connection.connect();
+    await Promise.all([this.#connection.connect(), loadTracing()]);
     try {
       await this.#connection.request(
         { type: 'register', group: this.#group, subscriptions: this.#subscriptions },
@@ -194,7 +200,11 @@ export class SimpleConsumer {
       } catch (error) {
         answer = await retryIfUnavailable(error, request, this.#unavailableRetryMs, signal, 'the receive');
       }
-      return answer.messages.map((delivered) => new ReceivedMessage(delivered));
+      const messages = answer.messages.map((delivered) => new ReceivedMessage(delivered));
+      // Once, if this receive overtook start(): its messages are traced like every later one.
+      if (!isTracingLoaded()) await loadTracing();
+      this.#spans.received(messages, invisibleDurationMs);
+      return messages;
     } catch (error) {
       if (this.#lifetime.signal.aborted && error instanceof ClientError && error.code === 'ABORTED') {
         throw closedError();
@@ -232,6 +242,7 @@ export class SimpleConsumer {
         'the ack',
       );
     }
+    this.#spans.acked(message);
   }
 
   /**
@@ -262,6 +273,7 @@ export class SimpleConsumer {
     if (failure !== undefined) {
       throw new BrokerError(failure.code, failure.message, { details: { messageId: message.messageId } });
     }
+    this.#spans.deadLettered(message, reason);
   }
 
   /**
@@ -305,6 +317,7 @@ export class SimpleConsumer {
         );
       }
       replaceReceiptHandle(message, answer.receiptHandle);
+      this.#spans.changed(message, invisibleDurationMs);
     })();
     this.#handleChanges.set(message, change);
     const forget = (): void => {
@@ -326,9 +339,10 @@ export class SimpleConsumer {
   close(options: SimpleConsumerCloseOptions = {}): Promise<void> {
     if (this.#closing === undefined) {
       this.#lifetime.abort(closedError());
-      this.#closing = this.#connection.close({
-        drainTimeoutMs: options.timeoutMs ?? options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
-      });
+      this.#closing = this.#connection
+        .close({ drainTimeoutMs: options.timeoutMs ?? options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS })
+        // After the drain: an ack that was in flight still ends its span as a success.
+        .finally(() => this.#spans.closed());
     }
     return this.#closing;
   }

@@ -15,20 +15,25 @@ import {
  * anything. A package missing from this table fails the test, so a new package forces a decision here.
  */
 const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly string[] }> = {
+  // `@opentelemetry/api`: an optional peer of the four client packages (tracing of sends and
+  // deliveries), loaded by the client only where the application has installed it.
   '@ricochet/core': { workspace: [], external: [] },
   '@ricochet/protocol': { workspace: ['@ricochet/core'], external: ['zod', 'msgpackr'] },
-  '@ricochet/client': { workspace: ['@ricochet/core', '@ricochet/protocol'], external: ['ws'] },
+  '@ricochet/client': {
+    workspace: ['@ricochet/core', '@ricochet/protocol'],
+    external: ['ws', '@opentelemetry/api'],
+  },
   '@ricochet/producer': {
     workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
-    external: [],
+    external: ['@opentelemetry/api'],
   },
   '@ricochet/push-consumer': {
     workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
-    external: [],
+    external: ['@opentelemetry/api'],
   },
   '@ricochet/simple-consumer': {
     workspace: ['@ricochet/client', '@ricochet/core', '@ricochet/protocol'],
-    external: [],
+    external: ['@opentelemetry/api'],
   },
   '@ricochet/broker': {
     workspace: ['@ricochet/core', '@ricochet/protocol'],
@@ -165,6 +170,26 @@ describe('workspace dependency edges (DESIGN.md §1)', () => {
       }
     }
     expect(undeclared).toEqual([]);
+  });
+
+  it('the client packages take @opentelemetry/api as an optional peer only, so they install without it', () => {
+    const clients = [
+      '@ricochet/client',
+      '@ricochet/producer',
+      '@ricochet/push-consumer',
+      '@ricochet/simple-consumer',
+    ];
+    for (const name of clients) {
+      const manifest = JSON.parse(
+        readFileSync(join(packages.find((pkg) => pkg.name === name)?.dir ?? '', 'package.json'), 'utf8'),
+      ) as Record<string, Record<string, unknown> | undefined>;
+      expect({ name, dependency: manifest.dependencies?.['@opentelemetry/api'] }).toEqual({
+        name,
+        dependency: undefined,
+      });
+      expect(manifest.peerDependencies?.['@opentelemetry/api']).toMatch(/^\^1\./);
+      expect(manifest.peerDependenciesMeta?.['@opentelemetry/api']).toEqual({ optional: true });
+    }
   });
 
   it('the dashboard imports @ricochet/protocol for its types only, so none of it reaches the browser', () => {
