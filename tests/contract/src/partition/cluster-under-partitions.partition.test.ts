@@ -239,7 +239,7 @@ describe('§9 spread cluster under network partitions (real namespaces)', () => 
       ).toBeGreaterThanOrEqual(target.queues.length);
       // The load stops; the consumers go on until every group has settled what was stored.
       await run.load.stop();
-      await expectSound(c.store, run, adminOf(other));
+      console.log(`  ${await expectSound(c.store, run, adminOf(other))}`);
     } finally {
       await closeRun(run);
     }
@@ -305,7 +305,7 @@ describe('§9 spread cluster under network partitions (real namespaces)', () => 
       expect(run.load.failed).toEqual([]);
       // The load stops; the consumers go on until every group has settled what was stored.
       await run.load.stop();
-      await expectSound(c.store, run, adminOf(other));
+      console.log(`  ${await expectSound(c.store, run, adminOf(other))}`);
     } finally {
       await closeRun(run);
     }
@@ -346,7 +346,7 @@ describe('§9 spread cluster under network partitions (real namespaces)', () => 
       expect(run.load.failed).toEqual([]);
       // The load stops; the consumers go on until every group has settled what was stored.
       await run.load.stop();
-      await expectSound(c.store, run, adminOf(b2));
+      console.log(`  ${await expectSound(c.store, run, adminOf(b2))}`);
     } finally {
       await c.setLink(0, 0);
       await closeRun(run);

@@ -177,8 +177,9 @@ async function fenceRecords(sql: postgres.Sql) {
 /**
  * The checks every case ends with, once the fault healed and the load stopped: 0 lost, 0 stored
  * twice, each group's committed (and DLQ) equal to what was stored, and the fence records sound.
+ * @returns what it counted, one line for the test to print.
  */
-export async function expectSound(store: string, run: LoadRun, admin: AdminApi) {
+export async function expectSound(store: string, run: LoadRun, admin: AdminApi): Promise<string> {
   const { load } = run;
   const sql = postgres(store, { max: 1, onnotice: () => {} });
   try {
@@ -200,6 +201,13 @@ export async function expectSound(store: string, run: LoadRun, admin: AdminApi) 
       ),
     ]);
     const fences = await fenceRecords(sql);
+    const summary =
+      `${load.topic}: ${load.sent} sent, ${load.acknowledged.size} acknowledged, ${load.failed.length} failed, ` +
+      `${stored.size} stored, ${lost.length} lost, ${twice} stored twice; longest send ${Math.round(load.longestSendMs)} ms; ` +
+      `acks committed ${acks.committed}; retries committed ${retries.committed} + dlq ${retries.dlq} ` +
+      `(${run.retries.deliveries.length} deliveries); fence records: ${fences
+        .map((q) => `q${q.queue} epochs ${q.takes.map((t) => t.epoch).join(',')}`)
+        .join('; ')}`;
     expect(lost).toEqual([]);
     expect(twice).toBe(0);
     expect(load.acknowledged.size).toBeGreaterThan(0);
@@ -215,6 +223,7 @@ export async function expectSound(store: string, run: LoadRun, admin: AdminApi) 
       expect(epochs).toEqual([...epochs].sort((a, b) => a - b));
       expect(takes.at(-1)).toEqual(lease);
     }
+    return summary;
   } finally {
     await sql.end({ timeout: 1 });
   }
