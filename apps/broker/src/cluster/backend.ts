@@ -12,7 +12,6 @@ import {
 import { type PeerAccess, PeerSessions } from '../gateway/peer-access.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import { brokerIdentity, type OpenStoreHooks, openStoreQueue, openStores } from '../store/open-store.js';
-import { isFenced } from '../store/postgres/store-lease.js';
 import { ClusterMetrics } from './cluster-metrics.js';
 import { advertisedUrlOf, registerBroker } from './membership/broker-registration.js';
 import { ClusterHealth, probeHealthz } from './membership/cluster-health.js';
@@ -137,11 +136,8 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
           maxFrameBytes: maxFrameBytesOf(config),
           leaseTtlMs: config.storeLeaseMs,
           openQueue: async (queue, leaseGate, signal, onLost) => {
-            const onStoreLost = (error: unknown) => {
-              if (isFenced(error)) clusterMetrics?.fenced();
-              onLost(error);
-            };
-            const store = await openStoreQueue(config, { ...storeHooks, onLost: onStoreLost }, queue, {
+            const onFenced = () => clusterMetrics?.fenced();
+            const store = await openStoreQueue(config, { ...storeHooks, onLost, onFenced }, queue, {
               leaseGate,
               signal,
             });

@@ -221,10 +221,12 @@ describe('§9 spread cluster under network partitions (real namespaces)', () => 
       );
       await run.acks.delivered(run.acks.deliveries.length + 50);
       const { count, firstMs, lastMs } = window503(run.load, cutAt);
+      const fenced = await metric(c.brokers, 'ricochet_cluster_fenced_writes_total');
       console.log(
         `(a) owner cut off from PostgreSQL: its ${target.queues.length} queue(s) taken over ${Math.round(takeoverMs)} ms after the cut ` +
           `(lease ${LEASE_MS} ms); the probe on it saw ${count} x 503 from ${firstMs} ms to ${lastMs} ms after the cut ` +
           `(healed at ${Math.round(healAt - cutAt)} ms); every queue routed to its owner again ${Math.round(rejoinMs)} ms after the heal; ` +
+          `${fenced} fenced writes over the run; ` +
           `its view while cut: database last contact ${cutView?.self.database.lastContactAgoMs} ms ago, peers ${cutView?.self.peers
             .map((p) => `${p.reachable ? 'reachable' : 'unreachable'} (seen ${p.lastSeenAgoMs} ms ago)`)
             .join(', ')}`,
