@@ -294,7 +294,7 @@ describe('§9 spread cluster under network partitions (real namespaces)', () => 
       );
       await run.acks.delivered(run.acks.deliveries.length + 50);
       const { count, firstMs, lastMs } = window503(run.load, cutAt);
-      const lastFailure = run.load.probes.filter((p) => p.outcome !== 'ok').at(-1);
+      const lastFailure = run.load.probes.filter((p) => p.atMs >= cutAt && p.outcome !== 'ok').at(-1);
       const takes = (await leaseTakes(c.store)) - takesBefore;
       console.log(
         `(b) broker cut off from its peers: it showed them unreachable ${Math.round(seenMs)} ms after the cut, and the others it ` +
