@@ -20,17 +20,30 @@ let delayMs = 0;
 let lossRate = 0;
 
 function relay(from: Socket, to: Socket): void {
-  let lastAt = 0;
+  // Chunks still held, oldest first: a chunk goes straight through only when none is, so the
+  // stream's order holds across a change of delay (a timer due now may not have fired yet).
+  const held: { readonly chunk: Buffer; readonly dueAt: number }[] = [];
+  let ended = false;
+  const flush = () => {
+    const now = Date.now();
+    while (held.length > 0 && (held[0]?.dueAt ?? 0) <= now) to.write(held.shift()?.chunk ?? Buffer.alloc(0));
+    if (held.length > 0) setTimeout(flush, (held[0]?.dueAt ?? now) - now);
+    else if (ended) to.end();
+  };
   from.on('data', (chunk: Buffer) => {
-    if (delayMs === 0 && lossRate === 0 && lastAt <= Date.now()) {
+    if (delayMs === 0 && lossRate === 0 && held.length === 0) {
       to.write(chunk);
       return;
     }
     const lost = Math.random() < lossRate ? RETRANSMIT_MS : 0;
-    lastAt = Math.max(lastAt, Date.now() + delayMs / 2 + lost);
-    setTimeout(() => to.write(chunk), lastAt - Date.now());
+    const dueAt = Math.max(held.at(-1)?.dueAt ?? 0, Date.now() + delayMs / 2 + lost);
+    held.push({ chunk, dueAt });
+    if (held.length === 1) setTimeout(flush, dueAt - Date.now());
   });
-  from.on('end', () => setTimeout(() => to.end(), Math.max(0, lastAt - Date.now())));
+  from.on('end', () => {
+    ended = true;
+    if (held.length === 0) to.end();
+  });
   from.on('error', () => to.destroy());
 }
 
