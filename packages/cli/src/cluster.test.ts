@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { ClusterView } from '@ricochet/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, startCliTestBroker } from './cli-run.fixture.js';
-import { queueList } from './commands/cluster.js';
+import { queueList, renderCluster } from './commands/cluster.js';
 import { EXIT_CODES } from './exit-codes.js';
 
 const A = 'host-a:/var/lib/ricochet';
@@ -99,5 +99,35 @@ describe('queueList', () => {
     expect(queueList([])).toBe('-');
     expect(queueList([5])).toBe('5');
     expect(queueList([3, 0, 1, 2, 5, 7, 8])).toBe('0-3,5,7-8');
+  });
+});
+
+describe('renderCluster with queues spread', () => {
+  it("adds the answering broker's own view: the database and each peer, reachable or not", () => {
+    const text = renderCluster({
+      ...VIEW,
+      self: {
+        brokerId: A,
+        database: {
+          reachable: false,
+          lastContactAgoMs: 12_400,
+          lastError: 'the database did not answer within 2000 ms',
+        },
+        peers: [{ brokerId: B, url: 'ws://host-b:7720', reachable: false, lastSeenAgoMs: 3_050 }],
+      },
+    });
+    expect(text.split('\n').slice(-4)).toEqual([
+      `seen from ${A}: the database UNREACHABLE (last contact 12s ago; the tables above are as old): the database did not answer within 2000 ms`,
+      'PEER                      URL               REACHABLE  LAST-SEEN',
+      `${B}  ws://host-b:7720  NO         3s ago`,
+      '',
+    ]);
+    const healthy = renderCluster({
+      ...VIEW,
+      self: { brokerId: B, database: { reachable: true, lastContactAgoMs: 80 }, peers: [] },
+    });
+    expect(
+      healthy.endsWith(`seen from ${B}: the database reachable (last contact 80ms ago)\nno peers\n`),
+    ).toBe(true);
   });
 });

@@ -18,7 +18,9 @@ import {
   openStoreQueue,
   openStores,
 } from '../store/open-store.js';
+import { ClusterMetrics } from './cluster-metrics.js';
 import { advertisedUrlOf, registerBroker } from './membership/broker-registration.js';
+import { ClusterHealth, probeHealthz } from './membership/cluster-health.js';
 import { registerClusterRoutes } from './membership/cluster-routes.js';
 import { readClusterView } from './membership/cluster-view.js';
 import { readPeerToken } from './membership/peer-token.js';
@@ -130,8 +132,19 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
       ? new BrokerEngine({ ...engineOptions, store: onlyStore })
       : new PartitionRouter(stores, engineOptions));
   engine.start();
+  const spreading = router !== undefined && brokerRegistry !== undefined && peerToken !== undefined;
+  const clusterMetrics = spreading ? new ClusterMetrics(engine.metrics.registry) : undefined;
+  // Probed as often as the cluster is read; a peer or the database silent for a lease is unreachable.
+  const health = spreading
+    ? new ClusterHealth({
+        me: brokerIdentity(config),
+        staleAfterMs: config.storeLeaseMs,
+        probeEveryMs: Math.min(250, Math.max(10, Math.floor(config.storeLeaseMs / 4))),
+        probe: probeHealthz,
+      })
+    : undefined;
   const ownership =
-    router && brokerRegistry && peerToken !== undefined
+    router && brokerRegistry && peerToken !== undefined && health
       ? spreadQueues({
           me: brokerIdentity(config),
           queues: config.storeQueues,
@@ -141,7 +154,8 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
           maxFrameBytes: maxFrameBytesOf(config),
           leaseTtlMs: config.storeLeaseMs,
           openQueue: async (queue, leaseGate, signal, onLost) => {
-            const store = await openStoreQueue(config, { ...storeHooks, onLost }, queue, {
+            const onFenced = () => clusterMetrics?.fenced();
+            const store = await openStoreQueue(config, { ...storeHooks, onLost, onFenced }, queue, {
               leaseGate,
               signal,
             });
@@ -160,6 +174,8 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
                   ? `queue ${route.queue}: forwarded to its owner at ${route.url}`
                   : `queue ${route.queue}: between owners; its requests are answered 503 until one takes it`,
             ),
+          onHandover: (_queue, direction) => clusterMetrics?.handover(direction),
+          health,
           onError: (error, context) => log.warn({ err: error }, context),
         })
       : undefined;
@@ -178,7 +194,11 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
     registerClusterRoutes(app) {
       if (!brokerRegistry) return;
       const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));
-      registerClusterRoutes(app, readView, ownership && (() => ownership.routes()));
+      registerClusterRoutes(app, {
+        readView,
+        ...(ownership ? { routes: () => ownership.routes() } : {}),
+        ...(health ? { health, readBudgetMs: Math.min(2_000, config.storeLeaseMs) } : {}),
+      });
     },
     queueRoutes() {
       return ownership?.routes();
@@ -197,6 +217,7 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
     },
     async close() {
       try {
+        health?.stop();
         await ownership?.stop();
         await engine.close();
       } finally {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { BrokerStore } from '../store/broker-store.js';
 import type { LeaseGate } from '../store/postgres/store-lease.js';
 import type { BrokerRegistry } from './membership/broker-registry.js';
+import type { ClusterHealth } from './membership/cluster-health.js';
 import { readClusterView } from './membership/cluster-view.js';
 import { QueueOwnership, type QueueRoute } from './membership/queue-ownership.js';
 import { PeerConnection } from './peers/peer-connection.js';
@@ -29,6 +30,9 @@ export interface SpreadQueuesOptions {
     onLost: (error: unknown) => void,
   ) => Promise<BrokerStore>;
   readonly onRoute: (route: QueueRoute) => void;
+  readonly onHandover: (queue: number, direction: 'taken' | 'givenUp') => void;
+  /** Told of every read of the cluster, and probing the peers it names (started here). */
+  readonly health: ClusterHealth;
   readonly onError: (error: unknown, context: string) => void;
 }
 
@@ -42,7 +46,16 @@ export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
   const ownership = new QueueOwnership({
     me: options.me,
     queues: options.queues,
-    readView: () => options.registry.read((sql) => readClusterView(sql, options.queues)),
+    readView: async () => {
+      try {
+        const view = await options.registry.read((sql) => readClusterView(sql, options.queues));
+        options.health.viewRead(view);
+        return view;
+      } catch (error) {
+        options.health.readFailed(error);
+        throw error;
+      }
+    },
     openQueue: options.openQueue,
     connect: async (queue, url, onClosed) => {
       const connection = await PeerConnection.open({
@@ -62,8 +75,10 @@ export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
     replaceQueue: (queue, parts) => options.router.replaceQueue(queue, parts),
     pollMs: Math.min(250, Math.max(10, Math.floor(options.leaseTtlMs / 4))),
     onRoute: options.onRoute,
+    onHandover: options.onHandover,
     onError: options.onError,
   });
   ownership.start();
+  options.health.start();
   return ownership;
 }

@@ -13,6 +13,8 @@ export interface OpenStoreHooks {
   readonly onWaitingForLease: (holder: LeaseHolder) => void;
   /** The PostgreSQL store stopped taking writes for good (taken over, or unreachable too long). */
   readonly onLost: (error: unknown) => void;
+  /** The PostgreSQL store's fence refused a transaction: another broker took the lease. @default nothing */
+  readonly onFenced?: () => void;
   /** A standby loaded its local copy of the PostgreSQL store, which it then keeps up to date. */
   readonly onWarmCopyLoaded: (elapsedMs: number) => void;
   /** A standby could not bring its local copy of the PostgreSQL store up to date (it tries again). */
@@ -108,6 +110,7 @@ async function openQueue(
     onWriteError: hooks.onWriteError,
     onWaitingForLease: hooks.onWaitingForLease,
     onLost: hooks.onLost,
+    ...(hooks.onFenced ? { onFenced: hooks.onFenced } : {}),
     onWarmCopyLoaded: hooks.onWarmCopyLoaded,
     onWarmCopyError: hooks.onWarmCopyError,
     ...waiting,

@@ -1,4 +1,4 @@
-import type { ClusterView } from '@ricochet/protocol';
+import type { ClusterSelfView, ClusterView } from '@ricochet/protocol';
 import { CliError, usageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import { type CommandContext, writeJson } from '../command-context.js';
@@ -12,6 +12,10 @@ const HELP = `Usage:
 A broker is live while it renews its row (every broker on the database, owner and standbys);
 assignment is rendezvous hashing over the live brokers. Ownership does not follow assignment yet:
 one broker owns every queue.
+
+With queues spread (--store-spread), the broker asked also says what it sees itself: when it last
+reached the database, and which peers answer it (and when they last did). A broker cut off from
+the database shows the last tables it read, and says so. Ask each broker to read a partition off.
 
 Example:
   ricochet cluster --endpoint http://broker-b.internal:7720
@@ -82,7 +86,38 @@ export function renderCluster(view: ClusterView): string {
     elsewhere === 0
       ? ''
       : `\n${elsewhere} of ${view.queues.length} queues are owned by a broker other than the one assigned: ownership does not follow assignment yet\n`;
-  return `${brokers}\n${queues}${note}`;
+  return `${brokers}\n${queues}${note}${view.self === undefined ? '' : `\n${renderSelf(view.self)}`}`;
+}
+
+/**
+ * What the answering broker sees itself (queues spread): the database and each peer, reachable or
+ * not and since when. Brokers that disagree here are on different sides of a partition.
+ */
+function renderSelf(self: ClusterSelfView): string {
+  const { database } = self;
+  const contact =
+    database.lastContactAgoMs === undefined
+      ? 'never reached'
+      : `last contact ${ago(database.lastContactAgoMs)}`;
+  const line = database.reachable
+    ? `seen from ${self.brokerId}: the database reachable (${contact})\n`
+    : `seen from ${self.brokerId}: the database UNREACHABLE (${contact}; the tables above are as old)` +
+      `${database.lastError === undefined ? '' : `: ${database.lastError}`}\n`;
+  if (self.peers.length === 0) return `${line}no peers\n`;
+  const peers = renderTable(
+    ['PEER', 'URL', 'REACHABLE', 'LAST-SEEN'],
+    self.peers.map((peer) => [
+      peer.brokerId,
+      peer.url,
+      peer.reachable ? 'yes' : 'NO',
+      peer.lastSeenAgoMs === undefined ? 'never' : ago(peer.lastSeenAgoMs),
+    ]),
+  );
+  return `${line}${peers}`;
+}
+
+function ago(ms: number): string {
+  return `${roughDuration(ms)} ago`;
 }
 
 /** Queue numbers as runs: `0-3,5,7-8`; `-` for none. */

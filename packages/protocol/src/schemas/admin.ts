@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { clusterViewSchema } from './cluster.js';
 import { groupConfigSchema, topicConfigShape } from './config.js';
 import { groupPauseViewSchema } from './group-pause.js';
 
@@ -277,57 +278,6 @@ export const healthAnswerSchema = z.object({ status: z.enum(['ok', 'draining']) 
 
 /** The answer of `GET /healthz`. */
 export type HealthAnswer = z.infer<typeof healthAnswerSchema>;
-
-/** A live broker of a PostgreSQL store, with the queues assigned to it and those whose lease it holds. */
-export const clusterBrokerViewSchema = z.object({
-  brokerId: z.string(),
-  /** Where it serves clients (its `--advertise-url`); absent if it did not say. */
-  advertiseUrl: z.string().optional(),
-  advertiseTcpUrl: z.string().optional(),
-  /** Its `--store-queues`. */
-  storeQueues: z.number(),
-  /** How long its row lives without another heartbeat, on the database's clock. */
-  expiresInMs: z.number(),
-  assignedQueues: z.array(z.number()).readonly(),
-  ownedQueues: z.array(z.number()).readonly(),
-});
-
-/** A live broker, as `GET /v1/cluster` lists it. */
-export type ClusterBrokerView = z.infer<typeof clusterBrokerViewSchema>;
-
-/** A queue of the store: who holds its lease now (no `owner` while no lease is live), and who it is assigned to. */
-export const clusterQueueViewSchema = z.object({
-  queue: z.number(),
-  owner: z.string().optional(),
-  /** The lease's epoch, one more at each take of the lease; 0 before any. */
-  epoch: z.number(),
-  /** How long the lease lasts without renewal; 0 without an owner. */
-  expiresInMs: z.number(),
-  assignedTo: z.string().optional(),
-});
-
-/** A queue of the store, as `GET /v1/cluster` lists it. */
-export type ClusterQueueView = z.infer<typeof clusterQueueViewSchema>;
-
-/** Where the answering broker routes a queue: to its own engine, to an owner elsewhere, or nowhere for now. */
-export const queueRouteViewSchema = z.discriminatedUnion('to', [
-  z.object({ queue: z.number(), assigned: z.boolean(), to: z.literal('here') }),
-  z.object({ queue: z.number(), assigned: z.boolean(), to: z.literal('elsewhere'), url: z.string() }),
-  z.object({ queue: z.number(), assigned: z.boolean(), to: z.literal('nowhere') }),
-]);
-
-/** A queue's route, as `GET /v1/cluster` lists it with queues spread. */
-export type QueueRouteView = z.infer<typeof queueRouteViewSchema>;
-
-/** `GET /v1/cluster`: served by brokers on a PostgreSQL store only; `routes` with queues spread. */
-export const clusterViewSchema = z.object({
-  brokers: z.array(clusterBrokerViewSchema).readonly(),
-  queues: z.array(clusterQueueViewSchema).readonly(),
-  routes: z.array(queueRouteViewSchema).readonly().optional(),
-});
-
-/** The answer of `GET /v1/cluster`. */
-export type ClusterView = z.infer<typeof clusterViewSchema>;
 
 /** Every error answer of the admin API: the catalogue code and name, and for a bad body its issues. */
 export const adminErrorAnswerSchema = z.object({

@@ -30,6 +30,11 @@ export interface StartChildBrokerOptions {
    * `waiting as a standby`. @default the listening line
    */
   readonly until?: RegExp;
+  /**
+   * Run the broker in this network namespace (`ip netns exec`), for the partition tests; give it
+   * `--host` with the namespace's address in `extraArgs`. @default this process's namespace
+   */
+  readonly netns?: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -70,6 +75,7 @@ export async function startChildBroker(
       ...extraArgs,
     ],
     { ...process.env, RICOCHET_LOG_LEVEL: 'warn' },
+    options.netns,
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
@@ -144,8 +150,17 @@ export async function startChildBroker(
  * out while a broker is starting (or a worker that is killed) leaves no broker running. Its stderr
  * goes to ours.
  */
-function spawnTiedToTest(nodeArgs: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawnTied(process.execPath, nodeArgs, {
+function spawnTiedToTest(
+  nodeArgs: readonly string[],
+  env: NodeJS.ProcessEnv,
+  netns: string | undefined,
+): ChildProcess {
+  // `ip netns exec` execs in place, then setpriv (in spawnTied) does: the pid stays the broker's.
+  const [command, args] =
+    netns === undefined
+      ? [process.execPath, nodeArgs]
+      : ['ip', ['netns', 'exec', netns, process.execPath, ...nodeArgs]];
+  const child = spawnTied(command, args, {
     cwd: dirname(BROKER_MAIN),
     identity: undefined,
     env,

@@ -116,7 +116,7 @@ describe('GET /v1/cluster', () => {
   it('answers 503 when the database cannot be read', async () => {
     const app = Fastify();
     pg.cleanup(() => app.close());
-    registerClusterRoutes(app, () => Promise.reject(new Error('connection refused')));
+    registerClusterRoutes(app, { readView: () => Promise.reject(new Error('connection refused')) });
     const response = await app.inject({ method: 'GET', url: '/v1/cluster' });
     expect(response.statusCode).toBe(503);
     expect(response.json()).toEqual({

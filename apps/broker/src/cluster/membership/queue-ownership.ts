@@ -55,6 +55,8 @@ export interface QueueOwnershipDeps {
   /** How often the cluster is read again. */
   readonly pollMs: number;
   readonly onRoute?: (route: QueueRoute) => void;
+  /** This broker took a queue's lease (`taken`), or stopped serving one it held (`givenUp`: handed over, or lost). */
+  readonly onHandover?: (queue: number, direction: 'taken' | 'givenUp') => void;
   readonly onError: (error: unknown, context: string) => void;
 }
 
@@ -206,6 +208,7 @@ export class QueueOwnership {
     }
     state.local = true;
     state.remoteUrl = undefined;
+    this.#deps.onHandover?.(queue, 'taken');
     await this.#deps.replaceQueue(queue, store);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
   }
@@ -215,6 +218,7 @@ export class QueueOwnership {
     const state = this.#states[queue] as QueueState;
     if (!state.local || this.#stopped) return;
     state.local = false;
+    this.#deps.onHandover?.(queue, 'givenUp');
     this.#gates[queue]?.close();
     await this.#deps.replaceQueue(queue, undefined);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
@@ -227,6 +231,7 @@ export class QueueOwnership {
     if (!state.local || this.#stopped) return;
     this.#deps.onError(error, `queue ${queue} was taken from this broker`);
     state.local = false;
+    this.#deps.onHandover?.(queue, 'givenUp');
     await this.#deps.replaceQueue(queue, undefined);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
     this.#open(queue);

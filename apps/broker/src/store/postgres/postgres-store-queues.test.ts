@@ -63,6 +63,7 @@ describe('PostgreSQL store queues', () => {
     >`select current_schema() as schema`;
     const expected = [
       'ricochet_lease',
+      'ricochet_lease_takes',
       'ricochet_meta',
       ...Object.values(TABLES).map((table) => table.name),
     ].sort();

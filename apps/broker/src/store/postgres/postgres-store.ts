@@ -65,6 +65,8 @@ export interface PostgresStoreOptions {
    * paused or cut off past its TTL), or a transaction failed for longer than `writeRetryMs`.
    */
   readonly onLost?: (error: unknown) => void;
+  /** Called each time the database's fence refuses a transaction of this store: another broker took the lease. */
+  readonly onFenced?: () => void;
   /** Called once a standby loaded its local copy's messages and history, which it then keeps up to date. */
   readonly onWarmCopyLoaded?: (elapsedMs: number) => void;
   /** Called when a standby's step to keep its local copy up to date failed, the first of a run (it tries again). */
@@ -199,6 +201,7 @@ class PostgresStore implements BrokerStore {
       writeRetryMs: options.writeRetryMs ?? 5_000,
       ...(options.onWriteError ? { onWriteError: options.onWriteError } : {}),
       ...(options.onLost ? { onLost: options.onLost } : {}),
+      ...(options.onFenced ? { onFenced: options.onFenced } : {}),
     });
   }
 

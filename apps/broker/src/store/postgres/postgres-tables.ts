@@ -87,7 +87,8 @@ export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
 
 /**
  * The tables, created when missing (`ricochet_meta`, which holds the layout version, is created
- * first, by `postgres-schema.ts`). `ricochet_lease` holds the one row that says which broker owns the store and at which epoch (see `store-lease.ts`).
+ * first, by `postgres-schema.ts`). `ricochet_lease` holds the one row that says which broker owns the store and at which epoch, and
+ * `ricochet_lease_takes` every epoch's owner (see `store-lease.ts`).
  */
 export function schemaStatements(): string[] {
   const statements = [
@@ -102,6 +103,15 @@ export function schemaStatements(): string[] {
     `alter table ricochet_lease add column if not exists advertise_tcp_url text not null default ''`,
     // Added later still: the epoch whose owner holds the liveness lock (see `liveness-lock.ts`).
     `alter table ricochet_lease add column if not exists live_epoch bigint not null default 0`,
+    // Every take of the lease, one row per epoch (`store-lease.ts`): the fence records an operator
+    // (and the partition tests) read to see that no epoch ever had two owners. The primary key
+    // makes a second owner of one epoch impossible rather than merely visible. A take is rare
+    // (a start, a failover, a handover), so the table stays small.
+    `create table if not exists ricochet_lease_takes (
+       epoch bigint primary key,
+       owner text not null,
+       taken_at timestamptz not null default clock_timestamp()
+     )`,
   ];
   for (const table of Object.values(TABLES) as Table[]) {
     const columns = [...table.key, ...table.extra, { name: 'value', type: 'bytea' } as Column];

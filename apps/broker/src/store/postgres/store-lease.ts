@@ -166,7 +166,9 @@ export class StoreLease {
         : await withLockTimeout(
             sql,
             Math.max(ttlMs, pollMs),
+            // The take and its fence record commit together: no epoch without its owner's row.
             (tx) => tx<{ epoch: string }[]>`
+        with taken as (
         update ricochet_lease
            set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
                advertise_tcp_url = ${options.advertiseTcpUrl ?? ''},
@@ -175,6 +177,8 @@ export class StoreLease {
          where id = 1
            and (expires_at < clock_timestamp() or owner = ${owner}
                 or (${holderGone}::boolean and live_epoch = epoch))
+        returning epoch, owner)
+        insert into ricochet_lease_takes (epoch, owner) select epoch, owner from taken
         returning epoch`,
           ).catch(async (error: unknown) => {
             if (!isLockTimeout(error)) throw error;

@@ -35,6 +35,8 @@ export interface WritePipelineParts {
   readonly writeRetryMs: number;
   readonly onWriteError?: (error: unknown) => void;
   readonly onLost?: (error: unknown) => void;
+  /** The database's fence refused a transaction of this broker (a write or a renewal): another took the lease. */
+  readonly onFenced?: () => void;
 }
 
 /**
@@ -179,6 +181,9 @@ export class WritePipeline {
         // (the connection dropped around its COMMIT) may be sent again; later batches wait. Not
         // once the store is lost (the heartbeat found the lease run out meanwhile): it has failed
         // already, and retrying would only keep the queue from being handed on.
+        // Counted even when the store was lost already: a transaction that hung through a
+        // partition and reaches the database after a takeover is refused here, late.
+        if (isFenced(error)) this.#parts.onFenced?.();
         if (isFenced(error) || this.#lost !== undefined || Date.now() - startedAt >= writeRetryMs)
           return this.#loseStore(batch, error);
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 25 * 2 ** attempt)));
@@ -236,7 +241,9 @@ export class WritePipeline {
           this.#renewedAt = Math.max(this.#renewedAt, sentAt);
         },
         (error: unknown) => {
-          if (isFenced(error)) this.#giveUp(error);
+          if (!isFenced(error)) return;
+          this.#parts.onFenced?.();
+          this.#giveUp(error);
         },
       )
       .finally(() => {
