@@ -192,6 +192,18 @@ describe('Failure storms (DESIGN.md §11): a group holds its fire while its cons
       (text) => /ricochet_group_deliveries_held_total\{group="billing",reason="failures"\} [1-9]/.test(text),
     );
     expect(consumer.deliveries).toHaveLength(0);
+    // Every failed message's retry falls due while the group is open (some only once the restarted
+    // broker's scheduler reaches it) and is held: wait for each before resuming, or the resume would
+    // race the scheduler and release a retry that was never held.
+    const heldOf = (view: MessageView) =>
+      (view.groups.find((group) => group.group === 'billing')?.history ?? []).filter(
+        (entry) => entry.result === 'held',
+      );
+    await eventually(
+      () => Promise.all([...failures.keys()].map((id) => restarted.admin.getMessage(id))),
+      (views) => views.every((view) => heldOf(view).length > 0),
+      15_000,
+    );
     // An operator's resume closes the breaker: every message goes on the attempt after its last
     // failure before the restart — none was spent while the group was open.
     await restarted.admin.resumeGroup('billing');
@@ -208,7 +220,7 @@ describe('Failure storms (DESIGN.md §11): a group holds its fire while its cons
     for (const id of failures.keys()) {
       const view = await restarted.admin.getMessage(id);
       const history = view.groups.find((group) => group.group === 'billing')?.history ?? [];
-      const held = history.filter((entry) => entry.result === 'held');
+      const held = heldOf(view);
       expect(held).toEqual([expect.objectContaining({ reason: 'group paused' })]);
       expect(history.slice(-2).map((entry) => [entry.deliveryAttempt, entry.result])).toEqual([
         [held[0]?.deliveryAttempt, 'held'],
