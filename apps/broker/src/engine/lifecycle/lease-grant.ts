@@ -76,7 +76,9 @@ export class LeaseGrant {
   }
 
   #delivered(candidate: ReadyCandidate, lease: number, deliveryAttempt: number): DeliveredMessage {
-    const handle = encodeReceiptHandle({ kind: 'clustering', ...candidate.address, lease });
+    const { group, topic, offset } = candidate.address;
+    // Fields named, not spread: this runs for every delivery.
+    const handle = encodeReceiptHandle({ kind: 'clustering', group, topic, offset, lease });
     return toDeliveredMessage(candidate.message, deliveryAttempt, handle);
   }
 }
