@@ -29,6 +29,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--max-delay-ms': 'maxDelayMs',
   '--auto-create-topics': 'autoCreateTopics',
   '--auto-create-groups': 'autoCreateGroups',
+  '--delivery-history': 'deliveryHistory',
   '--auth-file': 'authFile',
   '--allow-unauthenticated': 'allowUnauthenticated',
   '--auth-tokens': 'authTokens',

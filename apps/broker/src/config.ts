@@ -208,6 +208,12 @@ export const brokerConfigSchema = z
     autoCreateTopics: z.boolean().default(true),
     /** Create unknown groups on first use. @default true */
     autoCreateGroups: z.boolean().default(true),
+    /**
+     * Which ended deliveries a group's history keeps, for groups that do not say (their
+     * `history`): `failures` keeps all but successes (failures, timeouts, expired leases,
+     * releases, DLQ moves, held retries), `full` keeps successes too. @default 'failures'
+     */
+    deliveryHistory: z.enum(['failures', 'full']).default('failures'),
     // ─── Authentication and permissions (DESIGN.md §7; docs/guides/security.md) ────────────────
     /** The auth file: principals, their token digests and permissions; reloaded on SIGHUP. @default none (no authentication) */
     authFile: z.string().min(1).optional(),

@@ -15,7 +15,8 @@ let consumer: PushConsumer;
 beforeAll(async () => {
   broker = await startCliTestBroker();
   endpoint = ['--endpoint', broker.httpUrl];
-  const set = await cli(['groups', 'set', 'shipping', 'maxRetries=0', ...endpoint]);
+  // Full history: the timelines below show the redriven message's success too.
+  const set = await cli(['groups', 'set', 'shipping', 'maxRetries=0', 'history=full', ...endpoint]);
   expect(set.code).toBe(EXIT_CODES.OK);
   consumer = new PushConsumer({
     endpoint: broker.webSocketUrl,

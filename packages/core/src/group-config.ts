@@ -67,7 +67,18 @@ export interface GroupConfig {
    * @default undefined (off)
    */
   readonly pauseOnFailures?: PauseOnFailuresConfig;
+  /**
+   * Which ended deliveries the group's delivery history keeps (`GET /v1/messages/:id`): `failures`
+   * keeps every one but a success (failures, timeouts, expired leases, releases, DLQ moves, held
+   * retries), `full` keeps successes too, with who acked and when. Absent: the broker's
+   * `--delivery-history` (itself `failures` by default).
+   * @default undefined (the broker's default)
+   */
+  readonly history?: DeliveryHistoryMode;
 }
+
+/** Which ended deliveries a group's history keeps: all but successes, or all. */
+export type DeliveryHistoryMode = 'failures' | 'full';
 
 /** A group config as a user writes it: every field optional, omitted ones keep their default. */
 export type GroupConfigInput = Partial<GroupConfig>;
@@ -111,5 +122,6 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     broadcastInstanceTtlMs: input.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
     dlqRetentionMs: input.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
     ...(input.pauseOnFailures === undefined ? {} : { pauseOnFailures: input.pauseOnFailures }),
+    ...(input.history === undefined ? {} : { history: input.history }),
   };
 }

@@ -37,6 +37,7 @@ export {
   DEFAULT_DLQ_RETENTION_MS,
   DEFAULT_RETENTION_MS,
   DEFAULT_TOPIC_CONFIG,
+  type DeliveryHistoryMode,
   type GroupConfig,
   type GroupConfigInput,
   resolveGroupConfig,

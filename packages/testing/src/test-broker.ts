@@ -25,8 +25,9 @@ import { VirtualTimeline } from './virtual-timeline.js';
 export interface StartTestBrokerOptions {
   /**
    * Broker settings, as `ricochet-broker` takes them, except where it listens (always
-   * `127.0.0.1`, a free port). The kit's defaults differ from the CLI's in three: `logLevel`
-   * `'silent'`, `flushPolicy` `'commit'` (a test needs no fsync), `drainTimeoutMs` 1000.
+   * `127.0.0.1`, a free port). The kit's defaults differ from the CLI's in four: `logLevel`
+   * `'silent'`, `flushPolicy` `'commit'` (a test needs no fsync), `drainTimeoutMs` 1000, and
+   * `deliveryHistory` `'full'` (every success is in the history, for {@link TestBroker.history}).
    * @default {} (a temporary `dataDir`, removed on close)
    */
   readonly config?: Omit<BrokerConfigInput, 'host' | 'port'>;
@@ -126,6 +127,8 @@ export async function startTestBroker(options: StartTestBrokerOptions = {}): Pro
         logLevel: 'silent',
         flushPolicy: 'commit',
         drainTimeoutMs: 1_000,
+        // A test wants to see every delivery, successes too (`history()`, `waitForDelivery`).
+        deliveryHistory: 'full',
         ...options.config,
         host: '127.0.0.1',
         port: 0,

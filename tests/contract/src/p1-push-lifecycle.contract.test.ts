@@ -10,9 +10,11 @@ describe.each(transportsServing('stream'))(
   (transport) => {
     it('walks a message through Inflight, WaitingRetry, Ready, Inflight and Commit', async () => {
       await using broker = await startBroker();
+      // Full history: the success ends the path the history shows.
       await broker.admin.putGroup('billing', {
         startFrom: 'earliest',
         retryPolicy: { type: 'fixed', delayMs: 400 },
+        history: 'full',
       });
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));

@@ -12,7 +12,8 @@ describe.each(transportsServing('stream'))(
   (transport) => {
     it('retries after FAILURE and after a thrown error, recording why', async () => {
       await using broker = await startBroker();
-      await broker.admin.putGroup('billing', fastRetries);
+      // Full history: the final success is recorded after the failures.
+      await broker.admin.putGroup('billing', { ...fastRetries, history: 'full' });
       await using consumer = await startRecordingConsumer(
         broker.endpointFor(transport),
         { group: 'billing', subscriptions: { orders: '*' } },

@@ -16,7 +16,8 @@ const PRINCIPALS = {
 } as const;
 
 async function startSecuredBroker(auth: AuthFileFixture) {
-  return startBroker({ authFile: auth.path });
+  // Full history: the settling principal is checked on successes' entries too.
+  return startBroker({ authFile: auth.path, deliveryHistory: 'full' });
 }
 
 /** `GET` as ops: the status, and the JSON body when there is one. */

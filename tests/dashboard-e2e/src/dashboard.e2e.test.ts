@@ -50,10 +50,12 @@ describe('the dashboard in Chromium against a real broker', () => {
   });
 
   it('a message that failed to the DLQ: found, its history shown, redriven from the UI until the consumer commits it', async () => {
+    // Full history: the timeline ends with the redriven message's success.
     await running.admin('PUT', '/v1/groups/billing', {
       startFrom: 'earliest',
       maxRetries: 1,
       retryPolicy: { type: 'stepped', delaysMs: [200] },
+      history: 'full',
     });
     const consumer = new SwitchableConsumer(running.endpoint, 'billing', 'orders');
     await consumer.start();

@@ -125,7 +125,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
   const random = options.random ?? systemRandom;
   const onError = errorReporterOf(options);
   const topics = new TopicRegistry(store, clock, config.autoCreateTopics);
-  const groups = new GroupRegistry(store, clock, config.autoCreateGroups);
+  const groups = new GroupRegistry(store, clock, config.autoCreateGroups, config.deliveryHistory);
   // Broadcast instances are counted by a part built later; the backlog asks only when read.
   let broadcast: BroadcastDispatch | undefined;
   const broadcastInstances = (group: string) => broadcast?.instancesOf(group) ?? [];

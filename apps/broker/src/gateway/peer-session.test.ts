@@ -55,7 +55,8 @@ describe('sessions between brokers', () => {
 
   it('act onBehalfOf a client: its name and principal go in the delivery history; a client session may not', async () => {
     await using broker = await startTestBroker({}, { peerToken: PEER_TOKEN });
-    await putGroup(broker, 'billing', {});
+    // Full history: the success's entry is what names the client and its principal.
+    await putGroup(broker, 'billing', { history: 'full' });
     const client = await RawClient.connect(broker.url, { clientId: 'worker-7' });
     await client.request({ type: 'register', group: 'billing', subscriptions: { orders: '*' } });
     expect(

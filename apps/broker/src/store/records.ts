@@ -74,6 +74,12 @@ export interface CursorRecord {
   readonly group: string;
   readonly topic: string;
   readonly nextOffset: number;
+  /**
+   * Offsets at or past `nextOffset` the group has settled with no history entry (a success, with
+   * `history: 'failures'`), as runs `[start, end, start, end, …]` (end exclusive). Absent: none,
+   * as in every record written before successes went unrecorded.
+   */
+  readonly settledAhead?: readonly number[];
 }
 
 /**

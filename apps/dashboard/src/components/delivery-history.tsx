@@ -20,7 +20,12 @@ export function DeliveryHistory(props: { view: MessageGroupView }) {
         {view.deliveryAttempt ? <span class="muted"> · attempt {view.deliveryAttempt}</span> : null}
       </h3>
       {view.history.length === 0 ? (
-        <p class="muted">Not delivered to this group yet.</p>
+        <p class="muted">
+          {view.state === 'committed'
+            ? // A group keeping failures only (its `history`) records no entry for a success.
+              'Consumed with no failed delivery: this group’s history keeps failures only.'
+            : 'Not delivered to this group yet.'}
+        </p>
       ) : (
         <ol class="timeline-list">
           {view.history.map((entry) => (

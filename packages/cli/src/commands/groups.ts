@@ -25,7 +25,8 @@ Fields: maxRetries, retryPolicy (JSON: {"type":"fixed","delayMs":500}, {"type":"
 "delaysMs":[…]}, {"type":"exponential",…}), fifo, consumeMode (clustering | broadcasting),
 consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs, dlqRetentionMs (how
 long its DLQ keeps messages; default 14 days), pauseOnFailures (the failure-storm rule, JSON:
-{} turns it on with its defaults; fields failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs).
+{} turns it on with its defaults; fields failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs),
+history (failures | full: whether the delivery history keeps successes; unset, the broker's default).
 
 Example:
   ricochet groups set billing maxRetries=3 'retryPolicy={"type":"fixed","delayMs":500}'

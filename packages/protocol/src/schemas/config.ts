@@ -85,6 +85,7 @@ const groupConfigShape = {
   broadcastInstanceTtlMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS),
   dlqRetentionMs: z.number().int().min(1).max(MAX_RETENTION_MS),
   pauseOnFailures: pauseOnFailuresSchema.exactOptional(),
+  history: z.enum(['failures', 'full']).exactOptional(),
 };
 
 /** A complete group config, as the broker reports it. */
@@ -102,6 +103,7 @@ export const groupConfigInputSchema = z
     broadcastInstanceTtlMs: groupConfigShape.broadcastInstanceTtlMs.exactOptional(),
     dlqRetentionMs: groupConfigShape.dlqRetentionMs.exactOptional(),
     pauseOnFailures: pauseOnFailuresInputSchema.exactOptional(),
+    history: groupConfigShape.history,
   })
   .strict()
   .readonly();

@@ -1,4 +1,10 @@
-import { type Broker, type BrokerAddress, type BrokerStore, buildBroker } from '@ricochet/broker';
+import {
+  type Broker,
+  type BrokerAddress,
+  type BrokerStore,
+  buildBroker,
+  type TimerService,
+} from '@ricochet/broker';
 import { storeFor } from './test-store.js';
 
 /** The store methods that queue a write; every other method reads. */
@@ -107,6 +113,7 @@ export class CrashableStore {
 export async function startCrashableBroker(
   dataDir: string,
   crash: CrashableStore,
+  hooks: { readonly timers?: TimerService } = {},
 ): Promise<{ readonly broker: Broker } & BrokerAddress> {
   const broker = await buildBroker(
     {
@@ -117,7 +124,7 @@ export async function startCrashableBroker(
       dataDir,
       drainTimeoutMs: 0,
     },
-    { wrapStore: crash.wrap },
+    { ...hooks, wrapStore: crash.wrap },
   );
   return { broker, ...(await broker.listen()) };
 }

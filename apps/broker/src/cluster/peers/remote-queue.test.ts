@@ -23,7 +23,12 @@ let remote: RemoteQueue;
 
 beforeEach(async () => {
   owner = await startTestBroker({}, { peerToken: PEER_TOKEN });
-  await putGroup(owner, 'billing', { startFrom: 'earliest', retryPolicy: { type: 'fixed', delayMs: 10 } });
+  // Full history: the success's entry is what names the client the settle was made for.
+  await putGroup(owner, 'billing', {
+    startFrom: 'earliest',
+    retryPolicy: { type: 'fixed', delayMs: 10 },
+    history: 'full',
+  });
   connection = await PeerConnection.open({
     url: owner.url,
     token: PEER_TOKEN,

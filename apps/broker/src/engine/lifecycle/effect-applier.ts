@@ -284,6 +284,13 @@ export class EffectApplier {
     const nowMs = this.#deps.clock.now();
     if (effect.outcome === 'released') this.#deps.metrics.released(address.group);
     if (effect.outcome === 'leaseExpired') this.#deps.metrics.retried(address.group);
+    // A success, in a group keeping failures only: no entry, a mark (GroupRegistry.markSucceeded).
+    const { groups } = this.#deps;
+    const unrecorded = effect.outcome === 'committed' && groups.historyOf(change.group) === 'failures';
+    if (unrecorded && groups.markSucceeded(change.group, address.topic, address.offset)) {
+      this.#queueFlush();
+      return;
+    }
     // Built field by field (the store writes the fields in its own order): spreads of optional
     // fields cost an object each, on every settled delivery.
     const entry: Writable<HistoryRecord & { lease: number }> = {
@@ -364,11 +371,12 @@ export class EffectApplier {
   }
 
   /**
-   * Write the counters this turn changed and wake the groups it made Ready messages for. Runs by
-   * itself at the end of the turn; a caller that is about to await durability (a settle batch)
-   * calls it first, so its answer waits for the counters too.
+   * Write the success marks and counters this turn changed and wake the groups it made Ready
+   * messages for. Runs by itself at the end of the turn; a caller about to await durability (a
+   * settle batch) calls it first, so its answer waits for them too.
    */
   flushTurn(): void {
+    this.#deps.groups.writeMarks();
     for (const group of this.#dirtyCounters) this.#deps.groups.saveCounters(group);
     this.#dirtyCounters.clear();
     const toWake = [...this.#toWake];

@@ -1,6 +1,6 @@
 import type { BrokerStore } from '../../store/broker-store.js';
 import { DeliveryMap } from '../../store/delivery-map.js';
-import type { CursorRecord, DeliveryAddress, DeliveryRecord, StoredMessage } from '../../store/records.js';
+import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../../store/records.js';
 import type { Scheduler } from '../timers/scheduler.js';
 import { soon, type TimerHandle, type TimerService } from '../timers/timer-service.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
@@ -25,8 +25,15 @@ export type Durability = 'now' | 'deferred';
 interface FlushInProgress {
   readonly pending: readonly Buffered[];
   next: number;
-  readonly cursors: readonly CursorRecord[];
+  readonly cursors: readonly CursorAtFlush[];
   continuation: TimerHandle;
+}
+
+/** A group's cursor on a topic as it stood when a flush began: what that flush stores. */
+interface CursorAtFlush {
+  readonly group: GroupRuntime;
+  readonly topic: string;
+  readonly nextOffset: number;
 }
 
 interface Buffered {
@@ -95,6 +102,9 @@ export class DeliveryRecords {
       return true;
     }
     if (this.get(address)) return true;
+    const runtime = this.#groups.get(group);
+    // A success the group keeps no history of, marked with its stored cursor.
+    if (runtime && this.#groups.isMarkedSucceeded(runtime, topic, offset)) return true;
     return this.#store
       .readHistory(message.messageId)
       .some(
@@ -169,7 +179,7 @@ export class DeliveryRecords {
     this.#scheduler.writeDeferred();
     for (const { address, record } of this.#buffered.values()) void this.#store.putDelivery(address, record);
     this.#buffered.clear();
-    for (const cursor of cursors) void this.#store.putCursor(cursor);
+    for (const { group, topic, nextOffset } of cursors) this.#groups.saveCursor(group, topic, nextOffset);
     for (const { group, topic } of this.#dirtyCursors.values()) this.#groups.saveCursor(group, topic);
     this.#dirtyCursors.clear();
   }
@@ -196,10 +206,10 @@ export class DeliveryRecords {
     }
     this.#scheduler.writeDeferred();
     const pending = [...this.#buffered.values()];
-    const cursors: CursorRecord[] = [];
+    const cursors: CursorAtFlush[] = [];
     for (const { group, topic } of this.#dirtyCursors.values()) {
       const nextOffset = group.cursors.get(topic);
-      if (nextOffset !== undefined) cursors.push({ group: group.name, topic, nextOffset });
+      if (nextOffset !== undefined) cursors.push({ group, topic, nextOffset });
     }
     this.#dirtyCursors.clear();
     this.#flushing = { pending, next: 0, cursors, continuation: { cancel: () => {} } };
@@ -222,7 +232,8 @@ export class DeliveryRecords {
       flushing.continuation = soon(this.#timers, () => this.#flushChunk());
       return;
     }
-    for (const cursor of flushing.cursors) void this.#store.putCursor(cursor);
+    for (const { group, topic, nextOffset } of flushing.cursors)
+      this.#groups.saveCursor(group, topic, nextOffset);
     this.#flushing = undefined;
     // What was buffered or moved since this flush started waits for the next one.
     if (this.#buffered.size > 0 || this.#dirtyCursors.size > 0) this.#arm();

@@ -114,6 +114,49 @@ describe('GroupRegistry', () => {
     ).toEqual([4, 2, 1, 0, 0]);
   });
 
+  it('marks a success past the stored cursor, stores the marks with that cursor, and drops them once a cursor passes them', async () => {
+    const group = h.groups.put('g', { startFrom: 'earliest' });
+    expect(h.groups.markSucceeded(group, 't', 3)).toBe(false); // no stored cursor: history instead
+    group.cursors.set('t', 2);
+    h.groups.saveCursor(group, 't');
+    group.cursors.set('t', 9); // dispatched on, not flushed yet
+    expect(h.groups.markSucceeded(group, 't', 1)).toBe(true); // behind the stored cursor: nothing to mark
+    for (const offset of [4, 2, 3, 7]) expect(h.groups.markSucceeded(group, 't', offset)).toBe(true);
+    h.groups.writeMarks();
+    await h.committed();
+    expect(h.store.listCursors()).toEqual([
+      { group: 'g', topic: 't', nextOffset: 2, settledAhead: [2, 5, 7, 8] },
+    ]);
+    await h.restart();
+    const loaded = h.groups.get('g');
+    if (!loaded) throw new Error('the group is gone');
+    expect([1, 2, 3, 4, 5, 6, 7].map((offset) => h.groups.isMarkedSucceeded(loaded, 't', offset))).toEqual([
+      false,
+      true,
+      true,
+      true,
+      false,
+      false,
+      true,
+    ]);
+    h.groups.saveCursor(loaded, 't', 5);
+    await h.committed();
+    expect(h.store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: 5, settledAhead: [7, 8] }]);
+    h.groups.saveCursor(loaded, 't', 8);
+    await h.committed();
+    expect(h.store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: 8 }]);
+  });
+
+  it("keeps successes in the history by the group's setting, else by the broker's", () => {
+    const byBroker = h.groups.put('by-broker', {});
+    const full = h.groups.put('full', { history: 'full' });
+    expect(h.groups.historyOf(byBroker)).toBe('failures');
+    expect(h.groups.historyOf(full)).toBe('full');
+    const fullByDefault = new GroupRegistry(h.store, h.clock, true, 'full');
+    expect(fullByDefault.historyOf(fullByDefault.put('x', {}))).toBe('full');
+    expect(fullByDefault.historyOf(fullByDefault.put('y', { history: 'failures' }))).toBe('failures');
+  });
+
   it('gives a config stored by an older broker the defaults of the fields it lacks', async () => {
     const config = {
       maxRetries: 2,

@@ -1,5 +1,6 @@
 import {
   type Clock,
+  type DeliveryHistoryMode,
   FifoGate,
   type GroupConfigInput,
   type GroupPauseState,
@@ -10,7 +11,8 @@ import {
 } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { BrokerStore } from '../../store/broker-store.js';
-import type { GroupRecord } from '../../store/records.js';
+import type { CursorRecord, GroupRecord } from '../../store/records.js';
+import { OffsetRuns } from './offset-runs.js';
 import { ReadyQueue } from './ready-queue.js';
 import type { TopicRuntime } from './topic-registry.js';
 
@@ -20,6 +22,15 @@ export class GroupRuntime {
   record: GroupRecord;
   /** Per topic, the next offset to dispatch: every offset below has been handed out (or filtered). */
   readonly cursors = new Map<string, number>();
+  /** Per topic, the cursor the store holds (or will, once the writes queued so far commit). */
+  readonly storedCursors = new Map<string, number>();
+  /**
+   * Per topic, the successes at or past its stored cursor that the group keeps no history entry
+   * of (`history: 'failures'`): written with the stored cursor, so that after a crash the log scan
+   * from that cursor knows them as settled, as a history entry would tell it (docs/semantics.md C2).
+   * Each flush that moves the stored cursor drops those it passed: a window of about 100 ms.
+   */
+  readonly settledMarks = new Map<string, OffsetRuns>();
   /** Messages that are Ready again, waiting for a consumer; capped, the rest wait on disk. */
   readonly readyQueue = new ReadyQueue();
   /** Messages leased to a consumer right now. */
@@ -69,11 +80,20 @@ export class GroupRegistry {
   readonly #store: BrokerStore;
   readonly #clock: Clock;
   readonly #autoCreate: boolean;
+  readonly #defaultHistory: DeliveryHistoryMode;
+  /** Groups and topics whose marks changed this turn: their cursor records go with the turn's commit. */
+  readonly #marksToWrite = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
 
-  constructor(store: BrokerStore, clock: Clock, autoCreate: boolean) {
+  constructor(
+    store: BrokerStore,
+    clock: Clock,
+    autoCreate: boolean,
+    defaultHistory: DeliveryHistoryMode = 'failures',
+  ) {
     this.#store = store;
     this.#clock = clock;
     this.#autoCreate = autoCreate;
+    this.#defaultHistory = defaultHistory;
   }
 
   /** Load groups, their cursors and their durable counters. */
@@ -86,8 +106,14 @@ export class GroupRegistry {
       group.pause = restoreGroupPauseState(record.pause, this.#clock.now());
       this.#groups.set(record.name, group);
     }
-    for (const cursor of this.#store.listCursors())
-      this.#groups.get(cursor.group)?.cursors.set(cursor.topic, cursor.nextOffset);
+    for (const cursor of this.#store.listCursors()) {
+      const group = this.#groups.get(cursor.group);
+      if (!group) continue;
+      group.cursors.set(cursor.topic, cursor.nextOffset);
+      group.storedCursors.set(cursor.topic, cursor.nextOffset);
+      if (cursor.settledAhead !== undefined)
+        group.settledMarks.set(cursor.topic, OffsetRuns.fromFlat(cursor.settledAhead));
+    }
     for (const counters of this.#store.listGroupCounters()) {
       const group = this.#groups.get(counters.group);
       if (!group) continue;
@@ -142,10 +168,60 @@ export class GroupRegistry {
     void this.#store.putGroup(group.record);
   }
 
-  /** Persist a group's cursor on a topic. */
-  saveCursor(group: GroupRuntime, topic: string): void {
-    const nextOffset = group.cursors.get(topic);
-    if (nextOffset !== undefined) void this.#store.putCursor({ group: group.name, topic, nextOffset });
+  /** Which ended deliveries `group`'s history keeps: its own setting, else the broker's. */
+  historyOf(group: GroupRuntime): DeliveryHistoryMode {
+    return group.config.history ?? this.#defaultHistory;
+  }
+
+  /**
+   * Persist a group's cursor on a topic: where it stands now, or `nextOffset`, where it stood when
+   * a write-behind flush began. The marks it passes are dropped; the rest go with it.
+   */
+  saveCursor(group: GroupRuntime, topic: string, nextOffset = group.cursors.get(topic)): void {
+    if (nextOffset === undefined) return;
+    const marks = group.settledMarks.get(topic);
+    marks?.dropBelow(nextOffset);
+    group.storedCursors.set(topic, nextOffset);
+    void this.#store.putCursor(cursorRecordOf(group, topic, nextOffset, marks));
+  }
+
+  /**
+   * A success of `group` at `offset` that its history will not record: marked, when its stored
+   * cursor has not passed it yet, and written with that cursor at the end of the turn
+   * ({@link writeMarks}). Returns false when the group has no stored cursor on the topic to mark
+   * it with: its history entry must say it instead.
+   */
+  markSucceeded(group: GroupRuntime, topic: string, offset: number): boolean {
+    const stored = group.storedCursors.get(topic);
+    if (stored === undefined) return false;
+    if (offset < stored) return true;
+    let marks = group.settledMarks.get(topic);
+    if (!marks) {
+      marks = new OffsetRuns();
+      group.settledMarks.set(topic, marks);
+    }
+    marks.add(offset);
+    this.#marksToWrite.set(`${group.name}\u0000${topic}`, { group, topic });
+    return true;
+  }
+
+  /** Whether `group` succeeded at `offset` past its stored cursor (a mark: no history entry). */
+  isMarkedSucceeded(group: GroupRuntime, topic: string, offset: number): boolean {
+    return group.settledMarks.get(topic)?.has(offset) ?? false;
+  }
+
+  /**
+   * Queue the writes of the marks this turn added, each with its topic's stored cursor (not the
+   * cursor in memory: that may pass deliveries whose records are still to be written). Called
+   * once per turn, before a settle awaits durability, so its answer waits for them too.
+   */
+  writeMarks(): void {
+    for (const { group, topic } of this.#marksToWrite.values()) {
+      const stored = group.storedCursors.get(topic);
+      if (stored !== undefined)
+        void this.#store.putCursor(cursorRecordOf(group, topic, stored, group.settledMarks.get(topic)));
+    }
+    this.#marksToWrite.clear();
   }
 
   /** Persist a group's counters. */
@@ -157,4 +233,15 @@ export class GroupRegistry {
       redriven: group.redriven,
     });
   }
+}
+
+function cursorRecordOf(
+  group: GroupRuntime,
+  topic: string,
+  nextOffset: number,
+  marks: OffsetRuns | undefined,
+): CursorRecord {
+  return marks === undefined || marks.isEmpty
+    ? { group: group.name, topic, nextOffset }
+    : { group: group.name, topic, nextOffset, settledAhead: marks.toFlat() };
 }

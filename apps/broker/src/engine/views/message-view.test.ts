@@ -121,7 +121,11 @@ describe('describeMessage', () => {
     h.groups.put('ahead', {}).cursors.set('a', 0);
     h.groups.put('done', {}).cursors.set('a', 1);
     h.groups.put('dead', {}).cursors.set('a', 1);
-    h.groups.put('filtered', {}).cursors.set('a', 1);
+    h.groups.put('filtered', { history: 'full' }).cursors.set('a', 1);
+    // Keeping failures only, a success leaves no entry: the cursor alone says it was consumed.
+    h.groups.put('succeeded', {}).cursors.set('a', 1);
+    h.groups.put('retried', {}).cursors.set('a', 1);
+    void history(message, 'retried', 'failed', 1);
     void history(message, 'done', 'failed', 1);
     void history(message, 'done', 'committed', 2);
     void history(message, 'dead', 'committed', 1);
@@ -132,6 +136,8 @@ describe('describeMessage', () => {
       'done: committed',
       'dead: dlq',
       'filtered: skipped',
+      'succeeded: committed',
+      'retried: committed',
     ]);
   });
 
@@ -165,13 +171,14 @@ describe('describeMessage', () => {
     expect(states(message.messageId)).toEqual(['paused: committed']);
   });
 
-  it('shows a delay message the cursor passed as pending until its time, then skipped', async () => {
+  it('shows a delay message the cursor passed as pending until its time, then skipped (or, keeping failures only, committed)', async () => {
     const message = h.append('a', { deliverAt: h.clock.now() + 1_000 });
     await h.committed();
-    h.groups.put('g', {}).cursors.set('a', 1);
-    expect(states(message.messageId)).toEqual(['g: pending']);
+    h.groups.put('g', { history: 'full' }).cursors.set('a', 1);
+    h.groups.put('h', {}).cursors.set('a', 1);
+    expect(states(message.messageId)).toEqual(['g: pending', 'h: pending']);
     h.clock.advanceBy(1_000);
-    expect(states(message.messageId)).toEqual(['g: skipped']);
+    expect(states(message.messageId)).toEqual(['g: skipped', 'h: committed']);
   });
 
   it('gives each group its own history of this message only, in delivery order', async () => {

@@ -28,7 +28,8 @@ export interface MessageViewDeps {
 
 /**
  * `GET /v1/messages/:messageId`: the message, and per group its state — from the live delivery
- * record when there is one, else from the cursor and the delivery history — with that history.
+ * record when there is one, else from the cursor and the delivery history — with that history
+ * (every ended delivery, or all but successes: the group's `history`).
  */
 export function describeMessage(messageId: string, deps: MessageViewDeps): MessageView | undefined {
   const location = deps.store.locateMessage(messageId);
@@ -63,9 +64,12 @@ export function describeMessage(messageId: string, deps: MessageViewDeps): Messa
     else if (message.offset >= cursor) state = 'pending';
     else if (last?.result === 'committed') state = 'committed';
     else if (last?.result === 'deadLettered') state = 'dlq';
-    // Past the cursor with no record: a delay message waiting for its time, or filtered out by tag.
-    else
-      state = message.deliverAt !== undefined && message.deliverAt > deps.clock.now() ? 'pending' : 'skipped';
+    // Past the cursor with no record: a delay message waiting for its time; else, when the group
+    // keeps successes, one it filtered out by tag. A group keeping failures only has no entry of
+    // a success: like RocketMQ's consumed-offset check, the cursor says it was consumed (a message
+    // filtered out by tag shows so too; `history: 'full'` tells them apart).
+    else if (message.deliverAt !== undefined && message.deliverAt > deps.clock.now()) state = 'pending';
+    else state = deps.groups.historyOf(group) === 'failures' ? 'committed' : 'skipped';
     const deliveryAttempt = record?.state.state === 'inflight' ? record.state.deliveryAttempt : undefined;
     groups.push({
       group: group.name,

@@ -42,6 +42,11 @@ export interface StoredGroupConfigV1 {
    * groups without it: absent means off.
    */
   readonly pauseOnFailures?: PauseOnFailuresConfig;
+  /**
+   * Which ended deliveries the group's history keeps. Absent from groups stored before the choice
+   * existed and from groups that leave it to the broker's `--delivery-history`.
+   */
+  readonly history?: 'failures' | 'full';
 }
 
 /** A group's breaker state as layout 1 stores it (DESIGN.md §11). */
@@ -86,6 +91,7 @@ export const MAPPED_GROUP_FIELDS = {
     broadcastInstanceTtlMs: true,
     dlqRetentionMs: true,
     pauseOnFailures: true,
+    history: true,
   },
   retryPolicy: {
     stepped: { type: true, delaysMs: true },
@@ -115,6 +121,7 @@ export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
     const { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs } = config.pauseOnFailures;
     stored.pauseOnFailures = { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs };
   }
+  if (config.history !== undefined) stored.history = config.history;
   const pause = record.pause === undefined ? undefined : toStoredPause(record.pause);
   return {
     name: record.name,
@@ -139,6 +146,7 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
       dlqRetentionMs: config.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
       ...(config.pauseOnFailures === undefined ? {} : { pauseOnFailures: { ...config.pauseOnFailures } }),
+      ...(config.history === undefined ? {} : { history: config.history }),
     },
     createdAt: stored.createdAt,
     ...(stored.pause === undefined
