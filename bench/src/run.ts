@@ -8,13 +8,7 @@ import {
   jetStreamW3,
   jetStreamW4,
 } from './peers/jetstream-workloads.js';
-import {
-  rabbitMqW1,
-  rabbitMqW2,
-  rabbitMqW2c10,
-  rabbitMqW3,
-  rabbitMqW4,
-} from './peers/rabbitmq-workloads.js';
+import { rabbitMqW1, rabbitMqW2, rabbitMqW2c10, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
 import type { BenchTransport, ResidentMemory } from './processes.js';
 import { startBrokerProcess } from './processes.js';
 import { BenchArgsError, parseBenchArgs } from './report/bench-args.js';

@@ -10,8 +10,8 @@ import {
   StorageType,
 } from 'nats';
 import { countdown, percentile, rate, runPool } from '../pool.js';
-import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { type Fairness, fairnessOf } from '../report/fairness.js';
+import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';

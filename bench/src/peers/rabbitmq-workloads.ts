@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { type ChannelModel, type ConfirmChannel, connect } from 'amqplib';
 import { countdown, percentile, rate, runPool } from '../pool.js';
-import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { type Fairness, fairnessOf } from '../report/fairness.js';
+import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { LatencyRecorder, type LatencySummary, paced } from '../workloads/w3-latency.js';

@@ -71,7 +71,8 @@ export async function ricochetW2c10(options: RicochetRunOptions = {}): Promise<G
     await Promise.all(consumers.map((consumer) => consumer.close()));
   }
   const stats = await groupStats(broker.endpoint, 'w2c10');
-  if (stats.committed !== W2_MESSAGES) throw new Error(`W2c10 committed ${stats.committed} of ${W2_MESSAGES}`);
+  if (stats.committed !== W2_MESSAGES)
+    throw new Error(`W2c10 committed ${stats.committed} of ${W2_MESSAGES}`);
   return figures;
 }
 
