@@ -3,11 +3,12 @@ import { PeerUnavailableError } from './peers/debian-package.js';
 import {
   jetStreamW1,
   jetStreamW2,
+  jetStreamW2c10,
   jetStreamW2s,
   jetStreamW3,
   jetStreamW4,
 } from './peers/jetstream-workloads.js';
-import { rabbitMqW1, rabbitMqW2, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
+import { rabbitMqW1, rabbitMqW2, rabbitMqW2c10, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
 import type { BenchTransport, ResidentMemory } from './processes.js';
 import { startBrokerProcess } from './processes.js';
 import { BenchArgsError, parseBenchArgs } from './report/bench-args.js';
@@ -18,6 +19,7 @@ import {
   type Outcome,
   type Row,
   type RowSpec,
+  SYSTEM_LABELS,
   SYSTEMS,
   type SystemName,
 } from './report/side-by-side.js';
@@ -34,12 +36,13 @@ import {
 } from './workloads/takeover.js';
 import { runW1 } from './workloads/w1-publish.js';
 import { runW2 } from './workloads/w2-push-consume.js';
+import { type GroupConsumeFigures, runW2c10 } from './workloads/w2c10-group-consume.js';
 import { runW2s } from './workloads/w2s-simple-consume.js';
 import { runW3 } from './workloads/w3-latency.js';
 import { runW4 } from './workloads/w4-retry.js';
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w3 w4 pending takeover]`: every workload against the broker
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 pending takeover]`: every workload against the broker
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
@@ -64,6 +67,10 @@ const durability = new Set<string>();
 const peerDown = new Map<SystemName, string>();
 /** Per throughput row, ricochet over TCP ÷ over WebSocket, one ratio per run. */
 const tcpOverWs = new Map<string, number[]>();
+/** W2c10 ÷ W2 over WebSocket, per system, one ratio per run where both ran. */
+const groupOverOne = new Map<SystemName, number[]>();
+/** W2's rate over WebSocket in the current run, per system, for that ratio. */
+const w2RateThisRun = new Map<SystemName, number>();
 /** W1 over HTTP ÷ over WebSocket, one ratio per run. */
 const httpOverWs: number[] = [];
 /** W1 and W2s via RocketMQ gRPC with Apache's Node client ÷ with Ricochet's own clients over WebSocket, one ratio per run. */
@@ -75,10 +82,11 @@ function recordGrpc(row: RowSpec, ownRow: RowSpec, grpc: number, own: number, re
   grpcOverWs.set(ownRow.label, [...(grpcOverWs.get(ownRow.label) ?? []), grpc / own]);
 }
 
-function record(spec: RowSpec, system: SystemName, outcome: Outcome): void {
+function record(spec: RowSpec, system: SystemName, outcome: Outcome, progress = true): void {
   const runs = rows.get(spec) ?? {};
   rows.set(spec, runs);
   runs[system] = [...(runs[system] ?? []), outcome];
+  if (!progress) return;
   // Progress on stderr, so a long run shows where it is; the table on stdout is the result.
   const shown = 'figures' in outcome ? JSON.stringify(outcome.figures) : JSON.stringify(outcome);
   console.error(`  ${system}: ${shown}`);
@@ -102,6 +110,21 @@ async function runPeer<T>(system: SystemName, work: () => Promise<T>): Promise<{
 async function peerRow(spec: RowSpec, system: SystemName, work: () => Promise<object>): Promise<void> {
   const result = await runPeer(system, work);
   record(spec, system, 'value' in result ? figures(result.value) : result);
+}
+
+/** W2c10's figures: the rate on one row, the fairness on the next, and the ratio to this run's W2. */
+function recordW2c10(system: SystemName, outcome: Outcome): void {
+  record(ROWS.w2c10, system, outcome);
+  record(ROWS.w2c10Fairness, system, outcome, false);
+  const w2Rate = w2RateThisRun.get(system);
+  if (!('figures' in outcome) || w2Rate === undefined) return;
+  const ratio = (outcome.figures.rate ?? Number.NaN) / w2Rate;
+  groupOverOne.set(system, [...(groupOverOne.get(system) ?? []), ratio]);
+}
+
+async function peerW2c10(system: SystemName, work: () => Promise<GroupConsumeFigures>): Promise<void> {
+  const result = await runPeer(system, work);
+  recordW2c10(system, 'value' in result ? figures(result.value) : result);
 }
 
 async function peerW4(
@@ -135,6 +158,7 @@ console.log(
   `node ${process.version}, ${new Date().toISOString()}, ${args.runs} run(s), systems: ${systems.join(', ')}, ricochet's store: ${args.store === 'lmdb' ? 'embedded LMDB' : `PostgreSQL (one local server, fsync on${args.storeQueues > 1 ? `, ${args.storeQueues} queues` : ''}${args.spreadBrokers > 1 ? ` spread over ${args.spreadBrokers} brokers, the clients on one` : ''})`}`,
 );
 for (let run = 1; run <= args.runs; run++) {
+  w2RateThisRun.clear();
   for (const workload of args.workloads) {
     if (workload === 'pending' || workload === 'takeover') continue;
     console.error(`${workload} run ${run}/${args.runs}`);
@@ -163,9 +187,27 @@ for (let run = 1; run <= args.runs; run++) {
     } else if (workload === 'w2') {
       const { ricochet, reference } = await runW2();
       recordByTransport(ROWS.w2, ROWS.w2Tcp, ricochet, reference);
+      w2RateThisRun.set('ricochet', ricochet.ws);
+      w2RateThisRun.set('reference', reference);
       if (args.peers) {
-        await peerRow(ROWS.w2, 'jetstream', async () => ({ rate: await jetStreamW2(durability) }));
-        await peerRow(ROWS.w2, 'rabbitmq', async () => ({ rate: await rabbitMqW2(durability) }));
+        await peerRow(ROWS.w2, 'jetstream', async () => {
+          const rate = await jetStreamW2(durability);
+          w2RateThisRun.set('jetstream', rate);
+          return { rate };
+        });
+        await peerRow(ROWS.w2, 'rabbitmq', async () => {
+          const rate = await rabbitMqW2(durability);
+          w2RateThisRun.set('rabbitmq', rate);
+          return { rate };
+        });
+      }
+    } else if (workload === 'w2c10') {
+      const { ricochet, reference } = await runW2c10();
+      recordW2c10('ricochet', figures(ricochet));
+      recordW2c10('reference', figures(reference));
+      if (args.peers) {
+        await peerW2c10('jetstream', () => jetStreamW2c10(durability));
+        await peerW2c10('rabbitmq', () => rabbitMqW2c10(durability));
       }
     } else if (workload === 'w3') {
       const { ricochet, reference, brokerEventLoop } = await runW3();
@@ -198,6 +240,10 @@ if (rows.size > 0) {
   console.log(formatSideBySide(table, systems).join('\n'));
   for (const [label, ratios] of tcpOverWs)
     console.log(`${label}: TCP ÷ WebSocket ${median(ratios).toFixed(2)} (median of ${ratios.length})`);
+  for (const [system, ratios] of groupOverOne)
+    console.log(
+      `${ROWS.w2c10.label.split(',')[0]} ÷ W2 (one consumer), ${SYSTEM_LABELS[system]}: ${median(ratios).toFixed(2)} (median of ${ratios.length})`,
+    );
   if (httpOverWs.length > 0)
     console.log(
       `${ROWS.w1.label}: HTTP ÷ WebSocket ${median(httpOverWs).toFixed(2)} (median of ${httpOverWs.length})`,

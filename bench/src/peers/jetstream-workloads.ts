@@ -10,8 +10,10 @@ import {
   StorageType,
 } from 'nats';
 import { countdown, percentile, rate, runPool } from '../pool.js';
+import { type Fairness, fairnessOf } from '../report/fairness.js';
 import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { LatencyRecorder, type LatencySummary, paced } from '../workloads/w3-latency.js';
 import { type RetrySummary, W4_MESSAGES } from '../workloads/w4-retry.js';
@@ -33,6 +35,8 @@ const BATCH = 32;
 const RETRY_DELAY_MS = 200;
 
 interface Session {
+  /** The server's URL, for a workload that opens connections of its own (W2c10). */
+  readonly url: string;
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   /** A file-storage stream on subject `name`, and a durable explicit-ack consumer on it. */
@@ -48,6 +52,7 @@ async function withJetStream<T>(durability: Set<string>, work: (session: Session
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     return await work({
+      url: server.url,
       nc,
       js,
       async streamWithConsumer(name, maxAckPending = CACHED) {
@@ -99,6 +104,45 @@ export async function jetStreamW2(durability: Set<string>): Promise<number> {
     const result = rate(W2_MESSAGES, startedAt);
     await messages.close();
     return result;
+  });
+}
+
+/**
+ * W2c10: ten connections, each with its own `consume()` of 100 on the one durable consumer (whose
+ * `max_ack_pending` stays W2's 1,000), acking each message; each connection's count gives the fairness.
+ */
+export async function jetStreamW2c10(durability: Set<string>): Promise<{ rate: number } & Fairness> {
+  return withJetStream(durability, async (session) => {
+    await session.streamWithConsumer('w2c10');
+    await session.publishAll('w2c10', W2_MESSAGES);
+    const connections: NatsConnection[] = [];
+    try {
+      for (let i = 0; i < W2C10_CONSUMERS; i++) connections.push(await connect({ servers: session.url }));
+      const consumers = await Promise.all(
+        connections.map((nc) => nc.jetstream().consumers.get('w2c10', 'w2c10')),
+      );
+      const processed = countdown(W2_MESSAGES);
+      const perConsumer = consumers.map(() => 0);
+      const startedAt = performance.now();
+      const subscriptions = await Promise.all(
+        consumers.map((consumer, index) =>
+          consumer.consume({
+            max_messages: W2C10_CACHED_EACH,
+            callback: (message) => {
+              message.ack();
+              perConsumer[index] = (perConsumer[index] ?? 0) + 1;
+              processed.tick();
+            },
+          }),
+        ),
+      );
+      await processed.done;
+      const figures = { rate: rate(W2_MESSAGES, startedAt), ...fairnessOf(perConsumer) };
+      await Promise.all(subscriptions.map((messages) => messages.close()));
+      return figures;
+    } finally {
+      await Promise.all(connections.map((nc) => nc.close()));
+    }
   });
 }
 

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type ChannelModel, type ConfirmChannel, connect } from 'amqplib';
 import { countdown, percentile, rate, runPool } from '../pool.js';
+import { type Fairness, fairnessOf } from '../report/fairness.js';
 import { W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { LatencyRecorder, type LatencySummary, paced } from '../workloads/w3-latency.js';
 import { type RetrySummary, W4_MESSAGES } from '../workloads/w4-retry.js';
 import { startRabbitMqServer } from './rabbitmq-server.js';
@@ -26,6 +28,8 @@ const quorum = (extra: Record<string, unknown> = {}) => ({
 });
 
 interface Session {
+  /** The server's AMQP URL, for a workload that opens connections of its own (W2c10). */
+  readonly url: string;
   readonly connection: ChannelModel;
   readonly publisher: ConfirmChannel;
   /** Publish persistent and resolve once the broker confirmed it. */
@@ -50,7 +54,7 @@ async function withRabbitMq<T>(durability: Set<string>, work: (session: Session)
           (error) => (error ? reject(error) : resolve()),
         );
       });
-    return await work({ connection, publisher, publish });
+    return await work({ url: server.url, connection, publisher, publish });
   } finally {
     await connection.close();
   }
@@ -84,6 +88,40 @@ export async function rabbitMqW2(durability: Set<string>): Promise<number> {
     const result = rate(W2_MESSAGES, startedAt);
     await channel.close();
     return result;
+  });
+}
+
+/**
+ * W2c10: ten connections, each a channel with prefetch 100 consuming the one quorum queue and
+ * acking each message by hand; each connection's count gives the fairness.
+ */
+export async function rabbitMqW2c10(durability: Set<string>): Promise<{ rate: number } & Fairness> {
+  return withRabbitMq(durability, async ({ url, publisher, publish }) => {
+    await publisher.assertQueue('w2c10', quorum());
+    await runPool(W2_MESSAGES, IN_FLIGHT, () => publish('w2c10', BODY));
+    const connections: ChannelModel[] = [];
+    try {
+      for (let i = 0; i < W2C10_CONSUMERS; i++) connections.push(await connect(url, { noDelay: true }));
+      const channels = await Promise.all(connections.map((connection) => connection.createChannel()));
+      await Promise.all(channels.map((channel) => channel.prefetch(W2C10_CACHED_EACH)));
+      const processed = countdown(W2_MESSAGES);
+      const perConsumer = channels.map(() => 0);
+      const startedAt = performance.now();
+      await Promise.all(
+        channels.map((channel, index) =>
+          channel.consume('w2c10', (message) => {
+            if (message === null) return;
+            channel.ack(message);
+            perConsumer[index] = (perConsumer[index] ?? 0) + 1;
+            processed.tick();
+          }),
+        ),
+      );
+      await processed.done;
+      return { rate: rate(W2_MESSAGES, startedAt), ...fairnessOf(perConsumer) };
+    } finally {
+      await Promise.all(connections.map((connection) => connection.close()));
+    }
   });
 }
 

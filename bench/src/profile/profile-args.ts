@@ -1,7 +1,7 @@
 import type { BenchStore } from '../bench-store.js';
 
 /** The workloads `pnpm bench:profile` can profile, one per run. */
-export const PROFILED_WORKLOADS = ['w1', 'w2', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc'] as const;
+export const PROFILED_WORKLOADS = ['w1', 'w2', 'w2c10', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
 export interface ProfileArgs {
@@ -24,7 +24,7 @@ export class ProfileArgsError extends Error {
 
 const MAX_TOP = 200;
 
-/** `pnpm bench:profile <w1|w2|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]`, case-insensitive. */
+/** `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]`, case-insensitive. */
 export function parseProfileArgs(argv: readonly string[]): ProfileArgs {
   let workload: ProfiledWorkload | undefined;
   let heap = false;

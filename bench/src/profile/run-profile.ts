@@ -15,6 +15,7 @@ import {
 import { ROCKETMQ_MESSAGES, rocketMqW1, rocketMqW2s } from '../workloads/rocketmq-grpc.js';
 import { ricochetW1, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { ricochetW2, W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { ricochetW2c10, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { ricochetW2s, W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { ricochetW3, W3_MESSAGES } from '../workloads/w3-latency.js';
 import { runW4, W4_MESSAGES } from '../workloads/w4-retry.js';
@@ -29,7 +30,7 @@ import {
 import { type ProfileArgs, ProfileArgsError, parseProfileArgs } from './profile-args.js';
 
 /**
- * `pnpm bench:profile <w1|w2|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]`: one workload
+ * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]`: one workload
  * against the broker (over WebSocket, on the chosen store), with V8's profiler on the broker and on the client process over the measured window
  * only, and, over the same window, both event loops' delay and both processes' CPU time per
  * message. Prints where the time (with `--heap`, the allocation) went and how long each event loop
@@ -147,6 +148,12 @@ switch (args.workload) {
     messages = W2_MESSAGES;
     outcome = `${Math.round(await ricochetW2('ws', { window, profile }))} msg/s`;
     break;
+  case 'w2c10': {
+    messages = W2_MESSAGES;
+    const w2c10 = await ricochetW2c10({ window, profile });
+    outcome = `${Math.round(w2c10.rate)} msg/s by ${W2C10_CONSUMERS} consumers, shares ${w2c10.minSharePercent.toFixed(2)}–${w2c10.maxSharePercent.toFixed(2)} %`;
+    break;
+  }
   case 'w2s':
     messages = W2S_MESSAGES;
     outcome = `${Math.round(await ricochetW2s({ window, profile }))} msg/s`;

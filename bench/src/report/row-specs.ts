@@ -1,16 +1,22 @@
 import { ROCKETMQ_MESSAGES } from '../workloads/rocketmq-grpc.js';
 import { W1_HTTP_MESSAGES, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { W3_MESSAGES, W3_WARM_UP_MESSAGES } from '../workloads/w3-latency.js';
 import { W4_MESSAGES } from '../workloads/w4-retry.js';
 import { count, fixed2, type RowSpec } from './side-by-side.js';
 
 /** What the rows measure, printed above the table (the labels stay short). */
-export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}), 1,000 in flight; W2s and W2 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
+export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
 
 /** The rows of `pnpm bench`'s table, with issue 12's targets. */
 const rate = [{ key: 'rate', format: count }] as const;
+const fairness = [
+  { key: 'minSharePercent', format: fixed2 },
+  { key: 'maxSharePercent', format: fixed2 },
+  { key: 'minOverMax', format: fixed2 },
+] as const;
 const latency = [
   { key: 'p50Ms', format: fixed2 },
   { key: 'p99Ms', format: fixed2 },
@@ -40,6 +46,18 @@ export const ROWS = {
     measures: rate,
     ratio: { key: 'rate', better: 'higher' },
     target: '≥ 0.85 × ref, ≥ 1.1 × JetStream',
+  },
+  w2c10: {
+    label: `W2c10 push consume, ${W2C10_CONSUMERS} consumers, msg/s`,
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '– (beside W2: the cost of more consumers)',
+  },
+  w2c10Fairness: {
+    label: 'W2c10 share per consumer min % / max % / min÷max',
+    measures: fairness,
+    ratio: { key: 'minOverMax', better: 'higher' },
+    target: '– (10 % each is even; min÷max 1.00)',
   },
   w3: {
     label: 'W3 latency p50 / p99 / max, ms',

@@ -122,7 +122,7 @@ describe('parseProfileArgs', () => {
     expect(parseProfileArgs(['--top=40', 'w4']).top).toBe(40);
     expect(parseProfileArgs(['w1', '--store', 'Postgres']).store).toBe('postgres');
     expect(parseProfileArgs(['--store=postgres', 'w2']).store).toBe('postgres');
-    expect(PROFILED_WORKLOADS).toEqual(['w1', 'w2', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc']);
+    expect(PROFILED_WORKLOADS).toEqual(['w1', 'w2', 'w2c10', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc']);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BenchArgsError, parseBenchArgs, WORKLOADS } from '../../../bench/src/report/bench-args.js';
+import { fairnessOf } from '../../../bench/src/report/fairness.js';
 import {
   count,
   fixed2,
@@ -37,6 +38,7 @@ describe('parseBenchArgs', () => {
       spreadBrokers: 1,
     });
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
+    expect(parseBenchArgs(['w3', 'W2C10', 'w2']).workloads).toEqual(['w2', 'w2c10', 'w3']);
   });
 
   it("takes --store lmdb or postgres for ricochet's brokers, and refuses anything else", () => {
@@ -86,6 +88,19 @@ describe('median and summarizeRuns', () => {
     const runs: Outcome[] = [{ figures: { rate: 10 } }, { unavailable: 'nats-server exited' }];
     expect(summarizeRuns(runs)).toEqual({ unavailable: 'nats-server exited' });
     expect(summarizeRuns([])).toBeUndefined();
+  });
+});
+
+describe('fairnessOf', () => {
+  it('gives the smallest and largest share in per cent, and min ÷ max', () => {
+    expect(fairnessOf([30, 20, 50])).toEqual({ minSharePercent: 20, maxSharePercent: 50, minOverMax: 0.4 });
+    expect(fairnessOf([7, 7, 7, 7])).toEqual({ minSharePercent: 25, maxSharePercent: 25, minOverMax: 1 });
+  });
+
+  it('counts a consumer that got nothing, and refuses no consumers or no messages', () => {
+    expect(fairnessOf([0, 10])).toEqual({ minSharePercent: 0, maxSharePercent: 100, minOverMax: 0 });
+    expect(() => fairnessOf([])).toThrow(RangeError);
+    expect(() => fairnessOf([0, 0])).toThrow(RangeError);
   });
 });
 
