@@ -67,6 +67,24 @@ const CLIENT_FRAMES: Record<string, (random: Random) => Record<string, Value>> =
     subscriptionId: whole(random, 1e6),
     credits: 1 + whole(random, 65_535),
   }),
+  receive: (random) => ({
+    type: 'receive',
+    id: whole(random, 0xffff_ffff),
+    group: name(random, 20),
+    subscriptions: Object.fromEntries(
+      some(
+        random,
+        (r) => [
+          r() < 0.2 ? `%DLQ%${name(r)}` : name(r),
+          pick(r, ['*', 'TagA', 'a || b', 'x:y', 'é', '  TagB ']),
+        ],
+        4,
+      ),
+    ),
+    maxMessages: 1 + whole(random, 31),
+    invisibleDurationMs: pick(random, [10, 30_000, 43_200_000]),
+    awaitDurationMs: whole(random, 30_000),
+  }),
 };
 const BROKER_FRAMES: Record<string, (random: Random) => Record<string, Value>> = {
   deliver: (random) => ({
@@ -225,6 +243,10 @@ describe('hot frame checks', () => {
   it('leave every other frame type to zod', () => {
     expect(hotClientFrame({ type: 'hello', protocolVersion: 1 })).toBeUndefined();
     expect(hotClientFrame({ type: 'nack', id: 1, items: [{ receiptHandle: 'h' }] })).toBeUndefined();
+    // A receive forwarded by another broker carries `onBehalfOf`: zod's.
+    const receive = { type: 'receive', id: 1, group: 'g', subscriptions: { t: '*' }, maxMessages: 1 };
+    const timing = { invisibleDurationMs: 10, awaitDurationMs: 0 };
+    expect(hotClientFrame({ ...receive, ...timing, onBehalfOf: { consumerId: 'c' } })).toBeUndefined();
     expect(
       hotBrokerFrame({ type: 'settled', id: 1, failures: [{ index: 0, code: 404, message: 'gone' }] }),
     ).toBeUndefined();

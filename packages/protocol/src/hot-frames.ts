@@ -1,5 +1,12 @@
-import { MAX_RECEIVE_MESSAGES, MAX_SEND_BATCH_MESSAGES } from './limits.js';
-import { isSubscribableTopic, MESSAGE_ID_PATTERN, TAG_PATTERN, TOPIC_NAME_PATTERN } from './names.js';
+import { MAX_INVISIBLE_DURATION_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
+import { MAX_AWAIT_DURATION_MS, MAX_RECEIVE_MESSAGES, MAX_SEND_BATCH_MESSAGES } from './limits.js';
+import {
+  GROUP_NAME_PATTERN,
+  isSubscribableTopic,
+  MESSAGE_ID_PATTERN,
+  TAG_PATTERN,
+  TOPIC_NAME_PATTERN,
+} from './names.js';
 import type {
   AckFrame,
   BrokerFrame,
@@ -7,14 +14,16 @@ import type {
   CreditFrame,
   DeliverFrame,
   MessagesFrame,
+  ReceiveFrame,
   SendFrame,
   SendResultFrame,
   SettledFrame,
 } from './schemas/frames.js';
+import { parseTagFilter } from './tag-filter.js';
 
 /**
- * Exact checks for the frames that carry the traffic, in their everyday shape: `send`, `ack` and
- * `credit` from clients; `deliver`, `messages`, `sendResult` and an empty `settled` from the broker.
+ * Exact checks for the frames that carry the traffic, in their everyday shape: `send`, `ack`,
+ * `credit` and `receive` from clients; `deliver`, `messages`, `sendResult` and an empty `settled` from the broker.
  *
  * zod's generic parse costs a client about a third of its CPU on a push stream and allocates a
  * copy of every frame, so the codec tries these first. Each one is *sound, not complete*: it
@@ -36,6 +45,8 @@ export function hotClientFrame(value: Record<string, unknown>): ClientFrame | un
       return hotAck(value);
     case 'credit':
       return hotCredit(value);
+    case 'receive':
+      return hotReceive(value);
     default:
       return undefined;
   }
@@ -61,6 +72,8 @@ const UINT32_MAX = 0xffff_ffff;
 const MAX_CREDITS = 65_536;
 const MAX_HANDLES = 1_024;
 const MAX_RECEIPT_HANDLE_LENGTH = 512;
+/** `subscriptionsSchema`'s bound on the topics of one subscription. */
+const MAX_SUBSCRIBED_TOPICS = 64;
 
 function hotSend(frame: Record<string, unknown>): SendFrame | undefined {
   if (!hasOnlyKeys(frame, FRAME_KEYS.send) || !isRequestId(frame.id)) return undefined;
@@ -85,6 +98,29 @@ function hotCredit(frame: Record<string, unknown>): CreditFrame | undefined {
   if (!isWholeNumber(frame.subscriptionId, 0, Number.MAX_SAFE_INTEGER)) return undefined;
   if (!isWholeNumber(frame.credits, 1, MAX_CREDITS)) return undefined;
   return frame as unknown as CreditFrame;
+}
+
+/** A simple consumer's receive, not on behalf of anyone: one per batch it leases. */
+function hotReceive(frame: Record<string, unknown>): ReceiveFrame | undefined {
+  if (!hasOnlyKeys(frame, FRAME_KEYS.receive) || !isRequestId(frame.id)) return undefined;
+  if (!isMatch(frame.group, GROUP_NAME_PATTERN) || !isSubscriptions(frame.subscriptions)) return undefined;
+  if (!isWholeNumber(frame.maxMessages, 1, MAX_RECEIVE_MESSAGES)) return undefined;
+  if (!isWholeNumber(frame.invisibleDurationMs, MIN_INVISIBLE_DURATION_MS, MAX_INVISIBLE_DURATION_MS))
+    return undefined;
+  if (!isWholeNumber(frame.awaitDurationMs, 0, MAX_AWAIT_DURATION_MS)) return undefined;
+  return frame as unknown as ReceiveFrame;
+}
+
+/** What `subscriptionsSchema` accepts: 1 to 64 subscribable topics, each with a tag expression. */
+function isSubscriptions(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  let count = 0;
+  for (const topic in value) {
+    const expression = value[topic];
+    if (!isSubscribableTopic(topic) || typeof expression !== 'string') return false;
+    if (!parseTagFilter(expression).ok || ++count > MAX_SUBSCRIBED_TOPICS) return false;
+  }
+  return count >= 1;
 }
 
 function hotDeliver(frame: Record<string, unknown>): DeliverFrame | undefined {
@@ -127,6 +163,15 @@ const FRAME_KEYS = {
   send: new Set(['type', 'id', 'messages']),
   ack: new Set(['type', 'id', 'receiptHandles']),
   credit: new Set(['type', 'subscriptionId', 'credits']),
+  receive: new Set([
+    'type',
+    'id',
+    'group',
+    'subscriptions',
+    'maxMessages',
+    'invisibleDurationMs',
+    'awaitDurationMs',
+  ]),
   deliver: new Set(['type', 'subscriptionId', 'messages']),
   messages: new Set(['type', 'id', 'messages']),
   sendResult: new Set(['type', 'id', 'receipts']),
