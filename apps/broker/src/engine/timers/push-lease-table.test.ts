@@ -85,4 +85,84 @@ describe('PushLeaseTable', () => {
       { numRuns: 200 },
     );
   });
+
+  it("expires what is due as time passes, a push stream's leases mostly in order and settled mostly in order", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            // Deliver the next offset, its deadline a timeout after now (sometimes a shorter one).
+            {
+              weight: 6,
+              arbitrary: fc.record({
+                kind: fc.constant('add' as const),
+                timeoutMs: fc.constantFrom(500, 500, 500, 120),
+              }),
+            },
+            // Settle one of the oldest leases, or any.
+            {
+              weight: 5,
+              arbitrary: fc.record({
+                kind: fc.constant('settle' as const),
+                pick: fc.nat(),
+                oldest: fc.boolean(),
+              }),
+            },
+            {
+              weight: 1,
+              arbitrary: fc.record({
+                kind: fc.constant('wait' as const),
+                ms: fc.integer({ min: 1, max: 80 }),
+              }),
+            },
+          ),
+          { minLength: 400, maxLength: 1_500 },
+        ),
+        async (operations) => {
+          const clock = new ManualClock(0);
+          const timers = new ManualTimers(clock);
+          const expired: PushLease[] = [];
+          const table = new PushLeaseTable(clock, timers);
+          table.start((l: PushLease) => expired.push(l));
+          const live = new Map<number, PushLease>();
+          let nextOffset = 0;
+          for (const operation of operations) {
+            if (operation.kind === 'add') {
+              const added = lease(nextOffset++, clock.now() + operation.timeoutMs);
+              table.add(added);
+              live.set(added.address.offset, added);
+            } else if (operation.kind === 'settle' && live.size > 0) {
+              const offsets = [...live.keys()];
+              const index = operation.oldest ? operation.pick % Math.min(3, offsets.length) : operation.pick;
+              const offset = offsets[index % offsets.length] as number;
+              expect(table.remove({ group: 'g', topic: 't', offset })?.address.offset).toBe(offset);
+              live.delete(offset);
+            } else if (operation.kind === 'wait') {
+              const before = expired.length;
+              await timers.advanceBy(operation.ms, async () => {});
+              const due = [...live.values()].filter((l) => l.deadlineMs <= clock.now());
+              // Exactly the due leases expired, in deadline order, and they left the table.
+              expect(
+                expired
+                  .slice(before)
+                  .map((l) => l.address.offset)
+                  .sort((a, b) => a - b),
+              ).toEqual(due.map((l) => l.address.offset).sort((a, b) => a - b));
+              const deadlines = expired.slice(before).map((l) => l.deadlineMs);
+              expect(deadlines).toEqual([...deadlines].sort((a, b) => a - b));
+              for (const l of due) live.delete(l.address.offset);
+            }
+            expect(table.size).toBe(live.size);
+          }
+          expect(
+            table
+              .heldBy(1)
+              .map((l) => l.address.offset)
+              .sort((a, b) => a - b),
+          ).toEqual([...live.values()].filter((l) => l.subscriptionId === 1).map((l) => l.address.offset));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
 });
