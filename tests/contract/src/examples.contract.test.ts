@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort } from './support/closed-port.js';
 import { NEWER_SYNTAX, type NodeRun, runNode } from './support/node-process.js';
 import { startBroker, type TestBroker } from './support/test-broker.js';
 
@@ -112,16 +112,6 @@ function wholeOutput(lines: readonly string[]): RegExp {
 
 function describeRun(run: NodeRun): string {
   return `exit ${run.code ?? run.signal} after ${run.elapsedMs} ms\n--- stdout\n${run.stdout}--- stderr\n${run.stderr}`;
-}
-
-/** A port nothing listens on: bound by the OS, then closed again. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 describe('examples/: the README’s programs', () => {

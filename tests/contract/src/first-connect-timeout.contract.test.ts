@@ -1,20 +1,10 @@
-import { createServer } from 'node:net';
 import { Producer } from '@ricochet/producer';
 import type { RicochetError } from '@ricochet/protocol';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { SimpleConsumer } from '@ricochet/simple-consumer';
 import { describe, expect, it } from 'vitest';
 import { FAST_BACKOFF } from './support/clients.js';
-
-/** A port nothing listens on: bound on 127.0.0.1, then closed (no fixed port). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+import { closedPort } from './support/closed-port.js';
 
 /** The error `start()` rejects with. */
 async function startError(client: { start(): Promise<void> }): Promise<RicochetError> {

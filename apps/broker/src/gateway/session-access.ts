@@ -63,14 +63,18 @@ export class SessionAccess {
   check(frame: RequestFrame): FrameVerdict {
     if (frame.type === 'send') return this.checkSend(frame.messages);
     // Without access control, nothing is checked: a settle frame's handles are not decoded twice.
-    if (!this.#access.enabled || this.#caller === undefined) return ALLOWED_ANONYMOUSLY;
-    return this.checkActions(actionsOf(frame));
+    return this.#checkedCaller() === undefined ? ALLOWED_ANONYMOUSLY : this.checkActions(actionsOf(frame));
+  }
+
+  /** The caller whose requests are checked, or `undefined` when access control is off or no one authenticated. */
+  #checkedCaller(): Caller | undefined {
+    return this.#access.enabled ? this.#caller : undefined;
   }
 
   /** The verdict on a request that asks for `actions` (the RocketMQ front door's requests). */
   checkActions(actions: readonly Action[]): FrameVerdict {
-    const caller = this.#caller;
-    if (!this.#access.enabled || caller === undefined) return ALLOWED_ANONYMOUSLY;
+    const caller = this.#checkedCaller();
+    if (caller === undefined) return ALLOWED_ANONYMOUSLY;
     let principal: string | undefined;
     for (const action of actions) {
       const decision = this.#access.authorize(caller, action, 'websocket');
@@ -83,8 +87,8 @@ export class SessionAccess {
 
   /** Each message needs `publish` on its topic; the principal's rate covers those that may go. */
   checkSend(messages: readonly { readonly topic: string }[]): FrameVerdict {
-    const caller = this.#caller;
-    if (!this.#access.enabled || caller === undefined) return ALLOWED_ANONYMOUSLY;
+    const caller = this.#checkedCaller();
+    if (caller === undefined) return ALLOWED_ANONYMOUSLY;
     const forbidden = new Map<number, BrokerError>();
     const verdictOfTopic = new Map<string, BrokerError | undefined>();
     let principal: Principal | undefined;
