@@ -32,6 +32,11 @@ export interface BenchProcess extends AsyncDisposable {
   waitForOutput(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
   /** Whether anything it printed so far matches `pattern`. */
   hasPrinted(pattern: RegExp): boolean;
+  /**
+   * With `pnpm bench --store-spread N`, the other N - 1 brokers of the cluster, which this one
+   * forwards to (and stops with it); absent otherwise.
+   */
+  readonly spreadPeers?: readonly BenchProcess[];
   stop(): Promise<void>;
 }
 
@@ -210,7 +215,7 @@ export async function startBrokerProcess(
   const [endpoint = '', tcpEndpoint = '', grpcUrl = ''] = process_.banner.split(', ');
   // `pnpm bench --store-spread N`: N - 1 more brokers on the store, owning their share of its
   // queues; the clients still use this one, which forwards what is for the others' queues.
-  const peers = storeFlags.includes('--store-spread') ? await startSpreadPeers(storeFlags) : [];
+  const peers = storeFlags.includes('--store-spread') ? await startSpreadPeers(storeFlags, profile) : [];
   const stopBroker = process_.stop;
   const stop = async () => {
     await Promise.all([stopBroker(), ...peers.map((peer) => peer.stop())]);
@@ -225,23 +230,39 @@ export async function startBrokerProcess(
     endpoint,
     endpointFor: (transport: BenchTransport) => (transport === 'ws' ? endpoint : tcpEndpoint),
     grpcEndpoint: grpcUrl.replace(/^grpc:\/\//, ''),
+    ...(peers.length > 0 ? { spreadPeers: peers } : {}),
     stop,
     [Symbol.asyncDispose]: stop,
   });
 }
 
-/** The other brokers of a spread cluster on the store `storeFlags` name, each on a data directory of its own. */
-async function startSpreadPeers(storeFlags: readonly string[]): Promise<BenchProcess[]> {
+/** Where spread peer `index` (1, 2, …) of a profiled broker writing to `out` writes its profile. */
+export function peerProfilePath(out: string, index: number): string {
+  return out.replace(/(\.\w+)$/, `-peer${index}$1`);
+}
+
+/**
+ * The other brokers of a spread cluster on the store `storeFlags` name, each on a data directory
+ * of its own; with `profile`, each with the profile probe, writing beside the first broker's
+ * profile (`broker.cpuprofile` → `broker-peer1.cpuprofile`, …).
+ */
+async function startSpreadPeers(
+  storeFlags: readonly string[],
+  profile: BrokerProfileOptions | undefined,
+): Promise<BenchProcess[]> {
   const peers: BenchProcess[] = [];
   try {
     for (let i = 1; i < spreadBrokers(); i++) {
       const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-peer-'));
+      const out = profile && peerProfilePath(profile.out, i);
       peers.push(
         await start(
           BROKER_MAIN,
           ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...storeFlags],
           /(?<=listening on )ws:\/\/127\.0\.0\.1:\d+/,
           () => rmSync(dataDir, { recursive: true, force: true }),
+          profile ? ['--import', pathToFileURL(PROFILE_PROBE).href] : [],
+          profile && out ? { RICOCHET_PROFILE_OUT: out, RICOCHET_PROFILE_KIND: profile.kind } : {},
         ),
       );
     }

@@ -22,6 +22,7 @@ const FLAGS: Record<string, keyof BrokerConfig> = {
   '--store-lease-ms': 'storeLeaseMs',
   '--store-queues': 'storeQueues',
   '--store-spread': 'storeSpread',
+  '--store-standbys': 'storeStandbys',
   '--advertise-url': 'advertiseUrl',
   '--advertise-tcp-url': 'advertiseTcpUrl',
   '--max-body-bytes': 'maxBodyBytes',

@@ -172,6 +172,15 @@ export const brokerConfigSchema = z
      */
     storeSpread: z.boolean().optional(),
     /**
+     * With the queues spread: how many brokers besides its owner keep a warm copy of each queue
+     * (DESIGN.md §9), chosen by the same rendezvous hashing as owners, so each is the broker the
+     * queue moves to should those before it go. A broker copies only the queues it owns or stands
+     * by for, not every write of the cluster; a queue that falls to a broker without a copy (more
+     * brokers gone at once than it has standbys) loads it from the database before serving.
+     * Every broker of a cluster must be given the same number. @default 1
+     */
+    storeStandbys: z.coerce.number().int().min(0).max(7).default(1),
+    /**
      * With a PostgreSQL store: the WebSocket URL other brokers give clients to reach this one while
      * it owns the store (a standby relays its clients there). @default the URL it listens on,
      * which only fits when that address is reachable from the other brokers

@@ -10,6 +10,7 @@ import {
   brokerEventLoopDelay,
   cpuTimeOf,
   type EventLoopDelay,
+  peerProfilePath,
   startBrokerProcess,
 } from '../processes.js';
 import { ROCKETMQ_MESSAGES, rocketMqW1, rocketMqW2s } from '../workloads/rocketmq-grpc.js';
@@ -61,7 +62,8 @@ const clientOut = join(outDir, `client.${extension}`);
 
 /** What the window saw, besides the profiles. */
 interface WindowReadings {
-  brokerCpuMs: number;
+  /** The CPU time of each broker: the one the clients use, then its spread peers (`--store-spread`). */
+  brokerCpuMs: number[];
   clientCpuMs: number;
   brokerLoop: EventLoopDelay | undefined;
   clientLoop: EventLoopDelay;
@@ -75,13 +77,15 @@ interface WindowReadings {
 function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; readings: () => WindowReadings } {
   const session = new Session();
   const clientHistogram = monitorEventLoopDelay({ resolution: 1 });
-  let brokerCpuAtBegin = 0;
+  let brokerCpuAtBegin: number[] = [];
   let clientCpuAtBegin = process.cpuUsage();
   let readings: WindowReadings | undefined;
   const window: MeasuredWindow = {
     async begin(broker: BenchProcess) {
       if (brokerLoop) await brokerEventLoopDelay(broker);
-      await broker.signalForOutput('SIGTTIN', /profile-started/, 10_000);
+      await Promise.all(
+        everyBroker(broker).map((each) => each.signalForOutput('SIGTTIN', /profile-started/, 10_000)),
+      );
       session.connect();
       if (args.heap) {
         await session.post('HeapProfiler.enable');
@@ -97,19 +101,23 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
       }
       clientHistogram.reset();
       clientHistogram.enable();
-      brokerCpuAtBegin = cpuTimeOf(broker.child.pid ?? 0);
+      brokerCpuAtBegin = everyBroker(broker).map((each) => cpuTimeOf(each.child.pid ?? 0));
       clientCpuAtBegin = process.cpuUsage();
     },
     async end(broker: BenchProcess) {
       const clientCpu = process.cpuUsage(clientCpuAtBegin);
-      const brokerCpuMs = cpuTimeOf(broker.child.pid ?? 0) - brokerCpuAtBegin;
+      const brokerCpuMs = everyBroker(broker).map(
+        (each, index) => cpuTimeOf(each.child.pid ?? 0) - (brokerCpuAtBegin[index] ?? 0),
+      );
       clientHistogram.disable();
       const profile = args.heap
         ? (await session.post('HeapProfiler.stopSampling')).profile
         : (await session.post('Profiler.stop')).profile;
       writeFileSync(clientOut, JSON.stringify(profile));
       session.disconnect();
-      await broker.signalForOutput('SIGTTOU', /profile-written/, 60_000);
+      await Promise.all(
+        everyBroker(broker).map((each) => each.signalForOutput('SIGTTOU', /profile-written/, 60_000)),
+      );
       const delayMs = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - 1);
       readings = {
         brokerCpuMs,
@@ -133,12 +141,17 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
   };
 }
 
+/** The broker the clients use and, with `--store-spread`, the others of its cluster. */
+function everyBroker(broker: BenchProcess): readonly BenchProcess[] {
+  return [broker, ...(broker.spreadPeers ?? [])];
+}
+
 const profile = { out: brokerOut, kind } as const;
 let messages: number;
 let brokerLoop: EventLoopDelay | undefined;
 let outcome: string;
 const { window, readings } = profilingWindow(args.workload !== 'w3');
-useBenchStore(args.store);
+useBenchStore(args.store, args.storeQueues, args.spreadBrokers);
 switch (args.workload) {
   case 'w1':
     messages = W1_MESSAGES;
@@ -190,16 +203,18 @@ const perMessage = (cpuMs: number) => `${((cpuMs * 1_000) / messages).toFixed(1)
 const loop = (delay: EventLoopDelay | undefined) =>
   delay ? `p50 ${ms(delay.p50Ms)}, p99 ${ms(delay.p99Ms)}, max ${ms(delay.maxMs)}` : 'not read';
 console.log(`${args.workload.toUpperCase()} profiled (${kind}): ${outcome}`);
-console.log(
-  `  broker: CPU ${perMessage(seen.brokerCpuMs)} per message, event-loop delay ${loop(brokerLoop)}`,
-);
+const brokerCpu =
+  seen.brokerCpuMs.length === 1
+    ? perMessage(seen.brokerCpuMs[0] ?? 0)
+    : `${perMessage(seen.brokerCpuMs.reduce((sum, each) => sum + each, 0))} (${seen.brokerCpuMs.map(perMessage).join(' + ')}: the clients' broker, then its spread peers)`;
+console.log(`  broker: CPU ${brokerCpu} per message, event-loop delay ${loop(brokerLoop)}`);
 console.log(
   `  client: CPU ${perMessage(seen.clientCpuMs)} per message, event-loop delay ${loop(seen.clientLoop)}`,
 );
-for (const [side, file] of [
-  ['broker', brokerOut],
-  ['client', clientOut],
-] as const) {
+const peerOuts = seen.brokerCpuMs
+  .slice(1)
+  .map((_, index) => [`spread peer ${index + 1}`, peerProfilePath(brokerOut, index + 1)] as const);
+for (const [side, file] of [['broker', brokerOut], ...peerOuts, ['client', clientOut]] as const) {
   const json = JSON.parse(readFileSync(file, 'utf8')) as unknown;
   console.log(`\n${side}: ${relative(process.cwd(), file)}`);
   const lines = args.heap

@@ -57,15 +57,15 @@ describe('ricochet cluster', () => {
     expect(run).toMatchObject({ code: EXIT_CODES.OK, stderr: '' });
     expect(run.stdout).toBe(
       [
-        'BROKER                    ADVERTISE-URL     QUEUES  ASSIGNED  OWNED  EXPIRES-IN',
-        'host-a:/var/lib/ricochet  ws://host-a:7720       4  0,2-3     0-3    10s',
-        'host-b:/var/lib/ricochet  -                      4  1         -      9s',
+        'BROKER                    ADVERTISE-URL     QUEUES  ASSIGNED  STANDBY-FOR  OWNED  EXPIRES-IN',
+        'host-a:/var/lib/ricochet  ws://host-a:7720       4  0,2-3     -            0-3    10s',
+        'host-b:/var/lib/ricochet  -                      4  1         -            -      9s',
         '',
-        'QUEUE  OWNER                     EPOCH  LEASE-LEFT  ASSIGNED-TO',
-        '    0  host-a:/var/lib/ricochet      3  10s         host-a:/var/lib/ricochet',
-        '    1  host-a:/var/lib/ricochet      3  10s         host-b:/var/lib/ricochet',
-        '    2  host-a:/var/lib/ricochet      2  10s         host-a:/var/lib/ricochet',
-        '    3  -                             0  -           host-a:/var/lib/ricochet',
+        'QUEUE  OWNER                     EPOCH  LEASE-LEFT  ASSIGNED-TO               STANDBYS',
+        '    0  host-a:/var/lib/ricochet      3  10s         host-a:/var/lib/ricochet  -',
+        '    1  host-a:/var/lib/ricochet      3  10s         host-b:/var/lib/ricochet  -',
+        '    2  host-a:/var/lib/ricochet      2  10s         host-a:/var/lib/ricochet  -',
+        '    3  -                             0  -           host-a:/var/lib/ricochet  -',
         '',
         '1 of 4 queues are owned by a broker other than the one assigned: ownership does not follow assignment yet',
         '',
@@ -129,5 +129,42 @@ describe('renderCluster with queues spread', () => {
     expect(
       healthy.endsWith(`seen from ${B}: the database reachable (last contact 80ms ago)\nno peers\n`),
     ).toBe(true);
+  });
+
+  it('names the queues each broker stands by for, and the standbys of each queue', () => {
+    const text = renderCluster({
+      brokers: [
+        {
+          brokerId: A,
+          storeQueues: 2,
+          expiresInMs: 9_000,
+          assignedQueues: [0],
+          standbyQueues: [1],
+          ownedQueues: [0],
+        },
+        {
+          brokerId: B,
+          storeQueues: 2,
+          expiresInMs: 9_000,
+          assignedQueues: [1],
+          standbyQueues: [0],
+          ownedQueues: [1],
+        },
+      ],
+      queues: [
+        { queue: 0, owner: A, epoch: 1, expiresInMs: 9_000, assignedTo: A, standbys: [B] },
+        { queue: 1, owner: B, epoch: 1, expiresInMs: 9_000, assignedTo: B, standbys: [A] },
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      'BROKER                    ADVERTISE-URL  QUEUES  ASSIGNED  STANDBY-FOR  OWNED  EXPIRES-IN',
+      `${A}  -                   2  0         1            0      9s`,
+      `${B}  -                   2  1         0            1      9s`,
+      '',
+      'QUEUE  OWNER                     EPOCH  LEASE-LEFT  ASSIGNED-TO               STANDBYS',
+      `    0  ${A}      1  9s          ${A}  ${B}`,
+      `    1  ${B}      1  9s          ${B}  ${A}`,
+      '',
+    ]);
   });
 });

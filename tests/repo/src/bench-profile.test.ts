@@ -112,16 +112,25 @@ describe('summarizeHeapProfile', () => {
 
 describe('parseProfileArgs', () => {
   it('takes one workload, --heap and --top N', () => {
-    expect(parseProfileArgs(['W3'])).toEqual({ workload: 'w3', heap: false, top: 25, store: 'lmdb' });
+    const embedded = { store: 'lmdb', storeQueues: 1, spreadBrokers: 1 };
+    expect(parseProfileArgs(['W3'])).toEqual({ workload: 'w3', heap: false, top: 25, ...embedded });
     expect(parseProfileArgs(['--heap', 'w2', '--top', '5'])).toEqual({
       workload: 'w2',
       heap: true,
       top: 5,
-      store: 'lmdb',
+      ...embedded,
     });
     expect(parseProfileArgs(['--top=40', 'w4']).top).toBe(40);
     expect(parseProfileArgs(['w1', '--store', 'Postgres']).store).toBe('postgres');
     expect(parseProfileArgs(['--store=postgres', 'w2']).store).toBe('postgres');
+    // A spread cluster, every broker of it profiled.
+    expect(
+      parseProfileArgs(['w1', '--store', 'postgres', '--store-queues', '6', '--store-spread=3']),
+    ).toMatchObject({
+      store: 'postgres',
+      storeQueues: 6,
+      spreadBrokers: 3,
+    });
     expect(PROFILED_WORKLOADS).toEqual(['w1', 'w2', 'w2c10', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc']);
   });
 
@@ -132,6 +141,8 @@ describe('parseProfileArgs', () => {
     [['w2', '--store', 'sqlite']],
     [['w2', '--top', '0']],
     [['w2', '--runs', '3']],
+    [['w2', '--store-queues', '4']],
+    [['w2', '--store', 'postgres', '--store-spread', '3']],
   ])('refuses %j', (argv) => {
     expect(() => parseProfileArgs(argv)).toThrow(ProfileArgsError);
   });

@@ -148,6 +148,7 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
       ? spreadQueues({
           me: brokerIdentity(config),
           queues: config.storeQueues,
+          standbys: config.storeStandbys,
           router,
           registry: brokerRegistry,
           peerToken,
@@ -193,7 +194,9 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
     },
     registerClusterRoutes(app) {
       if (!brokerRegistry) return;
-      const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues));
+      // Active/standby, every broker but the owner stands by for every queue: no queue has standbys of its own.
+      const standbys = ownership ? config.storeStandbys : 0;
+      const readView = () => brokerRegistry.read((sql) => readClusterView(sql, config.storeQueues, standbys));
       registerClusterRoutes(app, {
         readView,
         ...(ownership ? { routes: () => ownership.routes() } : {}),

@@ -15,6 +15,8 @@ export interface SpreadQueuesOptions {
   /** This broker's id in the registry and in lease rows (`brokerIdentity`). */
   readonly me: string;
   readonly queues: number;
+  /** How many brokers besides its owner keep a warm copy of each queue (`--store-standbys`). */
+  readonly standbys: number;
   readonly router: PartitionRouter;
   readonly registry: BrokerRegistry;
   /** The cluster's peer token (`cluster/membership/peer-token.ts`). */
@@ -48,7 +50,9 @@ export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
     queues: options.queues,
     readView: async () => {
       try {
-        const view = await options.registry.read((sql) => readClusterView(sql, options.queues));
+        const view = await options.registry.read((sql) =>
+          readClusterView(sql, options.queues, options.standbys),
+        );
         options.health.viewRead(view);
         return view;
       } catch (error) {

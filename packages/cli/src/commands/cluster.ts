@@ -56,25 +56,27 @@ export function renderCluster(view: ClusterView): string {
     view.brokers.length === 0
       ? 'no live brokers\n'
       : renderTable(
-          ['BROKER', 'ADVERTISE-URL', 'QUEUES', 'ASSIGNED', 'OWNED', 'EXPIRES-IN'],
+          ['BROKER', 'ADVERTISE-URL', 'QUEUES', 'ASSIGNED', 'STANDBY-FOR', 'OWNED', 'EXPIRES-IN'],
           view.brokers.map((broker) => [
             broker.brokerId,
             broker.advertiseUrl ?? '-',
             String(broker.storeQueues),
             queueList(broker.assignedQueues),
+            queueList(broker.standbyQueues ?? []),
             queueList(broker.ownedQueues),
             roughDuration(broker.expiresInMs),
           ]),
           { rightAligned: [2] },
         );
   const queues = renderTable(
-    ['QUEUE', 'OWNER', 'EPOCH', 'LEASE-LEFT', 'ASSIGNED-TO'],
+    ['QUEUE', 'OWNER', 'EPOCH', 'LEASE-LEFT', 'ASSIGNED-TO', 'STANDBYS'],
     view.queues.map((queue) => [
       String(queue.queue),
       queue.owner ?? '-',
       String(queue.epoch),
       queue.owner === undefined ? '-' : roughDuration(queue.expiresInMs),
       queue.assignedTo ?? '-',
+      queue.standbys === undefined || queue.standbys.length === 0 ? '-' : queue.standbys.join(','),
     ]),
     { rightAligned: [0, 2] },
   );

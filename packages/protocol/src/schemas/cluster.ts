@@ -6,7 +6,10 @@ import { z } from 'zod';
  * store, its queues' owners, and with queues spread, the answering broker's routes and own view.
  */
 
-/** A live broker of a PostgreSQL store, with the queues assigned to it and those whose lease it holds. */
+/**
+ * A live broker of a PostgreSQL store, with the queues assigned to it, those it stands by for
+ * (keeps a warm copy of) and those whose lease it holds.
+ */
 export const clusterBrokerViewSchema = z.object({
   brokerId: z.string(),
   /** Where it serves clients (its `--advertise-url`); absent if it did not say. */
@@ -17,6 +20,8 @@ export const clusterBrokerViewSchema = z.object({
   /** How long its row lives without another heartbeat, on the database's clock. */
   expiresInMs: z.number(),
   assignedQueues: z.array(z.number()).readonly(),
+  /** With queues spread (`--store-standbys`); absent from brokers older than the field. */
+  standbyQueues: z.array(z.number()).readonly().optional(),
   ownedQueues: z.array(z.number()).readonly(),
 });
 
@@ -32,6 +37,12 @@ export const clusterQueueViewSchema = z.object({
   /** How long the lease lasts without renewal; 0 without an owner. */
   expiresInMs: z.number(),
   assignedTo: z.string().optional(),
+  /**
+   * With queues spread: the brokers besides its owner that keep a warm copy of it, in the order they
+   * would take it over (empty active/standby, where every broker but the owner stands by for every
+   * queue); absent from brokers older than the field.
+   */
+  standbys: z.array(z.string()).readonly().optional(),
 });
 
 /** A queue of the store, as `GET /v1/cluster` lists it. */

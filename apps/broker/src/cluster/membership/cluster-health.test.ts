@@ -11,6 +11,7 @@ const broker = (brokerId: string, advertiseUrl: string) => ({
   storeQueues: 2,
   expiresInMs: 900,
   assignedQueues: [],
+  standbyQueues: [],
   ownedQueues: [],
 });
 const VIEW: ClusterView = {

@@ -67,6 +67,8 @@ describe('GET /v1/cluster', () => {
       storeQueues: 2,
       expiresInMs: expect.any(Number),
       assignedQueues: assignedTo(id),
+      // Active/standby: every broker but the owner stands by for every queue, none for some.
+      standbyQueues: [],
       ownedQueues,
     });
     await vi.waitFor(
@@ -86,6 +88,7 @@ describe('GET /v1/cluster', () => {
         epoch: 1,
         expiresInMs: expect.any(Number),
         assignedTo: assigned[queue],
+        standbys: [],
       })),
     });
 
@@ -103,6 +106,7 @@ describe('GET /v1/cluster', () => {
         epoch: 2,
         expiresInMs: expect.any(Number),
         assignedTo: standbyId,
+        standbys: [],
       })),
     });
   });

@@ -30,9 +30,11 @@ describe('the cluster view', () => {
     const zero = await open({ owner: A, leaseTtlMs: LONG_TTL_MS });
     await open({ queue: 1, owner: B, leaseTtlMs: LONG_TTL_MS });
 
-    const view = await readClusterView(sql, 4);
+    const view = await readClusterView(sql, 4, 1);
     const assigned = assignQueues(4, [A, B]);
     const assignedTo = (id: string) => assigned.flatMap((owner, queue) => (owner === id ? [queue] : []));
+    // With two brokers and one standby each, each stands by for the queues of the other.
+    const standbyOf = (queue: number) => (assigned[queue] === A ? B : A);
     expect(view.brokers).toEqual([
       {
         brokerId: A,
@@ -41,6 +43,7 @@ describe('the cluster view', () => {
         storeQueues: 4,
         expiresInMs: expect.any(Number),
         assignedQueues: assignedTo(A),
+        standbyQueues: assignedTo(B),
         ownedQueues: [0],
       },
       {
@@ -50,15 +53,44 @@ describe('the cluster view', () => {
         storeQueues: 4,
         expiresInMs: expect.any(Number),
         assignedQueues: assignedTo(B),
+        standbyQueues: assignedTo(A),
         ownedQueues: [1],
       },
     ]);
     // Queues 2 and 3: no broker opened them, so their schemas do not exist.
     expect(view.queues).toEqual([
-      { queue: 0, owner: A, epoch: 1, expiresInMs: expect.any(Number), assignedTo: assigned[0] },
-      { queue: 1, owner: B, epoch: 1, expiresInMs: expect.any(Number), assignedTo: assigned[1] },
-      { queue: 2, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: assigned[2] },
-      { queue: 3, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: assigned[3] },
+      {
+        queue: 0,
+        owner: A,
+        epoch: 1,
+        expiresInMs: expect.any(Number),
+        assignedTo: assigned[0],
+        standbys: [standbyOf(0)],
+      },
+      {
+        queue: 1,
+        owner: B,
+        epoch: 1,
+        expiresInMs: expect.any(Number),
+        assignedTo: assigned[1],
+        standbys: [standbyOf(1)],
+      },
+      {
+        queue: 2,
+        owner: undefined,
+        epoch: 0,
+        expiresInMs: 0,
+        assignedTo: assigned[2],
+        standbys: [standbyOf(2)],
+      },
+      {
+        queue: 3,
+        owner: undefined,
+        epoch: 0,
+        expiresInMs: 0,
+        assignedTo: assigned[3],
+        standbys: [standbyOf(3)],
+      },
     ]);
     for (const queue of view.queues.slice(0, 2)) {
       expect(queue.expiresInMs).toBeGreaterThan(LONG_TTL_MS - 5_000);
@@ -67,13 +99,14 @@ describe('the cluster view', () => {
 
     // A lease given back (a clean stop) is owned by no one, though its row still names the holder.
     await zero.close();
-    const after = await readClusterView(sql, 4);
+    const after = await readClusterView(sql, 4, 1);
     expect(after.queues[0]).toEqual({
       queue: 0,
       owner: undefined,
       epoch: 1,
       expiresInMs: 0,
       assignedTo: assigned[0],
+      standbys: [standbyOf(0)],
     });
     expect(after.brokers.map((broker) => broker.ownedQueues)).toEqual([[], [1]]);
   });
@@ -83,26 +116,27 @@ describe('the cluster view', () => {
     await open({ owner: A, leaseTtlMs: LONG_TTL_MS });
     // As if the owner hung past its lease: the row's expiry in the past, the owner's name still in it.
     await sql`update ricochet_lease set expires_at = clock_timestamp() - interval '1 second'`;
-    const view = await readClusterView(sql, 1);
+    const view = await readClusterView(sql, 1, 1);
     expect(view.queues).toEqual([
-      { queue: 0, owner: undefined, epoch: 1, expiresInMs: 0, assignedTo: undefined },
+      { queue: 0, owner: undefined, epoch: 1, expiresInMs: 0, assignedTo: undefined, standbys: [] },
     ]);
   });
 
   it('shows every queue unowned and unassigned in a database no broker has written', async () => {
     const { sql } = await storeDatabase(pg);
-    const view = await readClusterView(sql, 2);
+    const view = await readClusterView(sql, 2, 1);
     expect(view).toEqual({
       brokers: [],
       queues: [
-        { queue: 0, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined },
-        { queue: 1, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined },
+        { queue: 0, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined, standbys: [] },
+        { queue: 1, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined, standbys: [] },
       ],
     });
   });
 
   it('refuses a queue count no store has', async () => {
     const { sql } = await storeDatabase(pg);
-    for (const count of [0, 65, 1.5]) await expect(readClusterView(sql, count)).rejects.toThrow(RangeError);
+    for (const count of [0, 65, 1.5])
+      await expect(readClusterView(sql, count, 1)).rejects.toThrow(RangeError);
   });
 });

@@ -1,11 +1,15 @@
 import type { Sql } from 'postgres';
 import { QUEUE_COUNT, queueSchema } from '../../store/postgres/queue-schema.js';
 import { type LiveBroker, liveBrokers } from './broker-registry.js';
-import { assignQueues } from './queue-assignment.js';
+import { rankQueues } from './queue-assignment.js';
 
-/** A live broker, with the queues rendezvous hashing assigns it and those whose lease it holds. */
+/**
+ * A live broker, with the queues rendezvous hashing assigns it, those it stands by for (keeping a
+ * warm copy), and those whose lease it holds.
+ */
 export interface ClusterBroker extends LiveBroker {
   readonly assignedQueues: number[];
+  readonly standbyQueues: number[];
   readonly ownedQueues: number[];
 }
 
@@ -20,6 +24,11 @@ export interface ClusterQueue {
   readonly expiresInMs: number;
   /** The live broker the queue is assigned to; `undefined` while no broker is live. */
   readonly assignedTo: string | undefined;
+  /**
+   * The live brokers that keep a warm copy of the queue besides its owner, in the order they would
+   * take it over (`--store-standbys` of them, fewer while fewer brokers are live).
+   */
+  readonly standbys: string[];
 }
 
 /** What `GET /v1/cluster` answers: the live brokers and the queues, side by side. */
@@ -40,21 +49,27 @@ interface LeaseRow {
 /**
  * Read the cluster as the database sees it, on `sql` (a connection in the default schema, such
  * as the broker registry's): the live brokers, and the lease row of each of `queueCount` queues.
- * Assignment is computed (`cluster/membership/queue-assignment.ts`) and shown beside ownership; until
- * brokers take the leases assigned to them, one broker owns every queue whatever it says.
+ * Assignment and each queue's `standbyCount` standbys are computed
+ * (`cluster/membership/queue-assignment.ts`) and shown beside ownership; until brokers take the
+ * leases assigned to them, one broker owns every queue whatever it says.
  * @throws RangeError unless `queueCount` is 1 to {@link QUEUE_COUNT}.
  */
-export async function readClusterView(sql: Sql, queueCount: number): Promise<ClusterView> {
+export async function readClusterView(
+  sql: Sql,
+  queueCount: number,
+  standbyCount: number,
+): Promise<ClusterView> {
   if (!Number.isInteger(queueCount) || queueCount < 1 || queueCount > QUEUE_COUNT) {
     throw new RangeError(`a store has 1 to ${QUEUE_COUNT} queues, not ${queueCount}`);
   }
   const brokers = await liveBrokers(sql);
   const leases = await readLeases(sql, queueCount);
-  const assigned = assignQueues(
+  const ranked = rankQueues(
     queueCount,
     brokers.map((broker) => broker.brokerId),
+    1 + standbyCount,
   );
-  const queues = assigned.map((assignedTo, queue): ClusterQueue => {
+  const queues = ranked.map(([assignedTo, ...standbys], queue): ClusterQueue => {
     const lease = leases.get(queue);
     const owned = lease?.live === true && lease.owner !== '';
     return {
@@ -63,12 +78,16 @@ export async function readClusterView(sql: Sql, queueCount: number): Promise<Clu
       epoch: lease === undefined ? 0 : Number(lease.epoch),
       expiresInMs: owned ? Math.max(0, Math.round(Number(lease.expires_in_ms))) : 0,
       assignedTo,
+      standbys,
     };
   });
   return {
     brokers: brokers.map((broker) => ({
       ...broker,
       assignedQueues: queues.flatMap((queue) => (queue.assignedTo === broker.brokerId ? [queue.queue] : [])),
+      standbyQueues: queues.flatMap((queue) =>
+        queue.standbys.includes(broker.brokerId) ? [queue.queue] : [],
+      ),
       ownedQueues: queues.flatMap((queue) => (queue.owner === broker.brokerId ? [queue.queue] : [])),
     })),
     queues,

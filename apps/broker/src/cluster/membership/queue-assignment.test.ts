@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assignQueues, queuesAssignedTo } from './queue-assignment.js';
+import { assignQueues, queuesAssignedTo, rankQueues } from './queue-assignment.js';
 
 /** Broker ids as brokers name themselves: host name and data directory. */
 const hosts = (count: number) =>
@@ -114,5 +114,31 @@ describe('queue assignment by rendezvous hashing', () => {
     for (const count of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => assignQueues(count, hosts(2))).toThrow(RangeError);
     }
+  });
+
+  it("ranks each queue's brokers so that the one after its owner is who owns it once the owner goes", () => {
+    fc.assert(
+      fc.property(
+        brokerIdSets,
+        queueCounts,
+        fc.integer({ min: 1, max: 4 }),
+        (brokerIds, queueCount, depth) => {
+          const ranked = rankQueues(queueCount, brokerIds, depth);
+          const owners = assignQueues(queueCount, brokerIds);
+          for (const [queue, brokers] of ranked.entries()) {
+            expect(brokers).toHaveLength(Math.min(depth, brokerIds.length));
+            expect(new Set(brokers).size).toBe(brokers.length);
+            expect(brokers[0]).toBe(owners[queue]);
+            // The standby a warm copy is kept for is the broker the queue moves to.
+            const [owner, next] = brokers;
+            if (next !== undefined) {
+              const without = brokerIds.filter((id) => id !== owner);
+              expect(assignQueues(queueCount, without)[queue]).toBe(next);
+            }
+          }
+        },
+      ),
+    );
+    expect(rankQueues(2, [], 2)).toEqual([[], []]);
   });
 });

@@ -21,21 +21,27 @@ const encoder = new TextEncoder();
  * @throws RangeError unless `queueCount` is a non-negative integer.
  */
 export function assignQueues(queueCount: number, brokerIds: readonly string[]): (string | undefined)[] {
+  return rankQueues(queueCount, brokerIds, 1).map((ranked) => ranked[0]);
+}
+
+/**
+ * For each of `queueCount`'s queues (index = queue), its first `depth` brokers by score, highest
+ * first: the owner ({@link assignQueues}), then who would own it if the brokers before were gone.
+ * That order is what makes a standby useful: when an owner goes, its queue moves to the broker
+ * ranked next, and to no other. Fewer than `depth` when fewer brokers are live.
+ * @throws RangeError unless `queueCount` is a non-negative integer.
+ */
+export function rankQueues(queueCount: number, brokerIds: readonly string[], depth: number): string[][] {
   checkQueueCount(queueCount);
   const brokers = [...new Set(brokerIds)].map((brokerId) => ({ brokerId, seed: idHash(brokerId) }));
-  return Array.from({ length: queueCount }, (_, queue) => {
-    let winner: string | undefined;
-    let best = -1;
-    for (const { brokerId, seed } of brokers) {
-      const score = queueScore(seed, queue);
+  return Array.from({ length: queueCount }, (_, queue) =>
+    brokers
+      .map(({ brokerId, seed }) => ({ brokerId, score: queueScore(seed, queue) }))
       // Ties (rare, but possible in 32 bits) go to the smaller id, so no order of the list wins them.
-      if (score > best || (score === best && winner !== undefined && brokerId < winner)) {
-        winner = brokerId;
-        best = score;
-      }
-    }
-    return winner;
-  });
+      .sort((a, b) => b.score - a.score || (a.brokerId < b.brokerId ? -1 : 1))
+      .slice(0, depth)
+      .map(({ brokerId }) => brokerId),
+  );
 }
 
 /** The queues assigned to `brokerId` when `brokerIds` are live, in ascending order. */

@@ -72,22 +72,33 @@ interface QueueState {
   remoteEpoch: number;
   /** A store being opened (waiting for the lease, its copy kept warm). */
   opening: AbortController | undefined;
+  /**
+   * Whether the last reading of the cluster gave this broker the queue or made it one of its
+   * standbys: only then does it keep a copy of the queue (a store being opened).
+   */
+  kept: boolean;
   /** Every change of route, one after the other: a lease taken while a session to the old owner opens, say. */
   changes: Promise<void>;
 }
 
 /**
- * Who serves each queue of a split store, among live brokers (DESIGN.md §9): every broker opens
- * every queue, keeping a warm copy, and takes the lease of those rendezvous hashing assigns it
- * (`queue-assignment.ts`, over the broker registry); the router sends a queue it owns to its
- * engine, and any other to its owner, over a session between brokers. Reading the cluster every
- * {@link QueueOwnershipDeps.pollMs}, it moves queues as brokers come and go:
+ * Who serves each queue of a split store, among live brokers (DESIGN.md §9): each broker opens
+ * the queues rendezvous hashing assigns it or makes it a standby of (`queue-assignment.ts`, over
+ * the broker registry), keeping a warm copy of each, and takes the lease of those assigned to it;
+ * the router sends a queue it owns to its engine, and any other to its owner, over a session
+ * between brokers. Reading the cluster every {@link QueueOwnershipDeps.pollMs}, it moves queues as
+ * brokers come and go:
  *
  * - a queue assigned here is taken when its lease is free: at once if given back, when its owner's
- *   liveness lock is free if the owner died, within the lease TTL if it hung;
+ *   liveness lock is free if the owner died, within the lease TTL if it hung. Its first standby is
+ *   the broker it is assigned to once its owner goes, so a takeover finds its copy warm; a queue
+ *   that falls to a broker without a copy (more brokers gone than it has standbys) is loaded
+ *   from the database first;
  * - a queue of this broker assigned to another (a broker joined) is handed over as a clean stop
  *   does: its engine closes and its store gives the lease back, and the queue is opened again,
- *   warm, as any other broker's;
+ *   warm, if this broker stands by for it;
+ * - a queue this broker neither owns nor stands by for has no copy here: one being kept when the
+ *   queue moved away is dropped;
  * - a queue owned elsewhere is routed there; while its owner changes it is routed nowhere, and
  *   its requests are answered `503`, which clients retry.
  *
@@ -109,14 +120,14 @@ export class QueueOwnership {
       remoteUrl: undefined,
       remoteEpoch: 0,
       opening: undefined,
+      kept: false,
       changes: Promise.resolve(),
     }));
     this.#gates = Array.from({ length: deps.queues }, () => new LeaseGate());
   }
 
-  /** Open every queue, read the cluster now and then every `pollMs`. */
+  /** Read the cluster now and then every `pollMs`, opening the queues each reading gives this broker. */
   start(): void {
-    for (let queue = 0; queue < this.#deps.queues; queue++) this.#open(queue);
     void this.#tick();
     this.#timer = setInterval(() => void this.#tick(), this.#deps.pollMs);
     this.#timer.unref();
@@ -156,12 +167,15 @@ export class QueueOwnership {
       const view = await this.#deps.readView();
       if (this.#stopped) return;
       const urls = new Map(view.brokers.map((broker) => [broker.brokerId, broker.advertiseUrl]));
-      for (const { queue, owner, epoch, assignedTo } of view.queues) {
+      for (const { queue, owner, epoch, assignedTo, standbys } of view.queues) {
         const state = this.#states[queue];
         const gate = this.#gates[queue];
         if (!state || !gate) continue;
         if (assignedTo === this.#deps.me) gate.open();
         else gate.close();
+        state.kept = assignedTo === this.#deps.me || standbys.includes(this.#deps.me);
+        if (state.kept && !state.local && state.opening === undefined) this.#open(queue);
+        if (!state.kept && state.opening !== undefined) this.#drop(state);
         if (state.local) {
           if (assignedTo !== undefined && assignedTo !== this.#deps.me)
             this.#change(queue, () => this.#handOver(queue));
@@ -178,6 +192,12 @@ export class QueueOwnership {
     }
   }
 
+  /** Stop keeping a copy of a queue this broker neither owns nor stands by for any more. */
+  #drop(state: QueueState): void {
+    state.opening?.abort();
+    state.opening = undefined;
+  }
+
   /** Open a queue's store, waiting for its lease (taken only while assigned here), its copy kept warm. */
   #open(queue: number): void {
     const state = this.#states[queue] as QueueState;
@@ -188,7 +208,9 @@ export class QueueOwnership {
         this.#change(queue, () => this.#lostLocal(queue, error)),
       )
       .then(
-        (store) => this.#change(queue, () => this.#takeOver(queue, store)),
+        // Dropped once its lease was taken (it moved away meanwhile): given back for its new owner.
+        (store) =>
+          this.#change(queue, () => (opening.signal.aborted ? store.close() : this.#takeOver(queue, store))),
         (error: unknown) => {
           if (opening.signal.aborted || this.#stopped) return;
           this.#deps.onError(error, `could not open queue ${queue}; trying again`);
@@ -213,7 +235,7 @@ export class QueueOwnership {
     this.#deps.onRoute?.(this.#routeOf(queue, state));
   }
 
-  /** Give a queue assigned to another broker back, as a clean stop does, and wait warm for it again. */
+  /** Give a queue assigned to another broker back, as a clean stop does, and wait warm for it again if a standby of it. */
   async #handOver(queue: number): Promise<void> {
     const state = this.#states[queue] as QueueState;
     if (!state.local || this.#stopped) return;
@@ -222,7 +244,7 @@ export class QueueOwnership {
     this.#gates[queue]?.close();
     await this.#deps.replaceQueue(queue, undefined);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
-    this.#open(queue);
+    this.#reopen(queue, state);
   }
 
   /** This broker's store of the queue stopped taking writes: route it nowhere, and open it again. */
@@ -234,7 +256,12 @@ export class QueueOwnership {
     this.#deps.onHandover?.(queue, 'givenUp');
     await this.#deps.replaceQueue(queue, undefined);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
-    this.#open(queue);
+    this.#reopen(queue, state);
+  }
+
+  /** Open a queue given up again, if the last reading keeps it here (otherwise a later reading may). */
+  #reopen(queue: number, state: QueueState): void {
+    if (state.kept && state.opening === undefined && !this.#stopped) this.#open(queue);
   }
 
   async #routeTo(queue: number, url: string, epoch: number): Promise<void> {
