@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel, FrameChannelListener } from './frame-channel.js';
+import { TurnCork } from './turn-cork.js';
 
 /** A peer that does not end its side after the close record is cut this long after it. */
 const DESTROY_AFTER_CLOSE_MS = 1_000;
@@ -34,6 +35,7 @@ export interface TcpChannelOptions {
  */
 export class TcpChannel implements FrameChannel {
   readonly #socket: Socket;
+  readonly #cork: TurnCork;
   readonly #options: TcpChannelOptions;
   readonly #reader: StreamFrameReader;
   #frameDeadline: NodeJS.Timeout | undefined;
@@ -41,6 +43,7 @@ export class TcpChannel implements FrameChannel {
 
   constructor(socket: Socket, options: TcpChannelOptions) {
     this.#socket = socket;
+    this.#cork = new TurnCork(socket);
     this.#options = options;
     this.#reader = new StreamFrameReader(options.maxFrameBytes);
   }
@@ -51,11 +54,11 @@ export class TcpChannel implements FrameChannel {
 
   send(frame: Uint8Array): void {
     if (!this.open) return;
-    // Two writes in one syscall, without copying the frame behind its prefix.
-    this.#socket.cork();
+    // The prefix and the frame, and the turn's other frames, in one syscall, without copying the
+    // frame behind its prefix.
+    this.#cork.hold();
     this.#socket.write(streamFramePrefix(frame.length));
     this.#socket.write(frame);
-    this.#socket.uncork();
   }
 
   close(code: number, reason: string): void {

@@ -1,15 +1,22 @@
+import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { FrameChannel, FrameChannelListener } from './frame-channel.js';
+import { TurnCork } from './turn-cork.js';
 
-/** An upgraded `ws` socket as a {@link FrameChannel}: one binary message per frame. */
+/**
+ * An upgraded `ws` socket as a {@link FrameChannel}: one binary message per frame, the frames of a
+ * turn written together (`turn-cork.ts`) on `rawSocket`, the connection under it.
+ */
 export class WebSocketChannel implements FrameChannel {
   readonly #socket: WebSocket;
   readonly #log: FastifyBaseLogger;
+  readonly #cork: TurnCork;
 
-  constructor(socket: WebSocket, log: FastifyBaseLogger) {
+  constructor(socket: WebSocket, rawSocket: Socket, log: FastifyBaseLogger) {
     this.#socket = socket;
     this.#log = log;
+    this.#cork = new TurnCork(rawSocket);
   }
 
   get open(): boolean {
@@ -17,6 +24,7 @@ export class WebSocketChannel implements FrameChannel {
   }
 
   send(frame: Uint8Array): void {
+    this.#cork.hold();
     this.#socket.send(frame);
   }
 

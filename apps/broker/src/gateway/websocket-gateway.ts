@@ -82,7 +82,7 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
       }
     },
     handler: (socket, request) => {
-      const session = new Session(new WebSocketChannel(socket, request.log), {
+      const session = new Session(new WebSocketChannel(socket, request.raw.socket, request.log), {
         engine: options.engine,
         log: request.log,
         access: options.access,

@@ -11,6 +11,7 @@ import {
   WEBSOCKET_SUBPROTOCOL,
 } from '@ricochet/protocol';
 import WebSocket from 'ws';
+import { TurnCork } from '../../gateway/turn-cork.js';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
@@ -82,6 +83,8 @@ export class PeerConnection {
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   /** A ping was sent and its pong has not come back yet. */
   #awaitingPong = false;
+  /** The frames of a turn in one write (`turn-cork.ts`), once the connection under the WebSocket is known. */
+  #cork: TurnCork | undefined;
 
   private constructor(socket: WebSocket, options: PeerConnectionOptions) {
     this.#socket = socket;
@@ -133,6 +136,9 @@ export class PeerConnection {
         socket.terminate();
         reject(error);
       };
+      socket.once('upgrade', (response) => {
+        connection.#cork = new TurnCork(response.socket);
+      });
       socket.on('error', () => {});
       socket.once('error', (error) => fail(unavailable(`cannot reach ${options.url}: ${error.message}`)));
       socket.once('close', () => fail(unavailable(`${options.url} closed the connection before welcome`)));
@@ -251,6 +257,7 @@ export class PeerConnection {
   }
 
   #send(frame: ClientFrame): void {
+    this.#cork?.hold();
     this.#socket.send(encodeFrame(frame));
   }
 
