@@ -74,7 +74,8 @@ export function selectList(table: Table): string {
 }
 
 /**
- * Stream the rows `select` gives (the columns of {@link selectList}) into the local copy. The COPY
+ * Stream the rows `select` gives (the columns of {@link selectList}) into the local copy, and
+ * resolve with how many there were. The COPY
  * stream is read in flowing mode and each chunk handled at once: the copy's writer thread commits
  * in parallel, faster than this thread decodes, so its transactions stay small. It is paused only
  * while the id index rebuild is full, until the copy committed what it holds. (Pausing for each
@@ -88,11 +89,12 @@ export async function loadRows(
   load: Loader,
   mirror: BrokerStore,
   ids: IdIndexRebuild,
-): Promise<void> {
+): Promise<number> {
   const columns = loadedColumns(table);
+  let rows = 0;
   const stream = await tx.unsafe(`copy (${select}) to stdout (format binary)`).readable();
   const parser = new BinaryCopyParser([...columns.map((column) => column.type), 'bytea']);
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     const fail = (error: unknown) =>
       stream.destroy(error instanceof Error ? error : new Error(String(error)));
     stream.on('data', (chunk: Buffer) => {
@@ -101,6 +103,7 @@ export async function loadRows(
           const row: Record<string, unknown> = { value: fields[columns.length] };
           for (let i = 0; i < columns.length; i++) row[(columns[i] as Column).name] = fields[i];
           void load(mirror, row as LoadedRow);
+          rows++;
         }
       } catch (error) {
         fail(error);
@@ -123,7 +126,7 @@ export async function loadRows(
       stream._read(0);
       try {
         parser.end();
-        resolve();
+        resolve(rows);
       } catch (error) {
         reject(error);
       }

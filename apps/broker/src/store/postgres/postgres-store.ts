@@ -28,7 +28,7 @@ import { preparePostgresSchema } from './postgres-schema.js';
 import type { RowValues, TableName } from './postgres-tables.js';
 import { queueConnection } from './queue-schema.js';
 import { type LeaseGate, type LeaseHolder, StoreLease } from './store-lease.js';
-import { keepWarm, WarmCopy, type Warming } from './warm-copy.js';
+import { keepWarm, WarmCopy, type Warming, type WarmPace } from './warm-copy.js';
 import type { MirrorWrite } from './write-batch.js';
 import { WritePipeline } from './write-pipeline.js';
 
@@ -81,8 +81,11 @@ export interface PostgresStoreOptions {
   readonly leaseGate?: LeaseGate;
 }
 
-/** How often a standby reads what changed in the database into its local copy. */
-const WARM_INTERVAL_MS = 1_000;
+/**
+ * How often a standby reads what changed in the database into its local copy: often while the
+ * queue takes writes, so that each read copies few (`keepWarm`), rarely while it takes none.
+ */
+const WARM_PACE: WarmPace = { busyMs: 50, idleMs: 1_000 };
 
 /** Plain MessagePack, no shared structures: every broker reads every row. */
 const packr = new Packr({ useRecords: false });
@@ -145,7 +148,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       ...(options.advertiseTcpUrl === undefined ? {} : { advertiseTcpUrl: options.advertiseTcpUrl }),
       onWaiting: (holder) => {
         // A standby: keep the copy close to the database, so that taking over reads only what changed.
-        warming ??= keepWarm(copy, reader, WARM_INTERVAL_MS, {
+        warming ??= keepWarm(copy, reader, WARM_PACE, {
           ...(options.onWarmCopyLoaded ? { onLoaded: options.onWarmCopyLoaded } : {}),
           ...(options.onWarmCopyError ? { onError: options.onWarmCopyError } : {}),
         });

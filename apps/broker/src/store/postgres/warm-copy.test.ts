@@ -110,7 +110,8 @@ describe('a warm copy of a PostgreSQL store', () => {
     await expire(owner, 'stream', 40, [3, 7]);
     void owner.putTopic({ name: 'late', config: { type: 'normal' }, createdAt: T0 + 5 });
     await appendConsumed(owner, 'late', 0, 5);
-    await warm.catchUp(sql);
+    // What it read: the 35 messages appended, and a history row for each (`appendConsumed`).
+    expect(await warm.catchUp(sql)).toBe(70);
     expect(warmCopy.readMessages('stream', 0, 100).map((stored) => stored.offset)).toEqual([
       3,
       7,
@@ -120,8 +121,9 @@ describe('a warm copy of a PostgreSQL store', () => {
     expect(warmCopy.readHistory('stream-60')).toHaveLength(1);
     expect(warmCopy.locateMessage('stream-10')).toBeUndefined();
 
-    // A survivor goes at last (its frontier unchanged), more traffic, and a catch-up with nothing new.
-    await warm.catchUp(sql);
+    // A survivor goes at last (its frontier unchanged), more traffic, and a catch-up with nothing
+    // new, which says so: a standby then reads again only after its idle interval.
+    expect(await warm.catchUp(sql)).toBe(0);
     void owner.deleteExpiredMessage({ topic: 'stream', offset: 3, messageId: 'stream-3' });
     await owner.durable();
     await appendConsumed(owner, 'stream', 80, 10);
@@ -153,12 +155,17 @@ describe('a warm copy of a PostgreSQL store', () => {
     const firstLoad = new Promise<void>((resolve) => {
       loaded = resolve;
     });
-    const warming = keepWarm(copy, sql, 10, {
-      onLoaded: (elapsedMs) => {
-        loads.push(elapsedMs);
-        loaded();
+    const warming = keepWarm(
+      copy,
+      sql,
+      { busyMs: 10, idleMs: 10 },
+      {
+        onLoaded: (elapsedMs) => {
+          loads.push(elapsedMs);
+          loaded();
+        },
       },
-    });
+    );
     await firstLoad;
     await appendConsumed(owner, 'orders', 6, 3);
     await warming.stop();

@@ -60,9 +60,12 @@ export class WarmCopy {
     return this.#loaded;
   }
 
-  /** Read what changed since the last step (the whole of the messages and history, the first time). */
-  async catchUp(sql: Sql): Promise<void> {
-    await sql.begin(SNAPSHOT, (tx) => this.#step(tx));
+  /**
+   * Read what changed since the last step (the whole of the messages and history, the first
+   * time): resolves with how many rows of the followed tables it read.
+   */
+  async catchUp(sql: Sql): Promise<number> {
+    return sql.begin(SNAPSHOT, (tx) => this.#step(tx));
   }
 
   /**
@@ -76,26 +79,29 @@ export class WarmCopy {
     });
   }
 
-  async #step(tx: TransactionSql): Promise<void> {
+  async #step(tx: TransactionSql): Promise<number> {
     const frontiers = await readFrontiers(tx);
     const [row] = await tx<{ seq: string | null }[]>`
       select greatest((select max(seq) from ricochet_history), (select max(seq) from ricochet_messages))::text as seq`;
     const rowSeq = row?.seq == null ? this.#rowSeq : Number(row.seq);
     if (!this.#loaded) {
-      await this.#load(tx, 'messages', selectAll('messages'), this.#loaders.messages);
-      await this.#load(tx, 'history', selectAll('history'), this.#loaders.history);
+      const rows =
+        (await this.#load(tx, 'messages', selectAll('messages'), this.#loaders.messages)) +
+        (await this.#load(tx, 'history', selectAll('history'), this.#loaders.history));
       this.#rowSeq = rowSeq;
       this.#loaded = true;
-      return;
+      return rows;
     }
     await this.#deleteExpired(tx, frontiers);
-    await this.#load(tx, 'messages', this.#appendedMessages(frontiers), this.#loaders.messages);
-    // Rewritten in place: the index entry stays as the message was first loaded.
-    await this.#load(tx, 'messages', this.#writtenSince('messages'), (mirror, written) =>
-      mirror.appendMessage(unpack(written.value) as StoredMessage),
-    );
-    await this.#load(tx, 'history', this.#writtenSince('history'), this.#loaders.history);
+    const rows =
+      (await this.#load(tx, 'messages', this.#appendedMessages(frontiers), this.#loaders.messages)) +
+      // Rewritten in place: the index entry stays as the message was first loaded.
+      (await this.#load(tx, 'messages', this.#writtenSince('messages'), (mirror, written) =>
+        mirror.appendMessage(unpack(written.value) as StoredMessage),
+      )) +
+      (await this.#load(tx, 'history', this.#writtenSince('history'), this.#loaders.history));
     this.#rowSeq = rowSeq;
+    return rows;
   }
 
   /** The rows of `name` written (or written again) since the copy last read it. */
@@ -104,10 +110,12 @@ export class WarmCopy {
     return `select ${selectList(table)} from ${table.name} where seq > ${this.#rowSeq}`;
   }
 
-  async #load(tx: TransactionSql, name: TableName, select: string, load: Loader): Promise<void> {
-    await loadRows(tx, TABLES[name], select, load, this.#mirror, this.#ids);
+  /** Load the rows `select` gives into the copy, committed: how many there were. */
+  async #load(tx: TransactionSql, name: TableName, select: string, load: Loader): Promise<number> {
+    const rows = await loadRows(tx, TABLES[name], select, load, this.#mirror, this.#ids);
     await this.#mirror.committed();
     this.#ids.committed();
+    return rows;
   }
 
   /**
@@ -207,10 +215,22 @@ export interface WarmingHooks {
 }
 
 /**
- * Catch `copy` up every `intervalMs` until stopped: the first step loads the messages and history
- * whole, each later one reads what changed.
+ * How often a copy is caught up: every `busyMs` while the last step found rows to copy, every
+ * `idleMs` after one that found none.
  */
-export function keepWarm(copy: WarmCopy, sql: Sql, intervalMs: number, hooks: WarmingHooks = {}): Warming {
+export interface WarmPace {
+  readonly busyMs: number;
+  readonly idleMs: number;
+}
+
+/**
+ * Catch `copy` up until stopped, at `pace`: the first step loads the messages and history whole,
+ * each later one reads what changed. While the queue takes writes the steps come close together,
+ * so that each copies a few of them: a step's work holds the event loop for as long as it takes to
+ * copy what it read (tens of µs a message), and a second's writes at once would stall every
+ * client of the broker for that long. An idle queue is read rarely.
+ */
+export function keepWarm(copy: WarmCopy, sql: Sql, pace: WarmPace, hooks: WarmingHooks = {}): Warming {
   let stopped = false;
   let failing = false;
   let wake: (() => void) | undefined;
@@ -219,8 +239,9 @@ export function keepWarm(copy: WarmCopy, sql: Sql, intervalMs: number, hooks: Wa
   const running = (async () => {
     while (!stopped) {
       const wasLoaded = copy.loaded;
+      let intervalMs = pace.idleMs;
       try {
-        await copy.catchUp(sql);
+        if ((await copy.catchUp(sql)) > 0) intervalMs = pace.busyMs;
         failing = false;
         if (!wasLoaded) hooks.onLoaded?.(performance.now() - startedAt);
       } catch (error) {
