@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { message, postgresForThisFile, storeDatabase } from './postgres-server.test-support.js';
 
 /**
@@ -159,6 +159,37 @@ describe('PostgreSQL store, its lease and its failures', () => {
     const second = store.putCursor({ group: 'g', topic: 'a', nextOffset: 2 });
     await Promise.all([first, second]);
     expect(store.readMessages('a', 0, 10).map((m) => m.offset)).toEqual([0, 1]);
+    expect(store.listCursors()).toEqual([{ group: 'g', topic: 'a', nextOffset: 2 }]);
+  });
+
+  it('commits nothing of a transaction one of whose statements fails after the fence passed, and writes on once it no longer fails', async () => {
+    const { open, sql } = await storeDatabase(pg);
+    const store = await open({ writeRetryMs: 60_000 });
+    await store.appendMessage(message('a', 0));
+    // The database refuses the cursor row (the batch's last table) until the test lets it through.
+    await sql.unsafe(`
+      create function refuse_cursor() returns trigger language plpgsql as $$
+      begin raise exception 'cursor refused'; end $$;
+      create trigger refuse_cursor before insert or update on ricochet_cursors
+        for each row execute function refuse_cursor()`);
+    const message1 = store.appendMessage(message('a', 1));
+    const cursor = store.putCursor({ group: 'g', topic: 'a', nextOffset: 2 });
+    // Tried and refused at least twice: a transaction and its retry, each rolled back whole.
+    await vi.waitFor(
+      async () =>
+        expect(
+          Number(
+            (
+              await sql`select xact_rollback::int as n from pg_stat_database where datname = current_database()`
+            )[0]?.n,
+          ),
+        ).toBeGreaterThanOrEqual(2),
+      { timeout: 10_000 },
+    );
+    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(1);
+    await sql`drop trigger refuse_cursor on ricochet_cursors`;
+    await Promise.all([message1, cursor]);
+    expect((await sql`select count(*)::int as n from ricochet_messages`)[0]?.n).toBe(2);
     expect(store.listCursors()).toEqual([{ group: 'g', topic: 'a', nextOffset: 2 }]);
   });
 
