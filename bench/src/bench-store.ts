@@ -24,6 +24,11 @@ export function spreadBrokers(): number {
   return brokers;
 }
 
+/** How many queues each benched PostgreSQL store is split into (1: not split). */
+export function spreadQueues(): number {
+  return queues;
+}
+
 export function benchStore(): BenchStore {
   return chosen;
 }

@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { spreadBrokers, storeArgs } from './bench-store.js';
-import { waitUntilSpread } from './spread-cluster.js';
+import { spreadBrokers, spreadQueues, storeArgs } from './bench-store.js';
+import { balancedDataDirs, waitUntilSpread } from './spread-cluster.js';
 
 /** Resident memory of a process, in bytes: all of it, and its anonymous and file-backed parts. */
 export interface ResidentMemory {
@@ -186,8 +186,12 @@ export async function startBrokerProcess(
     readonly grpcEndpoint: string;
   }
 > {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-'));
   const storeFlags = extraArgs.includes('--store') ? [] : await storeArgs();
+  const spread = storeFlags.includes('--store-spread');
+  // Spread, every broker's directory is chosen with the others, for a fair split of the queues.
+  const [dataDir = '', ...peerDirs] = spread
+    ? balancedDataDirs('ricochet-bench-', spreadBrokers(), spreadQueues())
+    : [mkdtempSync(join(tmpdir(), 'ricochet-bench-'))];
   const process_ = await start(
     BROKER_MAIN,
     [
@@ -215,7 +219,7 @@ export async function startBrokerProcess(
   const [endpoint = '', tcpEndpoint = '', grpcUrl = ''] = process_.banner.split(', ');
   // `pnpm bench --store-spread N`: N - 1 more brokers on the store, owning their share of its
   // queues; the clients still use this one, which forwards what is for the others' queues.
-  const peers = storeFlags.includes('--store-spread') ? await startSpreadPeers(storeFlags, profile) : [];
+  const peers = spread ? await startSpreadPeers(storeFlags, peerDirs, profile) : [];
   const stopBroker = process_.stop;
   const stop = async () => {
     await Promise.all([stopBroker(), ...peers.map((peer) => peer.stop())]);
@@ -242,18 +246,19 @@ export function peerProfilePath(out: string, index: number): string {
 }
 
 /**
- * The other brokers of a spread cluster on the store `storeFlags` name, each on a data directory
- * of its own; with `profile`, each with the profile probe, writing beside the first broker's
- * profile (`broker.cpuprofile` → `broker-peer1.cpuprofile`, …).
+ * The other brokers of a spread cluster on the store `storeFlags` name, each on its data
+ * directory of `dataDirs`; with `profile`, each with the profile probe, writing beside the first
+ * broker's profile (`broker.cpuprofile` → `broker-peer1.cpuprofile`, …).
  */
 async function startSpreadPeers(
   storeFlags: readonly string[],
+  dataDirs: readonly string[],
   profile: BrokerProfileOptions | undefined,
 ): Promise<BenchProcess[]> {
   const peers: BenchProcess[] = [];
   try {
-    for (let i = 1; i < spreadBrokers(); i++) {
-      const dataDir = mkdtempSync(join(tmpdir(), 'ricochet-bench-peer-'));
+    for (const [index, dataDir] of dataDirs.entries()) {
+      const i = index + 1;
       const out = profile && peerProfilePath(profile.out, i);
       peers.push(
         await start(

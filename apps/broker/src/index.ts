@@ -4,6 +4,7 @@ export { BrokerStartError } from './auth/startup-auth.js';
 export type { BrokerAddress } from './broker-address.js';
 export type { ClusterBroker, ClusterQueue, ClusterView, LiveBroker } from './cluster/index.js';
 export {
+  assignQueues,
   type QueueRoute,
   queuesSpread,
   type StandbyRelay,
@@ -33,4 +34,5 @@ export type {
 } from './engine/index.js';
 export { systemTimers, type TimerHandle, type TimerService } from './engine/index.js';
 export type { BrokerStore } from './store/broker-store.js';
+export { brokerIdentity } from './store/open-store.js';
 export type { StoredMessage } from './store/records.js';
