@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Sql } from 'postgres';
 import { decideLayout, type LayoutRules, LayoutVersionError } from '../layout-version.js';
 import { schemaStatements } from './postgres-tables.js';
@@ -30,8 +31,28 @@ const DATABASE_LAYOUT: LayoutRules = {
 };
 
 /**
+ * The statements that create a queue's tables and fence function, each idempotent, and their
+ * fingerprint: a 48-bit prefix of their SHA-256, which fits `ricochet_meta`'s bigint.
+ */
+const SCHEMA_DDL: readonly string[] = [...schemaStatements(), FENCE_FUNCTION];
+const SCHEMA_FINGERPRINT = Number.parseInt(
+  createHash('sha256').update(SCHEMA_DDL.join('\n')).digest('hex').slice(0, 12),
+  16,
+);
+
+/**
  * Create the tables and the fence function of `queue` (`queue-schema.ts`) when missing, in its
- * schema (created first, for a queue past 0), and check the stored layout version:
+ * schema (created first, for a queue past 0), and check the stored layout version.
+ *
+ * The statements run only when the queue's `schemaFingerprint` (in `ricochet_meta`) is not this
+ * release's: on a queue created or last prepared by a release whose statements differ. Though
+ * idempotent, they lock: `alter table … add column if not exists` takes the table's exclusive
+ * lock, `create index if not exists` its share lock. A broker opening a queue another broker
+ * serves (a spread broker made its standby at any moment) would then queue behind the owner's
+ * transactions, and the owner's next writes behind it; behind a paused broker's open read, for as
+ * long as the pause. Checking the fingerprint reads one row.
+ *
+ * The stored layout version:
  * a database written by a newer layout is refused before anything is read or written; an older
  * one is migrated, in the same transaction. A broker of the older layout then refuses the database,
  * so upgrade every broker of a cluster before its standbys take over. Brokers
@@ -59,8 +80,13 @@ export async function preparePostgresSchema(sql: Sql, queue = 0): Promise<void> 
       }
       await tx`update ricochet_meta set value = ${POSTGRES_LAYOUT_VERSION} where name = 'layoutVersion'`;
     }
-    for (const statement of schemaStatements()) await tx.unsafe(statement);
-    await tx.unsafe(FENCE_FUNCTION);
+    const [stored] = await tx<{ value: string }[]>`
+      select value from ricochet_meta where name = 'schemaFingerprint'`;
+    if (decision.action !== 'open' || stored === undefined || Number(stored.value) !== SCHEMA_FINGERPRINT) {
+      for (const statement of SCHEMA_DDL) await tx.unsafe(statement);
+      await tx`insert into ricochet_meta (name, value) values ('schemaFingerprint', ${SCHEMA_FINGERPRINT})
+               on conflict (name) do update set value = excluded.value`;
+    }
     if (decision.action === 'initialise') {
       await tx`insert into ricochet_meta (name, value) values ('layoutVersion', ${POSTGRES_LAYOUT_VERSION})`;
     }

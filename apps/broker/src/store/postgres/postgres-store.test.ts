@@ -1,4 +1,5 @@
 import { initialPushState } from '@ricochet/core';
+import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import { LayoutVersionError } from '../layout-version.js';
@@ -10,7 +11,7 @@ import {
   type StoreContents,
   writeContents,
 } from '../schema/store-contents.test-support.js';
-import { POSTGRES_LAYOUT_VERSION } from './postgres-schema.js';
+import { POSTGRES_LAYOUT_VERSION, preparePostgresSchema } from './postgres-schema.js';
 import { message, postgresForThisFile, storeDatabase } from './postgres-server.test-support.js';
 
 const pg = postgresForThisFile();
@@ -115,6 +116,45 @@ describe('PostgreSQL store', () => {
     expect(Number(layout?.value)).toBe(POSTGRES_LAYOUT_VERSION);
     const [table] = await sql`select to_regclass('ricochet_message_ids') as name`;
     expect(table?.name).toBeNull();
+  }, 30_000);
+
+  it('prepares a queue whose tables are current without a lock on them: a read left open elsewhere does not hold it up', async () => {
+    const { url, sql } = await storeDatabase(pg);
+    await preparePostgresSchema(sql);
+    // A broker paused in the middle of a read (its warm copy's snapshot, say) holds its tables'
+    // share locks for as long as the pause; `alter table … if not exists` would wait for it.
+    const reader = postgres(url, { max: 1, onnotice: () => {} });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reading: () => void = () => {};
+    const read = new Promise<void>((resolve) => {
+      reading = resolve;
+    });
+    const holding = reader.begin(async (tx) => {
+      await tx`select count(*) from ricochet_lease`;
+      await tx`select count(*) from ricochet_messages`;
+      reading();
+      await released;
+    });
+    // Waiting on a lock fails after 2 s rather than hanging the test.
+    const preparer = postgres(url, { max: 1, onnotice: () => {}, connection: { lock_timeout: 2_000 } });
+    try {
+      await read;
+      await preparePostgresSchema(preparer);
+      // A fingerprint of other statements (an older release's) has them run again, and they do wait.
+      await sql`update ricochet_meta set value = 0 where name = 'schemaFingerprint'`;
+      await expect(preparePostgresSchema(preparer)).rejects.toThrow(/lock timeout/);
+    } finally {
+      release();
+      await holding;
+      await Promise.all([reader.end({ timeout: 5 }), preparer.end({ timeout: 5 })]);
+    }
+    await preparePostgresSchema(sql);
+    const [fingerprint] = await sql<{ value: string }[]>`
+      select value from ricochet_meta where name = 'schemaFingerprint'`;
+    expect(Number(fingerprint?.value)).toBeGreaterThan(0);
   }, 30_000);
 
   it('reopens after a table that may arrive whole before it is read, and loads the tables after it', async () => {
