@@ -174,8 +174,8 @@ export class QueueOwnership {
         if (assignedTo === this.#deps.me) gate.open();
         else gate.close();
         state.kept = assignedTo === this.#deps.me || standbys.includes(this.#deps.me);
-        if (state.kept && !state.local && state.opening === undefined) this.#open(queue);
-        if (!state.kept && state.opening !== undefined) this.#drop(state);
+        if (state.kept) this.#openIfKept(queue, state);
+        else if (state.opening !== undefined) this.#drop(state);
         if (state.local) {
           if (assignedTo !== undefined && assignedTo !== this.#deps.me)
             this.#change(queue, () => this.#handOver(queue));
@@ -244,7 +244,7 @@ export class QueueOwnership {
     this.#gates[queue]?.close();
     await this.#deps.replaceQueue(queue, undefined);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
-    this.#reopen(queue, state);
+    this.#openIfKept(queue, state);
   }
 
   /** This broker's store of the queue stopped taking writes: route it nowhere, and open it again. */
@@ -256,12 +256,15 @@ export class QueueOwnership {
     this.#deps.onHandover?.(queue, 'givenUp');
     await this.#deps.replaceQueue(queue, undefined);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
-    this.#reopen(queue, state);
+    this.#openIfKept(queue, state);
   }
 
-  /** Open a queue given up again, if the last reading keeps it here (otherwise a later reading may). */
-  #reopen(queue: number, state: QueueState): void {
-    if (state.kept && state.opening === undefined && !this.#stopped) this.#open(queue);
+  /**
+   * Open a queue this broker does not serve and has no copy of, if the last reading keeps it here
+   * (a queue given up, or one it was just made owner or standby of; otherwise a later reading may).
+   */
+  #openIfKept(queue: number, state: QueueState): void {
+    if (state.kept && !state.local && state.opening === undefined && !this.#stopped) this.#open(queue);
   }
 
   async #routeTo(queue: number, url: string, epoch: number): Promise<void> {

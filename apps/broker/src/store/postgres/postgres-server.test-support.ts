@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
-import postgres, { type Sql } from 'postgres';
+import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import type { StoredMessage } from '../records.js';
@@ -80,5 +80,39 @@ export function message(topic: string, offset: number): StoredMessage {
     body: new Uint8Array([offset]),
     bornAt: 1,
     storedAt: 2,
+  };
+}
+
+/**
+ * Another session, on `url`, opens a transaction, runs `hold` in it (taking whatever locks its
+ * statements take), and keeps it open until `release()`: `held` resolves once `hold` ran. What a
+ * broker stopped in the middle of a transaction leaves behind.
+ */
+export function holdOpenTransaction(
+  url: string,
+  hold: (tx: TransactionSql) => Promise<unknown>,
+): { readonly held: Promise<void>; release(): Promise<void> } {
+  const session = postgres(url, { max: 1, onnotice: () => {} });
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holding: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const open = session.begin(async (tx) => {
+    await hold(tx);
+    holding();
+    await released;
+  });
+  let ended: Promise<void> | undefined;
+  return {
+    held,
+    release() {
+      release();
+      ended ??= open.then(() => session.end({ timeout: 5 }));
+      return ended;
+    },
   };
 }

@@ -1,6 +1,11 @@
 import postgres from 'postgres';
 import { describe, expect, it, vi } from 'vitest';
-import { message, postgresForThisFile, storeDatabase } from './postgres-server.test-support.js';
+import {
+  holdOpenTransaction,
+  message,
+  postgresForThisFile,
+  storeDatabase,
+} from './postgres-server.test-support.js';
 
 /**
  * The PostgreSQL store when things go wrong: the lease taken over, the database unreachable or
@@ -13,29 +18,7 @@ const pg = postgresForThisFile();
  * transaction waits at its fence meanwhile.
  */
 function holdLeaseRowLock(url: string): { readonly held: Promise<void>; release(): Promise<void> } {
-  const blocker = postgres(url, { max: 1, onnotice: () => {} });
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked: () => void = () => {};
-  const held = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const holding = blocker.begin(async (tx) => {
-    await tx`select 1 from ricochet_lease where id = 1 for update`;
-    locked();
-    await released;
-  });
-  let ended: Promise<void> | undefined;
-  return {
-    held,
-    release() {
-      release();
-      ended ??= holding.then(() => blocker.end({ timeout: 5 }));
-      return ended;
-    },
-  };
+  return holdOpenTransaction(url, (tx) => tx`select 1 from ricochet_lease where id = 1 for update`);
 }
 
 describe('PostgreSQL store, its lease and its failures', () => {

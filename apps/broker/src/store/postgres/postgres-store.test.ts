@@ -12,7 +12,12 @@ import {
   writeContents,
 } from '../schema/store-contents.test-support.js';
 import { POSTGRES_LAYOUT_VERSION, preparePostgresSchema } from './postgres-schema.js';
-import { message, postgresForThisFile, storeDatabase } from './postgres-server.test-support.js';
+import {
+  holdOpenTransaction,
+  message,
+  postgresForThisFile,
+  storeDatabase,
+} from './postgres-server.test-support.js';
 
 const pg = postgresForThisFile();
 
@@ -123,33 +128,20 @@ describe('PostgreSQL store', () => {
     await preparePostgresSchema(sql);
     // A broker paused in the middle of a read (its warm copy's snapshot, say) holds its tables'
     // share locks for as long as the pause; `alter table … if not exists` would wait for it.
-    const reader = postgres(url, { max: 1, onnotice: () => {} });
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reading: () => void = () => {};
-    const read = new Promise<void>((resolve) => {
-      reading = resolve;
-    });
-    const holding = reader.begin(async (tx) => {
+    const read = holdOpenTransaction(url, async (tx) => {
       await tx`select count(*) from ricochet_lease`;
       await tx`select count(*) from ricochet_messages`;
-      reading();
-      await released;
     });
     // Waiting on a lock fails after 2 s rather than hanging the test.
     const preparer = postgres(url, { max: 1, onnotice: () => {}, connection: { lock_timeout: 2_000 } });
     try {
-      await read;
+      await read.held;
       await preparePostgresSchema(preparer);
       // A fingerprint of other statements (an older release's) has them run again, and they do wait.
       await sql`update ricochet_meta set value = 0 where name = 'schemaFingerprint'`;
       await expect(preparePostgresSchema(preparer)).rejects.toThrow(/lock timeout/);
     } finally {
-      release();
-      await holding;
-      await Promise.all([reader.end({ timeout: 5 }), preparer.end({ timeout: 5 })]);
+      await Promise.all([read.release(), preparer.end({ timeout: 5 })]);
     }
     await preparePostgresSchema(sql);
     const [fingerprint] = await sql<{ value: string }[]>`
