@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
 import type { LivenessLock } from './liveness-lock.js';
+import type { FenceCall } from './write-batch.js';
 
 /** The SQLSTATE `ricochet_fence` raises when the caller's epoch no longer owns the store. */
 export const FENCED_SQLSTATE = 'RCF01';
@@ -217,6 +218,11 @@ export class StoreLease {
   /** The statement that renews the lease and fails the transaction if it was taken over. */
   fence(tx: TransactionSql | Sql) {
     return tx`select ricochet_fence(${this.epoch}, ${this.ttlMs})`;
+  }
+
+  /** The same fence as the main query of a write batch's one statement (`WriteBatch.fencedStatement`). */
+  fenceCall(): FenceCall {
+    return { text: 'select ricochet_fence($1::bigint, $2::bigint)', parameters: [this.epoch, this.ttlMs] };
   }
 
   /** Give the lease back, if still ours: a standby may take it at once. */

@@ -62,6 +62,56 @@ describe('WriteBatch', () => {
     expect(sent[1]?.parameters[1]).toBe('{5000}');
   });
 
+  it('makes a batch one statement led by the fence, its writes numbered on from the fence parameters', () => {
+    const batch = new WriteBatch();
+    batch.delete('messages', ['t', 0], async () => {});
+    batch.put('messages', ['t', 1, Uint8Array.of(1)], async () => {});
+    batch.put('topics', ['t', Uint8Array.of(2)], async () => {});
+    const fence = { text: 'select ricochet_fence($1::bigint, $2::bigint)', parameters: [7, 3_000] };
+    const statement = batch.fencedStatement(fence);
+    // The fence is the main query: PostgreSQL runs it first, and the WITH writes after it, all or none.
+    expect(statement?.text.startsWith('with w0 as (insert into ricochet_topics ')).toBe(true);
+    expect(statement?.text.endsWith(') select ricochet_fence($1::bigint, $2::bigint)')).toBe(true);
+    expect(statement?.text.match(/ w\d as \(/g)).toHaveLength(3);
+    // Every parameter is referenced once: 2 for the fence, 2 for topics, then 2 + 3 for messages.
+    const referenced = [...(statement?.text.matchAll(/\$(\d+)::/g) ?? [])].map((match) => Number(match[1]));
+    expect([...referenced].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // Tables in one fixed order, kinds deletes first: the same text whatever order the writes came in.
+    expect(statement?.parameters).toEqual([
+      7,
+      3_000,
+      '{"t"}',
+      '{"\\\\x02"}',
+      '{"t"}',
+      '{0}',
+      '{"t"}',
+      '{1}',
+      '{"\\\\x01"}',
+    ]);
+    const reordered = new WriteBatch();
+    reordered.put('topics', ['u', Uint8Array.of(2)], async () => {});
+    reordered.put('messages', ['u', 1, Uint8Array.of(1)], async () => {});
+    reordered.delete('messages', ['u', 0], async () => {});
+    expect(reordered.fencedStatement(fence)?.text).toBe(statement?.text);
+    // The same text for any number of rows: prepared once per connection.
+    expect(batchOfMessages(1_000).fencedStatement(fence)?.text).toBe(
+      batchOfMessages(1).fencedStatement(fence)?.text,
+    );
+    // Only the fence when the batch holds no row (writes to the local copy only).
+    const local = new WriteBatch();
+    local.local(async () => {});
+    expect(local.fencedStatement(fence)).toEqual({ text: fence.text, parameters: [7, 3_000] });
+  });
+
+  it('leaves a batch with retention deletes, or past 5,000 rows of one kind, to a transaction', () => {
+    const fence = { text: 'select ricochet_fence($1::bigint, $2::bigint)', parameters: [1, 1] };
+    expect(batchOfMessages(5_000).fencedStatement(fence)).toBeDefined();
+    expect(batchOfMessages(5_001).fencedStatement(fence)).toBeUndefined();
+    const expiring = batchOfMessages(1);
+    expiring.expire({ topic: 't', offset: 0, messageId: 'm' }, async () => {});
+    expect(expiring.fencedStatement(fence)).toBeUndefined();
+  });
+
   it('replays a committed batch on the local copy in call order, yielding the loop once a turn took 1 ms', async () => {
     const applied: number[] = [];
     const batch = new WriteBatch();

@@ -6,6 +6,7 @@ import {
   type Column,
   ROW_SEQUENCE,
   type RowValues,
+  TABLE_NAMES,
   TABLES,
   type Table,
   type TableName,
@@ -90,17 +91,78 @@ export class WriteBatch {
   statements(tx: TransactionSql): PendingQuery<Row[]>[] {
     const statements: PendingQuery<Row[]>[] = [];
     if (this.#expired.length > 0) statements.push(...expireStatements(tx, this.#expired));
-    for (const [table, rows] of this.#byTable) {
+    for (const part of this.#parts()) {
+      for (const chunk of chunks(part.rows)) {
+        statements.push(tx.unsafe(part.text(1), part.parameters(chunk), PREPARED));
+      }
+    }
+    return statements;
+  }
+
+  /**
+   * The whole batch as one statement led by `fence`, or `undefined` when it needs a transaction of
+   * several (retention deletes, or a part past {@link MAX_ROWS} rows).
+   *
+   * A write transaction of several statements costs three round trips (`BEGIN`, the statements,
+   * `COMMIT`); at low rates each carries a message or two, and the round trips were most of a
+   * write's latency and of the PostgreSQL protocol's CPU. One statement commits on its own in one
+   * round trip, and is as atomic: every write is a data-modifying `WITH` query, which PostgreSQL
+   * runs to completion whether or not the main query reads it, after the main query, which is the
+   * fence. So the fence takes the lease row's lock first, as in the transaction, and a fence that
+   * raises fails the statement whole. The writes see one snapshot and never the others' rows,
+   * which is safe because no two of them touch the same key (see the class comment); retention's
+   * conditional deletes are kept out for that reason, since a history put queued after one may
+   * name the row it deletes.
+   */
+  fencedStatement(fence: FenceCall): { text: string; parameters: (string | number)[] } | undefined {
+    if (this.#expired.length > 0) return undefined;
+    const parts = this.#parts();
+    if (parts.some((part) => part.rows.length > MAX_ROWS)) return undefined;
+    const parameters: (string | number)[] = [...fence.parameters];
+    const queries: string[] = [];
+    for (const part of parts) {
+      queries.push(`w${queries.length} as (${part.text(parameters.length + 1)})`);
+      parameters.push(...part.parameters(part.rows));
+    }
+    const text = queries.length === 0 ? fence.text : `with ${queries.join(', ')} ${fence.text}`;
+    return { text, parameters };
+  }
+
+  /**
+   * One statement's worth of writes per table and kind: deletes by key, then upserts, the tables in
+   * one fixed order, so that a batch's one statement has one of a few texts, each prepared once per
+   * connection, however its turns' writes were ordered. (Within one commit, no order between
+   * tables matters: they hold no reference PostgreSQL checks.)
+   */
+  #parts(): StatementPart[] {
+    const parts: StatementPart[] = [];
+    for (const name of TABLE_NAMES) {
+      const rows = this.#byTable.get(name);
+      if (rows === undefined) continue;
+      const table = TABLES[name];
       const deletes: RowValues[] = [];
       const puts: RowValues[] = [];
       for (const [key, row] of rows) {
-        if (row === null) deletes.push(splitKey(TABLES[table], key));
+        if (row === null) deletes.push(splitKey(table, key));
         else puts.push(row);
       }
-      if (deletes.length > 0) statements.push(...deleteStatements(tx, TABLES[table], deletes));
-      if (puts.length > 0) statements.push(...upsertStatements(tx, TABLES[table], puts));
+      if (deletes.length > 0) {
+        parts.push({
+          rows: deletes,
+          text: (first) => deleteText(table, first),
+          parameters: (chunk) => table.key.map((column, index) => arrayLiteral(column, chunk, index)),
+        });
+      }
+      if (puts.length > 0) {
+        const columns = rowColumns(table);
+        parts.push({
+          rows: puts,
+          text: (first) => upsertText(table, first),
+          parameters: (chunk) => columns.map((column, index) => arrayLiteral(column, chunk, index)),
+        });
+      }
     }
-    return statements;
+    return parts;
   }
 
   /**
@@ -134,6 +196,19 @@ export class WriteBatch {
   }
 }
 
+/** The fence's call as the main query of a batch's one statement: parameters `$1` on. */
+export interface FenceCall {
+  readonly text: string;
+  readonly parameters: readonly number[];
+}
+
+/** The writes of one table and kind, as a statement whose parameters start at `$first`. */
+interface StatementPart {
+  readonly rows: readonly RowValues[];
+  text(first: number): string;
+  parameters(rows: readonly RowValues[]): string[];
+}
+
 /** A row's key as one string: key columns joined by NUL, which no name contains. */
 function keyOf(table: Table, row: RowValues): string {
   if (table.key.length === 1) return String(row[0]);
@@ -163,70 +238,53 @@ function chunks<T>(rows: readonly T[]): T[][] {
  */
 const PREPARED = { prepare: true } as const;
 
-const upsertTexts = new Map<Table, string>();
-const deleteTexts = new Map<Table, string>();
+/** Statement texts by table and first parameter: a batch's one statement numbers its parts' parameters on. */
+const upsertTexts = new Map<Table, string[]>();
+const deleteTexts = new Map<Table, string[]>();
+
+function cachedText(cache: Map<Table, string[]>, table: Table, first: number, make: () => string): string {
+  let texts = cache.get(table);
+  if (texts === undefined) {
+    texts = [];
+    cache.set(table, texts);
+  }
+  let text = texts[first];
+  if (text === undefined) {
+    text = make();
+    texts[first] = text;
+  }
+  return text;
+}
 
 /** A row's columns as written: the key, the extra columns, then the packed value. */
 function rowColumns(table: Table): Column[] {
   return [...table.key, ...table.extra, { name: 'value', type: 'bytea' }];
 }
 
-function upsertText(table: Table): string {
-  let text = upsertTexts.get(table);
-  if (text === undefined) {
+/** `$first::type[], $first+1::type[], …`: one array parameter per column. */
+function arrayParameters(columns: readonly Column[], first: number): string {
+  return columns.map((column, index) => `$${first + index}::${column.type}[]`).join(', ');
+}
+
+function upsertText(table: Table, first: number): string {
+  return cachedText(upsertTexts, table, first, () => {
     const columns = rowColumns(table);
     const names = columns.map((column) => column.name).join(', ');
-    const arrays = columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
     const keyList = table.key.map((column) => column.name).join(', ');
     const updates = [
       ...[...table.extra, { name: 'value' }].map(({ name }) => `${name} = excluded.${name}`),
       // A row written again is numbered again: a standby following the table reads it anew.
       ...(table.numbered === undefined ? [] : [`seq = nextval('${ROW_SEQUENCE}')`]),
     ].join(', ');
-    text = `insert into ${table.name} (${names}) select * from unnest(${arrays}) on conflict (${keyList}) do update set ${updates}`;
-    upsertTexts.set(table, text);
-  }
-  return text;
+    return `insert into ${table.name} (${names}) select * from unnest(${arrayParameters(columns, first)}) on conflict (${keyList}) do update set ${updates}`;
+  });
 }
 
-function deleteText(table: Table): string {
-  let text = deleteTexts.get(table);
-  if (text === undefined) {
+function deleteText(table: Table, first: number): string {
+  return cachedText(deleteTexts, table, first, () => {
     const keyList = table.key.map((column) => column.name).join(', ');
-    const arrays = table.key.map((column, index) => `$${index + 1}::${column.type}[]`).join(', ');
-    text = `delete from ${table.name} where (${keyList}) in (select * from unnest(${arrays}))`;
-    deleteTexts.set(table, text);
-  }
-  return text;
-}
-
-function upsertStatements(
-  tx: TransactionSql,
-  table: Table,
-  rows: readonly RowValues[],
-): PendingQuery<Row[]>[] {
-  const columns = rowColumns(table);
-  return chunks(rows).map((chunk) =>
-    tx.unsafe(
-      upsertText(table),
-      columns.map((column, index) => arrayLiteral(column, chunk, index)),
-      PREPARED,
-    ),
-  );
-}
-
-function deleteStatements(
-  tx: TransactionSql,
-  table: Table,
-  keys: readonly RowValues[],
-): PendingQuery<Row[]>[] {
-  return chunks(keys).map((chunk) =>
-    tx.unsafe(
-      deleteText(table),
-      table.key.map((column, index) => arrayLiteral(column, chunk, index)),
-      PREPARED,
-    ),
-  );
+    return `delete from ${table.name} where (${keyList}) in (select * from unnest(${arrayParameters(table.key, first)}))`;
+  });
 }
 
 /** Retention's conditional deletes: the history rows that name the expired message. */

@@ -41,7 +41,8 @@ export interface WritePipelineParts {
 
 /**
  * The PostgreSQL store's writes, from the turn's batch to its commit: writes gather per event turn
- * into one transaction on a single connection, so transactions commit in queue order (the seam's
+ * into one transaction (one statement when it can be, `WriteBatch.fencedStatement`) on a single
+ * connection, so transactions commit in queue order (the seam's
  * rules 2 and 3); while one is in flight, later turns' writes gather into the next (group commit).
  * Every transaction is fenced by the lease, which a heartbeat also renews while none is in flight.
  * Once PostgreSQL acknowledged a `COMMIT`, the batch is replayed on the local copy, and only then
@@ -173,7 +174,9 @@ export class WritePipeline {
     for (let attempt = 0; ; attempt++) {
       try {
         const sentAt = Date.now();
-        await writer.begin((tx) => [lease.fence(tx), ...batch.writes.statements(tx)]);
+        const statement = batch.writes.fencedStatement(lease.fenceCall());
+        if (statement) await writer.unsafe(statement.text, statement.parameters, { prepare: true });
+        else await writer.begin((tx) => [lease.fence(tx), ...batch.writes.statements(tx)]);
         this.#renewedAt = sentAt;
         break;
       } catch (error) {
