@@ -124,6 +124,11 @@ export interface BrokerStore {
    * Hot: every lease, settle and due event reads one.
    */
   getDelivery(address: DeliveryAddress): DeliveryRecord | undefined;
+  /**
+   * Whether {@link getDelivery} would find a record, without decoding it: the engine asks before
+   * it keeps a changed state in write-behind memory, to know whether a stored one must go later.
+   */
+  hasDelivery(address: DeliveryAddress): boolean;
   /** Create or replace a delivery record. */
   putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void>;
   /** Remove a delivery record: the message reached Commit or DLQ for the group. */

@@ -255,6 +255,11 @@ class LmdbStore implements BrokerStore {
     const stored = this.#deliveries.get(deliveryKey(address));
     return stored === undefined ? undefined : fromStoredDelivery(stored);
   }
+  hasDelivery(address: DeliveryAddress): boolean {
+    const pending = this.#pendingDeliveries.read(address);
+    if (pending !== NOT_PENDING) return pending !== undefined;
+    return this.#deliveries.doesExist(deliveryKey(address));
+  }
   putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void> {
     // The overlay keeps the engine's record: reads before the commit get back what was put.
     const write = this.#track(this.#deliveries.put(deliveryKey(address), toStoredDelivery(record)));

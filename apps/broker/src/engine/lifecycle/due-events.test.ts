@@ -8,6 +8,7 @@ import {
   EngineHarness,
   START_MS,
 } from '../engine-test-harness.test-support.js';
+import { WRITE_BEHIND_MS } from '../model/delivery-records.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 
 const TIMEOUT_MS = 30_000;
@@ -126,12 +127,16 @@ describe('DueEvents', () => {
     expect(queued()).toEqual([0]);
   });
 
-  it("writes a due retry's Ready state at once, in the commit that removes its entry", async () => {
+  it("removes a due retry's entry at once and leaves its Ready state to the write-behind flush", async () => {
     failPush();
     await timersAdvance(RETRY_MS);
-    // No write-behind flush has run: the store holds the Ready state and no longer the entry.
-    expect(h.store.getDelivery(at(0))?.state).toMatchObject({ state: 'ready', failures: 1 });
+    // No flush has run: the store holds the WaitingRetry with its retry time passed and no entry,
+    // which recovery makes Ready (the restart test below), as the flush would have.
     expect(h.store.countSchedule('g')).toBe(0);
+    expect(h.store.getDelivery(at(0))?.state).toMatchObject({ state: 'waitingRetry', failures: 1 });
+    expect(stateOf(0)).toMatchObject({ state: 'ready', failures: 1 });
+    await timersAdvance(WRITE_BEHIND_MS);
+    expect(h.store.getDelivery(at(0))?.state).toMatchObject({ state: 'ready', failures: 1 });
   });
 
   it('ignores a retry entry that is not the record one, or of a message without a record', () => {

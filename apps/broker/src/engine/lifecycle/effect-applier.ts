@@ -349,7 +349,9 @@ export class EffectApplier {
     if (consumerId !== undefined) record.consumerId = consumerId;
     if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
     const simpleNotDelivered = change.consumer === 'simple' && change.eventType !== 'delivered';
-    if (simpleNotDelivered || next.state === 'waitingRetry' || change.eventType === 'retryDue') {
+    // A due retry's Ready state waits for the flush like any other: the stored WaitingRetry with its
+    // entry gone, and its retry time passed, is what recovery makes Ready again.
+    if (simpleNotDelivered || next.state === 'waitingRetry') {
       this.#deps.records.put(address, record, 'now');
     } else if (change.before === undefined) {
       this.#deps.records.putNew(address, record);

@@ -38,10 +38,10 @@ export function recoverDeliveries(deps: RecoveryDeps): void {
     deps.applier.adopt(group, address, record);
     if (state === 'inflight' && record.consumer === 'push')
       deps.settlement.release(address, record.state.lease);
-    // The scheduler took its entry, but the Ready state it moved to was still in memory (a
-    // broker before the Ready state of a due retry was written at once). Only an entry due by now
-    // can have been taken: the entries of retries still to come are not looked up, so a million
-    // pending retries cost one scan here, not a million reads besides.
+    // The scheduler took its entry, but the Ready state it moved to was still in write-behind
+    // memory. Only an entry due by now can have been taken: the entries of retries still to come
+    // are not looked up, so a million pending retries cost one scan here, not a million reads
+    // besides.
     if (
       state === 'waitingRetry' &&
       record.scheduleKey &&

@@ -62,10 +62,15 @@ describe('DeliveryRecords', () => {
 
   it('buffers a first state without reading the store, and writes it with the flush', async () => {
     const getDelivery = store.getDelivery.bind(store);
+    const hasDelivery = store.hasDelivery.bind(store);
     let reads = 0;
     store.getDelivery = (at) => {
       reads++;
       return getDelivery(at);
+    };
+    store.hasDelivery = (at) => {
+      reads++;
+      return hasDelivery(at);
     };
     records.putNew(address, ready);
     records.putNew({ ...address, offset: 8 }, { ...ready, messageId: 'm8' });

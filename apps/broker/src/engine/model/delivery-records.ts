@@ -133,7 +133,7 @@ export class DeliveryRecords {
       this.#buffered.set(address, {
         address,
         record,
-        storeHadRecord: this.#store.getDelivery(address) !== undefined,
+        storeHadRecord: this.#store.hasDelivery(address),
       });
     this.#arm();
   }

@@ -241,6 +241,10 @@ class PostgresStore implements BrokerStore {
     const pending = this.#pendingDeliveries.read(address);
     return pending === NOT_PENDING ? this.#mirror.getDelivery(address) : pending;
   }
+  hasDelivery(address: DeliveryAddress): boolean {
+    const pending = this.#pendingDeliveries.read(address);
+    return pending === NOT_PENDING ? this.#mirror.hasDelivery(address) : pending !== undefined;
+  }
   scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }> {
     return this.#mirror.scanDeliveries();
   }
