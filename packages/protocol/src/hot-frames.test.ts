@@ -62,6 +62,23 @@ const CLIENT_FRAMES: Record<string, (random: Random) => Record<string, Value>> =
     id: whole(random, 0xffff_ffff),
     receiptHandles: some(random, (r) => `1~g~t~${whole(r, 1e6)}~1`, 5),
   }),
+  nack: (random) => ({
+    type: 'nack',
+    id: whole(random, 0xffff_ffff),
+    items: some(
+      random,
+      (r) => ({
+        receiptHandle: `1~g~t~${whole(r, 1e6)}~1`,
+        ...(r() < 0.7 ? { reason: pick(r, ['boom', '', 'é', 'x'.repeat(1_024)]) } : {}),
+        ...(r() < 0.2
+          ? { retryAfterMs: whole(r, 24 * 60 * 60 * 1_000) }
+          : r() < 0.1
+            ? { deadLetter: true }
+            : {}),
+      }),
+      5,
+    ),
+  }),
   credit: (random) => ({
     type: 'credit',
     subscriptionId: whole(random, 1e6),
@@ -125,6 +142,7 @@ const ODD_VALUES: readonly Value[] = [
   '',
   'a'.repeat(129),
   'x'.repeat(513),
+  'x'.repeat(1_025),
   'bad name!',
   '%DLQ%',
   '%DLQ%g',
@@ -167,10 +185,9 @@ function damage(random: Random, frame: Record<string, Value>): void {
   const keys = Object.keys(target);
   const choice = random();
   if (choice < 0.2)
-    target[pick(random, ['extra', 'keys', 'properties', 'delayMs', 'deadLetter', 'messageGroup'])] = pick(
-      random,
-      ODD_VALUES,
-    );
+    target[
+      pick(random, ['extra', 'keys', 'properties', 'delayMs', 'deadLetter', 'messageGroup', 'retryAfterMs'])
+    ] = pick(random, ODD_VALUES);
   else if (choice < 0.35 && keys.length > 0) delete target[pick(random, keys)];
   else if (keys.length > 0) target[pick(random, keys)] = odd(random);
 }
@@ -242,7 +259,19 @@ describe('hot frame checks', () => {
 
   it('leave every other frame type to zod', () => {
     expect(hotClientFrame({ type: 'hello', protocolVersion: 1 })).toBeUndefined();
-    expect(hotClientFrame({ type: 'nack', id: 1, items: [{ receiptHandle: 'h' }] })).toBeUndefined();
+    // A dead-lettered item with a delay: zod's refinement refuses it, so the hot check must too.
+    const deadAndDelayed = { receiptHandle: 'h', deadLetter: true, retryAfterMs: 5 };
+    expect(clientFrameSchema.safeParse({ type: 'nack', id: 1, items: [deadAndDelayed] }).success).toBe(false);
+    expect(hotClientFrame({ type: 'nack', id: 1, items: [deadAndDelayed] })).toBeUndefined();
+    // A nack forwarded by another broker carries `onBehalfOf`: zod's.
+    expect(
+      hotClientFrame({
+        type: 'nack',
+        id: 1,
+        items: [{ receiptHandle: 'h' }],
+        onBehalfOf: { consumerId: 'c' },
+      }),
+    ).toBeUndefined();
     // A receive forwarded by another broker carries `onBehalfOf`: zod's.
     const receive = { type: 'receive', id: 1, group: 'g', subscriptions: { t: '*' }, maxMessages: 1 };
     const timing = { invisibleDurationMs: 10, awaitDurationMs: 0 };

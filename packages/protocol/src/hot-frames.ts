@@ -1,4 +1,4 @@
-import { MAX_INVISIBLE_DURATION_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
+import { MAX_INVISIBLE_DURATION_MS, MAX_RETRY_DELAY_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
 import { MAX_AWAIT_DURATION_MS, MAX_RECEIVE_MESSAGES, MAX_SEND_BATCH_MESSAGES } from './limits.js';
 import {
   GROUP_NAME_PATTERN,
@@ -14,6 +14,7 @@ import type {
   CreditFrame,
   DeliverFrame,
   MessagesFrame,
+  NackFrame,
   ReceiveFrame,
   SendFrame,
   SendResultFrame,
@@ -23,7 +24,7 @@ import { parseTagFilter } from './tag-filter.js';
 
 /**
  * Exact checks for the frames that carry the traffic, in their everyday shape: `send`, `ack`,
- * `credit` and `receive` from clients; `deliver`, `messages`, `sendResult` and an empty `settled` from the broker.
+ * `nack`, `credit` and `receive` from clients; `deliver`, `messages`, `sendResult` and an empty `settled` from the broker.
  *
  * zod's generic parse costs a client about a third of its CPU on a push stream and allocates a
  * copy of every frame, so the codec tries these first. Each one is *sound, not complete*: it
@@ -43,6 +44,8 @@ export function hotClientFrame(value: Record<string, unknown>): ClientFrame | un
       return hotSend(value);
     case 'ack':
       return hotAck(value);
+    case 'nack':
+      return hotNack(value);
     case 'credit':
       return hotCredit(value);
     case 'receive':
@@ -91,6 +94,27 @@ function hotAck(frame: Record<string, unknown>): AckFrame | undefined {
   if (!Array.isArray(handles) || handles.length < 1 || handles.length > MAX_HANDLES) return undefined;
   for (const handle of handles) if (!isReceiptHandle(handle)) return undefined;
   return frame as unknown as AckFrame;
+}
+
+/** A consumer's failures: a retry storm is a stream of these, one or more items per delivery. */
+function hotNack(frame: Record<string, unknown>): NackFrame | undefined {
+  if (!hasOnlyKeys(frame, FRAME_KEYS.nack) || !isRequestId(frame.id)) return undefined;
+  const items = frame.items;
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_HANDLES) return undefined;
+  for (const item of items) if (!isNackItem(item)) return undefined;
+  return frame as unknown as NackFrame;
+}
+
+/** What `nackItemSchema` accepts, its refinement included: a dead-lettered item takes no delay. */
+function isNackItem(item: unknown): boolean {
+  if (!isPlainObject(item) || !hasOnlyKeys(item, NACK_ITEM_KEYS) || !isReceiptHandle(item.receiptHandle))
+    return false;
+  if ('reason' in item && !(typeof item.reason === 'string' && item.reason.length <= MAX_NACK_REASON_LENGTH))
+    return false;
+  const delayed = 'retryAfterMs' in item;
+  if (delayed && !isWholeNumber(item.retryAfterMs, 0, MAX_RETRY_DELAY_MS)) return false;
+  if ('deadLetter' in item && (item.deadLetter !== true || delayed)) return false;
+  return true;
 }
 
 function hotCredit(frame: Record<string, unknown>): CreditFrame | undefined {
@@ -162,6 +186,7 @@ function hotSettled(frame: Record<string, unknown>): SettledFrame | undefined {
 const FRAME_KEYS = {
   send: new Set(['type', 'id', 'messages']),
   ack: new Set(['type', 'id', 'receiptHandles']),
+  nack: new Set(['type', 'id', 'items']),
   credit: new Set(['type', 'subscriptionId', 'credits']),
   receive: new Set([
     'type',
@@ -177,6 +202,9 @@ const FRAME_KEYS = {
   sendResult: new Set(['type', 'id', 'receipts']),
   settled: new Set(['type', 'id', 'failures']),
 } as const;
+const NACK_ITEM_KEYS = new Set(['receiptHandle', 'reason', 'retryAfterMs', 'deadLetter']);
+/** `nackItemSchema`'s bound on a failure's reason. */
+const MAX_NACK_REASON_LENGTH = 1_024;
 const OUTGOING_MESSAGE_KEYS = new Set(['messageId', 'topic', 'tag', 'body', 'bornAt']);
 const DELIVERED_MESSAGE_KEYS = new Set([
   'messageId',
