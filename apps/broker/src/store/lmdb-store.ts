@@ -256,9 +256,7 @@ class LmdbStore implements BrokerStore {
     return stored === undefined ? undefined : fromStoredDelivery(stored);
   }
   hasDelivery(address: DeliveryAddress): boolean {
-    const pending = this.#pendingDeliveries.read(address);
-    if (pending !== NOT_PENDING) return pending !== undefined;
-    return this.#deliveries.doesExist(deliveryKey(address));
+    return this.#pendingDeliveries.holds(address) ?? this.#deliveries.doesExist(deliveryKey(address));
   }
   putDelivery(address: DeliveryAddress, record: DeliveryRecord): Promise<void> {
     // The overlay keeps the engine's record: reads before the commit get back what was put.

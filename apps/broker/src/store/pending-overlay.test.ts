@@ -19,9 +19,11 @@ describe('PendingOverlay', () => {
     expect(overlay.read(at(1))).toBe('one');
     expect(overlay.read(at(2))).toBeUndefined();
     expect(overlay.read(at(3))).toBe(NOT_PENDING);
+    expect([at(1), at(2), at(3)].map((address) => overlay.holds(address))).toEqual([true, false, undefined]);
     commit.resolve();
     await commit.promise;
     expect(overlay.read(at(1))).toBe(NOT_PENDING);
+    expect(overlay.holds(at(1))).toBeUndefined();
     expect(overlay.size).toBe(0);
   });
 

@@ -52,6 +52,12 @@ export class PendingOverlay<TValue> {
     return entry.value === DELETED ? undefined : entry.value;
   }
 
+  /** Whether the pending write leaves a value (a put) or none (a delete); `undefined` when none is pending. */
+  holds(address: DeliveryAddress): boolean | undefined {
+    const entry = this.#entries.get(address);
+    return entry === undefined ? undefined : entry.value !== DELETED;
+  }
+
   get size(): number {
     return this.#entries.size;
   }

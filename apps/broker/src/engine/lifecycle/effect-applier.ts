@@ -349,8 +349,7 @@ export class EffectApplier {
     if (consumerId !== undefined) record.consumerId = consumerId;
     if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
     const simpleNotDelivered = change.consumer === 'simple' && change.eventType !== 'delivered';
-    // A due retry's Ready state waits for the flush like any other: the stored WaitingRetry with its
-    // entry gone, and its retry time passed, is what recovery makes Ready again.
+    // A due retry's Ready is written behind: recovery makes a due WaitingRetry without its entry Ready.
     if (simpleNotDelivered || next.state === 'waitingRetry') {
       this.#deps.records.put(address, record, 'now');
     } else if (change.before === undefined) {

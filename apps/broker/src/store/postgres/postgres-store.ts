@@ -242,8 +242,7 @@ class PostgresStore implements BrokerStore {
     return pending === NOT_PENDING ? this.#mirror.getDelivery(address) : pending;
   }
   hasDelivery(address: DeliveryAddress): boolean {
-    const pending = this.#pendingDeliveries.read(address);
-    return pending === NOT_PENDING ? this.#mirror.hasDelivery(address) : pending !== undefined;
+    return this.#pendingDeliveries.holds(address) ?? this.#mirror.hasDelivery(address);
   }
   scanDeliveries(): Iterable<{ readonly address: DeliveryAddress; readonly record: DeliveryRecord }> {
     return this.#mirror.scanDeliveries();
@@ -364,7 +363,6 @@ class PostgresStore implements BrokerStore {
   committed(): Promise<void> {
     return this.#writes.committed();
   }
-
   durable(): Promise<void> {
     return this.#writes.durable();
   }
