@@ -103,7 +103,7 @@ describe('WriteBatch', () => {
     expect(local.fencedStatement(fence)).toEqual({ text: fence.text, parameters: [7, 3_000] });
   });
 
-  it('leaves a batch with retention deletes, or past 5,000 rows of one kind, to a transaction', () => {
+  it('leaves a batch with retention deletes, or past 5,000 rows of one table, to a transaction', () => {
     const fence = { text: 'select ricochet_fence($1::bigint, $2::bigint)', parameters: [1, 1] };
     expect(batchOfMessages(5_000).fencedStatement(fence)).toBeDefined();
     expect(batchOfMessages(5_001).fencedStatement(fence)).toBeUndefined();

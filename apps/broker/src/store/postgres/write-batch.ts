@@ -101,7 +101,8 @@ export class WriteBatch {
 
   /**
    * The whole batch as one statement led by `fence`, or `undefined` when it needs a transaction of
-   * several (retention deletes, or a part past {@link MAX_ROWS} rows).
+   * several (retention deletes, or a table past {@link MAX_ROWS} rows). Decided before the parts are
+   * built, so a batch sent as a transaction builds them once.
    *
    * A write transaction of several statements costs three round trips (`BEGIN`, the statements,
    * `COMMIT`); at low rates each carries a message or two, and the round trips were most of a
@@ -116,8 +117,8 @@ export class WriteBatch {
    */
   fencedStatement(fence: FenceCall): { text: string; parameters: (string | number)[] } | undefined {
     if (this.#expired.length > 0) return undefined;
+    for (const rows of this.#byTable.values()) if (rows.size > MAX_ROWS) return undefined;
     const parts = this.#parts();
-    if (parts.some((part) => part.rows.length > MAX_ROWS)) return undefined;
     const parameters: (string | number)[] = [...fence.parameters];
     const queries: string[] = [];
     for (const part of parts) {
@@ -150,16 +151,12 @@ export class WriteBatch {
         parts.push({
           rows: deletes,
           text: (first) => deleteText(table, first),
-          parameters: (chunk) => table.key.map((column, index) => arrayLiteral(column, chunk, index)),
+          parameters: arraysOf(table.key),
         });
       }
       if (puts.length > 0) {
-        const columns = rowColumns(table);
-        parts.push({
-          rows: puts,
-          text: (first) => upsertText(table, first),
-          parameters: (chunk) => columns.map((column, index) => arrayLiteral(column, chunk, index)),
-        });
+        const parameters = arraysOf(rowColumns(table));
+        parts.push({ rows: puts, text: (first) => upsertText(table, first), parameters });
       }
     }
     return parts;
@@ -254,6 +251,11 @@ function cachedText(cache: Map<Table, string[]>, table: Table, first: number, ma
     texts[first] = text;
   }
   return text;
+}
+
+/** The parameters of a part's rows: one array literal per column. */
+function arraysOf(columns: readonly Column[]): (rows: readonly RowValues[]) => string[] {
+  return (rows) => columns.map((column, index) => arrayLiteral(column, rows, index));
 }
 
 /** A row's columns as written: the key, the extra columns, then the packed value. */
