@@ -29,6 +29,8 @@ describe('handshake', () => {
       protocolVersion: PROTOCOL_VERSION,
       token: 'tok',
       clientId: 'worker-1',
+      // What ws reads by default: the broker keeps its frames below it.
+      maxFrameBytes: 100 * 1024 * 1024,
     });
     expect(connection.session).toEqual({
       endpoint: fake.endpoint,

@@ -40,6 +40,9 @@ const CLOSE_HANDSHAKE_TIMEOUT_MS = 1_000;
 /** The close code for a normal closure (RFC 6455), on every transport. */
 const NORMAL_CLOSURE = 1000;
 
+/** The close code of a link that received a message larger than it reads (RFC 6455's "message too big"). */
+const MESSAGE_TOO_BIG = 1009;
+
 /** A client frame that carries no `id` and gets no answer, such as `credit`. */
 export type OneWayFrame = Exclude<ClientFrame, ClientRequestFrame | HelloFrame>;
 
@@ -83,6 +86,7 @@ export class Connection {
   readonly #requestTimeoutMs: number;
   readonly #connectTimeoutMs: number;
   readonly #onHandlerError: (error: unknown) => void;
+  readonly #onProtocolError: (error: ClientError) => void;
   /** Aborted by `close()`: every wait of the reconnect loop and every connect attempt stops. */
   readonly #lifetime = new AbortController();
   readonly #statusFeed = new StatusFeed();
@@ -132,9 +136,10 @@ export class Connection {
       checkTimeoutMs(this.#connectTimeoutMs, 'connectTimeoutMs');
     }
     this.#onHandlerError = options.onHandlerError ?? ((error) => console.error(error));
+    this.#onProtocolError = options.onProtocolError ?? ((error) => console.warn(error));
     this.#router = new FrameRouter({
       requests: this.#requests,
-      onProtocolError: options.onProtocolError ?? ((error) => console.warn(error)),
+      onProtocolError: this.#onProtocolError,
       onHandlerError: this.#onHandlerError,
     });
     this.#reconnectLoop = new ReconnectLoop({
@@ -302,7 +307,10 @@ export class Connection {
     try {
       await handshake({
         transport,
-        hello: this.#hello,
+        hello:
+          transport.maxFrameBytes === undefined
+            ? this.#hello
+            : { ...this.#hello, maxFrameBytes: transport.maxFrameBytes },
         timeoutMs,
         signal,
         onWelcome: (link, welcome) => this.#adopt(link, welcome, endpoint),
@@ -346,6 +354,7 @@ export class Connection {
       'CONNECTION_CLOSED',
       `the connection closed (code ${event.code}${describeCloseReason(event.reason, undefined)})`,
     );
+    if (event.code === MESSAGE_TOO_BIG) this.#onProtocolError(oversizeFrameError(event, error));
     this.#requests.failAllInflight(error);
     // While closing, `close()` owns what happens next.
     if (this.#lifetime.signal.aborted) return;
@@ -365,6 +374,21 @@ export class Connection {
     this.#status = status;
     this.#statusFeed.publish(status);
   }
+}
+
+/**
+ * A link closed for a frame past a limit (1009) is not a network failure that goes away: the
+ * same frame would come again after the reconnect. So it is said where the application looks
+ * (`onProtocolError`), not only in the status. The link's own error says this client refused the
+ * frame (ws's `maxPayload`); without one, the broker closed the link for a frame of this client's.
+ */
+function oversizeFrameError(event: LinkCloseEvent, closed: ClientError): ClientError {
+  const why = describeCloseReason(event.reason, event.error);
+  const what =
+    event.error === undefined
+      ? `the broker closed the connection for a frame of this client larger than it reads${why}`
+      : `the broker sent a frame larger than this client reads${why}; a broker that does not know hello.maxFrameBytes may send it again after the reconnect`;
+  return new ClientError('PROTOCOL_ERROR', `${what} (close code 1009)`, { cause: closed });
 }
 
 /** Why the last attempt or session failed, as a status tells it. */

@@ -37,6 +37,7 @@ export class TcpTransport implements Transport {
   readonly name = 'tcp';
   readonly stream = true;
   readonly address: string;
+  readonly maxFrameBytes = MAX_INCOMING_FRAME_BYTES;
   readonly #host: string;
   readonly #port: number;
   readonly #secure: boolean;

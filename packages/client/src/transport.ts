@@ -72,6 +72,11 @@ export interface Transport {
   /** Where the links go, as messages name it, e.g. `ws://127.0.0.1:7720/v1/ws`. */
   readonly address: string;
   /**
+   * The largest frame its links read, announced in `hello.maxFrameBytes` so that the broker keeps
+   * its frames below it; `undefined` where a link reads answers of any size (HTTP).
+   */
+  readonly maxFrameBytes?: number;
+  /**
    * Open one link.
    * @throws ClientError `CONNECTION_CLOSED` (retryable) when the broker cannot be reached or the
    *   link closes while opening, `TLS_ERROR` when its certificate is refused, `PROTOCOL_ERROR`

@@ -37,6 +37,11 @@ export class WebSocketTransport implements Transport {
   readonly name = 'ws';
   readonly stream = true;
   readonly address: string;
+  /**
+   * 100 MiB: the `maxPayload` the `ws` package reads by default, the lowest limit of the WebSocket
+   * implementations the client runs on (a browser's or Node's own have none of their own).
+   */
+  readonly maxFrameBytes = 100 * 1024 * 1024;
   readonly #options: WebSocketTransportOptions;
   #implementation: Promise<WebSocketImplementation> | undefined;
 
@@ -111,6 +116,17 @@ export class WebSocketTransport implements Transport {
   }
 }
 
+/** RFC 6455's close code for a message too big to process. */
+const MESSAGE_TOO_BIG = 1009;
+
+/**
+ * Whether ws refused a message past its `maxPayload`. Its close event then says 1006 (no close
+ * frame came), though what happened is 1009, which the connection reports as such.
+ */
+function isOversizeError(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
+}
+
 /** An open WebSocket as a {@link FrameLink}. */
 class WebSocketLink implements FrameLink {
   readonly stream = true;
@@ -132,7 +148,7 @@ class WebSocketLink implements FrameLink {
     socket.onclose = (event: WebSocketCloseEvent) => {
       detach(socket);
       this.#events.close({
-        code: event.code,
+        code: isOversizeError(socketError) ? MESSAGE_TOO_BIG : event.code,
         reason: event.reason,
         ...(socketError === undefined ? {} : { error: socketError }),
       });

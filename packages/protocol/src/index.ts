@@ -8,6 +8,14 @@ export {
   type FrameIssue,
 } from './codec.js';
 export {
+  DEFAULT_PEER_MAX_FRAME_BYTES,
+  deliveredMessageBytes,
+  deliveryFrameBudget,
+  MAX_DELIVERY_FRAME_BYTES,
+  type SizedMessage,
+  splitDeliveries,
+} from './delivery-frames.js';
+export {
   ERROR_CODES,
   type ErrorCode,
   type ErrorName,

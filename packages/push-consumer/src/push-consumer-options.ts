@@ -16,6 +16,12 @@ import type { MessageListener } from './listener-pool.js';
 /** How many unsettled deliveries a consumer holds unless told otherwise: 1 024. */
 export const DEFAULT_MAX_CACHED_MESSAGES = 1_024;
 
+/**
+ * How many bytes of unsettled deliveries a consumer holds unless told otherwise: 64 MiB, as
+ * RocketMQ's push consumer (`maxCacheMessageSizeInBytes`).
+ */
+export const DEFAULT_MAX_CACHED_BYTES = 64 * 1024 * 1024;
+
 /** How many listeners run at once unless told otherwise: 20, as in RocketMQ's clients. */
 export const DEFAULT_CONCURRENCY = 20;
 
@@ -78,6 +84,14 @@ export interface PushConsumerOptions extends ClientOptions {
    */
   readonly maxCachedMessages?: number;
   /**
+   * The most bytes of deliveries held at once, waiting or running, beside `maxCachedMessages`
+   * (RocketMQ's `maxCacheMessageSizeInBytes`): the broker sends no more while this many are out,
+   * but for one message larger than the whole limit, which comes alone. Counted as the broker
+   * estimates a delivery's size: its body, properties and keys, and about 2 KiB for the rest.
+   * At least 1; a broker older than this option ignores it. @default 67108864 (bytes, 64 MiB)
+   */
+  readonly maxCachedBytes?: number;
+  /**
    * The most listeners running at once, 1–65 536. Messages with the same `messageGroup` (the
    * FIFO key) run one at a time, in order, whatever this is (P5). @default 20 (listeners)
    */
@@ -125,6 +139,7 @@ export interface ResolvedPushConsumerOptions {
   readonly subscriptions: Readonly<Record<string, string>>;
   readonly listener: MessageListener;
   readonly maxCachedMessages: number;
+  readonly maxCachedBytes: number;
   readonly concurrency: number;
   readonly consumptionTimeoutMs: number;
   readonly clock: ConsumptionClock;
@@ -146,6 +161,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     subscriptions,
     listener: options.listener,
     maxCachedMessages: options.maxCachedMessages ?? DEFAULT_MAX_CACHED_MESSAGES,
+    maxCachedBytes: options.maxCachedBytes ?? DEFAULT_MAX_CACHED_BYTES,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     clock: options.clock ?? systemConsumptionClock,
@@ -160,6 +176,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     resolved.maxCachedMessages,
     'maxCachedMessages',
   );
+  checkIntegerInRange(resolved.maxCachedBytes, 1, Number.MAX_SAFE_INTEGER, 'maxCachedBytes');
   checkIntegerInRange(resolved.concurrency, 1, MAX_CONCURRENCY, 'concurrency');
   checkIntegerInRange(resolved.consumptionTimeoutMs, 1, MAX_CONSUMPTION_TIMEOUT_MS, 'consumptionTimeoutMs');
   checkCloseTimeoutMs(resolved.closeTimeoutMs, 'closeTimeoutMs');

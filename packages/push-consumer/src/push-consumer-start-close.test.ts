@@ -27,6 +27,7 @@ describe('start', () => {
         subscriptions: { orders: 'paid || refunded', '%DLQ%billing': '*' },
         // The window starts at twice `concurrency` (at most maxCachedMessages) and grows from there.
         maxCachedMessages: 16,
+        maxCachedBytes: 64 * 1024 * 1024,
       },
     ]);
     expect(consumer.connectionStatus.state).toBe('connected');

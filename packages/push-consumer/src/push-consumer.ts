@@ -275,6 +275,7 @@ export class PushConsumer {
         group: this.#options.group,
         subscriptions: this.#options.subscriptions,
         maxCachedMessages: this.#flow.subscribing(),
+        maxCachedBytes: this.#options.maxCachedBytes,
       })
       .then(
         (answer) => this.#onSubscribed(pending, answer.subscriptionId),

@@ -16,7 +16,12 @@ const MAX_LINES = 600;
  * Every TypeScript file over {@link ASK_LINES} lines, by path from the repository's root, with the
  * concern that makes it long. A file that shrinks back leaves the list with it.
  */
-const LONG_FILES: Readonly<Record<string, string>> = {};
+const LONG_FILES: Readonly<Record<string, string>> = {
+  'apps/broker/src/gateway/session.ts':
+    'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the request pipeline of issue 44 is where its per-request half goes',
+  'packages/push-consumer/src/push-consumer.ts':
+    'the push consumer’s one class: start and close, a subscribe per session, deliveries into the listener pool and results back',
+};
 
 interface SizedFile {
   readonly file: string;

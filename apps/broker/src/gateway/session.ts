@@ -3,11 +3,14 @@ import {
   BrokerError,
   type BrokerFrame,
   type ClientFrame,
+  type DeliveredMessage,
   decodeClientFrame,
+  deliveryFrameBudget,
   ERROR_CODES,
   encodeFrame,
   type OnBehalfOf,
   PROTOCOL_VERSION,
+  splitDeliveries,
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
@@ -60,6 +63,12 @@ export class Session {
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
+  /**
+   * The bytes of messages one frame to this client may carry: below the frame limit its `hello`
+   * announced. A frame past it would close the client's connection, its deliveries would be
+   * released and pushed again, and the client would reconnect into the same frame: a loop.
+   */
+  #frameBudgetBytes = deliveryFrameBudget(undefined);
   #phase: 'awaitingHello' | 'open' | 'closed' = 'awaitingHello';
   readonly #helloTimer: NodeJS.Timeout;
   /** Aborted when the session ends: long polls answer at once, nothing is sent afterwards. */
@@ -164,6 +173,7 @@ export class Session {
     }
     if (hello.clientId !== undefined) this.#clientId = hello.clientId;
     this.#ownClientId = hello.clientId;
+    this.#frameBudgetBytes = deliveryFrameBudget(hello.maxFrameBytes);
     this.#phase = 'open';
     this.#send({
       type: 'welcome',
@@ -256,6 +266,8 @@ export class Session {
             group: frame.group,
             subscriptions: frame.subscriptions,
             maxMessages: frame.maxMessages,
+            // The answer is one frame: it must stay below what the client reads.
+            maxBytes: Math.min(frame.maxBytes ?? Number.POSITIVE_INFINITY, this.#frameBudgetBytes),
             invisibleDurationMs: frame.invisibleDurationMs,
             awaitDurationMs: frame.awaitDurationMs,
             consumerId,
@@ -280,9 +292,10 @@ export class Session {
           group: frame.group,
           subscriptions: frame.subscriptions,
           maxCachedMessages: frame.maxCachedMessages,
+          maxCachedBytes: frame.maxCachedBytes,
           consumerId,
           clientId: this.#peer ? behalf?.clientId : this.#ownClientId,
-          sink: (id, messages) => this.#send({ type: 'deliver', subscriptionId: id, messages }),
+          sink: (id, messages) => this.#deliver(id, messages),
           ...(this.#peer
             ? {
                 lender: {
@@ -360,6 +373,13 @@ export class Session {
   #fail(code: number, message: string, closeCode: number): void {
     this.#sendError(code, message);
     this.close(closeCode, message.slice(0, 120));
+  }
+
+  /** A subscription's deliveries, in as many frames as keep each within the client's frame limit. */
+  #deliver(subscriptionId: number, messages: DeliveredMessage[]): void {
+    for (const run of splitDeliveries(messages, messages.length, this.#frameBudgetBytes)) {
+      this.#send({ type: 'deliver', subscriptionId, messages: run });
+    }
   }
 
   #send(frame: BrokerFrame): void {

@@ -39,6 +39,12 @@ export const helloFrameSchema = z.object({
     .min(0)
     .max(MAX_STORE_QUEUES - 1)
     .exactOptional(),
+  /**
+   * The largest frame this client reads: the broker keeps every frame it sends below it (several
+   * frames of deliveries, fewer messages in an answer), but for one message larger on its own.
+   * A broker that does not know the field ignores it. @default 64 MiB (DEFAULT_PEER_MAX_FRAME_BYTES)
+   */
+  maxFrameBytes: z.number().int().min(1).exactOptional(),
 });
 
 /**
@@ -81,6 +87,12 @@ export const subscribeFrameSchema = z.object({
   subscriptions: subscriptionsSchema,
   /** The initial credit: how many unsettled deliveries the client can hold. */
   maxCachedMessages: z.number().int().min(1).max(65_536),
+  /**
+   * The most bytes of unsettled deliveries (as `deliveredMessageBytes` estimates them) the client
+   * holds: the broker delivers no more while that many are out, but for one message larger on its
+   * own. A broker that does not know the field ignores it. @default no limit but the count
+   */
+  maxCachedBytes: z.number().int().min(1).exactOptional(),
   onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 
@@ -151,6 +163,12 @@ export const receiveFrameSchema = z.object({
   invisibleDurationMs: durationMsSchema(MIN_INVISIBLE_DURATION_MS, MAX_INVISIBLE_DURATION_MS),
   /** How long an empty receive waits for a message (long polling); 0 answers at once. */
   awaitDurationMs: durationMsSchema(0, MAX_AWAIT_DURATION_MS),
+  /**
+   * The most bytes of messages the answer may carry (as `deliveredMessageBytes` estimates them),
+   * one message always excepted; the broker also keeps the answer below the frame limit of the
+   * session's `hello`. Sent by a forwarding broker with what its client's answer has left.
+   */
+  maxBytes: z.number().int().min(1).exactOptional(),
   onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 

@@ -149,6 +149,8 @@ export class PeerConnection {
           token: options.token,
           clientId: options.clientId,
           queue: options.queue,
+          // The owner keeps its frames of deliveries below what this connection reads (maxPayload).
+          maxFrameBytes: options.maxFrameBytes,
         });
       });
       socket.once('message', (data: WebSocket.RawData) => {

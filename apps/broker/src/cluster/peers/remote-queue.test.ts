@@ -54,7 +54,7 @@ describe('RemoteQueue', () => {
     const receipts = await remote.send([outgoing(1), outgoing(2), outgoing(3)]);
     expect(receipts.map((receipt) => receipt.ok && receipt.offset)).toEqual([0, 1, 2]);
     await remote.register('billing', { orders: '*' });
-    const budget = { remaining: 2 };
+    const budget = { remaining: 2, remainingBytes: Number.POSITIVE_INFINITY };
     const leased = await remote.receive({
       group: 'billing',
       subscriptions: { orders: '*' },

@@ -2,6 +2,7 @@ import {
   BrokerError,
   type BrokerFrame,
   type DeliveredMessage,
+  deliveredMessageBytes,
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
@@ -54,7 +55,11 @@ export class RemoteQueue {
   /** Lease up to what the budget has left (or `maxMessages`); the budget is spent when the answer comes. */
   async receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
     const maxMessages = Math.min(request.maxMessages, request.budget?.remaining ?? request.maxMessages);
-    if (maxMessages <= 0 || request.signal?.aborted) return [];
+    const maxBytes = Math.min(
+      request.maxBytes ?? Number.POSITIVE_INFINITY,
+      request.budget?.remainingBytes ?? Number.POSITIVE_INFINITY,
+    );
+    if (maxMessages <= 0 || maxBytes <= 0 || request.signal?.aborted) return [];
     const answer = await this.#request({
       type: 'receive',
       group: request.group,
@@ -62,10 +67,14 @@ export class RemoteQueue {
       maxMessages,
       invisibleDurationMs: request.invisibleDurationMs,
       awaitDurationMs: request.awaitDurationMs,
+      ...(Number.isFinite(maxBytes) ? { maxBytes } : {}),
       onBehalfOf: { consumerId: request.consumerId },
     });
     const { messages } = expectAnswer(answer, 'messages');
-    if (request.budget) request.budget.remaining -= messages.length;
+    if (request.budget) {
+      request.budget.remaining -= messages.length;
+      for (const message of messages) request.budget.remainingBytes -= deliveredMessageBytes(message);
+    }
     return messages;
   }
 

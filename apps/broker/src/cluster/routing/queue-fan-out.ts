@@ -4,6 +4,7 @@ import {
   ERROR_CODES,
   type OutgoingMessage,
   type SendReceipt,
+  splitDeliveries,
 } from '@ricochet/protocol';
 import {
   type BrokerEngine,
@@ -186,15 +187,16 @@ export async function receiveOverQueues(
   request: ReceiveRequest,
   onError: ErrorReporter,
 ): Promise<DeliveredMessage[]> {
-  const budget: ReceiveBudget = { remaining: request.maxMessages };
+  const maxBytes = request.maxBytes ?? Number.POSITIVE_INFINITY;
+  const budget: ReceiveBudget = { remaining: request.maxMessages, remainingBytes: maxBytes };
   const leased: DeliveredMessage[] = [];
   for (const queue of order) {
-    if (budget.remaining <= 0) break;
+    if (budget.remaining <= 0 || budget.remainingBytes <= 0) break;
     const found = await (queues[queue] as RoutedQueue).receive({ ...request, awaitDurationMs: 0, budget });
     for (const message of found) leased.push(deliveryOfQueue(message, queue, queues.length));
   }
   if (leased.length > 0 || request.awaitDurationMs === 0 || request.signal?.aborted)
-    return withinAsked(queues, leased, request.maxMessages, onError);
+    return withinAsked(queues, leased, request.maxMessages, maxBytes, onError);
   const stopWaiting = new AbortController();
   const onAbort = () => stopWaiting.abort();
   request.signal?.addEventListener('abort', onAbort, { once: true });
@@ -214,7 +216,7 @@ export async function receiveOverQueues(
         return found.map((message) => deliveryOfQueue(message, queue, queues.length));
       }),
     );
-    return withinAsked(queues, perQueue.flat(), request.maxMessages, onError);
+    return withinAsked(queues, perQueue.flat(), request.maxMessages, maxBytes, onError);
   } finally {
     stopWaiting.abort();
     request.signal?.removeEventListener('abort', onAbort);
@@ -254,19 +256,24 @@ function untilStopped(
   });
 }
 
-/** At most `maxMessages` of what the queues leased; the surplus (a remote queue's, see above) is handed back. */
+/**
+ * At most `maxMessages` of what the queues leased, within `maxBytes` but for one message alone;
+ * the surplus (a remote queue's, see above, or two queues' leasing in the same turn) is handed back.
+ */
 function withinAsked(
   queues: readonly RoutedQueue[],
   leased: DeliveredMessage[],
   maxMessages: number,
+  maxBytes: number,
   onError: ErrorReporter,
 ): DeliveredMessage[] {
-  if (leased.length <= maxMessages) return leased;
-  for (const surplus of leased.slice(maxMessages)) {
+  const kept = splitDeliveries(leased, maxMessages, maxBytes)[0] ?? [];
+  if (kept.length === leased.length) return leased;
+  for (const surplus of leased.slice(kept.length)) {
     const routed = routeHandle(surplus.receiptHandle, queues.length);
     if (routed) void handBack(queues, [{ ...surplus, receiptHandle: routed.handle }], routed.queue, onError);
   }
-  return leased.slice(0, maxMessages);
+  return kept;
 }
 
 /**

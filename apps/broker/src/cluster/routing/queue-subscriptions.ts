@@ -1,4 +1,4 @@
-import { type CreditPool, grantCredits, type SubscribeRequest } from '../../engine/index.js';
+import { type CreditPool, creditPoolOf, grantCredits, type SubscribeRequest } from '../../engine/index.js';
 import { CreditLending } from './credit-lending.js';
 import { deliveryOfQueue } from './merged-views.js';
 import { QueueRotation } from './queue-addressing.js';
@@ -52,7 +52,9 @@ export class QueueSubscriptions {
     request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
   ): Promise<number> {
     const id = ++this.#lastId;
-    const pool: CreditPool = { credits: request.maxCachedMessages };
+    // The byte limit holds over the queues this broker owns; a remote owner's deliveries count
+    // only toward the credit it borrows (docs/guides/scale-out.md).
+    const pool: CreditPool = creditPoolOf(request.maxCachedMessages, request.maxCachedBytes);
     const lending = new CreditLending(
       pool,
       (queue, credits) => this.#lend(subscription, queue, credits),

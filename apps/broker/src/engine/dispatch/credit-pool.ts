@@ -7,6 +7,24 @@
  */
 export interface CreditPool {
   credits: number;
+  /** The bytes the client lets be out to it unsettled (`subscribe.maxCachedBytes`), when it set a limit. */
+  readonly bytes?: ByteCredit;
+}
+
+/**
+ * A client's limit on the bytes of its unsettled deliveries (`deliveredMessageBytes`), beside the
+ * count its credit keeps. The broker keeps this account itself, from deliveries and the ends of
+ * their leases, so no byte figure crosses the wire after `subscribe` and none can drift.
+ */
+export interface ByteCredit {
+  readonly maxBytes: number;
+  /** Bytes delivered through the pool whose leases have not ended. */
+  outBytes: number;
+}
+
+/** A pool of `credits`, with a byte limit when `maxBytes` is set. */
+export function creditPoolOf(credits: number, maxBytes: number | undefined): CreditPool {
+  return maxBytes === undefined ? { credits } : { credits, bytes: { maxBytes, outBytes: 0 } };
 }
 
 /** The most credit a subscription may hold: a client's grants are capped, never trusted to be sane. */

@@ -1,12 +1,17 @@
-import type { DeliveredMessage } from '@ricochet/protocol';
+import { type DeliveredMessage, deliveredMessageBytes } from '@ricochet/protocol';
+import { DeliveryMap } from '../../store/delivery-map.js';
+import type { DeliveryAddress } from '../../store/records.js';
 import type { LeaseGrant } from '../lifecycle/lease-grant.js';
 import type { Settlement } from '../lifecycle/settlement.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from '../timers/loop-budget.js';
-import type { PushLeaseTable } from '../timers/push-lease-table.js';
+import type { PushLease, PushLeaseTable } from '../timers/push-lease-table.js';
+import { ByteAllowance } from './byte-allowance.js';
 import {
+  type ByteCredit,
   type CreditLender,
   type CreditPool,
+  creditPoolOf,
   grantCredits,
   type LentCredit,
   MAX_CREDIT_WANTED,
@@ -48,6 +53,11 @@ interface PushSubscription extends LentCredit {
 export interface SubscribeRequest {
   readonly subscriptions: Readonly<Record<string, string>>;
   readonly maxCachedMessages: number;
+  /**
+   * The most bytes of unsettled deliveries the client holds (`subscribe.maxCachedBytes`), when it
+   * set a limit; ignored with `creditPool`, which carries its own. @default no limit but the count
+   */
+  readonly maxCachedBytes?: number | undefined;
   readonly consumerId: string;
   readonly sink: DeliverySink;
   /**
@@ -88,10 +98,17 @@ export class PushDispatch {
   readonly #queued = new Set<GroupRuntime>();
   /** Per group, which member the next pass starts with, so no instance is always served first. */
   readonly #rotation = new WeakMap<GroupRuntime, number>();
+  /** The deliveries out through a pool with a byte limit, and their bytes, until their leases end. */
+  readonly #bytesOut = new DeliveryMap<{
+    readonly credit: ByteCredit;
+    readonly bytes: number;
+    readonly group: GroupRuntime;
+  }>();
   #closed = false;
 
   constructor(deps: PushDispatchDeps) {
     this.#deps = deps;
+    deps.pushLeases.onEnded((lease) => this.#leaseEnded(lease));
   }
 
   /** Start a push subscription of a clustering group; deliveries begin at once, up to `maxCachedMessages`. */
@@ -104,7 +121,7 @@ export class PushDispatch {
       subscriptions,
       consumerId: request.consumerId,
       sink: request.sink,
-      pool: request.creditPool ?? { credits: request.maxCachedMessages },
+      pool: request.creditPool ?? creditPoolOf(request.maxCachedMessages, request.maxCachedBytes),
       lender: request.lender,
       wantSent: false,
       quiet: false,
@@ -157,6 +174,28 @@ export class PushDispatch {
     this.#closed = true;
   }
 
+  /** A delivery's lease ended: its bytes are no longer out, and its pool may deliver again. */
+  #leaseEnded(lease: PushLease): void {
+    if (this.#bytesOut.size === 0) return;
+    const out = this.#bytesOut.get(lease.address);
+    if (out === undefined) return;
+    this.#bytesOut.delete(lease.address);
+    out.credit.outBytes -= out.bytes;
+    this.#queue(out.group);
+  }
+
+  /** A delivery through a pool with a byte limit: its bytes are out until its lease ends. */
+  #spendBytes(
+    credit: ByteCredit,
+    address: DeliveryAddress,
+    delivered: DeliveredMessage,
+    group: GroupRuntime,
+  ): void {
+    const bytes = deliveredMessageBytes(delivered);
+    credit.outBytes += bytes;
+    this.#bytesOut.set(address, { credit, bytes, group });
+  }
+
   /** New work for the group (appends, retries, releases): lent subscriptions may ask for credit again. */
   #onWake(group: GroupRuntime): void {
     for (const member of this.#byGroup.get(group) ?? []) member.quiet = false;
@@ -192,8 +231,17 @@ export class PushDispatch {
       for (let i = 0; i < members.length && !outOfTime; i++) {
         const subscription = members[(offset + i + round) % members.length];
         if (!subscription || subscription.pool.credits <= 0 || exhausted.has(subscription)) continue;
+        const byteCredit = subscription.pool.bytes;
+        if (byteCredit !== undefined && byteCredit.outBytes >= byteCredit.maxBytes) continue;
         const want = Math.min(subscription.pool.credits, TURN_MESSAGES, passMessages - handedOut);
-        const candidates = this.#deps.readySource.take(group, subscription.subscriptions, want);
+        const candidates = this.#deps.readySource.take(
+          group,
+          subscription.subscriptions,
+          want,
+          // Only a client with nothing out may be sent one message larger than its whole limit.
+          byteCredit &&
+            new ByteAllowance(byteCredit.maxBytes - byteCredit.outBytes, byteCredit.outBytes === 0),
+        );
         if (candidates.length === 0) {
           exhausted.add(subscription);
           continue;
@@ -211,6 +259,7 @@ export class PushDispatch {
             subscription.consumerId,
           );
           if (!delivered) continue;
+          if (byteCredit !== undefined) this.#spendBytes(byteCredit, candidate.address, delivered, group);
           batch.push(delivered);
           subscription.pool.credits--;
           handedOut++;

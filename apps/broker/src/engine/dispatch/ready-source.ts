@@ -8,6 +8,7 @@ import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { ReadyRef } from '../model/ready-queue.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { Scheduler } from '../timers/scheduler.js';
+import type { ByteAllowance } from './byte-allowance.js';
 
 /** A Ready message picked for delivery, with its current lifecycle record (none on first delivery). */
 export interface ReadyCandidate {
@@ -90,9 +91,15 @@ export class ReadySource {
   /**
    * Take up to `max` Ready messages for the group. New messages from the logs come only while none
    * of the group's retries, lease expiries and delays is due without having fired: those are late
-   * already, and a broker busy handing out new messages would make them later still.
+   * already, and a broker busy handing out new messages would make them later still. With `bytes`,
+   * the take also stops before the first message that does not fit the allowance.
    */
-  take(group: GroupRuntime, subscriptions: Subscriptions, wanted: number): ReadyCandidate[] {
+  take(
+    group: GroupRuntime,
+    subscriptions: Subscriptions,
+    wanted: number,
+    bytes?: ByteAllowance,
+  ): ReadyCandidate[] {
     // DESIGN.md §11: a paused group hands out nothing — no first delivery, and a retry that fell
     // due waits Ready in the queue (its attempt not spent) — but one probe when its breaker lets
     // it. The lifecycle driver marks the delivery it becomes as the probe.
@@ -103,9 +110,13 @@ export class ReadySource {
       return [];
     }
     const max = admission.type === 'probe' ? Math.min(1, wanted) : wanted;
-    const candidates = this.#takeReadyAgain(group, subscriptions, max);
-    if (candidates.length < max && !this.#deps.scheduler.hasDue(group.name, this.#deps.clock.now())) {
-      this.#takeFromLogs(group, subscriptions, max, candidates);
+    const candidates = this.#takeReadyAgain(group, subscriptions, max, bytes);
+    if (
+      candidates.length < max &&
+      !bytes?.full &&
+      !this.#deps.scheduler.hasDue(group.name, this.#deps.clock.now())
+    ) {
+      this.#takeFromLogs(group, subscriptions, max, candidates, bytes);
     }
     return candidates;
   }
@@ -121,22 +132,36 @@ export class ReadySource {
     this.#deps.groups.saveCursor(group, topic);
   }
 
-  #takeReadyAgain(group: GroupRuntime, subscriptions: Subscriptions, max: number): ReadyCandidate[] {
+  #takeReadyAgain(
+    group: GroupRuntime,
+    subscriptions: Subscriptions,
+    max: number,
+    bytes: ByteAllowance | undefined,
+  ): ReadyCandidate[] {
     const candidates: ReadyCandidate[] = [];
     const fifo = group.config.fifo;
+    // Messages read to weigh them against `bytes`, so that none is read twice.
+    const weighed = bytes === undefined ? undefined : new Map<ReadyRef, StoredMessage | undefined>();
     const refs: ReadyRef[] = group.readyQueue.take(max, (ref) => {
       if (!subscriptions.has(ref.topic)) return false;
-      if (!fifo || ref.messageGroup === undefined) return true;
-      // P5: only the head of its message group may go; claiming it here blocks the ones behind
-      // it for the rest of this scan.
-      if (group.fifoGate.isBlocked(ref.topic, ref.messageGroup, ref.offset)) return false;
-      group.fifoGate.claim(ref.topic, ref.messageGroup, ref.offset);
+      const messageGroup = fifo ? ref.messageGroup : undefined;
+      // P5: only the head of its message group may go; claiming it (below) blocks the ones
+      // behind it for the rest of this scan.
+      if (messageGroup !== undefined && group.fifoGate.isBlocked(ref.topic, messageGroup, ref.offset))
+        return false;
+      if (bytes !== undefined && weighed !== undefined) {
+        // A stale reference weighs nothing: it is dropped below.
+        const message = this.#deps.topics.getMessage(ref.topic, ref.offset);
+        if (message !== undefined && !bytes.admit(message)) return 'stop';
+        weighed.set(ref, message);
+      }
+      if (messageGroup !== undefined) group.fifoGate.claim(ref.topic, messageGroup, ref.offset);
       return true;
     });
     if (refs.length > 0) this.#deps.scheduler.resume(group.name);
     for (const ref of refs) {
       const address = { group: group.name, topic: ref.topic, offset: ref.offset };
-      const message = this.#deps.topics.getMessage(ref.topic, ref.offset);
+      const message = weighed?.get(ref) ?? this.#deps.topics.getMessage(ref.topic, ref.offset);
       const record = this.#deps.records.get(address);
       // A stale reference (the record moved on meanwhile) is dropped; the record is the truth.
       if (!message || (record && record.state.state !== 'ready')) continue;
@@ -150,13 +175,18 @@ export class ReadySource {
     subscriptions: Subscriptions,
     max: number,
     into: ReadyCandidate[],
+    bytes: ByteAllowance | undefined,
   ): void {
     const topics = [...subscriptions.keys()];
     if (topics.length === 0) return;
     const start = (this.#nextTopicIndex.get(group) ?? 0) % topics.length;
     this.#nextTopicIndex.set(group, start + 1);
     let scanned = 0;
-    for (let i = 0; i < topics.length && into.length < max && scanned < MAX_SCANNED_PER_CALL; i++) {
+    for (
+      let i = 0;
+      i < topics.length && into.length < max && scanned < MAX_SCANNED_PER_CALL && !bytes?.full;
+      i++
+    ) {
       const topic = topics[(start + i) % topics.length] ?? '';
       const filter = subscriptions.get(topic);
       const runtime = this.#deps.topics.get(topic);
@@ -197,6 +227,13 @@ export class ReadySource {
               this.#deps.applier.parkBehindFifoHead(group, address, message.messageId, message.messageGroup);
               continue;
             }
+          }
+          if (bytes !== undefined && !bytes.admit(message)) {
+            // The answer is full: the message stays in the log, first in line for the next take.
+            cursor = message.offset;
+            break scan;
+          }
+          if (group.config.fifo && message.messageGroup !== undefined) {
             group.fifoGate.claim(topic, message.messageGroup, message.offset);
           }
           into.push({ address, message, record: undefined });

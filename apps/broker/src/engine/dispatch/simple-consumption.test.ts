@@ -70,11 +70,29 @@ describe('SimpleConsumption', () => {
 
   it('leases no more than a shared budget allows, and spends it (a receive spread over queues)', async () => {
     h.appendMany('t', 5);
-    const budget = { remaining: 3 };
+    const budget = { remaining: 3, remainingBytes: Number.POSITIVE_INFINITY };
     expect(await simple.receive(request({ maxMessages: 10, budget }))).toHaveLength(3);
     expect(budget.remaining).toBe(0);
     expect(await simple.receive(request({ maxMessages: 10, budget }))).toEqual([]);
     expect(group.inflight).toBe(3);
+  });
+
+  it('keeps an answer within maxBytes, in order, and lets one larger message go alone', async () => {
+    const mib = 1024 * 1024;
+    h.appendMany('t', 4, () => ({ body: new Uint8Array(3 * mib) }));
+    expect(ids(await simple.receive(request({ maxBytes: 7 * mib })))).toEqual(['t-0', 't-1']);
+    expect(ids(await simple.receive(request({ maxBytes: 1 * mib })))).toEqual(['t-2']);
+    expect(ids(await simple.receive(request({ maxBytes: 100 * mib })))).toEqual(['t-3']);
+  });
+
+  it('spends a shared budget of bytes, and lets only the first lease of a receive go past it', async () => {
+    const mib = 1024 * 1024;
+    h.appendMany('t', 3, () => ({ body: new Uint8Array(3 * mib) }));
+    const budget = { remaining: 10, remainingBytes: 4 * mib };
+    expect(ids(await simple.receive(request({ maxBytes: 4 * mib, budget })))).toEqual(['t-0']);
+    expect(budget.remainingBytes).toBeLessThan(mib);
+    // What is left of the bytes holds no whole message, and this receive already leased one.
+    expect(await simple.receive(request({ maxBytes: 4 * mib, budget }))).toEqual([]);
   });
 
   it('answers an empty receive at once when it may not wait', async () => {

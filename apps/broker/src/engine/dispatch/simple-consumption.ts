@@ -1,8 +1,9 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
-import { BrokerError } from '@ricochet/protocol';
+import { BrokerError, deliveredMessageBytes } from '@ricochet/protocol';
 import type { LeaseGrant } from '../lifecycle/lease-grant.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { TimerService } from '../timers/timer-service.js';
+import { ByteAllowance } from './byte-allowance.js';
 import type { ReadySource, Subscriptions } from './ready-source.js';
 import { parseSubscriptions } from './subscriptions.js';
 
@@ -10,6 +11,12 @@ export interface ReceiveRequest {
   readonly group: string;
   readonly subscriptions: Readonly<Record<string, string>>;
   readonly maxMessages: number;
+  /**
+   * The most bytes of messages the answer may carry (`deliveredMessageBytes`), one message always
+   * excepted: what keeps the answer, one frame, below the frame limit of the client's session.
+   * @default no limit
+   */
+  readonly maxBytes?: number;
   readonly invisibleDurationMs: number;
   /** How long an empty receive waits for a message (long polling); 0 answers at once. */
   readonly awaitDurationMs: number;
@@ -27,6 +34,8 @@ export interface ReceiveRequest {
 /** Messages a receive spread over several queues may still lease (see `ReceiveRequest.budget`). */
 export interface ReceiveBudget {
   remaining: number;
+  /** Bytes of messages (`deliveredMessageBytes`) the answer may still carry: `maxBytes` less what was leased. */
+  remainingBytes: number;
 }
 
 /** A receive waiting for messages. */
@@ -96,8 +105,15 @@ export class SimpleConsumption {
     const delivered: DeliveredMessage[] = [];
     const budget = request.budget;
     const want = budget === undefined ? request.maxMessages : Math.min(request.maxMessages, budget.remaining);
-    if (want <= 0) return delivered;
-    const candidates = this.#deps.readySource.take(group, subscriptions, want);
+    const maxBytes = Math.min(
+      request.maxBytes ?? Number.POSITIVE_INFINITY,
+      budget?.remainingBytes ?? Number.POSITIVE_INFINITY,
+    );
+    if (want <= 0 || maxBytes <= 0) return delivered;
+    // Over several queues, only the receive's first lease may go past the bytes (one message alone).
+    const leasedBefore = budget !== undefined && budget.remaining < request.maxMessages;
+    const bytes = Number.isFinite(maxBytes) ? new ByteAllowance(maxBytes, !leasedBefore) : undefined;
+    const candidates = this.#deps.readySource.take(group, subscriptions, want, bytes);
     for (const candidate of candidates) {
       const message = this.#deps.leaseGrant.toSimple(
         group,
@@ -107,7 +123,10 @@ export class SimpleConsumption {
       );
       if (message) delivered.push(message);
     }
-    if (budget !== undefined) budget.remaining -= delivered.length;
+    if (budget !== undefined) {
+      budget.remaining -= delivered.length;
+      for (const message of delivered) budget.remainingBytes -= deliveredMessageBytes(message);
+    }
     return delivered;
   }
 

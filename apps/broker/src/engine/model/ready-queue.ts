@@ -32,12 +32,18 @@ export class ReadyQueue {
     }
   }
 
-  /** Remove and return up to `max` entries accepted by `accept`, oldest first. */
-  take(max: number, accept: (ref: ReadyRef) => boolean): ReadyRef[] {
+  /**
+   * Remove and return up to `max` entries accepted by `accept`, oldest first; `accept` answering
+   * `'stop'` ends the take there (the entry stays), as when a receive's answer is full of bytes.
+   */
+  take(max: number, accept: (ref: ReadyRef) => boolean | 'stop'): ReadyRef[] {
     const taken: ReadyRef[] = [];
     for (let i = this.#head; i < this.#items.length && taken.length < max; i++) {
       const ref = this.#items[i];
-      if (ref && accept(ref)) {
+      if (!ref) continue;
+      const verdict = accept(ref);
+      if (verdict === 'stop') break;
+      if (verdict) {
         taken.push(ref);
         this.#items[i] = undefined;
         this.#size--;

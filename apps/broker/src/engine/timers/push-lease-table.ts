@@ -48,6 +48,7 @@ export class PushLeaseTable {
   readonly #clock: Clock;
   readonly #timers: TimerService;
   #onExpired: ((lease: PushLease) => void) | undefined;
+  #onEnded: ((lease: PushLease) => void) | undefined;
   readonly #byAddress = new DeliveryMap<LaneEntry>();
   #lanes: Lane[] = [];
   #timer: TimerHandle | undefined;
@@ -62,6 +63,15 @@ export class PushLeaseTable {
   start(listener: (lease: PushLease) => void): void {
     if (this.#onExpired) throw new Error('the push lease table is started already');
     this.#onExpired = listener;
+  }
+
+  /**
+   * From now on, tell `listener` of every lease that leaves the table, whichever way (settled,
+   * released, replaced, expired), once each (one owner: the dispatch that keeps byte credit).
+   */
+  onEnded(listener: (lease: PushLease) => void): void {
+    if (this.#onEnded) throw new Error('the push lease table has a listener for ended leases already');
+    this.#onEnded = listener;
   }
 
   get size(): number {
@@ -115,6 +125,7 @@ export class PushLeaseTable {
 
   #removeEntry(entry: LaneEntry): void {
     this.#byAddress.delete(entry.lease.address);
+    this.#onEnded?.(entry.lease);
     entry.removed = true;
     const lane = entry.lane;
     lane.removed++;
