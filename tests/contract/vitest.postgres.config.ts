@@ -40,6 +40,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'retention',
   'postgres-store-lease',
   'postgres-cluster',
+  'postgres-multi-host-url',
   // Apache's RocketMQ clients on one broker of the cluster: with queues spread, the broker they
   // reach forwards what another owns, as for Ricochet's clients (DESIGN.md §10).
   'rocketmq-simple-consumer',

@@ -5,6 +5,7 @@ import type { BrokerStore } from './broker-store.js';
 import { openLmdbStore } from './lmdb-store.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
 import { LeaseGate, type LeaseHolder } from './postgres/store-lease.js';
+import { redactStoreUrl } from './store-url.js';
 
 /** What the broker is told about its store while it opens and runs. */
 export interface OpenStoreHooks {
@@ -128,7 +129,5 @@ export function brokerIdentity(config: Pick<BrokerConfig, 'dataDir'>): string {
 /** The store's URL for log lines: without a password. */
 export function describeStore(config: Pick<BrokerConfig, 'store' | 'dataDir'>): string {
   if (config.store === undefined) return `data in ${config.dataDir}`;
-  const url = new URL(config.store);
-  url.password = '';
-  return `store ${url.toString()}`;
+  return `store ${redactStoreUrl(config.store)}`;
 }
