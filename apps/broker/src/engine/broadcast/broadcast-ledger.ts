@@ -52,7 +52,10 @@ export class BroadcastLedger {
         continue;
       }
       const instance = new BroadcastInstance(group, record.clientId, record.lastSeenAt);
-      for (const [topic, position] of Object.entries(record.positions)) instance.cursors.set(topic, position);
+      for (const [topic, position] of Object.entries(record.positions)) {
+        instance.cursors.set(topic, position);
+        this.#deps.groups.addReader(group, topic);
+      }
       this.#add(instance);
     }
     this.#sweep();
@@ -89,6 +92,7 @@ export class BroadcastLedger {
         topic,
         group.config.startFrom === 'earliest' ? runtime.retained.expiredBelow : runtime.nextOffset,
       );
+      this.#deps.groups.addReader(group, topic);
     }
     this.#dirty.delete(instance);
     void this.#deps.store.putBroadcastInstance(instance.toRecord());

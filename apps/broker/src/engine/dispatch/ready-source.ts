@@ -129,6 +129,7 @@ export class ReadySource {
       topic,
       group.config.startFrom === 'earliest' ? runtime.retained.expiredBelow : runtime.nextOffset,
     );
+    this.#deps.groups.addReader(group, topic);
     this.#deps.groups.saveCursor(group, topic);
   }
 

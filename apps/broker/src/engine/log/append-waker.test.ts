@@ -10,6 +10,8 @@ const reads: Record<string, readonly string[]> = { a: ['t'], b: ['u', 'v'], c: [
 
 function watch(name: string): GroupRuntime {
   const group = h.groups.put(name, {});
+  // As subscribing does: the registry learns which topics the group reads.
+  for (const topic of reads[name] ?? []) h.groups.addReader(group, topic);
   group.onWake(() => wakes.set(name, (wakes.get(name) ?? 0) + 1));
   return group;
 }
@@ -52,5 +54,18 @@ describe('AppendWaker', () => {
     watch('late');
     await Promise.resolve();
     expect(wakes.get('late')).toBe(1);
+  });
+
+  it('looks only at the groups that read the topics appended to, however many the broker has', async () => {
+    for (let index = 0; index < 1_000; index++) h.groups.put(`idle-${index}`, {});
+    const asked: string[] = [];
+    const appends = new AppendWaker(h.groups, (group, topic) => {
+      asked.push(group.name);
+      return reads[group.name]?.includes(topic) ?? false;
+    });
+    appends.appended('t');
+    await Promise.resolve();
+    expect(asked).toEqual(['a']);
+    expect(Object.fromEntries(wakes)).toEqual({ a: 1 });
   });
 });

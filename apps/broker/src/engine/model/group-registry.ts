@@ -74,6 +74,9 @@ export class GroupRuntime {
   }
 }
 
+/** The readers of a topic no group reads. */
+const NO_READERS: ReadonlySet<GroupRuntime> = new Set();
+
 /** Groups: their config, created over the admin API or on first use. */
 export class GroupRegistry {
   readonly #groups = new Map<string, GroupRuntime>();
@@ -81,6 +84,14 @@ export class GroupRegistry {
   readonly #clock: Clock;
   readonly #autoCreate: boolean;
   readonly #defaultHistory: DeliveryHistoryMode;
+  /**
+   * Per topic, the groups that read it: with a cursor of their own, or of one of their broadcast
+   * instances (B1). What a send asks, once per turn, instead of walking every group of the broker:
+   * with tens of thousands of groups that walk, and the copy of the list it made, cost every send
+   * milliseconds. It never shrinks (nothing removes a group or a cursor), and a reader that went
+   * away (a forgotten broadcast instance) only costs a look at it per append.
+   */
+  readonly #readers = new Map<string, Set<GroupRuntime>>();
   /** Groups and topics whose marks changed this turn: their cursor records go with the turn's commit. */
   readonly #marksToWrite = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
 
@@ -110,6 +121,7 @@ export class GroupRegistry {
       const group = this.#groups.get(cursor.group);
       if (!group) continue;
       group.cursors.set(cursor.topic, cursor.nextOffset);
+      this.addReader(group, cursor.topic);
       group.storedCursors.set(cursor.topic, cursor.nextOffset);
       if (cursor.settledAhead !== undefined)
         group.settledMarks.set(cursor.topic, OffsetRuns.fromFlat(cursor.settledAhead));
@@ -129,6 +141,21 @@ export class GroupRegistry {
 
   list(): GroupRuntime[] {
     return [...this.#groups.values()];
+  }
+
+  /** `group` reads `topic` from now on: it has a cursor there, or one of its broadcast instances has. */
+  addReader(group: GroupRuntime, topic: string): void {
+    let readers = this.#readers.get(topic);
+    if (!readers) {
+      readers = new Set();
+      this.#readers.set(topic, readers);
+    }
+    readers.add(group);
+  }
+
+  /** The groups that read `topic` (see {@link addReader}); perhaps one that has stopped. */
+  readersOf(topic: string): ReadonlySet<GroupRuntime> {
+    return this.#readers.get(topic) ?? NO_READERS;
   }
 
   /**

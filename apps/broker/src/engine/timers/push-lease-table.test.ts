@@ -86,7 +86,10 @@ describe('PushLeaseTable', () => {
     );
   });
 
-  it("expires what is due as time passes, a push stream's leases mostly in order and settled mostly in order", async () => {
+  // 60 runs of up to a few hundred steps each: about 1.5 s alone, several times that on a loaded machine.
+  it("expires what is due as time passes, a push stream's leases mostly in order and settled mostly in order", {
+    timeout: 30_000,
+  }, async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(

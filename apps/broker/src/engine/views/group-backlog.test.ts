@@ -11,9 +11,18 @@ let backlog: GroupBacklog;
 
 function instance(group: GroupRuntime, clientId: string, cursors: Record<string, number>): BroadcastInstance {
   const created = new BroadcastInstance(group, clientId, 0);
-  for (const [topic, cursor] of Object.entries(cursors)) created.cursors.set(topic, cursor);
+  for (const [topic, cursor] of Object.entries(cursors)) {
+    created.cursors.set(topic, cursor);
+    h.groups.addReader(group, topic);
+  }
   instances.set(group.name, [...(instances.get(group.name) ?? []), created]);
   return created;
+}
+
+/** Place `group`'s cursor on `topic`, as subscribing does: the registry then knows it reads the topic. */
+function readFrom(group: GroupRuntime, topic: string, cursor: number): void {
+  group.cursors.set(topic, cursor);
+  h.groups.addReader(group, topic);
 }
 
 function holdInflight(target: BroadcastInstance, topic: string, offset: number): void {
@@ -37,8 +46,8 @@ describe('GroupBacklog', () => {
     h.appendMany('a', 10);
     h.appendMany('b', 5);
     const group = h.groups.put('g', {});
-    group.cursors.set('a', 6);
-    group.cursors.set('b', 5);
+    readFrom(group, 'a', 6);
+    readFrom(group, 'b', 5);
     group.readyQueue.push({ topic: 'a', offset: 1 });
     Object.assign(group, { inflight: 2, waitingRetry: 3, committed: 100, deadLettered: 7 });
     expect(backlog.of(group)).toBe(4 + 1 + 2 + 3);
@@ -59,7 +68,7 @@ describe('GroupBacklog', () => {
 
   it('does not throttle a topic without a limit, however large the backlog', () => {
     h.appendMany('a', 50);
-    h.groups.put('g', {}).cursors.set('a', 0);
+    readFrom(h.groups.put('g', {}), 'a', 0);
     expect(backlog.throttle('a')).toBeUndefined();
     expect(backlog.throttle('unknown')).toBeUndefined();
   });
@@ -68,7 +77,7 @@ describe('GroupBacklog', () => {
     h.topics.put('a', { type: 'normal', maxBacklogMessages: 3 });
     h.appendMany('a', 2);
     const group = h.groups.put('g', {});
-    group.cursors.set('a', 0);
+    readFrom(group, 'a', 0);
     expect(backlog.throttle('a')).toBeUndefined();
     h.append('a');
     const error = backlog.throttle('a');
@@ -78,7 +87,7 @@ describe('GroupBacklog', () => {
       details: { topic: 'a', group: 'g', limit: 3 },
     });
     expect(error?.message).toContain('3 unconsumed');
-    group.cursors.set('a', 1);
+    readFrom(group, 'a', 1);
     expect(backlog.throttle('a')).toBeUndefined();
   });
 
@@ -86,11 +95,11 @@ describe('GroupBacklog', () => {
     h.topics.put('a', { type: 'normal', maxBacklogMessages: 5 });
     h.appendMany('a', 1);
     h.appendMany('b', 10);
-    h.groups.put('other', {}).cursors.set('b', 0);
+    readFrom(h.groups.put('other', {}), 'b', 0);
     expect(backlog.throttle('a')).toBeUndefined();
     const reader = h.groups.put('reader', {});
-    reader.cursors.set('a', 0);
-    reader.cursors.set('b', 6);
+    readFrom(reader, 'a', 0);
+    readFrom(reader, 'b', 6);
     // 1 in a + 4 in b: the group reads a, so its whole backlog counts.
     expect(backlog.throttle('a')?.details).toEqual({ topic: 'a', group: 'reader', limit: 5 });
   });
@@ -112,7 +121,7 @@ describe('GroupBacklog', () => {
     const clustering = h.groups.put('c', {});
     instance(clustering, 'stray', { a: 0 });
     expect(backlog.reads(clustering, 'a')).toBe(false);
-    clustering.cursors.set('a', 0);
+    readFrom(clustering, 'a', 0);
     expect(backlog.reads(clustering, 'a')).toBe(true);
     expect(backlog.reads(clustering, 'b')).toBe(false);
   });
@@ -120,7 +129,7 @@ describe('GroupBacklog', () => {
   it('yields each group’s inflight and backlog for the gauges', () => {
     h.appendMany('a', 3);
     const c = h.groups.put('c', {});
-    c.cursors.set('a', 1);
+    readFrom(c, 'a', 1);
     c.inflight = 4;
     const b = h.groups.put('b', { consumeMode: 'broadcasting' });
     instance(b, 'one', { a: 0 });

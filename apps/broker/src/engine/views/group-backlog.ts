@@ -46,7 +46,7 @@ export class GroupBacklog {
   throttle(topic: string): BrokerError | undefined {
     const limit = this.#deps.topics.get(topic)?.record.config.maxBacklogMessages;
     if (limit === undefined) return undefined;
-    for (const group of this.#deps.groups.list()) {
+    for (const group of this.#deps.groups.readersOf(topic)) {
       if (!this.reads(group, topic)) continue;
       const backlog = this.#deps.totalBacklogOf?.(group.name) ?? this.of(group);
       if (backlog >= limit) return backlogRefusal(topic, group.name, backlog, limit);
@@ -59,7 +59,7 @@ export class GroupBacklog {
     const record = this.#deps.topics.get(topic)?.record;
     if (record === undefined) return undefined;
     const groups = [];
-    for (const group of this.#deps.groups.list()) {
+    for (const group of this.#deps.groups.readersOf(topic)) {
       if (this.reads(group, topic)) groups.push({ group: group.name, backlog: this.of(group) });
     }
     return { topic, maxBacklogMessages: record.config.maxBacklogMessages, groups };
