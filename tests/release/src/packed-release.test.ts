@@ -190,6 +190,28 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     await run(join(app, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: app, budgetMs: 240_000 });
   });
 
+  it('runs the patched PostgreSQL driver it ships, not the registry’s postgres', async () => {
+    // The registry's postgres 3.4.9 throws from a setImmediate when a write runs after its socket
+    // closed (porsager/postgres#1154, #1208): a database failover would end the broker.
+    const brokerDir = join(app, 'node_modules', '@ricochet', 'broker', 'dist');
+    const driver = readFileSync(join(brokerDir, 'store', 'postgres', 'driver.js'), 'utf8');
+    expect(driver).toContain("from '../../vendor/postgres/src/index.js';");
+    expect(driver).not.toContain("from 'postgres';");
+    const connection = readFileSync(join(brokerDir, 'vendor', 'postgres', 'src', 'connection.js'), 'utf8');
+    expect(connection).toMatch(/if \(socket === null\) \{\s+clearImmediate\(nextWriteTimer\)/);
+    // And it loads, with nothing beside Node's own modules.
+    const { stdout } = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '--eval',
+        "const { default: postgres } = await import('./node_modules/@ricochet/broker/dist/store/postgres/driver.js'); console.log(typeof postgres);",
+      ],
+      { cwd: app, budgetMs: 60_000 },
+    );
+    expect(stdout.trim()).toBe('function');
+  });
+
   describe('against the packed broker', () => {
     let broker: Running;
     let endpoint: string;

@@ -1,4 +1,4 @@
-import postgres, { type Sql } from 'postgres';
+import postgres, { type Sql } from '../../store/postgres/driver.js';
 import { SCHEMA_LOCK } from '../../store/postgres/postgres-schema.js';
 
 /**

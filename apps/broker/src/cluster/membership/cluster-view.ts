@@ -1,4 +1,4 @@
-import type { Sql } from 'postgres';
+import type { Sql } from '../../store/postgres/driver.js';
 import { QUEUE_COUNT, queueSchema } from '../../store/postgres/queue-schema.js';
 import { type LiveBroker, liveBrokers } from './broker-registry.js';
 import { rankQueues } from './queue-assignment.js';

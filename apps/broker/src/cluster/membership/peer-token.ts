@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
+import postgres from '../../store/postgres/driver.js';
 import { SCHEMA_LOCK } from '../../store/postgres/postgres-schema.js';
 
 /**

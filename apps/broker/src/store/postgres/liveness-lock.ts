@@ -1,4 +1,4 @@
-import postgres, { type Sql } from 'postgres';
+import postgres, { type Sql } from './driver.js';
 import { checkQueue, queueConnection } from './queue-schema.js';
 
 /** An arbitrary constant ('ric1'): the advisory lock that says the store's owner is alive. */

@@ -1,5 +1,4 @@
 import { unpack } from 'msgpackr';
-import type { TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type {
   BroadcastInstanceRecord,
@@ -13,6 +12,7 @@ import { fromStoredDelivery, type StoredDeliveryV1 } from '../schema/stored-deli
 import { fromStoredGroup, type StoredGroupV1 } from '../schema/stored-group.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { BinaryCopyParser } from './binary-copy.js';
+import type { TransactionSql } from './driver.js';
 import type { IdIndexRebuild } from './id-index-rebuild.js';
 import { type Column, TABLES, type Table, type TableName } from './postgres-tables.js';
 

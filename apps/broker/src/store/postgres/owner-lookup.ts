@@ -1,4 +1,4 @@
-import postgres from 'postgres';
+import postgres from './driver.js';
 import { queueConnection } from './queue-schema.js';
 import { type LeaseHolder, leaseHolder } from './store-lease.js';
 

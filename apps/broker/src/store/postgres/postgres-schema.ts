@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Sql } from 'postgres';
 import { decideLayout, type LayoutRules, LayoutVersionError } from '../layout-version.js';
+import type { Sql } from './driver.js';
 import { schemaStatements } from './postgres-tables.js';
 import { queueSchema } from './queue-schema.js';
 import { FENCE_FUNCTION } from './store-lease.js';

@@ -1,6 +1,5 @@
 import { rmSync } from 'node:fs';
 import { Packr } from 'msgpackr';
-import postgres, { type Sql } from 'postgres';
 import type { FlushPolicy } from '../../config.js';
 import type { BrokerStore } from '../broker-store.js';
 import { openLmdbStore } from '../lmdb-store.js';
@@ -23,6 +22,7 @@ import type {
 import { toStoredDelivery } from '../schema/stored-delivery.js';
 import { toStoredGroup } from '../schema/stored-group.js';
 import { toStoredTopic } from '../schema/stored-topic.js';
+import postgres, { type Sql } from './driver.js';
 import { LivenessLock } from './liveness-lock.js';
 import { preparePostgresSchema } from './postgres-schema.js';
 import type { RowValues, TableName } from './postgres-tables.js';

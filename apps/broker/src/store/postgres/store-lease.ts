@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from 'postgres';
+import type { Sql, TransactionSql } from './driver.js';
 import type { LivenessLock } from './liveness-lock.js';
 import type { FenceCall } from './write-batch.js';
 

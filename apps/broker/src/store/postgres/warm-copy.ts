@@ -1,9 +1,9 @@
 import { unpack } from 'msgpackr';
-import type { Sql, TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type { StoredMessage } from '../records.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { arrayLiteral } from './array-literal.js';
+import type { Sql, TransactionSql } from './driver.js';
 import { IdIndexRebuild } from './id-index-rebuild.js';
 import { type Loader, loadersFor, loadRows, selectAll, selectList } from './mirror-load.js';
 import { type Column, TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';

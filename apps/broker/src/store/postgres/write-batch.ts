@@ -1,7 +1,7 @@
-import type { PendingQuery, Row, TransactionSql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
 import type { ExpiredMessage } from '../records.js';
 import { arrayLiteral } from './array-literal.js';
+import type { PendingQuery, Row, TransactionSql } from './driver.js';
 import {
   type Column,
   ROW_SEQUENCE,

@@ -1,6 +1,6 @@
 import { BrokerError } from '@ricochet/protocol';
-import type { Sql } from 'postgres';
 import type { BrokerStore } from '../broker-store.js';
+import type { Sql } from './driver.js';
 import { isFenced, type StoreLease } from './store-lease.js';
 import { WriteBatch } from './write-batch.js';
 

@@ -1,0 +1,17 @@
+/**
+ * The PostgreSQL driver: postgres.js 3.4.9, patched (patches/postgres@3.4.9.patch). Unpatched, a
+ * write scheduled after its socket closed throws from a `setImmediate` (porsager/postgres#1154,
+ * #1208), which no caller can catch and which ends the broker on a database failover; the patch
+ * fails those queries with `CONNECTION_CLOSED` instead, which the store handles like any dropped
+ * connection.
+ *
+ * The workspace installs the patched driver, but a team installing `@ricochet/broker` from npm
+ * would get plain 3.4.9 from the registry, the newest release, without the fix. So every module
+ * of the broker takes the driver from here, and the published build points this one import at the
+ * patched copy it ships in `dist/vendor/postgres` (`scripts/vendor-postgres.mjs`); the release
+ * check proves the installed broker loads that copy. Drop both once upstream releases the guard.
+ */
+import postgres from 'postgres';
+
+export default postgres;
+export type { PendingQuery, Row, Sql, TransactionSql } from 'postgres';
