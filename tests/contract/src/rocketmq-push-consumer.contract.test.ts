@@ -8,11 +8,15 @@ import { startRocketBroker, startRocketProducer, startRocketPushConsumer } from 
 /** Every delivery a listener saw, and a way to wait for the `count`th. */
 function recorder() {
   const deliveries: MessageView[] = [];
+  /** `performance.now()` when each delivery reached the listener. */
+  const atMs: number[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   return {
     deliveries,
+    atMs,
     record(message: MessageView) {
       deliveries.push(message);
+      atMs.push(performance.now());
       for (const waiter of waiters.filter((w) => deliveries.length >= w.count)) waiter.resolve();
     },
     delivered(count: number): Promise<MessageView[]> {
@@ -85,10 +89,12 @@ describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
     );
   });
 
-  it('FAILURE is redelivered with the next deliveryAttempt and the same messageId (P2, P6)', async () => {
+  it('FAILURE is redelivered on the group’s schedule, with the next deliveryAttempt and the same messageId (P2, P3, P6)', async () => {
+    const delayMs = 300;
     await using scenario = await pushScenario({
       topic: 'orders',
       group: 'billing',
+      groupConfig: { retryPolicy: { type: 'fixed', delayMs } },
       verdict: (_, seen) => (seen.length === 1 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS),
     });
     const { rocket, seen, producer } = scenario;
@@ -98,6 +104,10 @@ describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
       [sent.messageId, 1],
       [sent.messageId, 2],
     ]);
+    // The group's delay, whatever the client asked for in its ChangeInvisibleDuration (the Node
+    // client 1.0.8 asks for 0 ms): the delay counts from the failure, after the first delivery.
+    const [first = 0, second = 0] = seen.atMs;
+    expect(second - first).toBeGreaterThanOrEqual(delayMs);
     await eventually(
       () => rocket.broker.admin.getGroup('billing'),
       (group) => group.stats.committed === 1,
@@ -130,7 +140,8 @@ describe('RocketMQ 5 Node client, unchanged: push consumer', () => {
     await using scenario = await pushScenario({
       topic: 'orders',
       group: 'billing',
-      groupConfig: { maxRetries: 2 },
+      // The group's schedule decides when each failure comes back (P3): millisecond-scale here.
+      groupConfig: { maxRetries: 2, retryPolicy: { type: 'fixed', delayMs: 20 } },
       verdict: () => ConsumeResult.FAILURE,
     });
     const { rocket, seen, producer } = scenario;

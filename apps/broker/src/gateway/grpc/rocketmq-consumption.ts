@@ -150,9 +150,12 @@ export class RocketConsumption {
 
   /**
    * S4 for a simple consumer's lease. For a push delivery it is the RocketMQ push consumer's nack:
-   * a failed delivery (P2) retried after the backoff the client asks for, which is the group's
-   * policy the Telemetry settings gave it; at max attempts the message goes to the DLQ at once
-   * (P4). The handle it answers with is the settled one: a push consumer never uses it again.
+   * a failed delivery (P2), retried on the group's schedule (P3, decided by core) whatever delay
+   * the client computed: the official clients do not agree on it (the Node client 1.0.8 ignores
+   * the backoff the Telemetry settings gave it and asks for 0 ms, so a failed message came back at
+   * once), and DESIGN.md §10 says the group's policy decides. At max attempts the message goes to
+   * the DLQ at once (P4). The handle it answers with is the settled one: a push consumer never
+   * uses it again.
    */
   async changeInvisibleDuration(request: ChangeInvisibleDurationRequest, call: RocketCall) {
     const handle = request.receiptHandle ?? '';
@@ -163,7 +166,7 @@ export class RocketConsumption {
     const principal = permitted(call.access.checkActions(actionsOfHandles([handle])));
     if (this.#push.isPushDelivery(handle)) {
       const [failure] = await this.#deps.engine.nack(
-        [{ receiptHandle: handle, retryAfterMs: ms, reason: 'FAILURE (RocketMQ push consumer nack)' }],
+        [{ receiptHandle: handle, reason: 'FAILURE (RocketMQ push consumer nack)' }],
         principal,
       );
       this.#push.settled([handle]);
