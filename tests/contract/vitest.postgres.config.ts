@@ -38,6 +38,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'c2-release-on-disconnect',
   'group-isolation',
   'retention',
+  'readiness-probe',
   'postgres-store-lease',
   'postgres-cluster',
   'postgres-multi-host-url',

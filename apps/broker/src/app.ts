@@ -194,7 +194,11 @@ export async function buildBroker(
   });
   if (grpcGateway?.tlsServer) tlsReloader?.addTarget(grpcGateway.tlsServer as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];
-  registerAdminRoutes(app, { engine, serviceOf, accepting: isAccepting });
+  registerAdminRoutes(app, {
+    engine,
+    serviceOf,
+    health: { accepting: isAccepting, queuesWithoutOwner: () => backend.queuesWithoutOwner() },
+  });
   backend.registerClusterRoutes(app);
   if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
 

@@ -5,7 +5,7 @@ import { registerCounterRoutes } from './counter-routes.js';
 import { registerDeadLetterRoutes } from './dead-letter-routes.js';
 import { registerFifoRoutes } from './fifo-routes.js';
 import { registerGroupRoutes } from './group-routes.js';
-import { registerHealthRoutes } from './health-routes.js';
+import { type HealthState, registerHealthRoutes } from './health-routes.js';
 import { registerBrokerErrorReplies } from './http-error.js';
 import { registerMessageRoutes } from './message-routes.js';
 import type { ServiceOf } from './request-scope.js';
@@ -18,12 +18,12 @@ export interface AdminRoutesOptions {
   readonly engine: BrokerService;
   /** The service each request of a per-queue route is answered by (`request-scope.ts`). */
   readonly serviceOf: ServiceOf;
-  /** Whether the broker takes new work: `/healthz` answers 503 while it drains. */
-  readonly accepting: () => boolean;
+  /** What `/healthz` and `/readyz` answer from. */
+  readonly health: HealthState;
 }
 
 /**
- * The admin API's routes (`/v1/…`, `/healthz`, `/metrics`), after its one error handler: routes
+ * The admin API's routes (`/v1/…`, `/healthz`, `/readyz`, `/metrics`), after its one error handler: routes
  * registered before `setErrorHandler` would not get it. The guard in front of them
  * (`http-access.ts`) and the dashboard (`ui-routes.ts`) are registered by the app.
  */
@@ -32,7 +32,7 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
   registerBrokerErrorReplies(app);
   // Before any route: every answer below, and the cluster's routes the backend adds, is checked.
   registerAnswerCheck(app);
-  registerHealthRoutes(app, engine, options.accepting);
+  registerHealthRoutes(app, engine, options.health);
   registerTopicRoutes(app, serviceOf);
   registerGroupRoutes(app, serviceOf);
   registerMessageRoutes(app, serviceOf);

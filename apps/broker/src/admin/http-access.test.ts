@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { bearerTokenOf, httpActionOf } from './http-access.js';
 
 describe('httpActionOf', () => {
-  it('leaves the health check and the WebSocket upgrade open', () => {
+  it('leaves the probes and the WebSocket upgrade open', () => {
     expect(httpActionOf('GET', '/healthz')).toBeUndefined();
+    expect(httpActionOf('GET', '/readyz')).toBeUndefined();
     expect(httpActionOf('GET', '/v1/ws')).toBeUndefined();
   });
 
@@ -24,7 +25,7 @@ describe('httpActionOf', () => {
   });
 
   it('guards paths no route serves, and look-alikes of the open ones', () => {
-    for (const path of ['/nowhere', '/healthz/', '/v1/ws/', '//metrics', '/HEALTHZ'])
+    for (const path of ['/nowhere', '/healthz/', '/readyz/', '/v1/ws/', '//metrics', '/HEALTHZ'])
       expect(httpActionOf('GET', path), path).toBeDefined();
   });
 });

@@ -4,11 +4,11 @@ import type { Action } from '../auth/permissions.js';
 import { replyError } from './http-error.js';
 
 /**
- * Paths served to anyone: the health check, the WebSocket upgrade (its `hello` carries the token),
+ * Paths served to anyone: the probes (`/healthz`, `/readyz`), the WebSocket upgrade (its `hello` carries the token),
  * and the HTTP transport, which checks the token itself and judges each frame by its own
  * permission (publish, consume), never by `admin`.
  */
-const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/v1/ws', '/v1/frames']);
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/v1/ws', '/v1/frames']);
 
 /**
  * What an HTTP request asks to do (DESIGN.md §7), from its method and path alone: `/metrics`

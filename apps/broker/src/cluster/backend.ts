@@ -67,6 +67,11 @@ export interface Backend {
   /** With queues spread over brokers, where this broker routes each queue now; `undefined` otherwise. */
   queueRoutes(): readonly QueueRoute[] | undefined;
   /**
+   * The queues routed nowhere now (`GET /readyz`): with queues spread over brokers, those between
+   * owners or not yet taken; otherwise none, since every store opened before the engine started.
+   */
+  queuesWithoutOwner(): readonly number[];
+  /**
    * The broker listens at `url` (and `tcpUrl`): advertise it to the other brokers unless told
    * otherwise, and spread, wait until the queues have owners (bounded).
    */
@@ -205,6 +210,9 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
     },
     queueRoutes() {
       return ownership?.routes();
+    },
+    queuesWithoutOwner() {
+      return (ownership?.routes() ?? []).flatMap((route) => (route.to === 'nowhere' ? [route.queue] : []));
     },
     async announce(url, tcpUrl) {
       // Other brokers reach the queues this one owns where it listens, unless told otherwise.

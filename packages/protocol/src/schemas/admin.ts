@@ -279,6 +279,21 @@ export const healthAnswerSchema = z.object({ status: z.enum(['ok', 'draining']) 
 /** The answer of `GET /healthz`. */
 export type HealthAnswer = z.infer<typeof healthAnswerSchema>;
 
+/**
+ * `GET /readyz`: `ready` (200) once the broker serves every queue it should: at once on the
+ * embedded store (it listens only once its store is open), and with queues spread over brokers
+ * once every queue has an owner here or elsewhere. 503 before, and while it drains, with the
+ * reason: `draining`, or `unowned` with the queues that have no owner yet (`queuesWithoutOwner`).
+ */
+export const readinessAnswerSchema = z.object({
+  status: z.enum(['ready', 'draining', 'unowned']),
+  reason: z.string().optional(),
+  queuesWithoutOwner: z.array(z.number().int().min(0)).readonly().optional(),
+});
+
+/** The answer of `GET /readyz`. */
+export type ReadinessAnswer = z.infer<typeof readinessAnswerSchema>;
+
 /** Every error answer of the admin API: the catalogue code and name, and for a bad body its issues. */
 export const adminErrorAnswerSchema = z.object({
   error: z.object({
@@ -302,6 +317,7 @@ export type AdminErrorAnswer = z.infer<typeof adminErrorAnswerSchema>;
  */
 export const ADMIN_ANSWER_SCHEMAS = {
   'GET /healthz': healthAnswerSchema,
+  'GET /readyz': readinessAnswerSchema,
   'GET /v1/topics': topicPageSchema,
   'GET /v1/topics/:topic': topicViewSchema,
   'PUT /v1/topics/:topic': topicSavedSchema,

@@ -15,7 +15,7 @@ export const QUEUE_HEADER = 'ricochet-queue';
 /**
  * The routes a queue's own service answers: the admin calls of one engine (topics, groups with
  * their DLQ, redrive and FIFO heads, messages, the store's size). The others (`/v1/counters`, `/v1/cluster`,
- * `/metrics`, `/healthz`, the dashboard, the transports) are the whole broker's, with no per-queue
+ * `/metrics`, `/healthz`, `/readyz`, the dashboard, the transports) are the whole broker's, with no per-queue
  * meaning, so a queue header on them is refused rather than silently answered for every queue.
  */
 const SCOPED_PREFIXES: readonly string[] = ['/v1/topics', '/v1/groups', '/v1/messages', '/v1/store'];
