@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { envNameOf, parseCommandLine } from './command-line.js';
+import { envNameOf, parseCommandLine, USAGE } from './command-line.js';
+import { type BrokerConfig, brokerConfigSchema } from './config.js';
 
 describe('parseCommandLine', () => {
   it('applies defaults', () => {
@@ -126,5 +127,12 @@ describe('parseCommandLine', () => {
 describe('envNameOf', () => {
   it('derives environment names', () => {
     expect(envNameOf('maxReadyQueuePerGroup')).toBe('RICOCHET_MAX_READY_QUEUE_PER_GROUP');
+  });
+
+  it('gives every setting a flag and a RICOCHET_* variable: a container is configured by its environment alone', () => {
+    const settings = Object.keys(brokerConfigSchema.in.shape) as (keyof BrokerConfig)[];
+    expect(settings.length).toBeGreaterThan(40);
+    const missing = settings.filter((setting) => !USAGE.includes(` ${envNameOf(setting)}\n`));
+    expect(missing).toEqual([]);
   });
 });
