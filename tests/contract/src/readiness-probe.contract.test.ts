@@ -9,7 +9,7 @@ import { startBroker } from './support/test-broker.js';
  * `contract-postgres` runs), from every broker a client may reach, the standbys relaying to the
  * owner and, with queues spread, each of the three brokers sharing them, 200 once every queue has
  * an owner. A broker that says ready takes an admin write at once (the 503 window after a start
- * that `/healthz` does not show). The 503 before readiness: `apps/broker/src/cluster/readiness.test.ts`.
+ * that `/healthz` does not show). The 503 before readiness: `apps/broker/src/cluster/spread.test.ts`.
  */
 describe('GET /readyz', () => {
   it('answers ready from every broker a client may reach, which then take admin writes', async () => {

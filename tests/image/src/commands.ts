@@ -1,72 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { type CommandRun, REPO_ROOT, run as runCommand } from '@ricochet/release-checks';
 
-/** The repository's root. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-
-/** How a command ended, and what it printed. */
-export interface CommandRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly elapsedMs: number;
-}
+export { REPO_ROOT };
 
 /**
- * Run `command args` to its end, killed after `budgetMs`; rejects, with what it printed, unless it
- * exits 0 (`allowFailure` resolves whatever the exit). The test's NODE_OPTIONS (vitest's loaders)
- * never reach it.
+ * Run `command args` to its end, in the repository's root unless told, killed after `budgetMs`
+ * (the release checks' runner: rejects with what it printed unless it exits 0). @returns what it
+ * printed, and how long it took.
  */
 export async function run(
   command: string,
   args: readonly string[],
-  options: {
-    readonly budgetMs: number;
-    readonly cwd?: string;
-    readonly env?: NodeJS.ProcessEnv;
-    readonly allowFailure?: boolean;
-  },
-): Promise<CommandRun> {
-  const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
+  options: { readonly budgetMs: number; readonly cwd?: string; readonly env?: NodeJS.ProcessEnv },
+): Promise<CommandRun & { readonly elapsedMs: number }> {
   const startedAt = performance.now();
-  const child = spawn(command, args, {
-    cwd: options.cwd ?? REPO_ROOT,
-    env: { ...inherited, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const { code, stdout, stderr } = await collect(child, options.budgetMs);
-  const result = { code, stdout, stderr, elapsedMs: Math.round(performance.now() - startedAt) };
-  if (code !== 0 && !options.allowFailure) {
-    throw new Error(`${command} ${args.join(' ')} exited with ${code}\n${stdout}\n${stderr}`.trim());
-  }
-  return result;
-}
-
-function collect(child: ChildProcess, budgetMs: number) {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const killer = setTimeout(() => {
-    stderr += `\n[killed after ${budgetMs} ms]`;
-    child.kill('SIGKILL');
-  }, budgetMs);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolvePromise, reject) => {
-    child.once('error', (error) => {
-      clearTimeout(killer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(killer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+  const result = await runCommand(command, args, { ...options, cwd: options.cwd ?? REPO_ROOT });
+  return { ...result, elapsedMs: Math.round(performance.now() - startedAt) };
 }
 
 /**

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assignQueues } from '@ricochet/broker';
 import { freePort, type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
+import { installNode } from '@ricochet/release-checks';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildBaseImage, debianTarball, nodeBinary } from './base-image.js';
+import { buildBaseImage, debianTarball } from './base-image.js';
 import { REPO_ROOT, requiredPrograms, run } from './commands.js';
 import { type BrokerPorts, inspect, readyz, runBroker, untilHealthy, untilReady } from './container.js';
 import { type DockerDaemon, startDockerDaemon } from './docker-daemon.js';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   if (NODE_VERSION === undefined) throw new Error('tests/release/package.json names no Node.js 22 line');
   work = mkdtempSync(join(tmpdir(), 'ricochet-image-'));
   daemon = await startDockerDaemon(programs.dockerd, programs.docker);
-  const [debian, node] = await Promise.all([debianTarball(), nodeBinary(NODE_VERSION, work)]);
+  const [debian, node] = await Promise.all([debianTarball(), installNode(NODE_VERSION, join(work, 'node'))]);
   measured['Debian base (made, waited for, or cached)'] = `${debian.elapsedMs} ms`;
   const base = await buildBaseImage(daemon, debian.path, node, NODE_VERSION);
   const built = await run('pnpm', ['image'], {
@@ -59,9 +60,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await daemon?.stop();
-  if (work !== undefined) rmSync(work, { recursive: true, force: true });
-  console.log(`image test measurements: ${JSON.stringify(measured)}`);
+  try {
+    await daemon?.stop();
+  } finally {
+    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+    console.log(`image test measurements: ${JSON.stringify(measured)}`);
+  }
 });
 
 async function freePorts(): Promise<BrokerPorts> {

@@ -2,14 +2,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { spawnTied } from '@ricochet/postgres-testkit';
-import { type CommandRun, run } from './commands.js';
+import { run } from './commands.js';
 
 /** A Docker daemon of the test's own, and its CLI pointed at it. */
 export interface DockerDaemon extends AsyncDisposable {
   /** `DOCKER_HOST` for the CLI (and `pnpm image`): this daemon's socket. */
   readonly host: string;
   /** Run `docker args` against this daemon (builds with BuildKit); rejects unless it exits 0. */
-  docker(args: readonly string[], budgetMs?: number): Promise<CommandRun>;
+  docker(args: readonly string[], budgetMs?: number): ReturnType<typeof run>;
   /** SIGTERM, which stops its containers, then wait for the exit; the directories removed. */
   stop(): Promise<void>;
 }
@@ -60,12 +60,14 @@ export async function startDockerDaemon(dockerd: string, docker: string): Promis
   // Bounded: 300 tries of 100 ms, 30 s for a daemon that starts in about 1 s on an idle machine.
   for (let attempt = 0; attempt < 300; attempt++) {
     if (child.exitCode !== null) break;
-    const probe = await run(docker, ['version', '--format', '{{.Server.Version}}'], {
+    const answered = await run(docker, ['version', '--format', '{{.Server.Version}}'], {
       budgetMs: 10_000,
       env: { DOCKER_HOST: host },
-      allowFailure: true,
-    });
-    if (probe.code === 0) return { host, docker: dockerCli, stop, [Symbol.asyncDispose]: stop };
+    }).then(
+      () => true,
+      () => false,
+    );
+    if (answered) return { host, docker: dockerCli, stop, [Symbol.asyncDispose]: stop };
     await delay(100);
   }
   await stop();

