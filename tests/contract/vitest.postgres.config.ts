@@ -34,6 +34,8 @@ export const POSTGRES_CONTRACT_FILES = [
   'd1-dead-letter-topic',
   'd2-dlq-redrive',
   'd3-dead-letter-now',
+  // Retries beyond RocketMQ (DESIGN.md §12).
+  'x3-jitter',
   'b1-broadcasting',
   'c2-release-on-disconnect',
   'group-isolation',

@@ -19,8 +19,16 @@ export const MAX_RETENTION_MS = 10 * 365 * 24 * 60 * 60 * 1_000;
  */
 export const retryPolicySchema = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('stepped'), delaysMs: z.array(z.number()).readonly() }).readonly(),
-    z.object({ type: z.literal('fixed'), delayMs: z.number() }).readonly(),
+    z
+      .object({
+        type: z.literal('stepped'),
+        delaysMs: z.array(z.number()).readonly(),
+        jitter: z.number().exactOptional(),
+      })
+      .readonly(),
+    z
+      .object({ type: z.literal('fixed'), delayMs: z.number(), jitter: z.number().exactOptional() })
+      .readonly(),
     z
       .object({
         type: z.literal('exponential'),

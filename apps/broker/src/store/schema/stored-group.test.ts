@@ -15,11 +15,23 @@ const positive = fc.integer({ min: 1, max: 2 ** 40 });
 
 // Typed as core's policy, so that a change to its shape fails to compile here too.
 const retryPolicy: fc.Arbitrary<RetryPolicy> = fc.oneof(
+  // A jitter (X3) half the time: absent, as in every policy stored before it existed.
   fc.record(
-    { type: fc.constant('stepped' as const), delaysMs: fc.array(positive, { maxLength: 20 }) },
-    PLAIN,
+    {
+      type: fc.constant('stepped' as const),
+      delaysMs: fc.array(positive, { maxLength: 20 }),
+      jitter: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+    },
+    { ...PLAIN, requiredKeys: ['type', 'delaysMs'] },
   ),
-  fc.record({ type: fc.constant('fixed' as const), delayMs: positive }, PLAIN),
+  fc.record(
+    {
+      type: fc.constant('fixed' as const),
+      delayMs: positive,
+      jitter: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+    },
+    { ...PLAIN, requiredKeys: ['type', 'delayMs'] },
+  ),
   fc.record(
     {
       type: fc.constant('exponential' as const),
