@@ -35,6 +35,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'd2-dlq-redrive',
   'd3-dead-letter-now',
   // Retries beyond RocketMQ (DESIGN.md §12).
+  'x1-failure-classes',
   'x3-jitter',
   'b1-broadcasting',
   'c2-release-on-disconnect',

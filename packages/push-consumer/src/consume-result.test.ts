@@ -86,17 +86,24 @@ describe('outcomeOfResult', () => {
 
 describe('outcomeOfThrow', () => {
   it("uses the error's message, or its name when the message is empty", () => {
-    expect(outcomeOfThrow(new Error('payment service answered 503'))).toEqual({
+    expect(outcomeOfThrow(new Error('payment service answered 503'), false)).toEqual({
       type: 'nack',
       reason: 'payment service answered 503',
     });
-    expect(outcomeOfThrow(new TypeError(''))).toEqual({ type: 'nack', reason: 'TypeError' });
-    expect(outcomeOfThrow('plain string')).toEqual({ type: 'nack', reason: 'plain string' });
-    expect(outcomeOfThrow(42)).toEqual({ type: 'nack', reason: 'the listener threw number 42' });
+    expect(outcomeOfThrow(new TypeError(''), false)).toEqual({ type: 'nack', reason: 'TypeError' });
+    expect(outcomeOfThrow('plain string', false)).toEqual({ type: 'nack', reason: 'plain string' });
+    expect(outcomeOfThrow(42, false)).toEqual({ type: 'nack', reason: 'the listener threw number 42' });
+  });
+
+  it('dead-letters a non-retryable error at once, with its message as the reason (X1)', () => {
+    expect(outcomeOfThrow(new Error('not an order'), true)).toEqual({
+      type: 'deadLetter',
+      reason: 'not an order',
+    });
   });
 
   it('truncates a long message to the 1 024 characters a nack carries', () => {
-    const outcome = outcomeOfThrow(new Error('x'.repeat(5_000)));
+    const outcome = outcomeOfThrow(new Error('x'.repeat(5_000)), false);
     if (outcome.type !== 'nack') throw new Error('expected nack');
     expect(outcome.reason).toHaveLength(MAX_FAILURE_REASON_LENGTH);
     expect(outcome.reason.endsWith('…')).toBe(true);

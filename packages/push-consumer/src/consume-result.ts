@@ -117,9 +117,13 @@ export function outcomeOfResult(value: unknown): ResultOutcome {
   return invalidResult(`the listener returned ${describe(value)}, not a ConsumeResult`);
 }
 
-/** The outcome of a listener that threw or rejected with `error` (P2). */
-export function outcomeOfThrow(error: unknown): ConsumeOutcome {
-  return { type: 'nack', reason: truncateReason(reasonOf(error)) };
+/**
+ * The outcome of a listener that threw or rejected with `error`: a failure (P2), or, when the
+ * error is non-retryable, the DLQ at once with its message as the reason (X1).
+ */
+export function outcomeOfThrow(error: unknown, nonRetryable: boolean): ConsumeOutcome {
+  const reason = truncateReason(reasonOf(error));
+  return nonRetryable ? { type: 'deadLetter', reason } : { type: 'nack', reason };
 }
 
 /**

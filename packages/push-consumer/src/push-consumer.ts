@@ -19,6 +19,7 @@ import { BrokerError, type DeliverFrame, type RicochetError } from '@ricochet/pr
 import { type Delivery, problemsOf, type ResultEntry, releaseOf, resultOf } from './delivery-results.js';
 import { FlowControl } from './flow-control.js';
 import { ListenerPool } from './listener-pool.js';
+import { isNonRetryable } from './non-retryable-error.js';
 import {
   deferred,
   type PendingSubscribe,
@@ -119,6 +120,7 @@ export class PushConsumer {
         }
       },
       startSpan: (message) => startProcessSpan(message, this.#options.group),
+      isNonRetryable: (error) => isNonRetryable(error, this.#options.nonRetryable),
       onListenerError: this.#options.onListenerError,
       onStarved: () => this.#flow.starved(),
     });
