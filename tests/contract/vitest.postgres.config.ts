@@ -36,7 +36,9 @@ export const POSTGRES_CONTRACT_FILES = [
   'd3-dead-letter-now',
   // Retries beyond RocketMQ (DESIGN.md §12).
   'x1-failure-classes',
+  'x2-retry-budget',
   'x3-jitter',
+  'x6-failure-record',
   'b1-broadcasting',
   'c2-release-on-disconnect',
   'group-isolation',

@@ -64,6 +64,11 @@ export {
   broadcastTransition,
   initialBroadcastState,
 } from './lifecycle/broadcast-lifecycle.js';
+export {
+  DEAD_LETTER_CAUSES,
+  type DeadLetterCause,
+  retryBudgetSpent,
+} from './lifecycle/dead-letter-cause.js';
 export type {
   DeliveryEffect,
   DeliveryEffectType,

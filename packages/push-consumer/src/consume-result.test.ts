@@ -99,6 +99,7 @@ describe('outcomeOfThrow', () => {
     expect(outcomeOfThrow(new Error('not an order'), true)).toEqual({
       type: 'deadLetter',
       reason: 'not an order',
+      nonRetryable: true,
     });
   });
 

@@ -67,7 +67,7 @@ export const ConsumeResult = {
 export type ConsumeOutcome =
   | { readonly type: 'ack' }
   | { readonly type: 'nack'; readonly reason: string; readonly retryAfterMs?: number }
-  | { readonly type: 'deadLetter'; readonly reason?: string };
+  | { readonly type: 'deadLetter'; readonly reason?: string; readonly nonRetryable?: true };
 
 /** What {@link outcomeOfResult} returns: the outcome, and the problem when the value is not a result. */
 export interface ResultOutcome {
@@ -123,7 +123,7 @@ export function outcomeOfResult(value: unknown): ResultOutcome {
  */
 export function outcomeOfThrow(error: unknown, nonRetryable: boolean): ConsumeOutcome {
   const reason = truncateReason(reasonOf(error));
-  return nonRetryable ? { type: 'deadLetter', reason } : { type: 'nack', reason };
+  return nonRetryable ? { type: 'deadLetter', reason, nonRetryable } : { type: 'nack', reason };
 }
 
 /**

@@ -30,7 +30,7 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
     case 'ack':
       return { action: 'ack', receiptHandle, messageId, sessionId, creditTo: subscription };
     case 'deadLetter': {
-      const { reason } = outcome;
+      const { reason, nonRetryable } = outcome;
       const base = {
         action: 'nack',
         receiptHandle,
@@ -38,6 +38,7 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
         messageId,
         sessionId,
         creditTo: subscription,
+        ...(nonRetryable === undefined ? {} : { nonRetryable }),
       } as const;
       return reason === undefined ? base : { ...base, reason };
     }

@@ -12,6 +12,7 @@ import { DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS } from '
 import { MAX_CONSUMPTION_TIMEOUT_MS, type RicochetError, subscribeFrameSchema } from '@ricochet/protocol';
 import { type ConsumptionClock, systemConsumptionClock } from './consumption-clock.js';
 import type { MessageListener } from './listener-pool.js';
+import { isNonRetryable } from './non-retryable-error.js';
 
 /** How many unsettled deliveries a consumer holds unless told otherwise: 1 024. */
 export const DEFAULT_MAX_CACHED_MESSAGES = 1_024;
@@ -137,7 +138,8 @@ export interface ResolvedPushConsumerOptions {
   readonly consumptionTimeoutMs: number;
   readonly clock: ConsumptionClock;
   readonly closeTimeoutMs: number;
-  readonly nonRetryable: ((error: unknown) => boolean) | undefined;
+  /** X1: a `NonRetryableError`, or an error the `nonRetryable` option accepts. */
+  readonly isNonRetryable: (error: unknown) => boolean;
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
   readonly onError: (error: RicochetError) => void;
 }
@@ -161,7 +163,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     clock: options.clock ?? systemConsumptionClock,
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
-    nonRetryable: options.nonRetryable,
+    isNonRetryable: (error) => isNonRetryable(error, options.nonRetryable),
     onListenerError:
       options.onListenerError ??
       ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),

@@ -19,7 +19,6 @@ import { BrokerError, type DeliverFrame, type RicochetError } from '@ricochet/pr
 import { type Delivery, problemsOf, type ResultEntry, releaseOf, resultOf } from './delivery-results.js';
 import { FlowControl } from './flow-control.js';
 import { ListenerPool } from './listener-pool.js';
-import { isNonRetryable } from './non-retryable-error.js';
 import {
   deferred,
   type PendingSubscribe,
@@ -107,10 +106,7 @@ export class PushConsumer {
       send: (frame) => this.#connection.sendOneWay(frame),
     });
     this.#pool = new ListenerPool<Delivery>({
-      listener: this.#options.listener,
-      concurrency: this.#options.concurrency,
-      consumptionTimeoutMs: this.#options.consumptionTimeoutMs,
-      clock: this.#options.clock,
+      ...this.#options, // listener, concurrency, consumptionTimeoutMs, clock, isNonRetryable, onListenerError
       // A delivery of an ended session has a dead receipt handle: the broker released it (C2).
       isLive: (delivery) => delivery.subscription.sessionId === this.#liveSessionId(),
       onOutcome: (delivery, outcome) => {
@@ -120,8 +116,6 @@ export class PushConsumer {
         }
       },
       startSpan: (message) => startProcessSpan(message, this.#options.group),
-      isNonRetryable: (error) => isNonRetryable(error, this.#options.nonRetryable),
-      onListenerError: this.#options.onListenerError,
       onStarved: () => this.#flow.starved(),
     });
     this.#batcher = new ResultBatcher<ResultEntry>({

@@ -15,6 +15,8 @@ export interface PendingResult {
   readonly retryAfterMs?: number;
   /** `nack` only: to the group's DLQ now, whatever attempts remain (D3). */
   readonly deadLetter?: true;
+  /** `nack` with `deadLetter` only: because the listener threw a non-retryable error (X1). */
+  readonly nonRetryable?: true;
 }
 
 /** A frame that settles deliveries, as the connection takes it (without `id`). */
@@ -141,11 +143,12 @@ function frameOf(action: ResultAction, batch: readonly PendingResult[]): ResultF
     case 'nack':
       return {
         type: 'nack',
-        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter }) => ({
+        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter, nonRetryable }) => ({
           receiptHandle,
           ...(reason === undefined ? {} : { reason }),
           ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
           ...(deadLetter === undefined ? {} : { deadLetter }),
+          ...(nonRetryable === undefined ? {} : { nonRetryable }),
         })),
       };
     default:

@@ -24,6 +24,7 @@ describe('a non-retryable failure on the virtual clock (X1)', () => {
     expect(await broker.expectInDlq('billing', messageId)).toMatchObject({
       attempts: 1,
       reason: 'order 1042 no longer exists',
+      cause: 'nonRetryable',
     });
     expect((await broker.history(messageId)).map((delivery) => delivery.result)).toEqual(['deadLettered']);
     expect(broker.clock.now()).toBe(startedAtMs);

@@ -41,8 +41,12 @@ describe.each(transportsServing('stream'))(
       expect(stats).toMatchObject({ dlq: 2, committed: 1, waitingRetry: 0, inflight: 0, ready: 0 });
       const listed = await broker.admin.listDlq('billing');
       const byId = new Map(listed.messages.map((entry) => [entry.messageId, entry]));
-      expect(byId.get(gone.messageId)).toMatchObject({ attempts: 1, reason: 'order 1042 no longer exists' });
-      expect(byId.get(garbled.messageId)?.attempts).toBe(1);
+      expect(byId.get(gone.messageId)).toMatchObject({
+        attempts: 1,
+        reason: 'order 1042 no longer exists',
+        cause: 'nonRetryable',
+      });
+      expect(byId.get(garbled.messageId)).toMatchObject({ attempts: 1, cause: 'nonRetryable' });
       // The reason is the SyntaxError's own message, whatever the engine words it as.
       expect(byId.get(garbled.messageId)?.reason).toMatch(/JSON/);
       expect(byId.has(flaky.messageId)).toBe(false);

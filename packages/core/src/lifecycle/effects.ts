@@ -1,3 +1,4 @@
+import type { DeadLetterCause } from './dead-letter-cause.js';
 import type { DeliveryCounters, Step, Transition } from './transition.js';
 
 /**
@@ -28,6 +29,10 @@ export type DeliveryEffect =
       /** Deliveries that counted toward `maxRetries`. */
       readonly attempts: number;
       readonly reason: string;
+      /** Why, machine-readable (X6). */
+      readonly cause: DeadLetterCause;
+      /** When its first failure happened (epoch ms), when known (X6). */
+      readonly firstFailedAtMs?: number;
       /** The last lease number used, so a redriven message's leases never repeat one (D2). */
       readonly lastLease: number;
     }
@@ -65,6 +70,7 @@ type AnyLifecycleState = { readonly state: LifecycleStateName } & DeliveryCounte
     readonly deliveryAttempt?: number;
     readonly retryAtMs?: number;
     readonly reason?: string;
+    readonly cause?: DeadLetterCause;
     readonly outcome?: string;
   };
 
@@ -105,12 +111,16 @@ export function effectsOf(
   }
   if (to.state === 'ready' && from.state !== 'ready') effects.push(REQUEUE);
   if (to.state === 'dlq') {
-    effects.push({
+    const effect = {
       type: 'deadLetter',
       attempts: to.failures,
       reason: to.reason ?? '',
+      cause: to.cause ?? 'maxRetries',
       lastLease: to.lease,
-    });
+    } as const;
+    effects.push(
+      to.firstFailedAtMs === undefined ? effect : { ...effect, firstFailedAtMs: to.firstFailedAtMs },
+    );
   }
   if (isTerminal(to.state) && !isTerminal(from.state)) effects.push(RELEASE_FIFO_KEY);
   if (from.state !== to.state) {

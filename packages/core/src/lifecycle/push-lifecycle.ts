@@ -2,12 +2,16 @@ import { assertNever } from '../assert-never.js';
 import { type Random, systemRandom } from '../random.js';
 import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
+import { retryBudgetSpent } from './dead-letter-cause.js';
 import { withEffects } from './effects.js';
 import {
   CONSUMPTION_TIMEOUT_REASON,
   checkLease,
   commitLease,
+  type DeadLetteredState,
+  deadLettered,
   deadLetterLease,
+  failureCounted,
   isDurationMs,
   startLease,
 } from './lease-steps.js';
@@ -45,7 +49,7 @@ export type PushState =
       readonly retryAtMs: number;
     } & DeliveryCounters)
   | ({ readonly state: 'commit' } & DeliveryCounters)
-  | ({ readonly state: 'dlq'; readonly reason: string } & DeliveryCounters);
+  | DeadLetteredState;
 
 /** The name of a push state. */
 export type PushStateName = PushState['state'];
@@ -64,8 +68,17 @@ export type PushEvent =
       readonly reason: string;
       readonly retryAfterMs?: number;
     }
-  /** The listener asked to dead-letter the message now, whatever attempts remain (D3). */
-  | { readonly type: 'deadLettered'; readonly atMs: number; readonly lease: number; readonly reason: string }
+  /**
+   * The listener asked to dead-letter the message now, whatever attempts remain (D3); `cause`
+   * `nonRetryable` when it threw a non-retryable error (X1).
+   */
+  | {
+      readonly type: 'deadLettered';
+      readonly atMs: number;
+      readonly lease: number;
+      readonly reason: string;
+      readonly cause?: 'nonRetryable';
+    }
   /** The lease passed its deadline without a result (P2). */
   | { readonly type: 'timedOut'; readonly atMs: number; readonly lease: number }
   /** The consumer handed the message back unprocessed, e.g. on disconnect (C2). */
@@ -80,7 +93,12 @@ export type PushEventType = PushEvent['type'];
 export interface PushLifecycleContext {
   readonly retryPolicy: RetryPolicy;
   readonly maxRetries: number;
-  /** Jitter source for exponential policies. @default Math.random */
+  /**
+   * X2: a failed message whose next retry would fall more than this after its first delivery goes
+   * to the DLQ instead. @default undefined (no budget)
+   */
+  readonly maxRetryDurationMs?: number;
+  /** Jitter source for a policy's jitter (X3). @default Math.random */
   readonly random?: Random;
 }
 
@@ -168,7 +186,7 @@ function nextPushState(
       if (event.atMs < current.leaseDeadlineMs) {
         return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
       }
-      return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context);
+      return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context, true);
     }
     case 'released': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
@@ -177,7 +195,7 @@ function nextPushState(
       // A release at or after the deadline is the timeout the delivery has already become (P2):
       // counting it as a free release would let a hung consumer dodge maxRetries (P4).
       if (event.atMs >= current.leaseDeadlineMs) {
-        return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context);
+        return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context, true);
       }
       // C2: a release is not a failure; only `releases` moves.
       return {
@@ -197,20 +215,29 @@ function nextPushState(
   }
 }
 
-/** P3/P4: the failure of delivery `maxRetries + 1` dead-letters; any earlier one waits. */
+/**
+ * P3/P4: the failure of delivery `maxRetries + 1` dead-letters; any earlier one waits, unless its
+ * retry would fall past the group's retry budget (X2). `timedOut`: the broker's consumption
+ * timeout failed it (P2), which the DLQ's cause says when it spends the last attempt (X6).
+ */
 function afterFailure(
   current: PushState & { readonly state: 'inflight' },
   atMs: number,
   reason: string,
   retryAfterMs: number | undefined,
   context: PushLifecycleContext,
+  timedOut = false,
 ): Step<PushState, PushEventType> {
   const failures = current.failures + 1;
-  const changes = { failures, lastFailureReason: reason };
   if (failures > context.maxRetries) {
-    return { ok: true, state: withCounters({ state: 'dlq', reason }, current, changes) };
+    const cause = timedOut ? 'consumptionTimeout' : 'maxRetries';
+    return { ok: true, state: deadLettered(current, atMs, reason, cause) };
   }
   const delayMs = retryAfterMs ?? retryDelayMs(context.retryPolicy, failures, context.random ?? systemRandom);
+  if (retryBudgetSpent(current.firstDeliveredAtMs, atMs + delayMs, context.maxRetryDurationMs)) {
+    return { ok: true, state: deadLettered(current, atMs, reason, 'retryBudget') };
+  }
+  const changes = failureCounted(current, atMs, reason);
   return {
     ok: true,
     state: withCounters(

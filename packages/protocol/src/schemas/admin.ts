@@ -122,6 +122,18 @@ const storedMessageFields = {
   bodyBase64: z.string(),
 };
 
+/**
+ * The failure record of a DLQ entry (X6), beside its attempts and last reason; absent from entries
+ * dead-lettered before it existed. `cause` is a string, not an enum, so a reader takes causes
+ * added later: `maxRetries`, `consumptionTimeout`, `retryBudget`, `deadLetterNow`, `nonRetryable`.
+ */
+const failureRecordFields = {
+  /** Why it went to the DLQ, machine-readable (X6). */
+  cause: z.string().optional(),
+  /** When its first failure happened (epoch ms, the broker's clock). */
+  firstFailedAt: z.number().optional(),
+};
+
 /** One message of a group's DLQ, `%DLQ%<group>` (D1). */
 export const deadLetterEntrySchema = z.object({
   ...storedMessageFields,
@@ -134,6 +146,7 @@ export const deadLetterEntrySchema = z.object({
   reason: z.string(),
   /** When it moved to the DLQ (epoch ms, the broker's clock). */
   deadLetteredAt: z.number(),
+  ...failureRecordFields,
 });
 
 /** One message of a group's DLQ, as `GET /v1/groups/:group/dlq` lists it. */
@@ -207,6 +220,7 @@ export const storedMessageViewSchema = z.object({
       attempts: z.number(),
       reason: z.string(),
       deadLetteredAt: z.number(),
+      ...failureRecordFields,
     })
     .optional(),
 });

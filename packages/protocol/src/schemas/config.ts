@@ -86,6 +86,8 @@ export const pauseOnFailuresInputSchema = z
 const groupConfigShape = {
   maxRetries: z.number().int().min(0).max(MAX_MAX_RETRIES),
   retryPolicy: retryPolicySchema,
+  /** X2's retry budget; absent: none. */
+  maxRetryDurationMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS).exactOptional(),
   fifo: z.boolean(),
   consumeMode: z.enum(['clustering', 'broadcasting']),
   consumptionTimeoutMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
@@ -104,6 +106,7 @@ export const groupConfigInputSchema = z
   .object({
     maxRetries: groupConfigShape.maxRetries.exactOptional(),
     retryPolicy: groupConfigShape.retryPolicy.exactOptional(),
+    maxRetryDurationMs: groupConfigShape.maxRetryDurationMs,
     fifo: groupConfigShape.fifo.exactOptional(),
     consumeMode: groupConfigShape.consumeMode.exactOptional(),
     consumptionTimeoutMs: groupConfigShape.consumptionTimeoutMs.exactOptional(),

@@ -16,7 +16,11 @@ export function pushContextOf(group: GroupRuntime, random: Random): PushLifecycl
   const { config } = group;
   const cached = pushContexts.get(config);
   if (cached?.random === random) return cached;
-  const context = { retryPolicy: config.retryPolicy, maxRetries: config.maxRetries, random };
+  const { retryPolicy, maxRetries, maxRetryDurationMs } = config;
+  const context =
+    maxRetryDurationMs === undefined
+      ? { retryPolicy, maxRetries, random }
+      : { retryPolicy, maxRetries, maxRetryDurationMs, random };
   pushContexts.set(config, context);
   return context;
 }

@@ -14,6 +14,8 @@ export interface SettleItem {
   readonly retryAfterMs?: number;
   /** `nack`: to the group's DLQ now, whatever attempts remain (D3). */
   readonly deadLetter?: true;
+  /** `nack` with `deadLetter`: a push listener threw a non-retryable error (X1); the DLQ's cause says so. */
+  readonly nonRetryable?: true;
 }
 
 /** One failed item of an ack/nack/release batch. */

@@ -143,7 +143,12 @@ function pushEventFor(request: Request, atMs: number, lease: number): PushEvent 
   const { verb, item } = request;
   if (verb === 'ack') return { type: 'succeeded', atMs, lease };
   if (verb === 'release') return { type: 'released', atMs, lease };
-  if (item.deadLetter) return { type: 'deadLettered', atMs, lease, reason: item.reason ?? '' };
+  if (item.deadLetter) {
+    const reason = item.reason ?? '';
+    return item.nonRetryable
+      ? { type: 'deadLettered', atMs, lease, reason, cause: 'nonRetryable' }
+      : { type: 'deadLettered', atMs, lease, reason };
+  }
   return {
     type: 'failed',
     atMs,

@@ -27,6 +27,8 @@ export type StoredRetryPolicyV1 =
 export interface StoredGroupConfigV1 {
   readonly maxRetries: number;
   readonly retryPolicy: StoredRetryPolicyV1;
+  /** X2's retry budget. Absent from groups stored before it existed and from groups without one. */
+  readonly maxRetryDurationMs?: number;
   readonly fifo: boolean;
   readonly consumeMode: 'clustering' | 'broadcasting';
   readonly consumptionTimeoutMs: number;
@@ -85,6 +87,7 @@ export const MAPPED_GROUP_FIELDS = {
   config: {
     maxRetries: true,
     retryPolicy: true,
+    maxRetryDurationMs: true,
     fifo: true,
     consumeMode: true,
     consumptionTimeoutMs: true,
@@ -118,6 +121,7 @@ export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
     broadcastInstanceTtlMs: config.broadcastInstanceTtlMs,
   };
   if (config.dlqRetentionMs !== DEFAULT_DLQ_RETENTION_MS) stored.dlqRetentionMs = config.dlqRetentionMs;
+  if (config.maxRetryDurationMs !== undefined) stored.maxRetryDurationMs = config.maxRetryDurationMs;
   if (config.pauseOnFailures !== undefined) {
     const { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs } = config.pauseOnFailures;
     stored.pauseOnFailures = { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs };
@@ -146,6 +150,7 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       startFrom: config.startFrom,
       broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
       dlqRetentionMs: config.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
+      ...(config.maxRetryDurationMs === undefined ? {} : { maxRetryDurationMs: config.maxRetryDurationMs }),
       ...(config.pauseOnFailures === undefined ? {} : { pauseOnFailures: { ...config.pauseOnFailures } }),
       ...(config.history === undefined ? {} : { history: config.history }),
     },
