@@ -38,6 +38,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'x1-failure-classes',
   'x2-retry-budget',
   'x3-jitter',
+  'x4-postpone',
   'x6-failure-record',
   'b1-broadcasting',
   'c2-release-on-disconnect',

@@ -77,6 +77,11 @@ export type {
 } from './lifecycle/effects.js';
 export { DEAD_LETTERED_BY_CONSUMER_REASON } from './lifecycle/lease-steps.js';
 export {
+  DEFAULT_MAX_POSTPONE_MS,
+  POSTPONED_PAST_BUDGET_REASON,
+  POSTPONED_TOO_LONG_REASON,
+} from './lifecycle/postpone.js';
+export {
   CONSUMPTION_TIMEOUT_REASON,
   initialPushState,
   PUSH_STATES,

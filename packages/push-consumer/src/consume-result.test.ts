@@ -49,6 +49,26 @@ describe('ConsumeResult.deadLetter (D3)', () => {
   });
 });
 
+describe('ConsumeResult.postpone (X4)', () => {
+  it('is a nack with retryAfterMs and postpone, the delay an old broker would use', () => {
+    expect(outcomeOfResult(ConsumeResult.postpone(2_000))).toEqual({
+      outcome: {
+        type: 'nack',
+        reason: 'the listener postponed it for 2000 ms',
+        retryAfterMs: 2_000,
+        postpone: true,
+      },
+    });
+  });
+
+  it.each([-1, 1.5, MAX_RETRY_AFTER_MS + 1])('refuses postponeMs %s', (postponeMs) => {
+    expect(() => ConsumeResult.postpone(postponeMs)).toThrow(ClientError);
+    const handMade = outcomeOfResult({ type: 'postpone', postponeMs });
+    expect(handMade.problem).toBeInstanceOf(ClientError);
+    expect(handMade.outcome).not.toHaveProperty('postpone');
+  });
+});
+
 describe('outcomeOfResult', () => {
   it('maps SUCCESS to ack, FAILURE and retryAfter to nack with a reason', () => {
     expect(outcomeOfResult(ConsumeResult.SUCCESS)).toEqual({ outcome: { type: 'ack' } });

@@ -43,7 +43,7 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
       return reason === undefined ? base : { ...base, reason };
     }
     case 'nack': {
-      const { reason, retryAfterMs } = outcome;
+      const { reason, retryAfterMs, postpone } = outcome;
       return retryAfterMs === undefined
         ? { action: 'nack', receiptHandle, reason, messageId, sessionId, creditTo: subscription }
         : {
@@ -51,6 +51,7 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
             receiptHandle,
             reason,
             retryAfterMs,
+            ...(postpone === undefined ? {} : { postpone }),
             messageId,
             sessionId,
             creditTo: subscription,

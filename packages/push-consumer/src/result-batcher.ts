@@ -17,6 +17,8 @@ export interface PendingResult {
   readonly deadLetter?: true;
   /** `nack` with `deadLetter` only: because the listener threw a non-retryable error (X1). */
   readonly nonRetryable?: true;
+  /** `nack` with `retryAfterMs` only: a postponement, no failure counted (X4). */
+  readonly postpone?: true;
 }
 
 /** A frame that settles deliveries, as the connection takes it (without `id`). */
@@ -143,12 +145,13 @@ function frameOf(action: ResultAction, batch: readonly PendingResult[]): ResultF
     case 'nack':
       return {
         type: 'nack',
-        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter, nonRetryable }) => ({
+        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter, nonRetryable, postpone }) => ({
           receiptHandle,
           ...(reason === undefined ? {} : { reason }),
           ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
           ...(deadLetter === undefined ? {} : { deadLetter }),
           ...(nonRetryable === undefined ? {} : { nonRetryable }),
+          ...(postpone === undefined ? {} : { postpone }),
         })),
       };
     default:

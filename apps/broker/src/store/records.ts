@@ -175,6 +175,7 @@ export interface HistoryRecord {
     | 'failed'
     | 'timedOut'
     | 'leaseExpired'
+    | 'postponed'
     | 'released'
     | 'deadLettered'
     | 'held';

@@ -23,6 +23,7 @@ Flags:
 
 Fields: maxRetries, retryPolicy (JSON: {"type":"fixed","delayMs":500}, {"type":"stepped",
 "delaysMs":[…]}, {"type":"exponential",…}; any of them with "jitter": 0 to 1), fifo, consumeMode (clustering | broadcasting),
+maxRetryDurationMs (a retry budget), maxPostponeMs (how long postpone(ms) may go on; default 1 h),
 consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs, dlqRetentionMs (how
 long its DLQ keeps messages; default 14 days), pauseOnFailures (the failure-storm rule, JSON:
 {} turns it on with its defaults; fields failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs),

@@ -51,7 +51,9 @@ export type DeliveryOutcome =
   | 'timedOut'
   | 'leaseExpired'
   | 'released'
-  | 'deadLettered';
+  | 'deadLettered'
+  /** The listener could not take it now and postponed it, without a failure (X4). */
+  | 'postponed';
 
 /**
  * The counters a group keeps of its messages' states: `inflight` and `waitingRetry` count the
@@ -180,7 +182,8 @@ function outcomeReasonOf(to: AnyLifecycleState, eventType: string): string | und
     case 'consumed':
       return to.reason;
     case 'waitingRetry':
-      return to.lastFailureReason;
+      // A postponement is no failure: the last failure's reason is not its own (X4).
+      return eventType === 'postponed' ? undefined : to.lastFailureReason;
     case 'ready':
       // A release is no failure; an expired simple lease is (S2).
       return eventType === 'leaseExpired' ? to.lastFailureReason : undefined;
@@ -200,6 +203,8 @@ function outcomeOf(to: AnyLifecycleState, eventType: string): DeliveryOutcome {
   switch (eventType) {
     case 'failed':
       return 'failed';
+    case 'postponed':
+      return to.state === 'waitingRetry' ? 'postponed' : 'failed';
     case 'leaseExpired':
       return 'leaseExpired';
     case 'released':

@@ -16,6 +16,12 @@ import {
   startLease,
 } from './lease-steps.js';
 import {
+  isPostponeMs,
+  POSTPONED_PAST_BUDGET_REASON,
+  POSTPONED_TOO_LONG_REASON,
+  postponeVerdict,
+} from './postpone.js';
+import {
   type DeliveryCounters,
   illegalTransition,
   initialReadyState,
@@ -81,6 +87,11 @@ export type PushEvent =
     }
   /** The lease passed its deadline without a result (P2). */
   | { readonly type: 'timedOut'; readonly atMs: number; readonly lease: number }
+  /**
+   * The listener cannot take the message now (its downstream is rate-limited): back in
+   * `postponeMs`, without a failure counted toward `maxRetries` (X4).
+   */
+  | { readonly type: 'postponed'; readonly atMs: number; readonly lease: number; readonly postponeMs: number }
   /** The consumer handed the message back unprocessed, e.g. on disconnect (C2). */
   | { readonly type: 'released'; readonly atMs: number; readonly lease: number }
   /** The retry delay has ended. */
@@ -98,6 +109,8 @@ export interface PushLifecycleContext {
    * to the DLQ instead. @default undefined (no budget)
    */
   readonly maxRetryDurationMs?: number;
+  /** X4: how long postponements may go on, from the first, without a budget. @default 3600000 (1 h) */
+  readonly maxPostponeMs?: number;
   /** Jitter source for a policy's jitter (X3). @default Math.random */
   readonly random?: Random;
 }
@@ -118,6 +131,8 @@ export const PUSH_TRANSITIONS: readonly TransitionEdge<PushStateName, PushEventT
   { from: 'inflight', event: 'failed', to: 'waitingRetry' },
   { from: 'inflight', event: 'failed', to: 'dlq' },
   { from: 'inflight', event: 'deadLettered', to: 'dlq' },
+  { from: 'inflight', event: 'postponed', to: 'waitingRetry' },
+  { from: 'inflight', event: 'postponed', to: 'dlq' },
   { from: 'inflight', event: 'timedOut', to: 'waitingRetry' },
   { from: 'inflight', event: 'timedOut', to: 'dlq' },
   { from: 'inflight', event: 'released', to: 'ready' },
@@ -179,6 +194,9 @@ function nextPushState(
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       // Like a failure, a late verdict counts as long as the lease was not replaced.
       return deadLetterLease(current, event, false);
+    case 'postponed':
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      return afterPostpone(current, event, context);
     case 'timedOut': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, false);
@@ -246,4 +264,50 @@ function afterFailure(
       changes,
     ),
   };
+}
+
+/**
+ * X4: Inflight → WaitingRetry for `postponeMs`, without a failure: the next delivery shows the
+ * same attempt (P6). Bounded: past the retry budget it dead-letters (X2), and without one, past
+ * `maxPostponeMs` from the first postponement, it is a failure like any other.
+ */
+function afterPostpone(
+  current: PushState & { readonly state: 'inflight' },
+  event: Extract<PushEvent, { readonly type: 'postponed' }>,
+  context: PushLifecycleContext,
+): Step<PushState, PushEventType> {
+  const leaseProblem = checkLease(current, event, false);
+  if (leaseProblem) return leaseProblem;
+  if (!isPostponeMs(event.postponeMs, MAX_RETRY_DELAY_MS)) {
+    return reject(
+      'invalidEvent',
+      current.state,
+      event.type,
+      `postponeMs must be a whole number from 0 to ${MAX_RETRY_DELAY_MS}`,
+    );
+  }
+  const { atMs, postponeMs } = event;
+  switch (
+    postponeVerdict(atMs, postponeMs, current.firstPostponedAtMs, current.firstDeliveredAtMs, context)
+  ) {
+    case 'budget':
+      return { ok: true, state: deadLettered(current, atMs, POSTPONED_PAST_BUDGET_REASON, 'retryBudget') };
+    case 'fail':
+      return afterFailure(current, atMs, POSTPONED_TOO_LONG_REASON, undefined, context);
+    case 'wait':
+      return {
+        ok: true,
+        state: withCounters(
+          // `retryNumber` stays the failures' count: a postponement is no retry of the policy.
+          {
+            state: 'waitingRetry',
+            retryNumber: current.failures,
+            retryDelayMs: postponeMs,
+            retryAtMs: atMs + postponeMs,
+          },
+          current,
+          { firstPostponedAtMs: atMs },
+        ),
+      };
+  }
 }

@@ -86,6 +86,8 @@ export interface DeliveryCounters {
   readonly firstDeliveredAtMs?: number;
   /** When its first failed delivery failed (epoch ms), for the DLQ's failure record (X6). */
   readonly firstFailedAtMs?: number;
+  /** When a listener first postponed it (epoch ms); X4's `maxPostponeMs` counts from it. */
+  readonly firstPostponedAtMs?: number;
 }
 
 export function reject<TStateName extends string, TEventType extends string>(
@@ -125,6 +127,8 @@ export function withCounters<TFields extends { readonly state: string }>(
   if (firstDeliveredAtMs !== undefined) next.firstDeliveredAtMs = firstDeliveredAtMs;
   const firstFailedAtMs = current.firstFailedAtMs ?? changes.firstFailedAtMs;
   if (firstFailedAtMs !== undefined) next.firstFailedAtMs = firstFailedAtMs;
+  const firstPostponedAtMs = current.firstPostponedAtMs ?? changes.firstPostponedAtMs;
+  if (firstPostponedAtMs !== undefined) next.firstPostponedAtMs = firstPostponedAtMs;
   return next;
 }
 

@@ -182,7 +182,17 @@ export const deliveryHistoryEntrySchema = z.object({
   consumerId: z.string().optional(),
   deliveredAt: z.number(),
   settledAt: z.number(),
-  result: z.enum(['committed', 'failed', 'timedOut', 'leaseExpired', 'released', 'deadLettered', 'held']),
+  /** `postponed`: the listener postponed it without a failure (X4). */
+  result: z.enum([
+    'committed',
+    'failed',
+    'timedOut',
+    'leaseExpired',
+    'released',
+    'deadLettered',
+    'held',
+    'postponed',
+  ]),
   reason: z.string().optional(),
   /** The principal (DESIGN.md §7) whose ack, nack or release settled it; absent when the broker did. */
   principal: z.string().optional(),

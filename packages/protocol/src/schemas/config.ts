@@ -88,6 +88,8 @@ const groupConfigShape = {
   retryPolicy: retryPolicySchema,
   /** X2's retry budget; absent: none. */
   maxRetryDurationMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS).exactOptional(),
+  /** X4's bound on postponing without a budget; absent: 1 h. */
+  maxPostponeMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS).exactOptional(),
   fifo: z.boolean(),
   consumeMode: z.enum(['clustering', 'broadcasting']),
   consumptionTimeoutMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
@@ -107,6 +109,7 @@ export const groupConfigInputSchema = z
     maxRetries: groupConfigShape.maxRetries.exactOptional(),
     retryPolicy: groupConfigShape.retryPolicy.exactOptional(),
     maxRetryDurationMs: groupConfigShape.maxRetryDurationMs,
+    maxPostponeMs: groupConfigShape.maxPostponeMs,
     fifo: groupConfigShape.fifo.exactOptional(),
     consumeMode: groupConfigShape.consumeMode.exactOptional(),
     consumptionTimeoutMs: groupConfigShape.consumptionTimeoutMs.exactOptional(),

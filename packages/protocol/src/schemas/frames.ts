@@ -121,6 +121,12 @@ const nackItemSchema = z
      * cause `nonRetryable` instead of `deadLetterNow` (X6). A broker that predates it ignores it.
      */
     nonRetryable: z.literal(true).exactOptional(),
+    /**
+     * With `retryAfterMs`: the listener postponed the message (X4), back after `retryAfterMs`
+     * without a failure counted. A broker that predates it ignores it and counts a failure
+     * retried after `retryAfterMs`, so the message still comes back then.
+     */
+    postpone: z.literal(true).exactOptional(),
   })
   .refine((item) => !(item.deadLetter && item.retryAfterMs !== undefined), {
     message: 'a dead-lettered item takes no retryAfterMs',
@@ -129,6 +135,10 @@ const nackItemSchema = z
   .refine((item) => !(item.nonRetryable && !item.deadLetter), {
     message: 'nonRetryable goes with deadLetter',
     path: ['nonRetryable'],
+  })
+  .refine((item) => !(item.postpone && item.retryAfterMs === undefined), {
+    message: 'postpone goes with retryAfterMs',
+    path: ['postpone'],
   });
 
 /**

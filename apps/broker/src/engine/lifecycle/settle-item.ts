@@ -16,6 +16,8 @@ export interface SettleItem {
   readonly deadLetter?: true;
   /** `nack` with `deadLetter`: a push listener threw a non-retryable error (X1); the DLQ's cause says so. */
   readonly nonRetryable?: true;
+  /** `nack` with `retryAfterMs`: a push listener postponed it, no failure counted (X4). */
+  readonly postpone?: true;
 }
 
 /** One failed item of an ack/nack/release batch. */

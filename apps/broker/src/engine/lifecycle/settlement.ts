@@ -149,6 +149,8 @@ function pushEventFor(request: Request, atMs: number, lease: number): PushEvent 
       ? { type: 'deadLettered', atMs, lease, reason, cause: 'nonRetryable' }
       : { type: 'deadLettered', atMs, lease, reason };
   }
+  if (item.postpone && item.retryAfterMs !== undefined)
+    return { type: 'postponed', atMs, lease, postponeMs: item.retryAfterMs };
   return {
     type: 'failed',
     atMs,

@@ -17,6 +17,8 @@ interface StoredCountersV1 {
   readonly firstDeliveredAtMs?: number;
   /** X6. Absent from records stored before it existed, and before the first failure. */
   readonly firstFailedAtMs?: number;
+  /** X4. Absent from records stored before it existed, and from those never postponed. */
+  readonly firstPostponedAtMs?: number;
 }
 
 /** A push-consumed message's lifecycle state as layout 1 stores it. */
@@ -51,6 +53,7 @@ const COUNTER_FIELDS = {
   lastFailureReason: true,
   firstDeliveredAtMs: true,
   firstFailedAtMs: true,
+  firstPostponedAtMs: true,
 } as const;
 
 /**
@@ -159,6 +162,7 @@ function withStoredCounters<TFields extends object>(
   // Written only when known, so a record without them is stored byte for byte as before.
   if (counters.firstDeliveredAtMs !== undefined) stored.firstDeliveredAtMs = counters.firstDeliveredAtMs;
   if (counters.firstFailedAtMs !== undefined) stored.firstFailedAtMs = counters.firstFailedAtMs;
+  if (counters.firstPostponedAtMs !== undefined) stored.firstPostponedAtMs = counters.firstPostponedAtMs;
   return stored;
 }
 
@@ -174,5 +178,6 @@ function withCoreCounters<TFields extends object>(
   if (counters.lastFailureReason !== undefined) state.lastFailureReason = counters.lastFailureReason;
   if (counters.firstDeliveredAtMs !== undefined) state.firstDeliveredAtMs = counters.firstDeliveredAtMs;
   if (counters.firstFailedAtMs !== undefined) state.firstFailedAtMs = counters.firstFailedAtMs;
+  if (counters.firstPostponedAtMs !== undefined) state.firstPostponedAtMs = counters.firstPostponedAtMs;
   return state;
 }

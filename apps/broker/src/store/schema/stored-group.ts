@@ -29,6 +29,8 @@ export interface StoredGroupConfigV1 {
   readonly retryPolicy: StoredRetryPolicyV1;
   /** X2's retry budget. Absent from groups stored before it existed and from groups without one. */
   readonly maxRetryDurationMs?: number;
+  /** X4. Absent from groups stored before it existed and from groups that keep the default. */
+  readonly maxPostponeMs?: number;
   readonly fifo: boolean;
   readonly consumeMode: 'clustering' | 'broadcasting';
   readonly consumptionTimeoutMs: number;
@@ -88,6 +90,7 @@ export const MAPPED_GROUP_FIELDS = {
     maxRetries: true,
     retryPolicy: true,
     maxRetryDurationMs: true,
+    maxPostponeMs: true,
     fifo: true,
     consumeMode: true,
     consumptionTimeoutMs: true,
@@ -122,6 +125,7 @@ export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
   };
   if (config.dlqRetentionMs !== DEFAULT_DLQ_RETENTION_MS) stored.dlqRetentionMs = config.dlqRetentionMs;
   if (config.maxRetryDurationMs !== undefined) stored.maxRetryDurationMs = config.maxRetryDurationMs;
+  if (config.maxPostponeMs !== undefined) stored.maxPostponeMs = config.maxPostponeMs;
   if (config.pauseOnFailures !== undefined) {
     const { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs } = config.pauseOnFailures;
     stored.pauseOnFailures = { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs };
@@ -151,6 +155,7 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
       dlqRetentionMs: config.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
       ...(config.maxRetryDurationMs === undefined ? {} : { maxRetryDurationMs: config.maxRetryDurationMs }),
+      ...(config.maxPostponeMs === undefined ? {} : { maxPostponeMs: config.maxPostponeMs }),
       ...(config.pauseOnFailures === undefined ? {} : { pauseOnFailures: { ...config.pauseOnFailures } }),
       ...(config.history === undefined ? {} : { history: config.history }),
     },
