@@ -1,6 +1,6 @@
-import { Producer } from '@ricochet/producer';
-import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
+import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
+import { walkOneMessage } from './one-message.fixture.js';
 import { startTestBroker } from './test-broker.js';
 
 const MINUTE = 60_000;
@@ -9,18 +9,8 @@ describe('postponing on the virtual clock (X4)', () => {
   it('postpones 20 min at a time without spending an attempt, until the default hour runs out', async () => {
     await using broker = await startTestBroker();
     await broker.admin.putGroup('billing', { maxRetries: 0 });
-    await using consumer = new PushConsumer({
-      endpoint: broker.endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      listener: () => ConsumeResult.postpone(20 * MINUTE),
-      onListenerError: () => {},
-    });
-    await consumer.start();
-    await using producer = new Producer({ endpoint: broker.endpoint });
-    const { messageId } = await producer.send({ topic: 'orders', body: 'order 1042' });
-    await broker.waitForDelivery({ group: 'billing', messageId, attempt: 1 });
-    await broker.clock.runUntilIdle();
+    await using walk = await walkOneMessage(broker, () => ConsumeResult.postpone(20 * MINUTE));
+    const { messageId } = walk;
 
     // Postponed at 0, 20 and 40 min (back by 60 min, within maxPostponeMs' hour); at 60 min the
     // next would come back at 80 min, so it fails, and with maxRetries 0 that is the DLQ.

@@ -1,6 +1,6 @@
-import { Producer } from '@ricochet/producer';
-import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
+import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
+import { walkOneMessage } from './one-message.fixture.js';
 import { startTestBroker } from './test-broker.js';
 
 const SECOND = 1_000;
@@ -10,19 +10,9 @@ describe('a retry budget on the virtual clock (X2, X6)', () => {
   it('ends the default schedule at 30 min: the retry that would come at 36 min 40 s goes to the DLQ', async () => {
     await using broker = await startTestBroker();
     await broker.admin.putGroup('billing', { maxRetryDurationMs: 30 * MINUTE });
-    await using consumer = new PushConsumer({
-      endpoint: broker.endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      listener: () => ConsumeResult.FAILURE,
-      onListenerError: () => {},
-    });
-    await consumer.start();
-    await using producer = new Producer({ endpoint: broker.endpoint });
     const startedAtMs = broker.clock.now();
-    const { messageId } = await producer.send({ topic: 'orders', body: 'order 1042' });
-    await broker.waitForDelivery({ group: 'billing', messageId, attempt: 1 });
-    await broker.clock.runUntilIdle();
+    await using walk = await walkOneMessage(broker, () => ConsumeResult.FAILURE);
+    const { messageId } = walk;
 
     // P3's steps 10 s, 30 s, 1 … 7 min: the 10th delivery is at 28 min 40 s; the 8 min after it is past 30 min.
     const history = await broker.history(messageId, { group: 'billing' });

@@ -1,6 +1,6 @@
-import { Producer } from '@ricochet/producer';
-import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
+import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
+import { walkOneMessage } from './one-message.fixture.js';
 import { startTestBroker } from './test-broker.js';
 
 const MINUTE = 60_000;
@@ -13,18 +13,10 @@ describe('a jittered retry policy on the virtual clock (X3)', () => {
       retryPolicy: { type: 'fixed', delayMs: 10 * MINUTE, jitter: 0.5 },
       maxRetries: 3,
     });
-    await using consumer = new PushConsumer({
-      endpoint: broker.endpoint,
-      group: 'billing',
-      subscriptions: { orders: '*' },
-      listener: (message) => (message.deliveryAttempt <= 3 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS),
-      onListenerError: () => {},
-    });
-    await consumer.start();
-    await using producer = new Producer({ endpoint: broker.endpoint });
-    const { messageId } = await producer.send({ topic: 'orders', body: 'order 1042' });
-    await broker.waitForDelivery({ group: 'billing', messageId, attempt: 1 });
-    await broker.clock.runUntilIdle();
+    await using walk = await walkOneMessage(broker, (message) =>
+      message.deliveryAttempt <= 3 ? ConsumeResult.FAILURE : ConsumeResult.SUCCESS,
+    );
+    const { messageId } = walk;
 
     const history = await broker.history(messageId, { group: 'billing' });
     expect(history.map((delivery) => delivery.result)).toEqual(['failed', 'failed', 'failed', 'committed']);

@@ -1,7 +1,7 @@
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer, startSimpleConsumer } from './support/clients.js';
-import { eventually, startRecordingConsumer } from './support/push.js';
+import { startRecordingConsumer, untilDeadLettered } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
 
 describe('X2: a failed message whose next retry would fall past the group’s maxRetryDurationMs goes to the DLQ', () => {
@@ -26,10 +26,7 @@ describe('X2: a failed message whose next retry would fall past the group’s ma
     await using producer = await startProducer(broker.endpoint);
     const { messageId } = await producer.send({ topic: 'orders', body: 'order 1042' });
 
-    await eventually(
-      () => broker.admin.getGroup('billing').then((group) => group.stats.dlq),
-      (dlq) => dlq === 1,
-    );
+    await untilDeadLettered(broker.admin, 'billing', 1);
     const [entry] = (await broker.admin.listDlq('billing')).messages;
     expect(entry).toMatchObject({ messageId, cause: 'retryBudget', reason: 'the listener returned FAILURE' });
     // Far fewer than 17 deliveries: the budget, not maxRetries, ended it.
@@ -58,10 +55,7 @@ describe('X2: a failed message whose next retry would fall past the group’s ma
     // A 300 ms lease, never acked: when it expires, the first delivery is 300 ms ago, past 200.
     const [message] = await consumer.receive(1, 300);
     expect(message?.messageId).toBe(messageId);
-    await eventually(
-      () => broker.admin.getGroup('billing').then((group) => group.stats.dlq),
-      (dlq) => dlq === 1,
-    );
+    await untilDeadLettered(broker.admin, 'billing', 1);
     const [entry] = (await broker.admin.listDlq('billing')).messages;
     expect(entry).toMatchObject({ messageId, cause: 'retryBudget', attempts: 1 });
   });

@@ -1,7 +1,7 @@
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer } from './support/clients.js';
-import { eventually, startRecordingConsumer } from './support/push.js';
+import { eventually, startRecordingConsumer, untilDeadLettered } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
 
 describe('X4: ConsumeResult.postpone(ms) brings a message back after ms without counting an attempt', () => {
@@ -31,9 +31,21 @@ describe('X4: ConsumeResult.postpone(ms) brings a message back after ms without 
       expect(entry.deliveredAt - (history[i]?.settledAt ?? 0)).toBeGreaterThanOrEqual(200);
   });
 
-  it('stops after maxPostponeMs: the postponement past it is a failure, here the last one', async () => {
+  it.each([
+    {
+      // maxRetries 0: the postponement past maxPostponeMs is a failure, and the last one.
+      bound: 'maxPostponeMs, after which a postponement is a failure (here the last one)',
+      config: { maxRetries: 0, maxPostponeMs: 500 },
+      dlq: { cause: 'maxRetries', attempts: 1, reason: 'postponed for longer than maxPostponeMs' },
+    },
+    {
+      bound: 'the retry budget when the group has one',
+      config: { maxRetryDurationMs: 500 },
+      dlq: { cause: 'retryBudget', attempts: 1, reason: 'postponed past the retry budget' },
+    },
+  ])('is bounded by $bound', async ({ config, dlq }) => {
     await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest', maxRetries: 0, maxPostponeMs: 500 });
+    await broker.admin.putGroup('billing', { startFrom: 'earliest', ...config });
     await using consumer = await startRecordingConsumer(
       broker.endpoint,
       { group: 'billing', subscriptions: { orders: '*' } },
@@ -41,41 +53,10 @@ describe('X4: ConsumeResult.postpone(ms) brings a message back after ms without 
     );
     await using producer = await startProducer(broker.endpoint);
     const { messageId } = await producer.send({ topic: 'orders', body: 'order 1042' });
-    await eventually(
-      () => broker.admin.getGroup('billing').then((group) => group.stats.dlq),
-      (dlq) => dlq === 1,
-    );
-    const [entry] = (await broker.admin.listDlq('billing')).messages;
-    expect(entry).toMatchObject({
-      messageId,
-      cause: 'maxRetries',
-      attempts: 1,
-      reason: 'postponed for longer than maxPostponeMs',
-    });
-    // Postponed at about 0, 200 and 400 ms; the one at about 600 ms would come back past 500 ms.
+    await untilDeadLettered(broker.admin, 'billing', 1);
+    expect((await broker.admin.listDlq('billing')).messages[0]).toMatchObject({ messageId, ...dlq });
+    // Postponed at about 0, 200 and 400 ms, each back within 500 ms; the next would come back past it.
     expect(consumer.deliveries.length).toBeGreaterThanOrEqual(3);
-    expect(consumer.deliveries.every(({ message }) => message.deliveryAttempt === 1)).toBe(true);
-  });
-
-  it('counts toward the retry budget when the group has one', async () => {
-    await using broker = await startBroker();
-    await broker.admin.putGroup('billing', { startFrom: 'earliest', maxRetryDurationMs: 500 });
-    await using consumer = await startRecordingConsumer(
-      broker.endpoint,
-      { group: 'billing', subscriptions: { orders: '*' } },
-      () => ConsumeResult.postpone(200),
-    );
-    await using producer = await startProducer(broker.endpoint);
-    const { messageId } = await producer.send({ topic: 'orders', body: 'order 1042' });
-    await eventually(
-      () => broker.admin.getGroup('billing').then((group) => group.stats.dlq),
-      (dlq) => dlq === 1,
-    );
-    expect((await broker.admin.listDlq('billing')).messages[0]).toMatchObject({
-      messageId,
-      cause: 'retryBudget',
-      reason: 'postponed past the retry budget',
-    });
     expect(consumer.deliveries.every(({ message }) => message.deliveryAttempt === 1)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import type { ReceivedMessage } from '@ricochet/client';
 import { ConsumeResult, NonRetryableError } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer } from './support/clients.js';
-import { eventually, startRecordingConsumer } from './support/push.js';
+import { startRecordingConsumer, untilDeadLettered } from './support/push.js';
 import { startRocketBroker, startRocketSimpleConsumer } from './support/rocketmq.js';
 import { startBroker, type TestBroker } from './support/test-broker.js';
 
@@ -37,11 +37,7 @@ async function deadLetterOnePerCause(broker: TestBroker, endpoint: string): Prom
   const ids = new Map<string, string>();
   for (const tag of ['failing', 'hanging', 'poison', 'gone'])
     ids.set(tag, (await producer.send({ topic: 'orders', body: tag, tag })).messageId);
-  await eventually(
-    () => broker.admin.getGroup('billing').then((group) => group.stats.dlq),
-    (dlq) => dlq === 4,
-    15_000,
-  );
+  await untilDeadLettered(broker.admin, 'billing', 4, 15_000);
   await producer.close();
   await consumer.close();
   return ids;
