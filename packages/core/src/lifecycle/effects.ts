@@ -95,8 +95,10 @@ export function effectsOf(
   const leaseEnded = from.state === 'inflight' && (to.state !== 'inflight' || to.lease !== from.lease);
   if (leaseEnded && !TIMER_EVENTS.has(eventType)) effects.push(CANCEL_LEASE_TIMER);
   if (from.state === 'inflight' && to.state !== 'inflight') {
-    const reason = outcomeReasonOf(to, eventType);
-    const outcome = outcomeOf(to, eventType);
+    // X4: a postponement past its bound is a failure, recorded as one.
+    const event = eventType === 'postponed' && to.failures > from.failures ? 'failed' : eventType;
+    const reason = outcomeReasonOf(to, event);
+    const outcome = outcomeOf(to, event);
     const lease = from.lease;
     const deliveryAttempt = from.deliveryAttempt ?? 1;
     effects.push(
@@ -204,7 +206,7 @@ function outcomeOf(to: AnyLifecycleState, eventType: string): DeliveryOutcome {
     case 'failed':
       return 'failed';
     case 'postponed':
-      return to.state === 'waitingRetry' ? 'postponed' : 'failed';
+      return 'postponed';
     case 'leaseExpired':
       return 'leaseExpired';
     case 'released':

@@ -65,6 +65,20 @@ describe('X4: postponed, not failed', () => {
     expect(DEFAULT_MAX_POSTPONE_MS).toBe(3_600_000);
   });
 
+  it('records a postponement that became a failure as failed, with its reason, when attempts remain', () => {
+    const first = step(initialPushState(), 0, 600, { maxPostponeMs: 1_000, maxRetries: 3 });
+    if (!first.ok) throw new Error('refused');
+    const second = step(due(first.state, 600), 600, 600, { maxPostponeMs: 1_000, maxRetries: 3 });
+    expect(second.ok && second.state).toMatchObject({ state: 'waitingRetry', failures: 1, retryAtMs: 1_600 });
+    expect(second.ok && second.effects).toContainEqual({
+      type: 'recordOutcome',
+      outcome: 'failed',
+      lease: 2,
+      deliveryAttempt: 1,
+      reason: POSTPONED_TOO_LONG_REASON,
+    });
+  });
+
   it('counts toward the retry budget when the group has one, instead of maxPostponeMs', () => {
     const withinBudget = step(initialPushState(), 0, 5_000, { maxRetryDurationMs: 5_000, maxPostponeMs: 1 });
     expect(withinBudget.ok && withinBudget.state.state).toBe('waitingRetry');
