@@ -56,6 +56,9 @@ const config: fc.Arbitrary<GroupConfig> = fc.record(
     broadcastInstanceTtlMs: positive,
     // The default half the time: a group with the default DLQ retention stores none (stored-group.ts).
     dlqRetentionMs: fc.oneof(fc.constant(DEFAULT_DLQ_RETENTION_MS), positive),
+    // X2 and X4: absent half the time, as in every group stored before them.
+    maxRetryDurationMs: positive,
+    maxPostponeMs: positive,
     // Absent (off) half the time, as in every group stored before failure storms existed.
     pauseOnFailures: fc.record(
       {
