@@ -34,6 +34,12 @@ export const POSTGRES_CONTRACT_FILES = [
   'd1-dead-letter-topic',
   'd2-dlq-redrive',
   'd3-dead-letter-now',
+  // Retries beyond RocketMQ (DESIGN.md §12).
+  'x1-failure-classes',
+  'x2-retry-budget',
+  'x3-jitter',
+  'x4-postpone',
+  'x6-failure-record',
   'b1-broadcasting',
   'c2-release-on-disconnect',
   'group-isolation',

@@ -25,6 +25,11 @@ describe('retrySchedule', () => {
     ]);
   });
 
+  it('reports a stepped or fixed policy’s jitter as its spread (X3)', () => {
+    const schedule = retrySchedule({ type: 'stepped', delaysMs: [1_000, 2_000], jitter: 0.25 }, 2);
+    expect(schedule.map((attempt) => attempt.spreadMs)).toEqual([0, 250, 500]);
+  });
+
   it('follows the default push table: the 17th delivery comes about 4 h 46 min after the first', () => {
     const schedule = retrySchedule(DEFAULT_PUSH_RETRY_POLICY, 16);
     expect(schedule).toHaveLength(17);

@@ -28,7 +28,7 @@ export function retrySchedule(policy: RetryPolicy, maxRetries: number): Schedule
   for (let retry = 1; retry <= retries; retry++) {
     const delayMs = retryDelayMs(policy, retry, () => 0.5);
     atMs += delayMs;
-    const spreadMs = policy.type === 'exponential' ? Math.round(delayMs * policy.jitter) : 0;
+    const spreadMs = Math.round(delayMs * (policy.jitter ?? 0));
     attempts.push({ attempt: retry + 1, atMs, delayMs, spreadMs });
   }
   return attempts;

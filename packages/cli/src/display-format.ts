@@ -50,6 +50,11 @@ export function previewBody(body: Uint8Array, options: { maxBytes?: number; pret
   return `${text}${more}`;
 }
 
+/** A stepped or fixed policy's jitter (X3), when it has one: `, jitter 0.2`. */
+function jitterOf(fields: Record<string, unknown>): string {
+  return typeof fields.jitter === 'number' && fields.jitter > 0 ? `, jitter ${fields.jitter}` : '';
+}
+
 /** A retry policy in one line: `stepped 10s 30s 1m …`, `fixed 3s`, `exponential 1s ×2 ≤ 1m ±0.2`. */
 export function describeRetryPolicy(policy: unknown): string {
   if (typeof policy !== 'object' || policy === null) return JSON.stringify(policy);
@@ -57,10 +62,10 @@ export function describeRetryPolicy(policy: unknown): string {
   switch (fields.type) {
     case 'stepped': {
       const delays = Array.isArray(fields.delaysMs) ? (fields.delaysMs as number[]) : [];
-      return `stepped ${delays.map(formatDurationMs).join(' ')} (the last repeats)`;
+      return `stepped ${delays.map(formatDurationMs).join(' ')} (the last repeats)${jitterOf(fields)}`;
     }
     case 'fixed':
-      return `fixed ${formatDurationMs(Number(fields.delayMs))}`;
+      return `fixed ${formatDurationMs(Number(fields.delayMs))}${jitterOf(fields)}`;
     case 'exponential':
       return `exponential ${formatDurationMs(Number(fields.initialMs))} ×${fields.multiplier} up to ${formatDurationMs(
         Number(fields.maxMs),

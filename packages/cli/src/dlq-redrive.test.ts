@@ -77,14 +77,16 @@ describe('ricochet dlq and messages', () => {
     await untilInDlq(ids);
 
     const ls = await cli(['dlq', 'ls', 'shipping', ...endpoint]);
-    expect(ls.stdout).toMatch(/^MESSAGE-ID\s+ORIGIN-TOPIC\s+ATTEMPTS\s+DEAD-LETTERED\s+REASON$/m);
+    expect(ls.stdout).toMatch(/^MESSAGE-ID\s+ORIGIN-TOPIC\s+ATTEMPTS\s+CAUSE\s+DEAD-LETTERED\s+REASON$/m);
     for (const id of ids)
-      expect(ls.stdout).toMatch(new RegExp(`^${id}\\s+shipments\\s+1\\s+\\S+Z\\s+\\S`, 'm'));
+      expect(ls.stdout).toMatch(new RegExp(`^${id}\\s+shipments\\s+1\\s+maxRetries\\s+\\S+Z\\s+\\S`, 'm'));
 
     const show = await cli(['dlq', 'show', 'shipping', ids[1] ?? '', ...endpoint]);
     expect(show.code).toBe(EXIT_CODES.OK);
     expect(show.stdout).toMatch(/^origin:\s+shipments offset 1$/m);
     expect(show.stdout).toMatch(/^tag:\s+parcel$/m);
+    expect(show.stdout).toMatch(/^cause:\s+maxRetries$/m);
+    expect(show.stdout).toMatch(/^first failed:\s+\S+Z$/m);
     expect(show.stdout).toContain('"parcel": 2');
 
     const history = await cli(['messages', 'get', ids[0] ?? '', ...endpoint]);

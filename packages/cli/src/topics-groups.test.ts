@@ -97,6 +97,18 @@ describe('ricochet groups', () => {
     expect(ls.stdout).toMatch(/^billing\s+clustering\s+3\s+0\s+0\s+0\s+0\s+0\s+-$/m);
   });
 
+  it('shows a stepped or fixed policy’s jitter (X3)', async () => {
+    const set = await cli([
+      'groups',
+      'set',
+      'jittery',
+      'retryPolicy={"type":"fixed","delayMs":500,"jitter":0.2}',
+      ...endpoint,
+    ]);
+    expect(set.code).toBe(EXIT_CODES.OK);
+    expect(set.stdout).toMatch(/^retryPolicy:\s+fixed 500ms, jitter 0\.2$/m);
+  });
+
   it('shows every issue of a bad retry policy, exits 6, and keeps the old config', async () => {
     await cli(['groups', 'set', 'payments', 'maxRetries=2', ...endpoint]);
     const bad = await cli([

@@ -44,6 +44,18 @@ export interface GroupConfig {
   readonly maxRetries: number;
   /** @default the stepped table of P3, or fixed 3000 ms when `fifo` is true (P5) */
   readonly retryPolicy: RetryPolicy;
+  /**
+   * The retry budget (X2): a failed message whose next retry would fall more than this many ms
+   * after its first delivery goes to the DLQ instead (cause `retryBudget`), even with attempts left.
+   * @default undefined (no budget: `maxRetries` alone, as RocketMQ)
+   */
+  readonly maxRetryDurationMs?: number;
+  /**
+   * X4: without a retry budget, how long a message may be postponed (`ConsumeResult.postpone`),
+   * from its first postponement; past it, a postponement is a failure like any other.
+   * @default undefined (3600000 ms, 1 h)
+   */
+  readonly maxPostponeMs?: number;
   /** Deliver each message group in order, one message at a time (P5). @default false */
   readonly fifo: boolean;
   /** @default 'clustering' */
@@ -121,6 +133,8 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     startFrom: input.startFrom ?? 'latest',
     broadcastInstanceTtlMs: input.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
     dlqRetentionMs: input.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
+    ...(input.maxRetryDurationMs === undefined ? {} : { maxRetryDurationMs: input.maxRetryDurationMs }),
+    ...(input.maxPostponeMs === undefined ? {} : { maxPostponeMs: input.maxPostponeMs }),
     ...(input.pauseOnFailures === undefined ? {} : { pauseOnFailures: input.pauseOnFailures }),
     ...(input.history === undefined ? {} : { history: input.history }),
   };

@@ -64,6 +64,11 @@ export {
   broadcastTransition,
   initialBroadcastState,
 } from './lifecycle/broadcast-lifecycle.js';
+export {
+  DEAD_LETTER_CAUSES,
+  type DeadLetterCause,
+  retryBudgetSpent,
+} from './lifecycle/dead-letter-cause.js';
 export type {
   DeliveryEffect,
   DeliveryEffectType,
@@ -71,6 +76,11 @@ export type {
   GroupCounter,
 } from './lifecycle/effects.js';
 export { DEAD_LETTERED_BY_CONSUMER_REASON } from './lifecycle/lease-steps.js';
+export {
+  DEFAULT_MAX_POSTPONE_MS,
+  POSTPONED_PAST_BUDGET_REASON,
+  POSTPONED_TOO_LONG_REASON,
+} from './lifecycle/postpone.js';
 export {
   CONSUMPTION_TIMEOUT_REASON,
   initialPushState,

@@ -14,6 +14,26 @@ describe('validateRetryPolicy', () => {
     });
   });
 
+  it('accepts a jitter on a stepped or fixed policy, and drops one of 0 (absent means 0, X3)', () => {
+    const stepped = { type: 'stepped', delaysMs: [100, 200], jitter: 0.25 };
+    expect(validateRetryPolicy(stepped)).toEqual({ ok: true, policy: stepped });
+    expect(validateRetryPolicy({ type: 'fixed', delayMs: 50, jitter: 0 })).toEqual({
+      ok: true,
+      policy: { type: 'fixed', delayMs: 50 },
+    });
+  });
+
+  it.each([1, -0.1, Number.NaN, '0.2'])('refuses a stepped or fixed policy’s jitter of %s', (jitter) => {
+    for (const policy of [
+      { type: 'stepped', delaysMs: [100], jitter },
+      { type: 'fixed', delayMs: 100, jitter },
+    ]) {
+      const result = validateRetryPolicy(policy);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.issues.map((issue) => issue.path)).toEqual([['jitter']]);
+    }
+  });
+
   it('accepts an exponential policy', () => {
     const policy = { type: 'exponential', initialMs: 10, multiplier: 1.6, maxMs: 1_000, jitter: 0.2 };
     expect(validateRetryPolicy(policy)).toEqual({ ok: true, policy });

@@ -47,10 +47,12 @@ export function validateRetryPolicy(value: unknown): RetryPolicyValidation {
       } else {
         for (const [index, delay] of delays.entries()) checkDelay(issues, ['delaysMs', index], delay, 0);
       }
+      if (policy.jitter !== undefined) checkJitter(issues, policy.jitter);
       break;
     }
     case 'fixed':
       checkDelay(issues, ['delayMs'], policy.delayMs, 0);
+      if (policy.jitter !== undefined) checkJitter(issues, policy.jitter);
       break;
     case 'exponential': {
       checkDelay(issues, ['initialMs'], policy.initialMs, 1);
@@ -67,12 +69,7 @@ export function validateRetryPolicy(value: unknown): RetryPolicyValidation {
           message: `multiplier must be a number from 1 to 100, got ${describe(multiplier)}`,
         });
       }
-      if (typeof jitter !== 'number' || !Number.isFinite(jitter) || jitter < 0 || jitter >= 1) {
-        issues.push({
-          path: ['jitter'],
-          message: `jitter must be a fraction from 0 (inclusive) to 1 (exclusive), got ${describe(jitter)}`,
-        });
-      }
+      checkJitter(issues, jitter);
       if (typeof initialMs === 'number' && typeof maxMs === 'number' && maxMs < initialMs) {
         issues.push({
           path: ['maxMs'],
@@ -91,18 +88,31 @@ export function validateRetryPolicy(value: unknown): RetryPolicyValidation {
   return { ok: true, policy: copyPolicy(policy as unknown as RetryPolicy) };
 }
 
-/** Keep only the fields of the policy's type, so stray keys never reach the store. */
+/**
+ * Keep only the fields of the policy's type, so stray keys never reach the store. A stepped or
+ * fixed policy's jitter of 0 is dropped: absent means 0 (X3), so such a policy is stored as before.
+ */
 function copyPolicy(policy: RetryPolicy): RetryPolicy {
+  const jitter = policy.jitter === undefined || policy.jitter === 0 ? {} : { jitter: policy.jitter };
   switch (policy.type) {
     case 'stepped':
-      return { type: 'stepped', delaysMs: [...policy.delaysMs] };
+      return { type: 'stepped', delaysMs: [...policy.delaysMs], ...jitter };
     case 'fixed':
-      return { type: 'fixed', delayMs: policy.delayMs };
+      return { type: 'fixed', delayMs: policy.delayMs, ...jitter };
     case 'exponential': {
       const { initialMs, multiplier, maxMs, jitter } = policy;
       return { type: 'exponential', initialMs, multiplier, maxMs, jitter };
     }
   }
+}
+
+/** X3: a jitter is a fraction from 0 (inclusive) to 1 (exclusive); 1 could draw a delay of 0. */
+function checkJitter(issues: PolicyIssue[], jitter: unknown): void {
+  if (typeof jitter === 'number' && Number.isFinite(jitter) && jitter >= 0 && jitter < 1) return;
+  issues.push({
+    path: ['jitter'],
+    message: `jitter must be a fraction from 0 (inclusive) to 1 (exclusive), got ${describe(jitter)}`,
+  });
 }
 
 function checkDelay(issues: PolicyIssue[], path: (string | number)[], value: unknown, minMs: number): void {

@@ -7,6 +7,7 @@ import {
   type ExponentialRetryPolicy,
   retryDelayMs,
 } from './retry-policy.js';
+import { MAX_RETRY_DELAY_MS } from './retry-policy-validation.js';
 
 const s = 1_000;
 const m = 60 * s;
@@ -139,5 +140,70 @@ describe('exponential policies', () => {
 describe('retryDelayMs input checks', () => {
   it.each([0, -1, 1.5, Number.NaN])('rejects retry number %s', (retryNumber) => {
     expect(() => retryDelayMs(DEFAULT_PUSH_RETRY_POLICY, retryNumber)).toThrow(RangeError);
+  });
+});
+
+describe('X3: jitter on every policy shape', () => {
+  const shapes = fc.oneof(
+    fc.record({
+      type: fc.constant('stepped' as const),
+      delaysMs: fc.array(fc.integer({ min: 0, max: MAX_RETRY_DELAY_MS }), { minLength: 1, maxLength: 20 }),
+    }),
+    fc.record({
+      type: fc.constant('fixed' as const),
+      delayMs: fc.integer({ min: 0, max: MAX_RETRY_DELAY_MS }),
+    }),
+    fc
+      .record({
+        type: fc.constant('exponential' as const),
+        initialMs: fc.integer({ min: 1, max: 100_000 }),
+        multiplier: fc.double({ min: 1, max: 100, noNaN: true }),
+        extraMs: fc.integer({ min: 0, max: 1e8 }),
+      })
+      .map(({ extraMs, ...rest }) => ({ ...rest, maxMs: rest.initialMs + extraMs, jitter: 0 })),
+  );
+
+  it('draws every delay within ±jitter of the policy’s, in whole milliseconds, through the injected random', () => {
+    fc.assert(
+      fc.property(
+        shapes,
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (shape, jitter, retryNumber, draw) => {
+          const exactMs = retryDelayMs(shape, retryNumber, () => {
+            throw new Error('no draw at jitter 0');
+          });
+          let draws = 0;
+          const drawnMs = retryDelayMs({ ...shape, jitter }, retryNumber, () => {
+            draws++;
+            return draw;
+          });
+          expect(Number.isInteger(drawnMs)).toBe(true);
+          expect(drawnMs).toBeGreaterThanOrEqual(Math.floor(exactMs * (1 - jitter)));
+          expect(drawnMs).toBeLessThanOrEqual(Math.ceil(exactMs * (1 + jitter)));
+          expect(draws).toBe(jitter === 0 ? 0 : 1);
+        },
+      ),
+    );
+  });
+
+  it('reaches both ends of the spread: a stepped step of 1 000 ms at ±30 % is drawn from 700 to 1 300', () => {
+    const policy = { type: 'stepped', delaysMs: [1_000], jitter: 0.3 } as const;
+    expect(retryDelayMs(policy, 1, () => 0)).toBe(700);
+    expect(retryDelayMs(policy, 1, () => 0.5)).toBe(1_000);
+    expect(retryDelayMs(policy, 1, () => 0.999_999)).toBe(1_300);
+    expect(retryDelayMs({ type: 'fixed', delayMs: 3_000, jitter: 0.1 }, 7, () => 0)).toBe(2_700);
+  });
+
+  it('keeps the seeds’ table exact without a jitter: no number is drawn', () => {
+    const refuse = () => {
+      throw new Error('drawn');
+    };
+    const delays = DEFAULT_PUSH_RETRY_POLICY.delaysMs.map((_, i) =>
+      retryDelayMs(DEFAULT_PUSH_RETRY_POLICY, i + 1, refuse),
+    );
+    expect(delays).toEqual(DEFAULT_PUSH_RETRY_POLICY.delaysMs);
+    expect(retryDelayMs({ ...DEFAULT_FIFO_RETRY_POLICY, jitter: 0 }, 3, refuse)).toBe(3_000);
   });
 });

@@ -8,17 +8,30 @@ const HOUR_MS = 60 * MINUTE_MS;
 export interface SteppedRetryPolicy {
   readonly type: 'stepped';
   readonly delaysMs: readonly number[];
+  /**
+   * Spread each delay uniformly within ±`jitter` of the step (a fraction from 0 to 1, exclusive;
+   * rule X3). Absent or 0: RocketMQ's exact schedule.
+   * @default 0
+   */
+  readonly jitter?: number;
 }
 
 /** Every retry waits the same `delayMs`. */
 export interface FixedRetryPolicy {
   readonly type: 'fixed';
   readonly delayMs: number;
+  /**
+   * Spread each delay uniformly within ±`jitter` of `delayMs` (a fraction from 0 to 1, exclusive;
+   * rule X3). Absent or 0: every retry waits exactly `delayMs`.
+   * @default 0
+   */
+  readonly jitter?: number;
 }
 
 /**
  * Retry N waits `min(initialMs × multiplier^(N-1), maxMs)`, then spread by ±`jitter` (a fraction:
- * 0.2 means uniformly within ±20 %).
+ * 0.2 means uniformly within ±20 %; rule X3). Unlike the other shapes, the field is required: this
+ * shape has named it since DESIGN.md §2 first described it.
  */
 export interface ExponentialRetryPolicy {
   readonly type: 'exponential';
@@ -68,9 +81,10 @@ export const DEFAULT_FIFO_RETRY_POLICY: FixedRetryPolicy = Object.freeze({ type:
 export const DEFAULT_MAX_RETRIES = 16;
 
 /**
- * The delay before retry number `retryNumber` (1-based: the first retry is 1).
+ * The delay before retry number `retryNumber` (1-based: the first retry is 1): the policy's delay,
+ * drawn within ±`jitter` of it when the policy has a jitter (rule X3), in whole milliseconds.
  *
- * @param random - used only by the exponential policy's jitter. @default Math.random
+ * @param random - used only for a jitter above 0, once per call. @default Math.random
  * @throws RangeError when `retryNumber` is not a whole number ≥ 1; validate policies with
  *   {@link validateRetryPolicy} before use, this function trusts their fields.
  */
@@ -82,6 +96,14 @@ export function retryDelayMs(
   if (!Number.isInteger(retryNumber) || retryNumber < 1) {
     throw new RangeError(`retryNumber must be a whole number >= 1, got ${retryNumber}`);
   }
+  const jitter = policy.jitter ?? 0;
+  const baseMs = policyDelayMs(policy, retryNumber);
+  // X3: at jitter 0 no number is drawn, so RocketMQ's schedule stays exact (and `random` untouched).
+  return Math.round(jitter === 0 ? baseMs : applyJitter(baseMs, jitter, random));
+}
+
+/** The policy's own delay before retry `retryNumber`, before any jitter. */
+function policyDelayMs(policy: RetryPolicy, retryNumber: number): number {
   switch (policy.type) {
     case 'stepped': {
       const steps = policy.delaysMs;
@@ -92,7 +114,7 @@ export function retryDelayMs(
     case 'fixed':
       return policy.delayMs;
     case 'exponential':
-      return Math.round(applyJitter(exponentialBaseMs(policy, retryNumber), policy.jitter, random));
+      return exponentialBaseMs(policy, retryNumber);
   }
 }
 

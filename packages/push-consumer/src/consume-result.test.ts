@@ -49,6 +49,26 @@ describe('ConsumeResult.deadLetter (D3)', () => {
   });
 });
 
+describe('ConsumeResult.postpone (X4)', () => {
+  it('is a nack with retryAfterMs and postpone, the delay an old broker would use', () => {
+    expect(outcomeOfResult(ConsumeResult.postpone(2_000))).toEqual({
+      outcome: {
+        type: 'nack',
+        reason: 'the listener postponed it for 2000 ms',
+        retryAfterMs: 2_000,
+        postpone: true,
+      },
+    });
+  });
+
+  it.each([-1, 1.5, MAX_RETRY_AFTER_MS + 1])('refuses postponeMs %s', (postponeMs) => {
+    expect(() => ConsumeResult.postpone(postponeMs)).toThrow(ClientError);
+    const handMade = outcomeOfResult({ type: 'postpone', postponeMs });
+    expect(handMade.problem).toBeInstanceOf(ClientError);
+    expect(handMade.outcome).not.toHaveProperty('postpone');
+  });
+});
+
 describe('outcomeOfResult', () => {
   it('maps SUCCESS to ack, FAILURE and retryAfter to nack with a reason', () => {
     expect(outcomeOfResult(ConsumeResult.SUCCESS)).toEqual({ outcome: { type: 'ack' } });
@@ -86,17 +106,25 @@ describe('outcomeOfResult', () => {
 
 describe('outcomeOfThrow', () => {
   it("uses the error's message, or its name when the message is empty", () => {
-    expect(outcomeOfThrow(new Error('payment service answered 503'))).toEqual({
+    expect(outcomeOfThrow(new Error('payment service answered 503'), false)).toEqual({
       type: 'nack',
       reason: 'payment service answered 503',
     });
-    expect(outcomeOfThrow(new TypeError(''))).toEqual({ type: 'nack', reason: 'TypeError' });
-    expect(outcomeOfThrow('plain string')).toEqual({ type: 'nack', reason: 'plain string' });
-    expect(outcomeOfThrow(42)).toEqual({ type: 'nack', reason: 'the listener threw number 42' });
+    expect(outcomeOfThrow(new TypeError(''), false)).toEqual({ type: 'nack', reason: 'TypeError' });
+    expect(outcomeOfThrow('plain string', false)).toEqual({ type: 'nack', reason: 'plain string' });
+    expect(outcomeOfThrow(42, false)).toEqual({ type: 'nack', reason: 'the listener threw number 42' });
+  });
+
+  it('dead-letters a non-retryable error at once, with its message as the reason (X1)', () => {
+    expect(outcomeOfThrow(new Error('not an order'), true)).toEqual({
+      type: 'deadLetter',
+      reason: 'not an order',
+      nonRetryable: true,
+    });
   });
 
   it('truncates a long message to the 1 024 characters a nack carries', () => {
-    const outcome = outcomeOfThrow(new Error('x'.repeat(5_000)));
+    const outcome = outcomeOfThrow(new Error('x'.repeat(5_000)), false);
     if (outcome.type !== 'nack') throw new Error('expected nack');
     expect(outcome.reason).toHaveLength(MAX_FAILURE_REASON_LENGTH);
     expect(outcome.reason.endsWith('…')).toBe(true);

@@ -20,6 +20,7 @@ export type ConsumeResultValue =
   | { readonly type: 'success' }
   | { readonly type: 'failure' }
   | { readonly type: 'retryAfter'; readonly retryAfterMs: number }
+  | { readonly type: 'postpone'; readonly postponeMs: number }
   | { readonly type: 'deadLetter'; readonly reason?: string };
 
 /**
@@ -52,6 +53,22 @@ export const ConsumeResult = {
     return Object.freeze({ type: 'retryAfter', retryAfterMs });
   },
   /**
+   * The listener cannot take the message now (its downstream is rate-limited, a dependency asks it
+   * to wait): it comes back after `postponeMs` without counting an attempt toward `maxRetries`, and
+   * with the same `deliveryAttempt` (X4). Bounded: postponements count toward the group's
+   * `maxRetryDurationMs` when it has one, and otherwise stop after its `maxPostponeMs` (1 h by
+   * default) from the first, after which a postponement is a failure like any other. A broker that
+   * predates the rule takes it as `retryAfter(postponeMs)`.
+   *
+   * @param postponeMs - an integer from 0 to 86 400 000 (24 h).
+   * @throws ClientError `400` when `postponeMs` is out of range or not an integer.
+   */
+  postpone(postponeMs: number): ConsumeResultValue {
+    const problem = retryAfterProblem(postponeMs, 'postponeMs');
+    if (problem !== undefined) throw badRequestError(problem);
+    return Object.freeze({ type: 'postpone', postponeMs });
+  },
+  /**
    * The message can never be processed (a poison message): move it to the group's DLQ
    * (`%DLQ%<group>`) now, whatever attempts remain, with `reason` in its history and DLQ record
    * (D3, RocketMQ's delay level −1). The delivery counts as a failed attempt.
@@ -66,8 +83,14 @@ export const ConsumeResult = {
 /** How a delivery is settled on the wire: `ack`, `nack` with its reason and delay, or dead-lettered now. */
 export type ConsumeOutcome =
   | { readonly type: 'ack' }
-  | { readonly type: 'nack'; readonly reason: string; readonly retryAfterMs?: number }
-  | { readonly type: 'deadLetter'; readonly reason?: string };
+  | {
+      readonly type: 'nack';
+      readonly reason: string;
+      readonly retryAfterMs?: number;
+      /** With `retryAfterMs`: a postponement, no failure (X4). */
+      readonly postpone?: true;
+    }
+  | { readonly type: 'deadLetter'; readonly reason?: string; readonly nonRetryable?: true };
 
 /** What {@link outcomeOfResult} returns: the outcome, and the problem when the value is not a result. */
 export interface ResultOutcome {
@@ -105,6 +128,21 @@ export function outcomeOfResult(value: unknown): ResultOutcome {
         // A hand-made result with a bad delay: still a failure, with the group's own delay.
         return invalidResult(`the listener returned retryAfter with an invalid delay: ${problem}`);
       }
+      case 'postpone': {
+        const { postponeMs } = value as { readonly postponeMs?: unknown };
+        const problem = retryAfterProblem(postponeMs, 'postponeMs');
+        if (problem !== undefined)
+          return invalidResult(`the listener returned postpone with an invalid delay: ${problem}`);
+        const ms = postponeMs as number;
+        return {
+          outcome: {
+            type: 'nack',
+            reason: `the listener postponed it for ${ms} ms`,
+            retryAfterMs: ms,
+            postpone: true,
+          },
+        };
+      }
       case 'deadLetter': {
         const { reason } = value as { readonly reason?: unknown };
         if (reason === undefined) return { outcome: { type: 'deadLetter' } };
@@ -117,9 +155,13 @@ export function outcomeOfResult(value: unknown): ResultOutcome {
   return invalidResult(`the listener returned ${describe(value)}, not a ConsumeResult`);
 }
 
-/** The outcome of a listener that threw or rejected with `error` (P2). */
-export function outcomeOfThrow(error: unknown): ConsumeOutcome {
-  return { type: 'nack', reason: truncateReason(reasonOf(error)) };
+/**
+ * The outcome of a listener that threw or rejected with `error`: a failure (P2), or, when the
+ * error is non-retryable, the DLQ at once with its message as the reason (X1).
+ */
+export function outcomeOfThrow(error: unknown, nonRetryable: boolean): ConsumeOutcome {
+  const reason = truncateReason(reasonOf(error));
+  return nonRetryable ? { type: 'deadLetter', reason, nonRetryable } : { type: 'nack', reason };
 }
 
 /**
@@ -156,11 +198,11 @@ export function truncateReason(reason: string): string {
   return `${reason.slice(0, end)}…`;
 }
 
-function retryAfterProblem(retryAfterMs: unknown): string | undefined {
+function retryAfterProblem(retryAfterMs: unknown, name = 'retryAfterMs'): string | undefined {
   if (typeof retryAfterMs === 'number' && Number.isInteger(retryAfterMs)) {
     if (retryAfterMs >= 0 && retryAfterMs <= MAX_RETRY_AFTER_MS) return undefined;
   }
-  return `retryAfterMs must be an integer from 0 to ${MAX_RETRY_AFTER_MS}, got ${String(retryAfterMs)}`;
+  return `${name} must be an integer from 0 to ${MAX_RETRY_AFTER_MS}, got ${String(retryAfterMs)}`;
 }
 
 function invalidResult(message: string): ResultOutcome {

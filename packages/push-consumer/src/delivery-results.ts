@@ -30,7 +30,7 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
     case 'ack':
       return { action: 'ack', receiptHandle, messageId, sessionId, creditTo: subscription };
     case 'deadLetter': {
-      const { reason } = outcome;
+      const { reason, nonRetryable } = outcome;
       const base = {
         action: 'nack',
         receiptHandle,
@@ -38,11 +38,12 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
         messageId,
         sessionId,
         creditTo: subscription,
+        ...(nonRetryable === undefined ? {} : { nonRetryable }),
       } as const;
       return reason === undefined ? base : { ...base, reason };
     }
     case 'nack': {
-      const { reason, retryAfterMs } = outcome;
+      const { reason, retryAfterMs, postpone } = outcome;
       return retryAfterMs === undefined
         ? { action: 'nack', receiptHandle, reason, messageId, sessionId, creditTo: subscription }
         : {
@@ -50,6 +51,7 @@ export function resultOf(delivery: Delivery, outcome: ConsumeOutcome): ResultEnt
             receiptHandle,
             reason,
             retryAfterMs,
+            ...(postpone === undefined ? {} : { postpone }),
             messageId,
             sessionId,
             creditTo: subscription,

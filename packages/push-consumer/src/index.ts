@@ -16,6 +16,7 @@ export {
 } from './consume-result.js';
 export type { ClockTimer, ConsumptionClock } from './consumption-clock.js';
 export type { ListenerContext, MessageListener } from './listener-pool.js';
+export { NonRetryableError } from './non-retryable-error.js';
 export { PushConsumer } from './push-consumer.js';
 export {
   DEFAULT_CLOSE_TIMEOUT_MS,

@@ -70,6 +70,7 @@ function createPool(overrides: Partial<ListenerPoolOptions<Item>> & { listener: 
     consumptionTimeoutMs: 60_000,
     clock: systemConsumptionClock,
     isLive: (candidate) => candidate.live,
+    isNonRetryable: () => false,
     onOutcome: (done, outcome) => outcomes.push([done.message.messageId, outcome]),
     onListenerError: (error, message) => listenerErrors.push([error, message.messageId]),
     ...overrides,

@@ -54,6 +54,8 @@ export interface ListenerPoolOptions<TItem extends PoolItem> {
    * @default no spans
    */
   readonly startSpan?: (message: ReceivedMessage) => ProcessSpan | undefined;
+  /** Whether a thrown value dead-letters its message at once instead of failing it (X1). */
+  readonly isNonRetryable: (error: unknown) => boolean;
   /** Called when a listener threw, returned something else than a result, or timed out. */
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
   /**
@@ -307,7 +309,7 @@ export class ListenerPool<TItem extends PoolItem> {
       const message = run.item.message;
       if (threw) {
         this.#reportListenerError(value, message);
-        const outcome = outcomeOfThrow(value);
+        const outcome = outcomeOfThrow(value, this.#options.isNonRetryable(value));
         if (run.span !== undefined)
           endProcessSpan(run.span, outcome, value instanceof Error ? value.name : 'thrown');
         this.#options.onOutcome(run.item, outcome);

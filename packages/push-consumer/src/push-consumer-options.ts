@@ -12,6 +12,7 @@ import { DEFAULT_CONSUMPTION_TIMEOUT_MS as GROUP_CONSUMPTION_TIMEOUT_MS } from '
 import { MAX_CONSUMPTION_TIMEOUT_MS, type RicochetError, subscribeFrameSchema } from '@ricochet/protocol';
 import { type ConsumptionClock, systemConsumptionClock } from './consumption-clock.js';
 import type { MessageListener } from './listener-pool.js';
+import { isNonRetryable } from './non-retryable-error.js';
 
 /** How many unsettled deliveries a consumer holds unless told otherwise: 1 024. */
 export const DEFAULT_MAX_CACHED_MESSAGES = 1_024;
@@ -117,6 +118,14 @@ export interface PushConsumerOptions extends ClientOptions {
    */
   readonly closeTimeoutMs?: number;
   /**
+   * Which thrown errors no retry can cure, besides a `NonRetryableError` (always): the listener's
+   * message goes to the group's DLQ at once, whatever attempts remain, with the error's message as
+   * its reason (X1). A predicate that throws counts as `false`.
+   * @default undefined (only `NonRetryableError`)
+   * @example nonRetryable: (error) => error instanceof SyntaxError || error instanceof ValidationError
+   */
+  readonly nonRetryable?: (error: unknown) => boolean;
+  /**
    * Called when a delivery fails because of its listener: it threw or rejected (`error` as
    * thrown), returned something that is not a `ConsumeResult` (a `ClientError` `400`), or ran
    * past `consumptionTimeoutMs` (a `ClientError` `TIMEOUT`). The delivery is failed either way.
@@ -144,6 +153,8 @@ export interface ResolvedPushConsumerOptions {
   readonly consumptionTimeoutMs: number;
   readonly clock: ConsumptionClock;
   readonly closeTimeoutMs: number;
+  /** X1: a `NonRetryableError`, or an error the `nonRetryable` option accepts. */
+  readonly isNonRetryable: (error: unknown) => boolean;
   readonly onListenerError: (error: unknown, message: ReceivedMessage) => void;
   readonly onError: (error: RicochetError) => void;
 }
@@ -156,6 +167,8 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
   checkConsumerGroup(options.group);
   const subscriptions = checkSubscriptions(options.subscriptions);
   if (typeof options.listener !== 'function') throw badRequestError('listener must be a function');
+  if (options.nonRetryable !== undefined && typeof options.nonRetryable !== 'function')
+    throw badRequestError('nonRetryable must be a function');
   const resolved: ResolvedPushConsumerOptions = {
     group: options.group,
     subscriptions,
@@ -166,6 +179,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     clock: options.clock ?? systemConsumptionClock,
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
+    isNonRetryable: (error) => isNonRetryable(error, options.nonRetryable),
     onListenerError:
       options.onListenerError ??
       ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),

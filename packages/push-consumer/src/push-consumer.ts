@@ -106,10 +106,7 @@ export class PushConsumer {
       send: (frame) => this.#connection.sendOneWay(frame),
     });
     this.#pool = new ListenerPool<Delivery>({
-      listener: this.#options.listener,
-      concurrency: this.#options.concurrency,
-      consumptionTimeoutMs: this.#options.consumptionTimeoutMs,
-      clock: this.#options.clock,
+      ...this.#options, // listener, concurrency, consumptionTimeoutMs, clock, isNonRetryable, onListenerError
       // A delivery of an ended session has a dead receipt handle: the broker released it (C2).
       isLive: (delivery) => delivery.subscription.sessionId === this.#liveSessionId(),
       onOutcome: (delivery, outcome) => {
@@ -119,7 +116,6 @@ export class PushConsumer {
         }
       },
       startSpan: (message) => startProcessSpan(message, this.#options.group),
-      onListenerError: this.#options.onListenerError,
       onStarved: () => this.#flow.starved(),
     });
     this.#batcher = new ResultBatcher<ResultEntry>({

@@ -15,6 +15,10 @@ export interface PendingResult {
   readonly retryAfterMs?: number;
   /** `nack` only: to the group's DLQ now, whatever attempts remain (D3). */
   readonly deadLetter?: true;
+  /** `nack` with `deadLetter` only: because the listener threw a non-retryable error (X1). */
+  readonly nonRetryable?: true;
+  /** `nack` with `retryAfterMs` only: a postponement, no failure counted (X4). */
+  readonly postpone?: true;
 }
 
 /** A frame that settles deliveries, as the connection takes it (without `id`). */
@@ -141,11 +145,13 @@ function frameOf(action: ResultAction, batch: readonly PendingResult[]): ResultF
     case 'nack':
       return {
         type: 'nack',
-        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter }) => ({
+        items: batch.map(({ receiptHandle, reason, retryAfterMs, deadLetter, nonRetryable, postpone }) => ({
           receiptHandle,
           ...(reason === undefined ? {} : { reason }),
           ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
           ...(deadLetter === undefined ? {} : { deadLetter }),
+          ...(nonRetryable === undefined ? {} : { nonRetryable }),
+          ...(postpone === undefined ? {} : { postpone }),
         })),
       };
     default:

@@ -69,6 +69,8 @@ function describeDeadLetter(message: StoredMessage, forBroker: boolean): DeadLet
     attempts: deadLetter.attempts,
     reason: deadLetter.reason,
     deadLetteredAt: deadLetter.deadLetteredAt,
+    ...(deadLetter.cause === undefined ? {} : { cause: deadLetter.cause }),
+    ...(deadLetter.firstFailedAt === undefined ? {} : { firstFailedAt: deadLetter.firstFailedAt }),
     bodyBytes: body.byteLength,
     bodyBase64: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'),
     ...(forBroker ? { storedAt, lastLease: deadLetter.lastLease } : {}),

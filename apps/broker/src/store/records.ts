@@ -1,4 +1,11 @@
-import type { GroupConfig, PushState, SimpleState, StoredGroupPause, TopicConfig } from '@ricochet/core';
+import type {
+  DeadLetterCause,
+  GroupConfig,
+  PushState,
+  SimpleState,
+  StoredGroupPause,
+  TopicConfig,
+} from '@ricochet/core';
 
 /** A message as the store keeps it: the sent fields plus its place in the log. */
 export interface StoredMessage {
@@ -28,6 +35,10 @@ export interface DeadLetterRecord {
   readonly attempts: number;
   readonly reason: string;
   readonly deadLetteredAt: number;
+  /** Why, machine-readable (X6). Absent from copies stored before causes were recorded. */
+  readonly cause?: DeadLetterCause;
+  /** When the message's first failure happened (X6), when known. */
+  readonly firstFailedAt?: number;
   /** The last lease number the group used, so a redriven message's new leases never repeat one. */
   readonly lastLease: number;
   /** Set once the message has been redriven to its origin topic (D2); it then leaves DLQ listings. */
@@ -164,6 +175,7 @@ export interface HistoryRecord {
     | 'failed'
     | 'timedOut'
     | 'leaseExpired'
+    | 'postponed'
     | 'released'
     | 'deadLettered'
     | 'held';

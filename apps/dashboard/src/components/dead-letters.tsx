@@ -126,7 +126,9 @@ export function DeadLetters(props: {
             <th>message id</th>
             <th>origin topic</th>
             <th class="num">attempts</th>
+            <th>cause</th>
             <th>reason</th>
+            <th>first failed at</th>
             <th>dead-lettered at</th>
             <th class="num">bytes</th>
           </tr>
@@ -151,7 +153,11 @@ export function DeadLetters(props: {
               </td>
               <td>{message.originTopic}</td>
               <td class="num">{message.attempts}</td>
+              <td>
+                <code>{message.cause ?? '-'}</code>
+              </td>
               <td class="reason">{message.reason}</td>
+              <td>{message.firstFailedAt === undefined ? '' : formatTime(message.firstFailedAt)}</td>
               <td>{message.deadLetteredAt === undefined ? '' : formatTime(message.deadLetteredAt)}</td>
               <td class="num">{message.bodyBytes}</td>
             </tr>

@@ -108,20 +108,26 @@ function validPolicy(config: GroupConfig | undefined): config is GroupConfig {
   const policy = config.retryPolicy as unknown as Record<string, unknown> | undefined;
   if (!policy) return false;
   const positive = (value: unknown) => typeof value === 'number' && value >= 0 && Number.isFinite(value);
+  const fraction = (value: unknown) => typeof value === 'number' && value >= 0 && value < 1;
+  // X3: stepped and fixed policies may have a jitter; the exponential shape must.
+  const jitterOk = policy.jitter === undefined ? policy.type !== 'exponential' : fraction(policy.jitter);
   switch (policy.type) {
     case 'stepped':
-      return Array.isArray(policy.delaysMs) && policy.delaysMs.length > 0 && policy.delaysMs.every(positive);
+      return (
+        jitterOk &&
+        Array.isArray(policy.delaysMs) &&
+        policy.delaysMs.length > 0 &&
+        policy.delaysMs.every(positive)
+      );
     case 'fixed':
-      return positive(policy.delayMs);
+      return jitterOk && positive(policy.delayMs);
     case 'exponential':
       return (
+        jitterOk &&
         positive(policy.initialMs) &&
         positive(policy.maxMs) &&
         typeof policy.multiplier === 'number' &&
-        policy.multiplier >= 1 &&
-        typeof policy.jitter === 'number' &&
-        policy.jitter >= 0 &&
-        policy.jitter < 1
+        policy.multiplier >= 1
       );
     default:
       return false;

@@ -86,11 +86,13 @@ async function listDlq(
     entry.messageId,
     entry.originTopic ?? '-',
     String(entry.attempts ?? '-'),
+    // X6: absent on entries dead-lettered by a broker that predates it.
+    entry.cause ?? '-',
     formatTime(entry.deadLetteredAt),
     truncateCell(entry.reason ?? '', 60),
   ]);
   context.io.stdout.write(
-    renderTable(['MESSAGE-ID', 'ORIGIN-TOPIC', 'ATTEMPTS', 'DEAD-LETTERED', 'REASON'], rows, {
+    renderTable(['MESSAGE-ID', 'ORIGIN-TOPIC', 'ATTEMPTS', 'CAUSE', 'DEAD-LETTERED', 'REASON'], rows, {
       rightAligned: [2],
     }),
   );
@@ -119,7 +121,9 @@ function describeDeadLetter(group: string, entry: DeadLetterEntry): string {
     ['group', group],
     ['origin', `${entry.originTopic ?? '-'} offset ${entry.originOffset ?? '-'}`],
     ['attempts', String(entry.attempts ?? '-')],
+    ['cause', entry.cause ?? '-'],
     ['reason', entry.reason ?? '-'],
+    ['first failed', entry.firstFailedAt === undefined ? '-' : formatTime(entry.firstFailedAt)],
     ['dead-lettered', formatTime(entry.deadLetteredAt)],
     ['born', formatTime(entry.bornAt)],
     ['tag', entry.tag ?? '-'],

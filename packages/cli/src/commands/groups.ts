@@ -22,7 +22,8 @@ Flags:
   --replace         send only the fields given, so the others take their defaults
 
 Fields: maxRetries, retryPolicy (JSON: {"type":"fixed","delayMs":500}, {"type":"stepped",
-"delaysMs":[…]}, {"type":"exponential",…}), fifo, consumeMode (clustering | broadcasting),
+"delaysMs":[…]}, {"type":"exponential",…}; any of them with "jitter": 0 to 1), fifo, consumeMode (clustering | broadcasting),
+maxRetryDurationMs (a retry budget), maxPostponeMs (how long postpone(ms) may go on; default 1 h),
 consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs, dlqRetentionMs (how
 long its DLQ keeps messages; default 14 days), pauseOnFailures (the failure-storm rule, JSON:
 {} turns it on with its defaults; fields failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs),

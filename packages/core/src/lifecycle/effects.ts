@@ -1,3 +1,4 @@
+import type { DeadLetterCause } from './dead-letter-cause.js';
 import type { DeliveryCounters, Step, Transition } from './transition.js';
 
 /**
@@ -28,6 +29,10 @@ export type DeliveryEffect =
       /** Deliveries that counted toward `maxRetries`. */
       readonly attempts: number;
       readonly reason: string;
+      /** Why, machine-readable (X6). */
+      readonly cause: DeadLetterCause;
+      /** When its first failure happened (epoch ms), when known (X6). */
+      readonly firstFailedAtMs?: number;
       /** The last lease number used, so a redriven message's leases never repeat one (D2). */
       readonly lastLease: number;
     }
@@ -46,7 +51,9 @@ export type DeliveryOutcome =
   | 'timedOut'
   | 'leaseExpired'
   | 'released'
-  | 'deadLettered';
+  | 'deadLettered'
+  /** The listener could not take it now and postponed it, without a failure (X4). */
+  | 'postponed';
 
 /**
  * The counters a group keeps of its messages' states: `inflight` and `waitingRetry` count the
@@ -65,6 +72,7 @@ type AnyLifecycleState = { readonly state: LifecycleStateName } & DeliveryCounte
     readonly deliveryAttempt?: number;
     readonly retryAtMs?: number;
     readonly reason?: string;
+    readonly cause?: DeadLetterCause;
     readonly outcome?: string;
   };
 
@@ -87,8 +95,10 @@ export function effectsOf(
   const leaseEnded = from.state === 'inflight' && (to.state !== 'inflight' || to.lease !== from.lease);
   if (leaseEnded && !TIMER_EVENTS.has(eventType)) effects.push(CANCEL_LEASE_TIMER);
   if (from.state === 'inflight' && to.state !== 'inflight') {
-    const reason = outcomeReasonOf(to, eventType);
-    const outcome = outcomeOf(to, eventType);
+    // X4: a postponement past its bound is a failure, recorded as one.
+    const event = eventType === 'postponed' && to.failures > from.failures ? 'failed' : eventType;
+    const reason = outcomeReasonOf(to, event);
+    const outcome = outcomeOf(to, event);
     const lease = from.lease;
     const deliveryAttempt = from.deliveryAttempt ?? 1;
     effects.push(
@@ -105,12 +115,16 @@ export function effectsOf(
   }
   if (to.state === 'ready' && from.state !== 'ready') effects.push(REQUEUE);
   if (to.state === 'dlq') {
-    effects.push({
+    const effect = {
       type: 'deadLetter',
       attempts: to.failures,
       reason: to.reason ?? '',
+      cause: to.cause ?? 'maxRetries',
       lastLease: to.lease,
-    });
+    } as const;
+    effects.push(
+      to.firstFailedAtMs === undefined ? effect : { ...effect, firstFailedAtMs: to.firstFailedAtMs },
+    );
   }
   if (isTerminal(to.state) && !isTerminal(from.state)) effects.push(RELEASE_FIFO_KEY);
   if (from.state !== to.state) {
@@ -170,7 +184,8 @@ function outcomeReasonOf(to: AnyLifecycleState, eventType: string): string | und
     case 'consumed':
       return to.reason;
     case 'waitingRetry':
-      return to.lastFailureReason;
+      // A postponement is no failure: the last failure's reason is not its own (X4).
+      return eventType === 'postponed' ? undefined : to.lastFailureReason;
     case 'ready':
       // A release is no failure; an expired simple lease is (S2).
       return eventType === 'leaseExpired' ? to.lastFailureReason : undefined;
@@ -190,6 +205,8 @@ function outcomeOf(to: AnyLifecycleState, eventType: string): DeliveryOutcome {
   switch (eventType) {
     case 'failed':
       return 'failed';
+    case 'postponed':
+      return 'postponed';
     case 'leaseExpired':
       return 'leaseExpired';
     case 'released':

@@ -1,3 +1,4 @@
+import type { DeadLetterCause } from './dead-letter-cause.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -85,7 +86,8 @@ export function startLease<TStateName extends string, TEventType extends string>
         deliveryAttempt: current.failures + 1,
       },
       current,
-      { lease: current.lease + 1 },
+      // X2: the first delivery starts the retry budget; `withCounters` keeps the earliest time.
+      { lease: current.lease + 1, firstDeliveredAtMs: event.atMs },
     ),
   };
 }
@@ -118,22 +120,43 @@ export function deadLetterLease<TEventType extends string>(
     readonly lease: number;
     readonly atMs: number;
     readonly reason: string;
+    /** `nonRetryable` when a listener threw a non-retryable error (X1). @default 'deadLetterNow' */
+    readonly cause?: 'nonRetryable';
   },
   requireLive: boolean,
-):
-  | {
-      readonly ok: true;
-      readonly state: { readonly state: 'dlq'; readonly reason: string } & DeliveryCounters;
-    }
-  | Refusal<'inflight', TEventType> {
+): { readonly ok: true; readonly state: DeadLetteredState } | Refusal<'inflight', TEventType> {
   const leaseProblem = checkLease(current, event, requireLive);
   if (leaseProblem) return leaseProblem;
   const reason = event.reason === '' ? DEAD_LETTERED_BY_CONSUMER_REASON : event.reason;
-  return {
-    ok: true,
-    state: withCounters({ state: 'dlq', reason }, current, {
-      failures: current.failures + 1,
-      lastFailureReason: reason,
-    }),
-  };
+  return { ok: true, state: deadLettered(current, event.atMs, reason, event.cause ?? 'deadLetterNow') };
+}
+
+/** A DLQ state, with its reason and cause (X6). */
+export type DeadLetteredState = {
+  readonly state: 'dlq';
+  readonly reason: string;
+  /** Absent on records stored before causes were recorded. */
+  readonly cause?: DeadLetterCause;
+} & DeliveryCounters;
+
+/**
+ * Inflight → DLQ after a failed delivery at `atMs`: the failure is counted (and is the first one
+ * when none came before it), and the cause recorded.
+ */
+export function deadLettered(
+  current: LeasedInflight,
+  atMs: number,
+  reason: string,
+  cause: DeadLetterCause,
+): DeadLetteredState {
+  return withCounters({ state: 'dlq', reason, cause }, current, failureCounted(current, atMs, reason));
+}
+
+/** The counters of a delivery that failed at `atMs` with `reason`. */
+export function failureCounted(
+  current: DeliveryCounters,
+  atMs: number,
+  reason: string,
+): Partial<DeliveryCounters> {
+  return { failures: current.failures + 1, lastFailureReason: reason, firstFailedAtMs: atMs };
 }

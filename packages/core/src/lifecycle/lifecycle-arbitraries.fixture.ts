@@ -36,6 +36,13 @@ export const pushEvent: fc.Arbitrary<PushEvent> = fc.oneof(
   }),
   fc.record({ type: fc.constant('timedOut' as const), atMs, lease }),
   fc.record({ type: fc.constant('released' as const), atMs, lease }),
+  // X4: mostly short postponements; past an hour, the default maxPostponeMs, one becomes a failure.
+  fc.record({
+    type: fc.constant('postponed' as const),
+    atMs,
+    lease,
+    postponeMs: fc.oneof(fc.integer({ min: -5, max: 500 }), fc.constant(3_700_000)),
+  }),
   fc.record({ type: fc.constant('retryDue' as const), atMs: fc.integer({ min: 0, max: 20_000 }) }),
 );
 

@@ -28,7 +28,7 @@ describe('push lifecycle (P1)', () => {
       leaseDeadlineMs: LEASE_MS,
     });
     state = apply(state, { type: 'succeeded', atMs: 5, lease: 1 });
-    expect(state).toEqual({ state: 'commit', failures: 0, releases: 0, lease: 1 });
+    expect(state).toEqual({ state: 'commit', failures: 0, releases: 0, lease: 1, firstDeliveredAtMs: 0 });
   });
 
   it('moves a failure to WaitingRetry for the policy delay counted from the failure (P3)', () => {
@@ -40,6 +40,8 @@ describe('push lifecycle (P1)', () => {
       releases: 0,
       lease: 1,
       lastFailureReason: 'boom',
+      firstDeliveredAtMs: 0,
+      firstFailedAtMs: 250,
       retryNumber: 1,
       retryDelayMs: 10_000,
       retryAtMs: 10_250,
@@ -141,8 +143,11 @@ describe('dead-letter now (D3)', () => {
     expect(state).toEqual({
       state: 'dlq',
       reason: 'unparseable order',
+      cause: 'deadLetterNow',
       failures: 1,
       lastFailureReason: 'unparseable order',
+      firstDeliveredAtMs: 0,
+      firstFailedAtMs: 5,
       releases: 0,
       lease: 1,
     });
@@ -173,7 +178,7 @@ describe('release (C2)', () => {
   it('returns the message to Ready without counting a failure', () => {
     let state = apply(initialPushState(), { type: 'delivered', atMs: 0, leaseDurationMs: LEASE_MS });
     state = apply(state, { type: 'released', atMs: 1, lease: 1 });
-    expect(state).toEqual({ state: 'ready', failures: 0, releases: 1, lease: 1 });
+    expect(state).toEqual({ state: 'ready', failures: 0, releases: 1, lease: 1, firstDeliveredAtMs: 0 });
     state = apply(state, { type: 'delivered', atMs: 2, leaseDurationMs: LEASE_MS });
     expect(state).toMatchObject({ deliveryAttempt: 1, lease: 2 });
   });

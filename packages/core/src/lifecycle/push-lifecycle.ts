@@ -2,15 +2,25 @@ import { assertNever } from '../assert-never.js';
 import { type Random, systemRandom } from '../random.js';
 import { type RetryPolicy, retryDelayMs } from '../retry-policy.js';
 import { MAX_RETRY_DELAY_MS } from '../retry-policy-validation.js';
+import { retryBudgetSpent } from './dead-letter-cause.js';
 import { withEffects } from './effects.js';
 import {
   CONSUMPTION_TIMEOUT_REASON,
   checkLease,
   commitLease,
+  type DeadLetteredState,
+  deadLettered,
   deadLetterLease,
+  failureCounted,
   isDurationMs,
   startLease,
 } from './lease-steps.js';
+import {
+  isPostponeMs,
+  POSTPONED_PAST_BUDGET_REASON,
+  POSTPONED_TOO_LONG_REASON,
+  postponeVerdict,
+} from './postpone.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -45,7 +55,7 @@ export type PushState =
       readonly retryAtMs: number;
     } & DeliveryCounters)
   | ({ readonly state: 'commit' } & DeliveryCounters)
-  | ({ readonly state: 'dlq'; readonly reason: string } & DeliveryCounters);
+  | DeadLetteredState;
 
 /** The name of a push state. */
 export type PushStateName = PushState['state'];
@@ -64,10 +74,24 @@ export type PushEvent =
       readonly reason: string;
       readonly retryAfterMs?: number;
     }
-  /** The listener asked to dead-letter the message now, whatever attempts remain (D3). */
-  | { readonly type: 'deadLettered'; readonly atMs: number; readonly lease: number; readonly reason: string }
+  /**
+   * The listener asked to dead-letter the message now, whatever attempts remain (D3); `cause`
+   * `nonRetryable` when it threw a non-retryable error (X1).
+   */
+  | {
+      readonly type: 'deadLettered';
+      readonly atMs: number;
+      readonly lease: number;
+      readonly reason: string;
+      readonly cause?: 'nonRetryable';
+    }
   /** The lease passed its deadline without a result (P2). */
   | { readonly type: 'timedOut'; readonly atMs: number; readonly lease: number }
+  /**
+   * The listener cannot take the message now (its downstream is rate-limited): back in
+   * `postponeMs`, without a failure counted toward `maxRetries` (X4).
+   */
+  | { readonly type: 'postponed'; readonly atMs: number; readonly lease: number; readonly postponeMs: number }
   /** The consumer handed the message back unprocessed, e.g. on disconnect (C2). */
   | { readonly type: 'released'; readonly atMs: number; readonly lease: number }
   /** The retry delay has ended. */
@@ -80,7 +104,14 @@ export type PushEventType = PushEvent['type'];
 export interface PushLifecycleContext {
   readonly retryPolicy: RetryPolicy;
   readonly maxRetries: number;
-  /** Jitter source for exponential policies. @default Math.random */
+  /**
+   * X2: a failed message whose next retry would fall more than this after its first delivery goes
+   * to the DLQ instead. @default undefined (no budget)
+   */
+  readonly maxRetryDurationMs?: number;
+  /** X4: how long postponements may go on, from the first, without a budget. @default 3600000 (1 h) */
+  readonly maxPostponeMs?: number;
+  /** Jitter source for a policy's jitter (X3). @default Math.random */
   readonly random?: Random;
 }
 
@@ -100,6 +131,8 @@ export const PUSH_TRANSITIONS: readonly TransitionEdge<PushStateName, PushEventT
   { from: 'inflight', event: 'failed', to: 'waitingRetry' },
   { from: 'inflight', event: 'failed', to: 'dlq' },
   { from: 'inflight', event: 'deadLettered', to: 'dlq' },
+  { from: 'inflight', event: 'postponed', to: 'waitingRetry' },
+  { from: 'inflight', event: 'postponed', to: 'dlq' },
   { from: 'inflight', event: 'timedOut', to: 'waitingRetry' },
   { from: 'inflight', event: 'timedOut', to: 'dlq' },
   { from: 'inflight', event: 'released', to: 'ready' },
@@ -161,6 +194,9 @@ function nextPushState(
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       // Like a failure, a late verdict counts as long as the lease was not replaced.
       return deadLetterLease(current, event, false);
+    case 'postponed':
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      return afterPostpone(current, event, context);
     case 'timedOut': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
       const leaseProblem = checkLease(current, event, false);
@@ -168,7 +204,7 @@ function nextPushState(
       if (event.atMs < current.leaseDeadlineMs) {
         return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
       }
-      return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context);
+      return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context, true);
     }
     case 'released': {
       if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
@@ -177,7 +213,7 @@ function nextPushState(
       // A release at or after the deadline is the timeout the delivery has already become (P2):
       // counting it as a free release would let a hung consumer dodge maxRetries (P4).
       if (event.atMs >= current.leaseDeadlineMs) {
-        return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context);
+        return afterFailure(current, event.atMs, CONSUMPTION_TIMEOUT_REASON, undefined, context, true);
       }
       // C2: a release is not a failure; only `releases` moves.
       return {
@@ -197,20 +233,29 @@ function nextPushState(
   }
 }
 
-/** P3/P4: the failure of delivery `maxRetries + 1` dead-letters; any earlier one waits. */
+/**
+ * P3/P4: the failure of delivery `maxRetries + 1` dead-letters; any earlier one waits, unless its
+ * retry would fall past the group's retry budget (X2). `timedOut`: the broker's consumption
+ * timeout failed it (P2), which the DLQ's cause says when it spends the last attempt (X6).
+ */
 function afterFailure(
   current: PushState & { readonly state: 'inflight' },
   atMs: number,
   reason: string,
   retryAfterMs: number | undefined,
   context: PushLifecycleContext,
+  timedOut = false,
 ): Step<PushState, PushEventType> {
   const failures = current.failures + 1;
-  const changes = { failures, lastFailureReason: reason };
   if (failures > context.maxRetries) {
-    return { ok: true, state: withCounters({ state: 'dlq', reason }, current, changes) };
+    const cause = timedOut ? 'consumptionTimeout' : 'maxRetries';
+    return { ok: true, state: deadLettered(current, atMs, reason, cause) };
   }
   const delayMs = retryAfterMs ?? retryDelayMs(context.retryPolicy, failures, context.random ?? systemRandom);
+  if (retryBudgetSpent(current.firstDeliveredAtMs, atMs + delayMs, context.maxRetryDurationMs)) {
+    return { ok: true, state: deadLettered(current, atMs, reason, 'retryBudget') };
+  }
+  const changes = failureCounted(current, atMs, reason);
   return {
     ok: true,
     state: withCounters(
@@ -219,4 +264,50 @@ function afterFailure(
       changes,
     ),
   };
+}
+
+/**
+ * X4: Inflight → WaitingRetry for `postponeMs`, without a failure: the next delivery shows the
+ * same attempt (P6). Bounded: past the retry budget it dead-letters (X2), and without one, past
+ * `maxPostponeMs` from the first postponement, it is a failure like any other.
+ */
+function afterPostpone(
+  current: PushState & { readonly state: 'inflight' },
+  event: Extract<PushEvent, { readonly type: 'postponed' }>,
+  context: PushLifecycleContext,
+): Step<PushState, PushEventType> {
+  const leaseProblem = checkLease(current, event, false);
+  if (leaseProblem) return leaseProblem;
+  if (!isPostponeMs(event.postponeMs, MAX_RETRY_DELAY_MS)) {
+    return reject(
+      'invalidEvent',
+      current.state,
+      event.type,
+      `postponeMs must be a whole number from 0 to ${MAX_RETRY_DELAY_MS}`,
+    );
+  }
+  const { atMs, postponeMs } = event;
+  switch (
+    postponeVerdict(atMs, postponeMs, current.firstPostponedAtMs, current.firstDeliveredAtMs, context)
+  ) {
+    case 'budget':
+      return { ok: true, state: deadLettered(current, atMs, POSTPONED_PAST_BUDGET_REASON, 'retryBudget') };
+    case 'fail':
+      return afterFailure(current, atMs, POSTPONED_TOO_LONG_REASON, undefined, context);
+    case 'wait':
+      return {
+        ok: true,
+        state: withCounters(
+          // `retryNumber` stays the failures' count: a postponement is no retry of the policy.
+          {
+            state: 'waitingRetry',
+            retryNumber: current.failures,
+            retryDelayMs: postponeMs,
+            retryAtMs: atMs + postponeMs,
+          },
+          current,
+          { firstPostponedAtMs: atMs },
+        ),
+      };
+  }
 }

@@ -1,6 +1,16 @@
 import { assertNever } from '../assert-never.js';
+import { retryBudgetSpent } from './dead-letter-cause.js';
 import { withEffects } from './effects.js';
-import { checkLease, commitLease, deadLetterLease, isDurationMs, startLease } from './lease-steps.js';
+import {
+  checkLease,
+  commitLease,
+  type DeadLetteredState,
+  deadLettered,
+  deadLetterLease,
+  failureCounted,
+  isDurationMs,
+  startLease,
+} from './lease-steps.js';
 import {
   type DeliveryCounters,
   illegalTransition,
@@ -33,7 +43,7 @@ export type SimpleState =
       readonly deliveryAttempt: number;
     } & DeliveryCounters)
   | ({ readonly state: 'commit' } & DeliveryCounters)
-  | ({ readonly state: 'dlq'; readonly reason: string } & DeliveryCounters);
+  | DeadLetteredState;
 
 /** The name of a simple state. */
 export type SimpleStateName = SimpleState['state'];
@@ -62,6 +72,11 @@ export type SimpleEventType = SimpleEvent['type'];
 /** The group settings a simple transition decides with. */
 export interface SimpleLifecycleContext {
   readonly maxRetries: number;
+  /**
+   * X2: an expired lease whose message was first delivered more than this ago sends it to the DLQ
+   * instead of making it Ready (its next delivery could come at once). @default undefined (no budget)
+   */
+  readonly maxRetryDurationMs?: number;
 }
 
 /** The result of {@link simpleTransition}. */
@@ -151,14 +166,14 @@ function nextSimpleState(
       if (event.atMs < current.leaseDeadlineMs) {
         return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
       }
-      const failures = current.failures + 1;
-      const changes = { failures, lastFailureReason: LEASE_EXPIRED_REASON };
-      if (failures > context.maxRetries) {
-        return {
-          ok: true,
-          state: withCounters({ state: 'dlq', reason: LEASE_EXPIRED_REASON }, current, changes),
-        };
+      if (current.failures + 1 > context.maxRetries) {
+        return { ok: true, state: deadLettered(current, event.atMs, LEASE_EXPIRED_REASON, 'maxRetries') };
       }
+      // X2: Ready again means the next delivery may come at once; past the budget, the DLQ.
+      if (retryBudgetSpent(current.firstDeliveredAtMs, event.atMs, context.maxRetryDurationMs)) {
+        return { ok: true, state: deadLettered(current, event.atMs, LEASE_EXPIRED_REASON, 'retryBudget') };
+      }
+      const changes = failureCounted(current, event.atMs, LEASE_EXPIRED_REASON);
       return { ok: true, state: withCounters({ state: 'ready' }, current, changes) };
     }
     default:

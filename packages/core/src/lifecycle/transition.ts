@@ -79,6 +79,15 @@ export interface DeliveryCounters {
   readonly lease: number;
   /** Why the last failed delivery failed, for the DLQ record and the delivery history. */
   readonly lastFailureReason?: string;
+  /**
+   * When the message was first delivered to the group (epoch ms); X2's retry budget counts from
+   * it. Absent before the first delivery, and on records stored before the field existed.
+   */
+  readonly firstDeliveredAtMs?: number;
+  /** When its first failed delivery failed (epoch ms), for the DLQ's failure record (X6). */
+  readonly firstFailedAtMs?: number;
+  /** When a listener first postponed it (epoch ms); X4's `maxPostponeMs` counts from it. */
+  readonly firstPostponedAtMs?: number;
 }
 
 export function reject<TStateName extends string, TEventType extends string>(
@@ -114,6 +123,12 @@ export function withCounters<TFields extends { readonly state: string }>(
   next.lease = changes.lease ?? current.lease;
   const lastFailureReason = changes.lastFailureReason ?? current.lastFailureReason;
   if (lastFailureReason !== undefined) next.lastFailureReason = lastFailureReason;
+  const firstDeliveredAtMs = current.firstDeliveredAtMs ?? changes.firstDeliveredAtMs;
+  if (firstDeliveredAtMs !== undefined) next.firstDeliveredAtMs = firstDeliveredAtMs;
+  const firstFailedAtMs = current.firstFailedAtMs ?? changes.firstFailedAtMs;
+  if (firstFailedAtMs !== undefined) next.firstFailedAtMs = firstFailedAtMs;
+  const firstPostponedAtMs = current.firstPostponedAtMs ?? changes.firstPostponedAtMs;
+  if (firstPostponedAtMs !== undefined) next.firstPostponedAtMs = firstPostponedAtMs;
   return next;
 }
 

@@ -122,6 +122,18 @@ const storedMessageFields = {
   bodyBase64: z.string(),
 };
 
+/**
+ * The failure record of a DLQ entry (X6), beside its attempts and last reason; absent from entries
+ * dead-lettered before it existed. `cause` is a string, not an enum, so a reader takes causes
+ * added later: `maxRetries`, `consumptionTimeout`, `retryBudget`, `deadLetterNow`, `nonRetryable`.
+ */
+const failureRecordFields = {
+  /** Why it went to the DLQ, machine-readable (X6). */
+  cause: z.string().optional(),
+  /** When its first failure happened (epoch ms, the broker's clock). */
+  firstFailedAt: z.number().optional(),
+};
+
 /** One message of a group's DLQ, `%DLQ%<group>` (D1). */
 export const deadLetterEntrySchema = z.object({
   ...storedMessageFields,
@@ -134,6 +146,7 @@ export const deadLetterEntrySchema = z.object({
   reason: z.string(),
   /** When it moved to the DLQ (epoch ms, the broker's clock). */
   deadLetteredAt: z.number(),
+  ...failureRecordFields,
 });
 
 /** One message of a group's DLQ, as `GET /v1/groups/:group/dlq` lists it. */
@@ -169,7 +182,17 @@ export const deliveryHistoryEntrySchema = z.object({
   consumerId: z.string().optional(),
   deliveredAt: z.number(),
   settledAt: z.number(),
-  result: z.enum(['committed', 'failed', 'timedOut', 'leaseExpired', 'released', 'deadLettered', 'held']),
+  /** `postponed`: the listener postponed it without a failure (X4). */
+  result: z.enum([
+    'committed',
+    'failed',
+    'timedOut',
+    'leaseExpired',
+    'released',
+    'deadLettered',
+    'held',
+    'postponed',
+  ]),
   reason: z.string().optional(),
   /** The principal (DESIGN.md §7) whose ack, nack or release settled it; absent when the broker did. */
   principal: z.string().optional(),
@@ -207,6 +230,7 @@ export const storedMessageViewSchema = z.object({
       attempts: z.number(),
       reason: z.string(),
       deadLetteredAt: z.number(),
+      ...failureRecordFields,
     })
     .optional(),
 });

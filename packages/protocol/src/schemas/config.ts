@@ -19,8 +19,16 @@ export const MAX_RETENTION_MS = 10 * 365 * 24 * 60 * 60 * 1_000;
  */
 export const retryPolicySchema = z
   .discriminatedUnion('type', [
-    z.object({ type: z.literal('stepped'), delaysMs: z.array(z.number()).readonly() }).readonly(),
-    z.object({ type: z.literal('fixed'), delayMs: z.number() }).readonly(),
+    z
+      .object({
+        type: z.literal('stepped'),
+        delaysMs: z.array(z.number()).readonly(),
+        jitter: z.number().exactOptional(),
+      })
+      .readonly(),
+    z
+      .object({ type: z.literal('fixed'), delayMs: z.number(), jitter: z.number().exactOptional() })
+      .readonly(),
     z
       .object({
         type: z.literal('exponential'),
@@ -78,6 +86,10 @@ export const pauseOnFailuresInputSchema = z
 const groupConfigShape = {
   maxRetries: z.number().int().min(0).max(MAX_MAX_RETRIES),
   retryPolicy: retryPolicySchema,
+  /** X2's retry budget; absent: none. */
+  maxRetryDurationMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS).exactOptional(),
+  /** X4's bound on postponing without a budget; absent: 1 h. */
+  maxPostponeMs: z.number().int().min(1).max(MAX_BROADCAST_INSTANCE_TTL_MS).exactOptional(),
   fifo: z.boolean(),
   consumeMode: z.enum(['clustering', 'broadcasting']),
   consumptionTimeoutMs: z.number().int().min(1).max(MAX_CONSUMPTION_TIMEOUT_MS),
@@ -96,6 +108,8 @@ export const groupConfigInputSchema = z
   .object({
     maxRetries: groupConfigShape.maxRetries.exactOptional(),
     retryPolicy: groupConfigShape.retryPolicy.exactOptional(),
+    maxRetryDurationMs: groupConfigShape.maxRetryDurationMs,
+    maxPostponeMs: groupConfigShape.maxPostponeMs,
     fifo: groupConfigShape.fifo.exactOptional(),
     consumeMode: groupConfigShape.consumeMode.exactOptional(),
     consumptionTimeoutMs: groupConfigShape.consumptionTimeoutMs.exactOptional(),

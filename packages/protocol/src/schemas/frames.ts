@@ -128,10 +128,29 @@ const nackItemSchema = z
     retryAfterMs: durationMsSchema(0, MAX_RETRY_DELAY_MS).exactOptional(),
     /** To the group's DLQ at once, whatever attempts remain (D3); push and simple deliveries alike. */
     deadLetter: z.literal(true).exactOptional(),
+    /**
+     * With `deadLetter`: the listener threw a non-retryable error (X1), recorded as the DLQ entry's
+     * cause `nonRetryable` instead of `deadLetterNow` (X6). A broker that predates it ignores it.
+     */
+    nonRetryable: z.literal(true).exactOptional(),
+    /**
+     * With `retryAfterMs`: the listener postponed the message (X4), back after `retryAfterMs`
+     * without a failure counted. A broker that predates it ignores it and counts a failure
+     * retried after `retryAfterMs`, so the message still comes back then.
+     */
+    postpone: z.literal(true).exactOptional(),
   })
   .refine((item) => !(item.deadLetter && item.retryAfterMs !== undefined), {
     message: 'a dead-lettered item takes no retryAfterMs',
     path: ['retryAfterMs'],
+  })
+  .refine((item) => !(item.nonRetryable && !item.deadLetter), {
+    message: 'nonRetryable goes with deadLetter',
+    path: ['nonRetryable'],
+  })
+  .refine((item) => !(item.postpone && item.retryAfterMs === undefined), {
+    message: 'postpone goes with retryAfterMs',
+    path: ['postpone'],
   });
 
 /**

@@ -65,6 +65,14 @@ export const deadLetterInfoSchema = z.object({
   attempts: z.number().int().min(0),
   reason: z.string(),
   deadLetteredAt: timestampMsSchema,
+  /**
+   * Why it went to the DLQ, machine-readable (X6): `maxRetries`, `consumptionTimeout`,
+   * `retryBudget`, `deadLetterNow`, `nonRetryable`, or one added later. Absent from messages
+   * dead-lettered before the broker recorded it.
+   */
+  cause: z.string().max(64).exactOptional(),
+  /** When its first failure happened (X6); absent when unknown. */
+  firstFailedAt: timestampMsSchema.exactOptional(),
 });
 
 export type DeadLetterInfo = z.infer<typeof deadLetterInfoSchema>;

@@ -97,3 +97,17 @@ export async function eventually<T>(
   }
   return value;
 }
+
+/** Resolves once `group`'s DLQ holds `count` messages, as its stats say (awaited, not slept on). */
+export function untilDeadLettered(
+  admin: { getGroup(group: string): Promise<{ readonly stats: { readonly dlq: number } }> },
+  group: string,
+  count: number,
+  timeoutMs = 5_000,
+): Promise<number> {
+  return eventually(
+    () => admin.getGroup(group).then((view) => view.stats.dlq),
+    (dlq) => dlq === count,
+    timeoutMs,
+  );
+}

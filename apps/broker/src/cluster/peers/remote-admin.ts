@@ -1,4 +1,4 @@
-import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
+import type { DeadLetterCause, GroupConfigInput, TopicConfig } from '@ricochet/core';
 import { BrokerError, dlqTopicOf, ERROR_CODES, type ErrorDetails } from '@ricochet/protocol';
 import { decodeNameCursor, encodeNameCursor } from '../../admin/page-query.js';
 import type {
@@ -238,6 +238,8 @@ type DeadLetterJson = Omit<StoredMessage, 'body' | 'topic' | 'deadLetter'> & {
   attempts?: number;
   reason?: string;
   deadLetteredAt?: number;
+  cause?: string;
+  firstFailedAt?: number;
   lastLease?: number;
   bodyBytes: number;
   bodyBase64: string;
@@ -250,6 +252,8 @@ function deadLetterOf(group: string, entry: DeadLetterJson): StoredMessage {
     attempts,
     reason,
     deadLetteredAt,
+    cause,
+    firstFailedAt,
     lastLease,
     bodyBytes: _bodyBytes,
     bodyBase64,
@@ -266,6 +270,8 @@ function deadLetterOf(group: string, entry: DeadLetterJson): StoredMessage {
           attempts: attempts as number,
           reason: reason as string,
           deadLetteredAt: deadLetteredAt as number,
+          ...(cause === undefined ? {} : { cause: cause as DeadLetterCause }),
+          ...(firstFailedAt === undefined ? {} : { firstFailedAt }),
           lastLease: lastLease as number,
         };
   return {

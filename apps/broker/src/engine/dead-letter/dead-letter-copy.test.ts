@@ -9,7 +9,14 @@ let deps: DeadLetterCopyDeps;
 let group: GroupRuntime;
 let appendedTo: string[];
 
-const effect = { type: 'deadLetter', attempts: 3, reason: 'poison', lastLease: 4 } as const;
+const effect = {
+  type: 'deadLetter',
+  attempts: 3,
+  reason: 'poison',
+  cause: 'maxRetries',
+  firstFailedAtMs: 1_000,
+  lastLease: 4,
+} as const;
 
 beforeEach(() => {
   h = new EngineHarness('dlqcopy');
@@ -60,6 +67,8 @@ describe('copyToDeadLetterQueue', () => {
         attempts: 3,
         reason: 'poison',
         deadLetteredAt: START_MS + 2_000,
+        cause: 'maxRetries',
+        firstFailedAt: 1_000,
         lastLease: 4,
       },
     });

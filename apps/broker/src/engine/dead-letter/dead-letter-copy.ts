@@ -46,6 +46,8 @@ export function copyToDeadLetterQueue(
       attempts: effect.attempts,
       reason: effect.reason,
       deadLetteredAt: nowMs,
+      cause: effect.cause,
+      ...(effect.firstFailedAtMs === undefined ? {} : { firstFailedAt: effect.firstFailedAtMs }),
       lastLease: effect.lastLease,
     },
   }));

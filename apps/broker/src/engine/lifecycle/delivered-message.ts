@@ -21,8 +21,16 @@ export function toDeliveredMessage(
   if (message.messageGroup !== undefined) delivered.messageGroup = message.messageGroup;
   if (message.properties !== undefined) delivered.properties = { ...message.properties };
   if (message.deadLetter !== undefined) {
-    const { originTopic, attempts, reason, deadLetteredAt } = message.deadLetter;
-    delivered.deadLetter = { originTopic, attempts, reason, deadLetteredAt };
+    const { originTopic, attempts, reason, deadLetteredAt, cause, firstFailedAt } = message.deadLetter;
+    // X6: the failure record, when the copy has one (copies made before it existed have none).
+    delivered.deadLetter = {
+      originTopic,
+      attempts,
+      reason,
+      deadLetteredAt,
+      ...(cause === undefined ? {} : { cause }),
+      ...(firstFailedAt === undefined ? {} : { firstFailedAt }),
+    };
   }
   return delivered;
 }

@@ -16,7 +16,14 @@ export function pushContextOf(group: GroupRuntime, random: Random): PushLifecycl
   const { config } = group;
   const cached = pushContexts.get(config);
   if (cached?.random === random) return cached;
-  const context = { retryPolicy: config.retryPolicy, maxRetries: config.maxRetries, random };
+  const { retryPolicy, maxRetries, maxRetryDurationMs, maxPostponeMs } = config;
+  const context = {
+    retryPolicy,
+    maxRetries,
+    random,
+    ...(maxRetryDurationMs === undefined ? {} : { maxRetryDurationMs }),
+    ...(maxPostponeMs === undefined ? {} : { maxPostponeMs }),
+  };
   pushContexts.set(config, context);
   return context;
 }

@@ -187,13 +187,15 @@ function deliveryIdOf(address: DeliveryAddress, lease: number): string {
 /**
  * How an ended delivery counts for the failure-storm rule (docs/semantics.md F1): a dead-letter
  * after the last attempt is that attempt's failure; a dead-letter asked for by the consumer (D3),
- * a release (C2) are not failures.
+ * a release (C2) and a postponement (X4) are not failures.
  */
 function stormOutcomeOf(outcome: string, eventType: string): StormOutcome {
   switch (outcome) {
     case 'committed':
       return 'success';
     case 'released':
+    // X4: a postponement is no failure; like a release, it says nothing of what is behind the consumer.
+    case 'postponed':
       return 'release';
     case 'deadLettered':
       return eventType === 'deadLettered' ? 'deadLetterNow' : 'failure';

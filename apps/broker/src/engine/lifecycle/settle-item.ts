@@ -14,6 +14,10 @@ export interface SettleItem {
   readonly retryAfterMs?: number;
   /** `nack`: to the group's DLQ now, whatever attempts remain (D3). */
   readonly deadLetter?: true;
+  /** `nack` with `deadLetter`: a push listener threw a non-retryable error (X1); the DLQ's cause says so. */
+  readonly nonRetryable?: true;
+  /** `nack` with `retryAfterMs`: a push listener postponed it, no failure counted (X4). */
+  readonly postpone?: true;
 }
 
 /** One failed item of an ack/nack/release batch. */

@@ -143,7 +143,14 @@ function pushEventFor(request: Request, atMs: number, lease: number): PushEvent 
   const { verb, item } = request;
   if (verb === 'ack') return { type: 'succeeded', atMs, lease };
   if (verb === 'release') return { type: 'released', atMs, lease };
-  if (item.deadLetter) return { type: 'deadLettered', atMs, lease, reason: item.reason ?? '' };
+  if (item.deadLetter) {
+    const reason = item.reason ?? '';
+    return item.nonRetryable
+      ? { type: 'deadLettered', atMs, lease, reason, cause: 'nonRetryable' }
+      : { type: 'deadLettered', atMs, lease, reason };
+  }
+  if (item.postpone && item.retryAfterMs !== undefined)
+    return { type: 'postponed', atMs, lease, postponeMs: item.retryAfterMs };
   return {
     type: 'failed',
     atMs,

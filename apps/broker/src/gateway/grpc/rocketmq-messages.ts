@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { type DeliveredMessage, type OutgoingMessage, outgoingMessageSchema } from '@ricochet/protocol';
+import { withDeadLetterProperties } from './rocketmq-dead-letter.js';
 import {
   durationOf,
   millisOf,
@@ -125,10 +126,14 @@ export function rocketMessageOf(message: DeliveredMessage, lease: LeaseOfReceive
     invisibleDuration: durationOf(lease.invisibleDurationMs),
     deliveryAttempt: message.deliveryAttempt,
     ...(message.messageGroup === undefined ? {} : { messageGroup: message.messageGroup }),
+    // D1: a DLQ message names where it came from, as RocketMQ's proxy does.
+    ...(message.deadLetter === undefined
+      ? {}
+      : { deadLetterQueue: { topic: message.deadLetter.originTopic, messageId: message.messageId } }),
   };
   return {
     topic: { name: message.topic },
-    userProperties: message.properties ?? {},
+    userProperties: withDeadLetterProperties(message),
     systemProperties: system,
     body: message.body,
   };

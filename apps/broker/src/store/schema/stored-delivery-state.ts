@@ -1,4 +1,10 @@
-import { assertNever, type DeliveryCounters, type PushState, type SimpleState } from '@ricochet/core';
+import {
+  assertNever,
+  type DeadLetterCause,
+  type DeliveryCounters,
+  type PushState,
+  type SimpleState,
+} from '@ricochet/core';
 import type { FieldTable } from './field-table.js';
 
 /** What every stored delivery state counts, whatever its state (layout 1). */
@@ -7,6 +13,12 @@ interface StoredCountersV1 {
   readonly releases: number;
   readonly lease: number;
   readonly lastFailureReason?: string;
+  /** X2. Absent from records stored before it existed, and before the first delivery. */
+  readonly firstDeliveredAtMs?: number;
+  /** X6. Absent from records stored before it existed, and before the first failure. */
+  readonly firstFailedAtMs?: number;
+  /** X4. Absent from records stored before it existed, and from those never postponed. */
+  readonly firstPostponedAtMs?: number;
 }
 
 /** A push-consumed message's lifecycle state as layout 1 stores it. */
@@ -24,12 +36,25 @@ export type StoredPushStateV1 =
       readonly retryAtMs: number;
     } & StoredCountersV1)
   | ({ readonly state: 'commit' } & StoredCountersV1)
-  | ({ readonly state: 'dlq'; readonly reason: string } & StoredCountersV1);
+  | ({
+      readonly state: 'dlq';
+      readonly reason: string;
+      /** X6. Absent from records stored before it existed. */
+      readonly cause?: DeadLetterCause;
+    } & StoredCountersV1);
 
 /** A simple-consumed message's lifecycle state as layout 1 stores it: the push states but WaitingRetry. */
 export type StoredSimpleStateV1 = Exclude<StoredPushStateV1, { readonly state: 'waitingRetry' }>;
 
-const COUNTER_FIELDS = { failures: true, releases: true, lease: true, lastFailureReason: true } as const;
+const COUNTER_FIELDS = {
+  failures: true,
+  releases: true,
+  lease: true,
+  lastFailureReason: true,
+  firstDeliveredAtMs: true,
+  firstFailedAtMs: true,
+  firstPostponedAtMs: true,
+} as const;
 
 /**
  * The fields of core's states that the mappers below copy. This compiles only while core's states
@@ -42,13 +67,13 @@ export const MAPPED_STATE_FIELDS = {
     inflight: { state: true, leaseDeadlineMs: true, deliveryAttempt: true, ...COUNTER_FIELDS },
     waitingRetry: { state: true, retryNumber: true, retryDelayMs: true, retryAtMs: true, ...COUNTER_FIELDS },
     commit: { state: true, ...COUNTER_FIELDS },
-    dlq: { state: true, reason: true, ...COUNTER_FIELDS },
+    dlq: { state: true, reason: true, cause: true, ...COUNTER_FIELDS },
   },
   simple: {
     ready: { state: true, ...COUNTER_FIELDS },
     inflight: { state: true, leaseDeadlineMs: true, deliveryAttempt: true, ...COUNTER_FIELDS },
     commit: { state: true, ...COUNTER_FIELDS },
-    dlq: { state: true, reason: true, ...COUNTER_FIELDS },
+    dlq: { state: true, reason: true, cause: true, ...COUNTER_FIELDS },
   },
 } as const satisfies {
   readonly push: FieldTable<PushState, 'state'>;
@@ -81,7 +106,12 @@ export function toStoredSimpleState(
     case 'commit':
       return withStoredCounters({ state: 'commit' }, state);
     case 'dlq':
-      return withStoredCounters({ state: 'dlq', reason: state.reason }, state);
+      return withStoredCounters(
+        state.cause === undefined
+          ? { state: 'dlq', reason: state.reason }
+          : { state: 'dlq', reason: state.reason, cause: state.cause },
+        state,
+      );
     default:
       return assertNever(state, 'delivery state');
   }
@@ -106,7 +136,12 @@ export function fromStoredSimpleState(stored: StoredSimpleStateV1): SimpleState 
     case 'commit':
       return withCoreCounters({ state: 'commit' }, stored);
     case 'dlq':
-      return withCoreCounters({ state: 'dlq', reason: stored.reason }, stored);
+      return withCoreCounters(
+        stored.cause === undefined
+          ? { state: 'dlq', reason: stored.reason }
+          : { state: 'dlq', reason: stored.reason, cause: stored.cause },
+        stored,
+      );
     default:
       return assertNever(stored, 'stored delivery state');
   }
@@ -124,6 +159,10 @@ function withStoredCounters<TFields extends object>(
   stored.releases = counters.releases;
   stored.lease = counters.lease;
   if (counters.lastFailureReason !== undefined) stored.lastFailureReason = counters.lastFailureReason;
+  // Written only when known, so a record without them is stored byte for byte as before.
+  if (counters.firstDeliveredAtMs !== undefined) stored.firstDeliveredAtMs = counters.firstDeliveredAtMs;
+  if (counters.firstFailedAtMs !== undefined) stored.firstFailedAtMs = counters.firstFailedAtMs;
+  if (counters.firstPostponedAtMs !== undefined) stored.firstPostponedAtMs = counters.firstPostponedAtMs;
   return stored;
 }
 
@@ -137,5 +176,8 @@ function withCoreCounters<TFields extends object>(
   state.releases = counters.releases;
   state.lease = counters.lease;
   if (counters.lastFailureReason !== undefined) state.lastFailureReason = counters.lastFailureReason;
+  if (counters.firstDeliveredAtMs !== undefined) state.firstDeliveredAtMs = counters.firstDeliveredAtMs;
+  if (counters.firstFailedAtMs !== undefined) state.firstFailedAtMs = counters.firstFailedAtMs;
+  if (counters.firstPostponedAtMs !== undefined) state.firstPostponedAtMs = counters.firstPostponedAtMs;
   return state;
 }

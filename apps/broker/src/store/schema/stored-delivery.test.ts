@@ -1,4 +1,4 @@
-import type { PushState, SimpleState } from '@ricochet/core';
+import { DEAD_LETTER_CAUSES, type PushState, type SimpleState } from '@ricochet/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryRecord } from '../records.js';
@@ -18,8 +18,19 @@ const count = fc.nat({ max: 1_000 });
 const timeMs = fc.nat({ max: 2 ** 45 });
 const text = fc.string({ maxLength: 12 });
 
-/** The counters, in the order core writes them; the failure reason may be absent. */
-const counters = { failures: count, releases: count, lease: count, lastFailureReason: text };
+/**
+ * The counters, in the order core writes them; the failure reason and the times of the first
+ * delivery, failure and postponement (X2, X6, X4) may be absent, as in records stored before them.
+ */
+const counters = {
+  failures: count,
+  releases: count,
+  lease: count,
+  lastFailureReason: text,
+  firstDeliveredAtMs: timeMs,
+  firstFailedAtMs: timeMs,
+  firstPostponedAtMs: timeMs,
+};
 const COUNTERS_REQUIRED = ['failures', 'releases', 'lease'] as const;
 // Plain prototypes: the mappers build plain objects, and toStrictEqual compares prototypes.
 const PLAIN = { noNullPrototype: true } as const;
@@ -47,7 +58,13 @@ const commit = fc.record(
   { requiredKeys: ['state', ...COUNTERS_REQUIRED], ...PLAIN },
 );
 const dlq = fc.record(
-  { state: fc.constant('dlq' as const), reason: text, ...counters },
+  {
+    state: fc.constant('dlq' as const),
+    reason: text,
+    // X6: absent from records stored before causes were recorded.
+    cause: fc.constantFrom(...DEAD_LETTER_CAUSES),
+    ...counters,
+  },
   { requiredKeys: ['state', 'reason', ...COUNTERS_REQUIRED], ...PLAIN },
 );
 // Typed as core's states, so that a change to their shape fails to compile here too.

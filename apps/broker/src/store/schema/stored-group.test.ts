@@ -15,11 +15,23 @@ const positive = fc.integer({ min: 1, max: 2 ** 40 });
 
 // Typed as core's policy, so that a change to its shape fails to compile here too.
 const retryPolicy: fc.Arbitrary<RetryPolicy> = fc.oneof(
+  // A jitter (X3) half the time: absent, as in every policy stored before it existed.
   fc.record(
-    { type: fc.constant('stepped' as const), delaysMs: fc.array(positive, { maxLength: 20 }) },
-    PLAIN,
+    {
+      type: fc.constant('stepped' as const),
+      delaysMs: fc.array(positive, { maxLength: 20 }),
+      jitter: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+    },
+    { ...PLAIN, requiredKeys: ['type', 'delaysMs'] },
   ),
-  fc.record({ type: fc.constant('fixed' as const), delayMs: positive }, PLAIN),
+  fc.record(
+    {
+      type: fc.constant('fixed' as const),
+      delayMs: positive,
+      jitter: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+    },
+    { ...PLAIN, requiredKeys: ['type', 'delayMs'] },
+  ),
   fc.record(
     {
       type: fc.constant('exponential' as const),
@@ -44,6 +56,9 @@ const config: fc.Arbitrary<GroupConfig> = fc.record(
     broadcastInstanceTtlMs: positive,
     // The default half the time: a group with the default DLQ retention stores none (stored-group.ts).
     dlqRetentionMs: fc.oneof(fc.constant(DEFAULT_DLQ_RETENTION_MS), positive),
+    // X2 and X4: absent half the time, as in every group stored before them.
+    maxRetryDurationMs: positive,
+    maxPostponeMs: positive,
     // Absent (off) half the time, as in every group stored before failure storms existed.
     pauseOnFailures: fc.record(
       {

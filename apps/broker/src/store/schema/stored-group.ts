@@ -12,8 +12,9 @@ import type { AllFields, FieldTable } from './field-table.js';
 
 /** A retry policy as layout 1 stores it: the JSON shape of DESIGN.md §2. */
 export type StoredRetryPolicyV1 =
-  | { readonly type: 'stepped'; readonly delaysMs: readonly number[] }
-  | { readonly type: 'fixed'; readonly delayMs: number }
+  // `jitter` (X3) is absent from policies stored before it existed and from those without one.
+  | { readonly type: 'stepped'; readonly delaysMs: readonly number[]; readonly jitter?: number }
+  | { readonly type: 'fixed'; readonly delayMs: number; readonly jitter?: number }
   | {
       readonly type: 'exponential';
       readonly initialMs: number;
@@ -26,6 +27,10 @@ export type StoredRetryPolicyV1 =
 export interface StoredGroupConfigV1 {
   readonly maxRetries: number;
   readonly retryPolicy: StoredRetryPolicyV1;
+  /** X2's retry budget. Absent from groups stored before it existed and from groups without one. */
+  readonly maxRetryDurationMs?: number;
+  /** X4. Absent from groups stored before it existed and from groups that keep the default. */
+  readonly maxPostponeMs?: number;
   readonly fifo: boolean;
   readonly consumeMode: 'clustering' | 'broadcasting';
   readonly consumptionTimeoutMs: number;
@@ -84,6 +89,8 @@ export const MAPPED_GROUP_FIELDS = {
   config: {
     maxRetries: true,
     retryPolicy: true,
+    maxRetryDurationMs: true,
+    maxPostponeMs: true,
     fifo: true,
     consumeMode: true,
     consumptionTimeoutMs: true,
@@ -94,8 +101,8 @@ export const MAPPED_GROUP_FIELDS = {
     history: true,
   },
   retryPolicy: {
-    stepped: { type: true, delaysMs: true },
-    fixed: { type: true, delayMs: true },
+    stepped: { type: true, delaysMs: true, jitter: true },
+    fixed: { type: true, delayMs: true, jitter: true },
     exponential: { type: true, initialMs: true, multiplier: true, maxMs: true, jitter: true },
   },
 } as const satisfies {
@@ -117,6 +124,8 @@ export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
     broadcastInstanceTtlMs: config.broadcastInstanceTtlMs,
   };
   if (config.dlqRetentionMs !== DEFAULT_DLQ_RETENTION_MS) stored.dlqRetentionMs = config.dlqRetentionMs;
+  if (config.maxRetryDurationMs !== undefined) stored.maxRetryDurationMs = config.maxRetryDurationMs;
+  if (config.maxPostponeMs !== undefined) stored.maxPostponeMs = config.maxPostponeMs;
   if (config.pauseOnFailures !== undefined) {
     const { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs } = config.pauseOnFailures;
     stored.pauseOnFailures = { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs };
@@ -145,6 +154,8 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       startFrom: config.startFrom,
       broadcastInstanceTtlMs: config.broadcastInstanceTtlMs ?? DEFAULT_BROADCAST_INSTANCE_TTL_MS,
       dlqRetentionMs: config.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
+      ...(config.maxRetryDurationMs === undefined ? {} : { maxRetryDurationMs: config.maxRetryDurationMs }),
+      ...(config.maxPostponeMs === undefined ? {} : { maxPostponeMs: config.maxPostponeMs }),
       ...(config.pauseOnFailures === undefined ? {} : { pauseOnFailures: { ...config.pauseOnFailures } }),
       ...(config.history === undefined ? {} : { history: config.history }),
     },
@@ -164,9 +175,9 @@ function toStoredPause(pause: StoredGroupPause): StoredGroupPauseV1 | undefined 
 function toStoredRetryPolicy(policy: RetryPolicy): StoredRetryPolicyV1 {
   switch (policy.type) {
     case 'stepped':
-      return { type: 'stepped', delaysMs: policy.delaysMs };
+      return { type: 'stepped', delaysMs: policy.delaysMs, ...jitterOf(policy) };
     case 'fixed':
-      return { type: 'fixed', delayMs: policy.delayMs };
+      return { type: 'fixed', delayMs: policy.delayMs, ...jitterOf(policy) };
     case 'exponential': {
       const { initialMs, multiplier, maxMs, jitter } = policy;
       return { type: 'exponential', initialMs, multiplier, maxMs, jitter };
@@ -179,9 +190,9 @@ function toStoredRetryPolicy(policy: RetryPolicy): StoredRetryPolicyV1 {
 function fromStoredRetryPolicy(stored: StoredRetryPolicyV1): RetryPolicy {
   switch (stored.type) {
     case 'stepped':
-      return { type: 'stepped', delaysMs: stored.delaysMs };
+      return { type: 'stepped', delaysMs: stored.delaysMs, ...jitterOf(stored) };
     case 'fixed':
-      return { type: 'fixed', delayMs: stored.delayMs };
+      return { type: 'fixed', delayMs: stored.delayMs, ...jitterOf(stored) };
     case 'exponential': {
       const { initialMs, multiplier, maxMs, jitter } = stored;
       return { type: 'exponential', initialMs, multiplier, maxMs, jitter };
@@ -189,4 +200,9 @@ function fromStoredRetryPolicy(stored: StoredRetryPolicyV1): RetryPolicy {
     default:
       return assertNever(stored, 'stored retry policy');
   }
+}
+
+/** A stepped or fixed policy's jitter, written only when it has one, so one without is stored as before. */
+function jitterOf(policy: { readonly jitter?: number }): { readonly jitter?: number } {
+  return policy.jitter === undefined ? {} : { jitter: policy.jitter };
 }
