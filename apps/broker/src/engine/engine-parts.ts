@@ -152,6 +152,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     store,
     records,
     clock,
+    timers,
     topics,
     groups,
     metrics,

@@ -83,6 +83,7 @@ export class EngineHarness {
       store: this.store,
       records,
       clock: this.clock,
+      timers: this.timers,
       topics: this.topics,
       groups: this.groups,
       metrics,

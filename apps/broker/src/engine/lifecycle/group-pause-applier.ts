@@ -4,6 +4,7 @@ import type { DeliveryAddress } from '../../store/records.js';
 import type { BrokerMetrics } from '../broker-metrics.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import type { TimerHandle, TimerService } from '../timers/timer-service.js';
 
 /** The reason of the history entry of a retry a paused group postponed. */
 export const HELD_REASON = 'group paused';
@@ -25,6 +26,8 @@ export interface GroupPauseApplierDeps {
   readonly store: BrokerStore;
   readonly records: DeliveryRecords;
   readonly clock: Clock;
+  /** The broker's timers (a virtual clock's in `@ricochet/testing`): a probe's wake-up is one. */
+  readonly timers: TimerService;
   readonly groups: GroupRegistry;
   readonly metrics: BrokerMetrics;
   /** One log line per move of a group's breaker (an operator sees a storm pause it); none if absent. */
@@ -48,8 +51,9 @@ const BREAKER_MEANING: Readonly<Record<BreakerStateName, string>> = {
 export class GroupPauseApplier {
   readonly #deps: GroupPauseApplierDeps;
   readonly #wake: (group: GroupRuntime) => void;
-  /** Per group, the timer that wakes it for its breaker's next probe. */
-  readonly #probeTimers = new Map<GroupRuntime, { readonly atMs: number; readonly timer: NodeJS.Timeout }>();
+  /** Per group, the timer that wakes it for its breaker's next probe; {@link close} cancels them. */
+  readonly #probeTimers = new Map<GroupRuntime, { readonly atMs: number; readonly timer: TimerHandle }>();
+  #closed = false;
 
   constructor(deps: GroupPauseApplierDeps, wake: (group: GroupRuntime) => void) {
     this.#deps = deps;
@@ -131,17 +135,22 @@ export class GroupPauseApplier {
    * open after a restart, the first time a consumer asks it for messages.
    */
   wakeAt(group: GroupRuntime, atMs: number): void {
+    if (this.#closed) return;
     const current = this.#probeTimers.get(group);
     if (current && current.atMs <= atMs) return;
-    if (current) clearTimeout(current.timer);
-    const timer = setTimeout(
-      () => {
-        this.#probeTimers.delete(group);
-        group.wake();
-      },
-      Math.max(0, atMs - this.#deps.clock.now()),
-    );
-    timer.unref();
+    current?.timer.cancel();
+    // On the broker's timers, not Node's: a virtual clock wakes the probe, and close() cancels it.
+    const timer = this.#deps.timers.setTimer(atMs - this.#deps.clock.now(), () => {
+      this.#probeTimers.delete(group);
+      group.wake();
+    });
     this.#probeTimers.set(group, { atMs, timer });
+  }
+
+  /** The broker is closing: cancel every probe's wake-up, and arm none from now on. */
+  close(): void {
+    this.#closed = true;
+    for (const { timer } of this.#probeTimers.values()) timer.cancel();
+    this.#probeTimers.clear();
   }
 }
