@@ -38,6 +38,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'c2-release-on-disconnect',
   'group-isolation',
   'retention',
+  'x5-delivery-rate',
   'postgres-store-lease',
   'postgres-cluster',
   // Apache's RocketMQ clients on one broker of the cluster: with queues spread, the broker they

@@ -75,6 +75,13 @@ export interface GroupConfig {
    * @default undefined (the broker's default)
    */
   readonly history?: DeliveryHistoryMode;
+  /**
+   * The most messages per second the broker delivers to the group (X5), first deliveries and
+   * retries together, shared among its consumers and, on a partitioned store, among its queues.
+   * A message held by the limit waits Ready: it does not fail and spends no attempt.
+   * @default undefined (no limit)
+   */
+  readonly maxDeliveriesPerSecond?: number;
 }
 
 /** Which ended deliveries a group's history keeps: all but successes, or all. */
@@ -123,5 +130,8 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     dlqRetentionMs: input.dlqRetentionMs ?? DEFAULT_DLQ_RETENTION_MS,
     ...(input.pauseOnFailures === undefined ? {} : { pauseOnFailures: input.pauseOnFailures }),
     ...(input.history === undefined ? {} : { history: input.history }),
+    ...(input.maxDeliveriesPerSecond === undefined
+      ? {}
+      : { maxDeliveriesPerSecond: input.maxDeliveriesPerSecond }),
   };
 }

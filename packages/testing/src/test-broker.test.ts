@@ -182,6 +182,28 @@ describe('failure storms on the virtual clock (DESIGN.md §11)', () => {
   });
 });
 
+describe('a group delivery rate on the virtual clock (X5)', () => {
+  it('hands out a burst, then one delivery per token as the clock moves', async () => {
+    await using broker = await startTestBroker();
+    // 10/s: a burst of 1, then one every 100 ms.
+    await broker.admin.putGroup('billing', { maxDeliveriesPerSecond: 10 });
+    const { consumer, seen } = failingConsumer(broker, 'billing', () => ConsumeResult.SUCCESS);
+    await using _consumer = consumer;
+    await consumer.start();
+    await using producer = new Producer({ endpoint: broker.endpoint });
+    for (let i = 0; i < 5; i++) await producer.send({ topic: 'orders', body: `order ${i}` });
+    await broker.settle();
+    expect(seen).toHaveLength(1);
+    await broker.clock.advance(99);
+    expect(seen).toHaveLength(1);
+    await broker.clock.advance(1);
+    expect(seen).toHaveLength(2);
+    await broker.clock.advance('1s');
+    const first = seen[0]?.atMs ?? 0;
+    expect(seen.map((delivery) => delivery.atMs - first)).toEqual([0, 100, 200, 300, 400]);
+  });
+});
+
 describe('simple consumers on the virtual clock (S1, S2)', () => {
   it('makes an unacked message ready again at its lease deadline, and answers a long poll then', async () => {
     await using broker = await startTestBroker();

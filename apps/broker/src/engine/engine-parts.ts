@@ -4,6 +4,7 @@ import type { BrokerStore } from '../store/broker-store.js';
 import { BroadcastDispatch } from './broadcast/broadcast-dispatch.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin } from './dead-letter/dead-letter-admin.js';
+import { DeliveryRate } from './dispatch/delivery-rate.js';
 import { PushDispatch } from './dispatch/push-dispatch.js';
 import { ReadySource } from './dispatch/ready-source.js';
 import { SimpleConsumption } from './dispatch/simple-consumption.js';
@@ -80,6 +81,8 @@ export interface EngineParts {
   readonly settlement: Settlement;
   readonly dueEvents: DueEvents;
   readonly readySource: ReadySource;
+  /** X5: groups' delivery rates; the engine registers its gauges and closes it. */
+  readonly rate: DeliveryRate;
   readonly sendPath: SendPath;
   readonly simple: SimpleConsumption;
   readonly push: PushDispatch;
@@ -171,6 +174,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
   });
   pushLeases.start((lease) => dueEvents.onPushLeaseExpired(lease));
   const leaseGrant = new LeaseGrant({ clock, random, applier });
+  const rate = new DeliveryRate({ clock, timers, metrics, share: 1 / (shared?.queues ?? 1) });
   const readySource = new ReadySource({
     records,
     topics,
@@ -179,6 +183,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     applier,
     metrics,
     scheduler,
+    rate,
     maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
   });
   const sendPath = new SendPath({
@@ -246,6 +251,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     settlement,
     dueEvents,
     readySource,
+    rate,
     sendPath,
     simple,
     push,
