@@ -8,6 +8,7 @@ import { DeliveryRate } from './dispatch/delivery-rate.js';
 import { PushDispatch } from './dispatch/push-dispatch.js';
 import { ReadySource } from './dispatch/ready-source.js';
 import { SimpleConsumption } from './dispatch/simple-consumption.js';
+import type { EngineEventSink } from './engine-events.js';
 import { DueEvents } from './lifecycle/due-events.js';
 import { EffectApplier } from './lifecycle/effect-applier.js';
 import { LeaseGrant } from './lifecycle/lease-grant.js';
@@ -39,6 +40,8 @@ export interface BrokerEngineOptions {
   readonly onNotice?: (message: string) => void;
   /** Free bytes for `minFreeDiskBytes` (`buildBroker`: a `statfs`). @default unknown: no disk check */
   readonly freeDiskBytes?: () => Promise<number | undefined>;
+  /** X7: where the engine's events go (DLQ moves, pauses and resumes, redrive progress). @default none */
+  readonly onEvent?: EngineEventSink;
   /** Given when this engine serves one queue of a partitioned store: what the queues' engines share. */
   readonly shared?: SharedEngineParts;
 }
@@ -163,6 +166,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     pushLeases,
     appendWaker,
     onNotice: options.onNotice,
+    onEvent: options.onEvent,
   });
   const decided = { clock, random, groups, records };
   const settlement = new Settlement({ ...decided, applier });
@@ -233,7 +237,14 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     intervalMs: config.retentionCheckIntervalMs,
     onError: (error) => onError(error, 'retention pass failed'),
   });
-  const deadLetters = new DeadLetterAdmin({ topics, groups, applier, timers });
+  const deadLetters = new DeadLetterAdmin({
+    topics,
+    groups,
+    applier,
+    timers,
+    onEvent: options.onEvent,
+    clock,
+  });
   return {
     store,
     clock,

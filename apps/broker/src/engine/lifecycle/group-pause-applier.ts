@@ -2,6 +2,7 @@ import type { BreakerStateName, Clock, GroupPauseTransition } from '@ricochet/co
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { DeliveryAddress } from '../../store/records.js';
 import type { BrokerMetrics } from '../broker-metrics.js';
+import type { EngineEventSink } from '../engine-events.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { TimerHandle, TimerService } from '../timers/timer-service.js';
@@ -32,6 +33,8 @@ export interface GroupPauseApplierDeps {
   readonly metrics: BrokerMetrics;
   /** One log line per move of a group's breaker (an operator sees a storm pause it); none if absent. */
   readonly onNotice?: ((message: string) => void) | undefined;
+  /** X7: the group began or stopped holding its deliveries, and why; the DLQ's copies too. */
+  readonly onEvent?: EngineEventSink | undefined;
 }
 
 /** What a breaker's new state means for the group's deliveries, for its log line. */
@@ -81,6 +84,26 @@ export class GroupPauseApplier {
     const holds = manuallyPaused || breaker.state !== 'closed';
     if (wasHolding && !holds) this.#wake(group);
     if (!wasHolding && holds) this.#recordHeldReady(group);
+    if (wasHolding !== holds) this.#emitHolding(group, transition, holds);
+  }
+
+  /** X7: `group_paused` or `group_resumed`, by hand or by the failure-storm rule, with why. */
+  #emitHolding(group: GroupRuntime, transition: GroupPauseTransition, holds: boolean): void {
+    if (!this.#deps.onEvent) return;
+    const byHand = transition.effects.some((effect) => effect.type === 'manualPauseChanged');
+    const moved = transition.effects.find((effect) => effect.type === 'breakerTransitioned');
+    this.#deps.onEvent({
+      type: holds ? 'group_paused' : 'group_resumed',
+      group: group.name,
+      atMs: this.#deps.clock.now(),
+      cause: byHand ? 'manual' : 'failures',
+      why:
+        !byHand && moved?.type === 'breakerTransitioned'
+          ? `failure-storm breaker ${moved.from} → ${moved.to}${BREAKER_MEANING[moved.to]}`
+          : holds
+            ? 'paused by hand'
+            : 'resumed by hand',
+    });
   }
 
   /**
