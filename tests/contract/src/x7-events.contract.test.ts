@@ -54,6 +54,34 @@ describe('X7: GET /v1/events streams what happens to groups as server-sent event
     });
   });
 
+  it('streams a pause by the failure-storm rule, and the resume after its probe, with why', async () => {
+    await using broker = await startBroker();
+    await using events = await EventListener.open(broker.endpoint, { group: 'billing' });
+    await broker.admin.putGroup('billing', {
+      startFrom: 'earliest',
+      retryPolicy: { type: 'fixed', delayMs: 20 },
+      pauseOnFailures: { failureRatio: 0.5, minOutcomes: 5, windowMs: 10_000, pauseMs: 100, maxPauseMs: 400 },
+    });
+    let healthy = false;
+    await using _consumer = await startRecordingConsumer(
+      broker.endpoint,
+      { group: 'billing', subscriptions: { orders: '*' } },
+      () => (healthy ? ConsumeResult.SUCCESS : ConsumeResult.FAILURE),
+    );
+    await using producer = await startProducer(broker.endpoint);
+    for (let i = 0; i < 5; i++) await producer.send({ topic: 'orders', body: `order ${i}` });
+
+    expect(await events.next((event) => event.type === 'group_paused')).toMatchObject({
+      cause: 'failures',
+      why: 'failure-storm breaker closed → open: deliveries held',
+    });
+    healthy = true;
+    expect(await events.next((event) => event.type === 'group_resumed')).toMatchObject({
+      cause: 'failures',
+      why: 'failure-storm breaker halfOpen → closed: deliveries resume',
+    });
+  });
+
   it('streams a redrive’s progress, and only the type and group asked for', async () => {
     await using broker = await startBroker();
     await using all = await EventListener.open(broker.endpoint);
