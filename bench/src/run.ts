@@ -40,9 +40,10 @@ import { type GroupConsumeFigures, runW2c10 } from './workloads/w2c10-group-cons
 import { runW2s } from './workloads/w2s-simple-consume.js';
 import { runW3 } from './workloads/w3-latency.js';
 import { runW4 } from './workloads/w4-retry.js';
+import { runX5 } from './workloads/x5-delivery-rate.js';
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 pending takeover]`: every workload against the broker
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending takeover]`: every workload against the broker
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
@@ -230,6 +231,9 @@ for (let run = 1; run <= args.runs; run++) {
         await peerW4('jetstream', () => jetStreamW4(durability));
         await peerW4('rabbitmq', () => rabbitMqW4(durability));
       }
+    } else if (workload === 'x5') {
+      // Ricochet alone: the reference has no delivery rate to hold.
+      record(ROWS.x5, 'ricochet', figures(await runX5()));
     }
   }
 }

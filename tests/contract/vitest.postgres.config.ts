@@ -45,6 +45,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'group-isolation',
   'retention',
   'readiness-probe',
+  'x5-delivery-rate',
   'postgres-store-lease',
   'postgres-cluster',
   'postgres-multi-host-url',
@@ -58,7 +59,11 @@ export default defineProject({
   ...sourceResolution,
   test: {
     name: 'contract-postgres',
-    include: POSTGRES_CONTRACT_FILES.map((file) => `src/**/${file}.contract.test.ts`),
+    include: [
+      ...POSTGRES_CONTRACT_FILES.map((file) => `src/**/${file}.contract.test.ts`),
+      // Not spread over brokers: there a broker streams the events of the queues it owns (X7).
+      'src/**/x7-events.contract.test.ts',
+    ],
     globalSetup: ['./src/support/postgres.global-setup.ts'],
     // Several broker processes per test on a loaded 2-core machine.
     testTimeout: 60_000,

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { type Clock, type Random, systemClock } from '@ricochet/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAdminRoutes } from './admin/admin-routes.js';
+import { EventStream } from './admin/event-routes.js';
 import { registerHttpAccess } from './admin/http-access.js';
 import { defaultUiDir, registerUiRoutes } from './admin/ui-routes.js';
 import { AccessControl, type ReloadOutcome } from './auth/access-control.js';
@@ -136,16 +137,21 @@ export async function buildBroker(
     if (options.onStoreLost) options.onStoreLost(error);
     else void broker?.close();
   });
+  // X7: the engines' events, for `GET /v1/events`; the stream needs the metrics the backend opens.
+  let events: EventStream | undefined;
   // The hooks of `options` the backend takes: clock, timers, random, wrapStore and peerToken.
   const backend = await openBackend(config, {
     ...options,
     log: app.log,
+    onEvent: (event) => events?.publish(event),
     storeHooks,
     beforeEngineStart: () => {
       for (const warning of startupAuth.warnings) app.log.warn(warning);
     },
   });
   const { engine, peers } = backend;
+  const eventStream = new EventStream({ registry: engine.metrics.registry });
+  events = eventStream;
   const access = new AccessControl({
     authFile: startupAuth.authFile,
     authFilePath: config.authFile,
@@ -198,6 +204,7 @@ export async function buildBroker(
     engine,
     serviceOf,
     health: { accepting: isAccepting, queuesWithoutOwner: () => backend.queuesWithoutOwner() },
+    events: eventStream,
   });
   backend.registerClusterRoutes(app);
   if (config.ui) registerUiRoutes(app, config.uiDir ?? defaultUiDir());
@@ -217,6 +224,7 @@ export async function buildBroker(
     await Promise.race([idle, timedOut]);
     clearTimeout(drainTimer);
     for (const session of allSessions()) session.close();
+    eventStream.close();
     await grpcGateway?.close();
     await tcpGateway?.close();
     await app.close();

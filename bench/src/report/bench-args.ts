@@ -1,7 +1,7 @@
 import { checkStoreChoice, defaultStoreChoice, readStoreFlag, type StoreChoice } from './store-flags.js';
 
 /** The workloads `pnpm bench` knows, in the order it runs them. */
-export const WORKLOADS = ['w1', 'w2s', 'w2', 'w2c10', 'w3', 'w4', 'pending', 'takeover'] as const;
+export const WORKLOADS = ['w1', 'w2s', 'w2', 'w2c10', 'w3', 'w4', 'x5', 'pending', 'takeover'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 export interface BenchArgs extends Readonly<StoreChoice> {
@@ -24,7 +24,7 @@ export class BenchArgsError extends Error {
 }
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 pending takeover]`.
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending takeover]`.
  * Names are case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`,
  * `--store-queues` 1–64 with `--store postgres`, `--store-spread` 2–8 brokers with `--store-queues` 2 or more. An
  * unknown word is an error rather than a silently empty run.

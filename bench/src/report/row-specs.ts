@@ -5,6 +5,7 @@ import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-con
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { W3_MESSAGES, W3_WARM_UP_MESSAGES } from '../workloads/w3-latency.js';
 import { W4_MESSAGES } from '../workloads/w4-retry.js';
+import { X5_CONSUMERS, X5_LIMIT_PER_SECOND, X5_WINDOW_MS } from '../workloads/x5-delivery-rate.js';
 import { count, fixed2, type RowSpec } from './side-by-side.js';
 
 /** What the rows measure, printed above the table (the labels stay short). */
@@ -122,5 +123,11 @@ export const ROWS = {
     measures: retry,
     ratio: { key: 'totalMs', better: 'lower' },
     target: 'p99 ≤ 0.5 × JetStream, total ≤ JetStream',
+  },
+  x5: {
+    label: `X5 maxDeliveriesPerSecond ${X5_LIMIT_PER_SECOND}, ${X5_CONSUMERS} push consumers, ${X5_WINDOW_MS / 1_000} s, msg/s`,
+    measures: rate,
+    ratio: { key: 'rate', better: 'higher' },
+    target: `${X5_LIMIT_PER_SECOND} ± 5 %`,
   },
 } as const satisfies Record<string, RowSpec>;

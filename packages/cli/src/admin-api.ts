@@ -84,6 +84,26 @@ export class AdminApi {
     throw this.#failure(method, path, response.status, text);
   }
 
+  /**
+   * Open a `text/event-stream` route (`GET /v1/events`) and return its body, read until `signal`
+   * aborts. No request deadline: a stream lasts as long as its reader.
+   * @throws CliError as {@link request} does for a refusal.
+   */
+  async stream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.#endpoint.adminUrl}${path}`, {
+        headers: this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` },
+        signal,
+      });
+    } catch (error) {
+      throw unreachableError(this.#endpoint, error);
+    }
+    if (!response.ok || !response.body)
+      throw this.#failure('GET', path, response.status, await response.text());
+    return response.body;
+  }
+
   async #fetch(method: string, path: string, body: unknown): Promise<Response> {
     const headers: Record<string, string> = {};
     if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;

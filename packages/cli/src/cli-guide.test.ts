@@ -27,6 +27,7 @@ describe('docs/guides/cli.md', () => {
     'groups set',
     'groups pause',
     'groups resume',
+    'events',
     'dlq ls',
     'dlq show',
     'dlq redrive',

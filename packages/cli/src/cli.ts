@@ -8,6 +8,7 @@ import type { Command, OptionValues, ParseArgsOptionsConfig } from './command.js
 import { commandContext } from './command-context.js';
 import { clusterCommand } from './commands/cluster.js';
 import { dlqCommand } from './commands/dlq.js';
+import { eventsCommand } from './commands/events.js';
 import { groupsCommand } from './commands/groups.js';
 import { messagesCommand } from './commands/messages.js';
 import { sendCommand } from './commands/send.js';
@@ -20,6 +21,7 @@ import { EXIT_CODES } from './exit-codes.js';
 const COMMANDS: readonly Command[] = [
   topicsCommand,
   groupsCommand,
+  eventsCommand,
   dlqCommand,
   messagesCommand,
   sendCommand,

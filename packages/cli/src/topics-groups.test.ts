@@ -79,16 +79,23 @@ describe('ricochet groups', () => {
     ]);
     expect(set.code).toBe(EXIT_CODES.OK);
     expect(set.stdout).toMatch(/^retryPolicy:\s+fixed 500ms$/m);
-    await cli(['groups', 'set', 'billing', 'startFrom=earliest', ...endpoint]);
+    expect(set.stdout).toMatch(/^maxDeliveriesPerSecond:\s+no limit$/m);
+    await cli(['groups', 'set', 'billing', 'startFrom=earliest', 'maxDeliveriesPerSecond=200', ...endpoint]);
 
     const get = JSON.parse((await cli(['groups', 'get', 'billing', '--json', ...endpoint])).stdout);
     expect(get).toMatchObject({
       name: 'billing',
-      config: { maxRetries: 3, retryPolicy: { type: 'fixed', delayMs: 500 }, startFrom: 'earliest' },
+      config: {
+        maxRetries: 3,
+        retryPolicy: { type: 'fixed', delayMs: 500 },
+        startFrom: 'earliest',
+        maxDeliveriesPerSecond: 200,
+      },
       stats: { ready: 0, inflight: 0, waitingRetry: 0, dlq: 0, committed: 0 },
     });
     const human = await cli(['groups', 'get', 'billing', ...endpoint]);
     expect(human.stdout).toMatch(/^maxRetries:\s+3 \(then the DLQ after delivery 4\)$/m);
+    expect(human.stdout).toMatch(/^maxDeliveriesPerSecond:\s+200\/s$/m);
 
     const ls = await cli(['groups', 'ls', ...endpoint]);
     expect(ls.stdout).toMatch(

@@ -87,6 +87,13 @@ export interface GroupConfig {
    * @default undefined (the broker's default)
    */
   readonly history?: DeliveryHistoryMode;
+  /**
+   * The most messages per second the broker delivers to the group (X5), first deliveries and
+   * retries together, shared among its consumers and, on a partitioned store, among its queues.
+   * A message held by the limit waits Ready: it does not fail and spends no attempt.
+   * @default undefined (no limit)
+   */
+  readonly maxDeliveriesPerSecond?: number;
 }
 
 /** Which ended deliveries a group's history keeps: all but successes, or all. */
@@ -137,5 +144,8 @@ export function resolveGroupConfig(input: GroupConfigInput = {}): GroupConfig {
     ...(input.maxPostponeMs === undefined ? {} : { maxPostponeMs: input.maxPostponeMs }),
     ...(input.pauseOnFailures === undefined ? {} : { pauseOnFailures: input.pauseOnFailures }),
     ...(input.history === undefined ? {} : { history: input.history }),
+    ...(input.maxDeliveriesPerSecond === undefined
+      ? {}
+      : { maxDeliveriesPerSecond: input.maxDeliveriesPerSecond }),
   };
 }

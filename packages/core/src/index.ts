@@ -1,6 +1,7 @@
 export { assertNever } from './assert-never.js';
 export { type Clock, ManualClock, systemClock } from './clock.js';
 export { DELAY_LEVELS_MS, delayLevelToMs } from './delay-levels.js';
+export { DELIVERY_BURST_MS, DeliveryRateBucket, deliveryBurst } from './delivery-rate.js';
 export { ExponentialBackoff, type ExponentialBackoffOptions } from './exponential-backoff.js';
 export {
   type Admission,

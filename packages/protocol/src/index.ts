@@ -109,6 +109,12 @@ export {
   topicViewSchema,
 } from './schemas/admin.js';
 export {
+  BROKER_EVENT_TYPES,
+  type BrokerEvent,
+  type BrokerEventType,
+  brokerEventSchema,
+} from './schemas/broker-events.js';
+export {
   type ClusterBrokerView,
   type ClusterQueueView,
   type ClusterSelfView,

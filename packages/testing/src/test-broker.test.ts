@@ -142,6 +142,68 @@ describe('clock.advance', () => {
   });
 });
 
+describe('failure storms on the virtual clock (DESIGN.md §11)', () => {
+  it("wakes an open breaker's probe when the clock reaches it, and no sooner", async () => {
+    await using broker = await startTestBroker();
+    await broker.admin.putGroup('billing', {
+      maxRetries: 100,
+      retryPolicy: { type: 'fixed', delayMs: 1_000 },
+      // Trips on five failures; the first probe a minute later, far past any real-time test wait.
+      pauseOnFailures: {
+        failureRatio: 0.5,
+        minOutcomes: 5,
+        windowMs: 60_000,
+        pauseMs: 60_000,
+        maxPauseMs: 300_000,
+      },
+    });
+    let healthy = false;
+    const { consumer, seen } = failingConsumer(broker, 'billing', () =>
+      healthy ? ConsumeResult.SUCCESS : ConsumeResult.FAILURE,
+    );
+    await using _consumer = consumer;
+    await consumer.start();
+    await using producer = new Producer({ endpoint: broker.endpoint });
+    for (let i = 0; i < 5; i++) await producer.send({ topic: 'orders', body: `order ${i}` });
+    await broker.settle();
+    expect((await broker.admin.getGroup('billing')).pause?.state).toBe('open');
+    expect(seen).toHaveLength(5);
+
+    // The retries fell due at +1 s and wait: the breaker holds them until its probe.
+    await broker.clock.advance(59_999);
+    expect(seen).toHaveLength(5);
+    healthy = true;
+    await broker.clock.advance(1);
+    // The probe went at +60 s on the virtual clock, succeeded, and the rest followed.
+    expect(seen.slice(5).map((delivery) => delivery.atMs - (seen[0]?.atMs ?? 0))).toEqual([
+      60_000, 60_000, 60_000, 60_000, 60_000,
+    ]);
+    expect((await broker.admin.getGroup('billing')).pause?.state).toBe('closed');
+  });
+});
+
+describe('a group delivery rate on the virtual clock (X5)', () => {
+  it('hands out a burst, then one delivery per token as the clock moves', async () => {
+    await using broker = await startTestBroker();
+    // 10/s: a burst of 1, then one every 100 ms.
+    await broker.admin.putGroup('billing', { maxDeliveriesPerSecond: 10 });
+    const { consumer, seen } = failingConsumer(broker, 'billing', () => ConsumeResult.SUCCESS);
+    await using _consumer = consumer;
+    await consumer.start();
+    await using producer = new Producer({ endpoint: broker.endpoint });
+    for (let i = 0; i < 5; i++) await producer.send({ topic: 'orders', body: `order ${i}` });
+    await broker.settle();
+    expect(seen).toHaveLength(1);
+    await broker.clock.advance(99);
+    expect(seen).toHaveLength(1);
+    await broker.clock.advance(1);
+    expect(seen).toHaveLength(2);
+    await broker.clock.advance('1s');
+    const first = seen[0]?.atMs ?? 0;
+    expect(seen.map((delivery) => delivery.atMs - first)).toEqual([0, 100, 200, 300, 400]);
+  });
+});
+
 describe('simple consumers on the virtual clock (S1, S2)', () => {
   it('makes an unacked message ready again at its lease deadline, and answers a long poll then', async () => {
     await using broker = await startTestBroker();

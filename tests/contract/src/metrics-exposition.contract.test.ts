@@ -38,6 +38,8 @@ describe('GET /metrics', () => {
         startFrom: 'earliest',
         maxRetries: 1,
         retryPolicy: { type: 'fixed', delayMs: 5 },
+        // X5's gauges carry a series only for a group with a limit.
+        maxDeliveriesPerSecond: 1_000,
       });
       await using consumer = await startRecordingConsumer(
         broker.endpoint,
@@ -59,6 +61,8 @@ describe('GET /metrics', () => {
       const exposition = await (await broker.admin.fetch('GET', '/metrics')).text();
       expect(exposition).toMatch(/^ricochet_retry_lateness_seconds_count 2$/m);
       expect(exposition).toMatch(/^ricochet_messages_dead_lettered_total\{group="billing"\} 1$/m);
+      expect(exposition).toMatch(/^ricochet_group_max_deliveries_per_second\{group="billing"\} 1000$/m);
+      expect(exposition).toMatch(/^ricochet_group_delivery_rate_per_second\{group="billing"\} [\d.]+$/m);
       const { status, output } = await promtoolCheck(exposition);
       expect(output).toBe('');
       expect(status).toBe(0);

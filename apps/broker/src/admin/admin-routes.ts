@@ -3,6 +3,7 @@ import type { BrokerService } from '../engine/index.js';
 import { registerAnswerCheck } from './answer-check.js';
 import { registerCounterRoutes } from './counter-routes.js';
 import { registerDeadLetterRoutes } from './dead-letter-routes.js';
+import { type EventStream, registerEventRoutes } from './event-routes.js';
 import { registerFifoRoutes } from './fifo-routes.js';
 import { registerGroupRoutes } from './group-routes.js';
 import { type HealthState, registerHealthRoutes } from './health-routes.js';
@@ -20,6 +21,8 @@ export interface AdminRoutesOptions {
   readonly serviceOf: ServiceOf;
   /** What `/healthz` and `/readyz` answer from. */
   readonly health: HealthState;
+  /** X7: the engines' events, streamed by `GET /v1/events`. */
+  readonly events: EventStream;
 }
 
 /**
@@ -40,4 +43,5 @@ export function registerAdminRoutes(app: FastifyInstance, options: AdminRoutesOp
   registerFifoRoutes(app, serviceOf);
   registerStoreRoutes(app, serviceOf);
   registerCounterRoutes(app, engine);
+  registerEventRoutes(app, options.events);
 }

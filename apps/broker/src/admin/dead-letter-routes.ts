@@ -58,7 +58,7 @@ export function registerDeadLetterRoutes(app: FastifyInstance, serviceOf: Servic
  * gets `storedAt` and `lastLease`, the two fields it could not otherwise rebuild the stored message
  * with (the topic and `deadLetter.group` follow from the group); they are no operator's business.
  */
-function describeDeadLetter(message: StoredMessage, forBroker: boolean): DeadLetterEntry {
+export function describeDeadLetter(message: StoredMessage, forBroker: boolean): DeadLetterEntry {
   const { body, deadLetter, topic: _topic, storedAt, ...rest } = message;
   // D1 writes every copy in a `%DLQ%<group>` topic with its record; one without is a broken store.
   if (deadLetter === undefined) throw new Error(`DLQ message ${message.messageId} has no dead-letter record`);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
+import type { Principal } from '../auth/auth-file.js';
 import type { Action } from '../auth/permissions.js';
 import { replyError } from './http-error.js';
 
@@ -19,6 +20,7 @@ const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/v1/ws'
 export function httpActionOf(method: string, path: string): Action | undefined {
   if (OPEN_PATHS.has(path) || isDashboardPath(path)) return undefined;
   if (path === '/metrics') return { type: 'metrics' };
+  if (path === '/v1/events' && method === 'GET') return { type: 'events' };
   return { type: 'admin', level: method === 'GET' || method === 'HEAD' ? 'read' : 'write' };
 }
 
@@ -34,6 +36,14 @@ function isDashboardPath(path: string): boolean {
 export function bearerTokenOf(header: string | undefined): string | undefined {
   const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
   return match?.[1];
+}
+
+/** The principal each request was let in as, when the broker has an auth file. */
+const principals = new WeakMap<FastifyRequest, Principal>();
+
+/** Who made `request`: its principal under the auth file, or `undefined` without one (anyone may). */
+export function principalOf(request: FastifyRequest): Principal | undefined {
+  return principals.get(request);
 }
 
 /** Requests a broker made for one queue with the peer token (`queue-scope.ts`): no principal's. */
@@ -70,7 +80,10 @@ export function registerHttpAccess(app: FastifyInstance, access: AccessControl):
       return replyError(reply, 'UNAUTHORIZED', `${authn.message}: send Authorization: Bearer <token>`);
     }
     const decision = access.authorize(authn.caller, action, where);
-    if (decision.ok) return;
+    if (decision.ok) {
+      principals.set(request, decision.principal);
+      return;
+    }
     if (decision.status === 401) reply.header('www-authenticate', 'Bearer realm="ricochet"');
     return replyError(reply, decision.status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN', decision.message);
   });

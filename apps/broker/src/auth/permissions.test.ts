@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal } from './auth-file.js';
-import { describeAction, isPermitted } from './permissions.js';
+import { describeAction, isPermitted, mayReadGroup } from './permissions.js';
 
 function principal(fields: Partial<Principal>): Principal {
   return { name: 'p', tokenSha256: '0'.repeat(64), publish: [], consume: [], metrics: false, ...fields };
@@ -55,5 +55,15 @@ describe('describeAction', () => {
       'consume "a", "b" as group "g"',
     );
     expect(describeAction({ type: 'publish', topic: 'orders' })).toBe('publish to topic "orders"');
+  });
+});
+
+describe('mayReadGroup (X7)', () => {
+  it('lets an admin reader read every group, and anyone else the groups its consume grants name', () => {
+    expect(mayReadGroup(principal({ admin: 'read' }), 'anything')).toBe(true);
+    const billing = principal({ consume: [{ group: 'billing-*', topics: ['orders'] }] });
+    expect(mayReadGroup(billing, 'billing-eu')).toBe(true);
+    expect(mayReadGroup(billing, 'shipping')).toBe(false);
+    expect(mayReadGroup(principal({ publish: ['orders'] }), 'billing')).toBe(false);
   });
 });

@@ -15,6 +15,8 @@ export type Action =
   | { readonly type: 'admin'; readonly level: AdminLevel }
   /** `GET /metrics`. */
   | { readonly type: 'metrics' }
+  /** `GET /v1/events` (X7): any principal; each sees the events of the groups it may read ({@link mayReadGroup}). */
+  | { readonly type: 'events' }
   /** A RocketMQ client's route of a topic (`QueryRoute`): whoever may publish to it or read it. */
   | { readonly type: 'route'; readonly topic: string };
 
@@ -34,6 +36,8 @@ export function isPermitted(principal: Principal, action: Action): boolean {
       return principal.admin === 'write' || (principal.admin === 'read' && action.level === 'read');
     case 'metrics':
       return principal.metrics;
+    case 'events':
+      return true;
     case 'route':
       return (
         matchesAnyNamePattern(principal.publish, action.topic) ||
@@ -53,7 +57,19 @@ export function describeAction(action: Action): string {
       return action.level === 'read' ? 'read the admin API' : 'change anything through the admin API';
     case 'metrics':
       return 'read the metrics';
+    case 'events':
+      return 'follow the events';
     case 'route':
       return `look up the route of topic "${action.topic}"`;
   }
+}
+
+/**
+ * Whether `principal` may read what happens to `group` (X7's events): an admin reader may read
+ * every group through the admin API; anyone else, the groups one of its consume grants names.
+ */
+export function mayReadGroup(principal: Principal, group: string): boolean {
+  return (
+    principal.admin !== undefined || principal.consume.some((grant) => matchesNamePattern(grant.group, group))
+  );
 }

@@ -7,6 +7,7 @@ import {
   BrokerEngine,
   type BrokerEngineOptions,
   type BrokerService,
+  type EngineEventSink,
   type TimerService,
 } from '../engine/index.js';
 import { type PeerAccess, PeerSessions } from '../gateway/peer-access.js';
@@ -43,6 +44,8 @@ export interface BackendOptions {
   readonly peerToken?: string;
   /** Called once the stores are open, just before the engine starts. */
   readonly beforeEngineStart?: () => void;
+  /** X7: where every engine (one per queue of a split store) sends its events. */
+  readonly onEvent?: EngineEventSink;
 }
 
 /**
@@ -121,6 +124,7 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
     ...(options.random ? { random: options.random } : {}),
     onError: (error, context) => log.error({ err: error }, context),
     onNotice: (message) => log.warn(message),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     // Free space for the broker's user (bavail), on the file system of the data directory.
     freeDiskBytes: async () => {
       const stats = await statfs(config.dataDir);

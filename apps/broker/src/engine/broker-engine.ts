@@ -360,6 +360,8 @@ export class BrokerEngine implements BrokerService {
     this.#parts.simple.close();
     this.#parts.push.close();
     this.#parts.broadcast.close();
+    this.#parts.applier.groupPause.close();
+    this.#parts.rate.close();
     this.#parts.pushLeases.stop();
     this.#parts.scheduler.stop();
     await this.#parts.retention.stop();

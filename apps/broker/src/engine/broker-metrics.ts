@@ -8,6 +8,15 @@ export interface GroupGaugeSource {
   groupGauges(): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }>;
 }
 
+/** A group's delivery-rate limit and its measured rate (X5), as one engine knows them. */
+export interface DeliveryRateGauge {
+  readonly group: string;
+  /** The group's `maxDeliveriesPerSecond` (the whole group's, not an engine's share). */
+  readonly limitPerSecond: number;
+  /** Deliveries per second the engine made to the group over its last window of a second or more. */
+  readonly ratePerSecond: number;
+}
+
 type GroupCounterName = 'delivered' | 'acked' | 'retried' | 'deadLettered' | 'released';
 
 /** {@link BrokerMetrics.counterTotals}: counts since the broker started (not stored across restarts). */
@@ -42,6 +51,8 @@ export class BrokerMetrics {
   readonly #breakerTransitions: Counter<'group' | 'from' | 'to'>;
   readonly #deliveriesHeld: Counter<'group' | 'reason'>;
   readonly #rejected: Counter<'code'>;
+  /** Every engine's delivery-rate gauges: one engine's, or each queue's of a partitioned store. */
+  readonly #rateSources = new Set<() => Iterable<DeliveryRateGauge>>();
   readonly #sendLatency: Histogram;
   readonly #retryLateness: Histogram;
   readonly #expired: Counter<'group'>;
@@ -124,9 +135,30 @@ export class BrokerMetrics {
     });
     this.#deliveriesHeld = new Counter({
       name: 'ricochet_group_deliveries_held_total',
-      help: 'Times a consumer asked for messages of a paused group and got none, by reason (manual, failures)',
+      help: 'Times a consumer asked for messages of a group and got none, by reason: paused (manual, failures), or over its maxDeliveriesPerSecond (rate)',
       labelNames: ['group', 'reason'],
       registers,
+    });
+    const rateSources = this.#rateSources;
+    new Gauge({
+      name: 'ricochet_group_max_deliveries_per_second',
+      help: "The group's maxDeliveriesPerSecond, for groups that have one (X5)",
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [group, { limit }] of sumRates(rateSources)) this.set({ group }, limit);
+      },
+    });
+    new Gauge({
+      name: 'ricochet_group_delivery_rate_per_second',
+      help: 'Deliveries per second to a group with a maxDeliveriesPerSecond, over the last window of a second or more (X5)',
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [group, { rate }] of sumRates(rateSources)) this.set({ group }, rate);
+      },
     });
     this.#rejected = new Counter({
       name: 'ricochet_requests_rejected_total',
@@ -231,8 +263,13 @@ export class BrokerMetrics {
   breakerTransitioned(group: string, from: string, to: string): void {
     this.#breakerTransitions.inc({ group, from, to });
   }
-  deliveriesHeld(group: string, reason: 'manual' | 'failures'): void {
+  deliveriesHeld(group: string, reason: 'manual' | 'failures' | 'rate'): void {
     this.#deliveriesHeld.inc({ group, reason });
+  }
+  /** Read an engine's delivery-rate gauges at every scrape, until the returned function is called. */
+  addDeliveryRates(source: () => Iterable<DeliveryRateGauge>): () => void {
+    this.#rateSources.add(source);
+    return () => this.#rateSources.delete(source);
   }
   rejected(code: number): void {
     this.#rejected.inc({ code: String(code) });
@@ -301,6 +338,21 @@ export class BrokerMetrics {
   render(): Promise<string> {
     return this.registry.metrics();
   }
+}
+
+/** Per group, its limit and its rate summed over the engines (the queues of a partitioned store). */
+function sumRates(
+  sources: ReadonlySet<() => Iterable<DeliveryRateGauge>>,
+): Map<string, { limit: number; rate: number }> {
+  const groups = new Map<string, { limit: number; rate: number }>();
+  for (const source of sources) {
+    for (const { group, limitPerSecond, ratePerSecond } of source()) {
+      const sum = groups.get(group) ?? { limit: limitPerSecond, rate: 0 };
+      sum.rate += ratePerSecond;
+      groups.set(group, sum);
+    }
+  }
+  return groups;
 }
 
 /** Running totals per label value, for a counter prom-client reads when it collects. */

@@ -4,9 +4,11 @@ import type { BrokerStore } from '../store/broker-store.js';
 import { BroadcastDispatch } from './broadcast/broadcast-dispatch.js';
 import { BrokerMetrics } from './broker-metrics.js';
 import { DeadLetterAdmin } from './dead-letter/dead-letter-admin.js';
+import { DeliveryRate } from './dispatch/delivery-rate.js';
 import { PushDispatch } from './dispatch/push-dispatch.js';
 import { ReadySource } from './dispatch/ready-source.js';
 import { SimpleConsumption } from './dispatch/simple-consumption.js';
+import type { EngineEventSink } from './engine-events.js';
 import { DueEvents } from './lifecycle/due-events.js';
 import { EffectApplier } from './lifecycle/effect-applier.js';
 import { LeaseGrant } from './lifecycle/lease-grant.js';
@@ -38,6 +40,8 @@ export interface BrokerEngineOptions {
   readonly onNotice?: (message: string) => void;
   /** Free bytes for `minFreeDiskBytes` (`buildBroker`: a `statfs`). @default unknown: no disk check */
   readonly freeDiskBytes?: () => Promise<number | undefined>;
+  /** X7: where the engine's events go (DLQ moves, pauses and resumes, redrive progress). @default none */
+  readonly onEvent?: EngineEventSink;
   /** Given when this engine serves one queue of a partitioned store: what the queues' engines share. */
   readonly shared?: SharedEngineParts;
 }
@@ -80,6 +84,8 @@ export interface EngineParts {
   readonly settlement: Settlement;
   readonly dueEvents: DueEvents;
   readonly readySource: ReadySource;
+  /** X5: groups' delivery rates; the engine registers its gauges and closes it. */
+  readonly rate: DeliveryRate;
   readonly sendPath: SendPath;
   readonly simple: SimpleConsumption;
   readonly push: PushDispatch;
@@ -152,6 +158,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     store,
     records,
     clock,
+    timers,
     topics,
     groups,
     metrics,
@@ -159,6 +166,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     pushLeases,
     appendWaker,
     onNotice: options.onNotice,
+    onEvent: options.onEvent,
   });
   const decided = { clock, random, groups, records };
   const settlement = new Settlement({ ...decided, applier });
@@ -170,6 +178,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
   });
   pushLeases.start((lease) => dueEvents.onPushLeaseExpired(lease));
   const leaseGrant = new LeaseGrant({ clock, random, applier });
+  const rate = new DeliveryRate({ clock, timers, metrics, share: 1 / (shared?.queues ?? 1) });
   const readySource = new ReadySource({
     records,
     topics,
@@ -178,6 +187,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     applier,
     metrics,
     scheduler,
+    rate,
     maxReadyQueuePerGroup: config.maxReadyQueuePerGroup,
   });
   const sendPath = new SendPath({
@@ -227,7 +237,14 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     intervalMs: config.retentionCheckIntervalMs,
     onError: (error) => onError(error, 'retention pass failed'),
   });
-  const deadLetters = new DeadLetterAdmin({ topics, groups, applier, timers });
+  const deadLetters = new DeadLetterAdmin({
+    topics,
+    groups,
+    applier,
+    timers,
+    onEvent: options.onEvent,
+    clock,
+  });
   return {
     store,
     clock,
@@ -245,6 +262,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     settlement,
     dueEvents,
     readySource,
+    rate,
     sendPath,
     simple,
     push,

@@ -7,6 +7,7 @@ import { openLmdbStore } from '../store/lmdb-store.js';
 import type { StoredMessage } from '../store/records.js';
 import type { BroadcastDelivery } from './broadcast/broadcast-instance.js';
 import type { BrokerMetrics } from './broker-metrics.js';
+import { DeliveryRate } from './dispatch/delivery-rate.js';
 import { ReadySource } from './dispatch/ready-source.js';
 import { DueEvents } from './lifecycle/due-events.js';
 import { EffectApplier } from './lifecycle/effect-applier.js';
@@ -83,6 +84,7 @@ export class EngineHarness {
       store: this.store,
       records,
       clock: this.clock,
+      timers: this.timers,
       topics: this.topics,
       groups: this.groups,
       metrics,
@@ -124,6 +126,7 @@ export class EngineHarness {
       applier,
       metrics,
       scheduler,
+      rate: new DeliveryRate({ clock: this.clock, timers: this.timers, metrics }),
       maxReadyQueuePerGroup: options.maxReadyQueuePerGroup ?? 10_000,
     });
     return { applier, records, scheduler, pushLeases, settlement, dueEvents: due, leaseGrant, readySource };

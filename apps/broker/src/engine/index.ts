@@ -14,6 +14,7 @@ export type { CreditPool } from './dispatch/credit-pool.js';
 export { creditPoolOf, grantCredits } from './dispatch/credit-pool.js';
 export type { SubscribeRequest } from './dispatch/push-dispatch.js';
 export type { ReceiveBudget, ReceiveRequest } from './dispatch/simple-consumption.js';
+export type { EngineEvent, EngineEventSink } from './engine-events.js';
 export { errorReporterOf, watermarksOf } from './engine-parts.js';
 export type { ReceiptHandle } from './lifecycle/receipt-handle.js';
 export {

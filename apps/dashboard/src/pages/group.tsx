@@ -75,6 +75,12 @@ export function GroupPage(props: { group: string }) {
       </dl>
       <h2>Pause</h2>
       <GroupPause group={group} readOnly={access.readOnly} onChanged={setGroup} />
+      <h2>Delivery rate</h2>
+      <p data-testid="delivery-rate">
+        {group.config.maxDeliveriesPerSecond === undefined
+          ? 'No limit (maxDeliveriesPerSecond unset)'
+          : `At most ${formatCount(group.config.maxDeliveriesPerSecond)} deliveries per second, retries included`}
+      </p>
       <h2>Config</h2>
       <ConfigEditor
         group={group}

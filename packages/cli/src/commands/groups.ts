@@ -27,7 +27,8 @@ maxRetryDurationMs (a retry budget), maxPostponeMs (how long postpone(ms) may go
 consumptionTimeoutMs, startFrom (latest | earliest), broadcastInstanceTtlMs, dlqRetentionMs (how
 long its DLQ keeps messages; default 14 days), pauseOnFailures (the failure-storm rule, JSON:
 {} turns it on with its defaults; fields failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs),
-history (failures | full: whether the delivery history keeps successes; unset, the broker's default).
+history (failures | full: whether the delivery history keeps successes; unset, the broker's default),
+maxDeliveriesPerSecond (deliveries per second to the group at most, retries included; unset, no limit).
 
 Example:
   ricochet groups set billing maxRetries=3 'retryPolicy={"type":"fixed","delayMs":500}'
@@ -125,6 +126,7 @@ const SHOWN_FIELDS = new Set([
   'consumptionTimeoutMs',
   'startFrom',
   'broadcastInstanceTtlMs',
+  'maxDeliveriesPerSecond',
 ]);
 
 function describeGroup(group: GroupView): string {
@@ -145,6 +147,10 @@ function describeGroup(group: GroupView): string {
       ? []
       : [['broadcastInstanceTtlMs', formatDurationMs(config.broadcastInstanceTtlMs)] as const]),
     ['pauseOnFailures', describePauseOnFailures(config.pauseOnFailures)],
+    [
+      'maxDeliveriesPerSecond',
+      config.maxDeliveriesPerSecond === undefined ? 'no limit' : `${config.maxDeliveriesPerSecond}/s`,
+    ],
     ...extra.map(([key, value]) => [key, JSON.stringify(value)] as const),
     [
       'stats',

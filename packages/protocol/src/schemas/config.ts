@@ -83,6 +83,9 @@ export const pauseOnFailuresInputSchema = z
   .transform((input) => resolvePauseOnFailures(input))
   .superRefine(checkPauseOnFailures);
 
+/** The highest `maxDeliveriesPerSecond` a group takes: far above what one broker delivers. */
+export const MAX_DELIVERIES_PER_SECOND = 1_000_000;
+
 const groupConfigShape = {
   maxRetries: z.number().int().min(0).max(MAX_MAX_RETRIES),
   retryPolicy: retryPolicySchema,
@@ -98,6 +101,8 @@ const groupConfigShape = {
   dlqRetentionMs: z.number().int().min(1).max(MAX_RETENTION_MS),
   pauseOnFailures: pauseOnFailuresSchema.exactOptional(),
   history: z.enum(['failures', 'full']).exactOptional(),
+  /** X5: deliveries per second to the group, at most; absent, no limit. */
+  maxDeliveriesPerSecond: z.number().int().min(1).max(MAX_DELIVERIES_PER_SECOND).exactOptional(),
 };
 
 /** A complete group config, as the broker reports it. */
@@ -118,6 +123,7 @@ export const groupConfigInputSchema = z
     dlqRetentionMs: groupConfigShape.dlqRetentionMs.exactOptional(),
     pauseOnFailures: pauseOnFailuresInputSchema.exactOptional(),
     history: groupConfigShape.history,
+    maxDeliveriesPerSecond: groupConfigShape.maxDeliveriesPerSecond,
   })
   .strict()
   .readonly();

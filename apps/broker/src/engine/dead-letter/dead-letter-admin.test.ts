@@ -40,6 +40,7 @@ beforeEach(() => {
     topics: h.topics,
     groups: h.groups,
     applier: parts.applier,
+    clock: h.clock,
     timers: h.timers,
   });
   group = h.groups.put('g', {});

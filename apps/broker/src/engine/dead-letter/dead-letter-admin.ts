@@ -1,5 +1,7 @@
+import type { Clock } from '@ricochet/core';
 import { BrokerError, dlqTopicOf } from '@ricochet/protocol';
 import type { StoredMessage } from '../../store/records.js';
+import type { EngineEventSink } from '../engine-events.js';
 import type { EffectApplier } from '../lifecycle/effect-applier.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
@@ -22,6 +24,10 @@ export interface DeadLetterAdminDeps {
   /** Makes a redriven message Ready again for its group. */
   readonly applier: EffectApplier;
   readonly timers: TimerService;
+  /** X7: a redrive's progress, after each slice. */
+  readonly onEvent?: EngineEventSink | undefined;
+  /** Stamps the progress events. */
+  readonly clock: Clock;
 }
 
 /** D2: list a group's DLQ and redrive messages back to their origin topic, for that group only. */
@@ -67,9 +73,18 @@ export class DeadLetterAdmin {
   ): { accepted: number } {
     const group = this.#group(groupName);
     const queue = this.redrivable(groupName, options.messageIds);
-    this.#pacer.pace(queue, options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND, (slice) =>
-      this.#redriveTo(group, slice),
-    );
+    let redriven = 0;
+    this.#pacer.pace(queue, options.ratePerSecond ?? DEFAULT_REDRIVE_RATE_PER_SECOND, (slice) => {
+      this.#redriveTo(group, slice);
+      redriven += slice.length;
+      this.#deps.onEvent?.({
+        type: 'redrive_progress',
+        group: group.name,
+        atMs: this.#deps.clock.now(),
+        redriven,
+        total: queue.length,
+      });
+    });
     return { accepted: queue.length };
   }
 

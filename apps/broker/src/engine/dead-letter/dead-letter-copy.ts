@@ -1,6 +1,7 @@
 import type { Clock, DeliveryEffect } from '@ricochet/core';
 import { dlqTopicOf } from '@ricochet/protocol';
 import type { DeliveryAddress } from '../../store/records.js';
+import type { EngineEventSink } from '../engine-events.js';
 import type { AppendWaker } from '../log/append-waker.js';
 import type { GroupRuntime } from '../model/group-registry.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
@@ -9,6 +10,8 @@ export interface DeadLetterCopyDeps {
   readonly clock: Clock;
   readonly topics: TopicRegistry;
   readonly appendWaker: AppendWaker;
+  /** X7: told of every copy, once appended. */
+  readonly onEvent?: EngineEventSink | undefined;
 }
 
 /**
@@ -34,7 +37,7 @@ export function copyToDeadLetterQueue(
     deliverAt: _deliverAt,
     ...content
   } = message;
-  deps.topics.append(dlq, (offset) => ({
+  const copy = deps.topics.append(dlq, (offset) => ({
     ...content,
     topic: dlq.name,
     offset,
@@ -52,4 +55,5 @@ export function copyToDeadLetterQueue(
     },
   }));
   deps.appendWaker.appended(dlq.name);
+  deps.onEvent?.({ type: 'dead_lettered', group: group.name, atMs: nowMs, copy });
 }

@@ -9,6 +9,7 @@ import type { ReadyRef } from '../model/ready-queue.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { Scheduler } from '../timers/scheduler.js';
 import type { ByteAllowance } from './byte-allowance.js';
+import type { DeliveryRate } from './delivery-rate.js';
 
 /** A Ready message picked for delivery, with its current lifecycle record (none on first delivery). */
 export interface ReadyCandidate {
@@ -34,6 +35,8 @@ export interface ReadySourceDeps {
   readonly metrics: BrokerMetrics;
   /** Resumed for a group whose ready queue drained: due entries held back for lack of room may come now. */
   readonly scheduler: Scheduler;
+  /** X5: how many deliveries a group with a `maxDeliveriesPerSecond` may take now. */
+  readonly rate: DeliveryRate;
   /**
    * The group's ready-queue limit, which due entries respect. FIFO messages parked behind their
    * head may fill half of it at most: the rest stays free for the head's own retry or lease expiry,
@@ -64,6 +67,8 @@ export class ReadySource {
   /** Whether the group has anything Ready for these subscriptions, without taking it. */
   hasReady(group: GroupRuntime, subscriptions: Subscriptions): boolean {
     if (admitDelivery(group.pause, this.#deps.clock.now()).type === 'hold') return false;
+    const limit = group.config.maxDeliveriesPerSecond;
+    if (limit !== undefined && this.#deps.rate.available(group, limit, 1) === 0) return false;
     if (group.readyQueue.size > 0) return true;
     for (const topic of subscriptions.keys()) {
       const runtime = this.#deps.topics.get(topic);
@@ -109,7 +114,17 @@ export class ReadySource {
       this.#deps.metrics.deliveriesHeld(group.name, admission.reason);
       return [];
     }
-    const max = admission.type === 'probe' ? Math.min(1, wanted) : wanted;
+    let max = admission.type === 'probe' ? Math.min(1, wanted) : wanted;
+    // X5: a group with a delivery rate takes what its bucket allows; the rest waits Ready (no
+    // attempt spent) and the bucket wakes the group for it. A group without one pays one read.
+    const limit = group.config.maxDeliveriesPerSecond;
+    if (limit !== undefined) {
+      max = this.#deps.rate.available(group, limit, max);
+      if (max === 0) {
+        this.#deps.metrics.deliveriesHeld(group.name, 'rate');
+        return [];
+      }
+    }
     const candidates = this.#takeReadyAgain(group, subscriptions, max, bytes);
     if (
       candidates.length < max &&
@@ -118,6 +133,7 @@ export class ReadySource {
     ) {
       this.#takeFromLogs(group, subscriptions, max, candidates, bytes);
     }
+    if (limit !== undefined) this.#deps.rate.spend(group, limit, candidates.length);
     return candidates;
   }
 

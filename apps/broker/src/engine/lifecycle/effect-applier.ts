@@ -1,5 +1,4 @@
 import {
-  type Clock,
   type DeliveryEffect,
   type GroupCounter,
   initialReadyState,
@@ -7,7 +6,6 @@ import {
   redrivenState,
   type SimpleState,
 } from '@ricochet/core';
-import type { BrokerStore } from '../../store/broker-store.js';
 import type {
   DeliveryAddress,
   DeliveryRecord,
@@ -15,11 +13,9 @@ import type {
   ScheduleKey,
   StoredMessage,
 } from '../../store/records.js';
-import type { BrokerMetrics } from '../broker-metrics.js';
 import { copyToDeadLetterQueue } from '../dead-letter/dead-letter-copy.js';
 import type { AppendWaker } from '../log/append-waker.js';
-import type { DeliveryRecords } from '../model/delivery-records.js';
-import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import type { GroupRuntime } from '../model/group-registry.js';
 import type { ReadyRef } from '../model/ready-queue.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { PushLeaseTable } from '../timers/push-lease-table.js';
@@ -57,17 +53,12 @@ export interface LeaseHolder {
   readonly subscriptionId?: number;
 }
 
-export interface EffectApplierDeps {
-  readonly store: BrokerStore;
-  readonly records: DeliveryRecords;
-  readonly clock: Clock;
+/** What the applier needs: its failure-storm hand's parts, and the timers and queues it writes. */
+export interface EffectApplierDeps extends GroupPauseApplierDeps {
   readonly topics: TopicRegistry;
-  readonly groups: GroupRegistry;
-  readonly metrics: BrokerMetrics;
   readonly scheduler: Scheduler;
   readonly pushLeases: PushLeaseTable;
   readonly appendWaker: AppendWaker;
-  readonly onNotice?: GroupPauseApplierDeps['onNotice'];
 }
 
 /**

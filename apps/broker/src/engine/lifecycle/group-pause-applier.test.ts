@@ -2,6 +2,7 @@ import {
   DEFAULT_PAUSE_ON_FAILURES,
   type GroupPauseEvent,
   groupPauseTransition,
+  ManualClock,
   resolveGroupConfig,
 } from '@ricochet/core';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import type { BrokerStore } from '../../store/broker-store.js';
 import { BrokerMetrics } from '../broker-metrics.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import { type GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import { ManualTimers } from '../timers/manual-timers.test-support.js';
 import { GroupPauseApplier } from './group-pause-applier.js';
 
 describe('GroupPauseApplier', () => {
@@ -22,6 +24,7 @@ describe('GroupPauseApplier', () => {
         store: {} as BrokerStore,
         records: {} as DeliveryRecords,
         clock: { now: () => 0 },
+        timers: new ManualTimers(new ManualClock(0)),
         groups: groups as GroupRegistry,
         metrics: new BrokerMetrics({ groupGauges: () => [] }),
         onNotice: (message) => notices.push(message),
@@ -46,5 +49,49 @@ describe('GroupPauseApplier', () => {
       'group billing: failure-storm breaker open → closed: deliveries resume',
     ]);
     expect(saved.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("wakes an open breaker's group for its probe on the broker's timers, and close() cancels the wake-up", async () => {
+    const clock = new ManualClock(0);
+    const timers = new ManualTimers(clock);
+    const groups: Pick<GroupRegistry, 'savePause'> = { savePause: () => {} };
+    const applier = new GroupPauseApplier(
+      {
+        store: {} as BrokerStore,
+        records: {} as DeliveryRecords,
+        clock,
+        timers,
+        groups: groups as GroupRegistry,
+        metrics: new BrokerMetrics({ groupGauges: () => [] }),
+      },
+      () => {},
+    );
+    const group = new GroupRuntime({ name: 'billing', config: resolveGroupConfig({}), createdAt: 0 });
+    let wakes = 0;
+    group.onWake(() => {
+      wakes += 1;
+    });
+    for (let i = 0; i < DEFAULT_PAUSE_ON_FAILURES.minOutcomes; i++) {
+      const event: GroupPauseEvent = { type: 'outcome', outcome: 'failure', deliveryId: `d${i}`, atMs: 0 };
+      applier.apply(group, groupPauseTransition(group.pause, event, DEFAULT_PAUSE_ON_FAILURES));
+    }
+    expect(group.pause.breaker).toMatchObject({
+      state: 'open',
+      nextProbeAtMs: DEFAULT_PAUSE_ON_FAILURES.pauseMs,
+    });
+    expect(timers.nextDueAtMs()).toBe(DEFAULT_PAUSE_ON_FAILURES.pauseMs);
+
+    await timers.advanceBy(DEFAULT_PAUSE_ON_FAILURES.pauseMs - 1, async () => {});
+    expect(wakes).toBe(0);
+    await timers.advanceBy(1, async () => {});
+    expect(wakes).toBe(1);
+
+    applier.wakeAt(group, clock.now() + 60_000);
+    expect(timers.nextDueAtMs()).toBe(clock.now() + 60_000);
+    applier.close();
+    expect(timers.nextDueAtMs()).toBeUndefined();
+    // A closed applier arms nothing more.
+    applier.wakeAt(group, clock.now() + 1_000);
+    expect(timers.nextDueAtMs()).toBeUndefined();
   });
 });

@@ -2,8 +2,10 @@ import type { BreakerStateName, Clock, GroupPauseTransition } from '@ricochet/co
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { DeliveryAddress } from '../../store/records.js';
 import type { BrokerMetrics } from '../broker-metrics.js';
+import type { EngineEventSink } from '../engine-events.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import type { TimerHandle, TimerService } from '../timers/timer-service.js';
 
 /** The reason of the history entry of a retry a paused group postponed. */
 export const HELD_REASON = 'group paused';
@@ -25,10 +27,14 @@ export interface GroupPauseApplierDeps {
   readonly store: BrokerStore;
   readonly records: DeliveryRecords;
   readonly clock: Clock;
+  /** The broker's timers (a virtual clock's in `@ricochet/testing`): a probe's wake-up is one. */
+  readonly timers: TimerService;
   readonly groups: GroupRegistry;
   readonly metrics: BrokerMetrics;
   /** One log line per move of a group's breaker (an operator sees a storm pause it); none if absent. */
   readonly onNotice?: ((message: string) => void) | undefined;
+  /** X7: the group began or stopped holding its deliveries, and why; the DLQ's copies too. */
+  readonly onEvent?: EngineEventSink | undefined;
 }
 
 /** What a breaker's new state means for the group's deliveries, for its log line. */
@@ -48,8 +54,9 @@ const BREAKER_MEANING: Readonly<Record<BreakerStateName, string>> = {
 export class GroupPauseApplier {
   readonly #deps: GroupPauseApplierDeps;
   readonly #wake: (group: GroupRuntime) => void;
-  /** Per group, the timer that wakes it for its breaker's next probe. */
-  readonly #probeTimers = new Map<GroupRuntime, { readonly atMs: number; readonly timer: NodeJS.Timeout }>();
+  /** Per group, the timer that wakes it for its breaker's next probe; {@link close} cancels them. */
+  readonly #probeTimers = new Map<GroupRuntime, { readonly atMs: number; readonly timer: TimerHandle }>();
+  #closed = false;
 
   constructor(deps: GroupPauseApplierDeps, wake: (group: GroupRuntime) => void) {
     this.#deps = deps;
@@ -77,6 +84,26 @@ export class GroupPauseApplier {
     const holds = manuallyPaused || breaker.state !== 'closed';
     if (wasHolding && !holds) this.#wake(group);
     if (!wasHolding && holds) this.#recordHeldReady(group);
+    if (wasHolding !== holds) this.#emitHolding(group, transition, holds);
+  }
+
+  /** X7: `group_paused` or `group_resumed`, by hand or by the failure-storm rule, with why. */
+  #emitHolding(group: GroupRuntime, transition: GroupPauseTransition, holds: boolean): void {
+    if (!this.#deps.onEvent) return;
+    const byHand = transition.effects.some((effect) => effect.type === 'manualPauseChanged');
+    const moved = transition.effects.find((effect) => effect.type === 'breakerTransitioned');
+    this.#deps.onEvent({
+      type: holds ? 'group_paused' : 'group_resumed',
+      group: group.name,
+      atMs: this.#deps.clock.now(),
+      cause: byHand ? 'manual' : 'failures',
+      why:
+        !byHand && moved?.type === 'breakerTransitioned'
+          ? `failure-storm breaker ${moved.from} → ${moved.to}${BREAKER_MEANING[moved.to]}`
+          : holds
+            ? 'paused by hand'
+            : 'resumed by hand',
+    });
   }
 
   /**
@@ -131,17 +158,22 @@ export class GroupPauseApplier {
    * open after a restart, the first time a consumer asks it for messages.
    */
   wakeAt(group: GroupRuntime, atMs: number): void {
+    if (this.#closed) return;
     const current = this.#probeTimers.get(group);
     if (current && current.atMs <= atMs) return;
-    if (current) clearTimeout(current.timer);
-    const timer = setTimeout(
-      () => {
-        this.#probeTimers.delete(group);
-        group.wake();
-      },
-      Math.max(0, atMs - this.#deps.clock.now()),
-    );
-    timer.unref();
+    current?.timer.cancel();
+    // On the broker's timers, not Node's: a virtual clock wakes the probe, and close() cancels it.
+    const timer = this.#deps.timers.setTimer(atMs - this.#deps.clock.now(), () => {
+      this.#probeTimers.delete(group);
+      group.wake();
+    });
     this.#probeTimers.set(group, { atMs, timer });
+  }
+
+  /** The broker is closing: cancel every probe's wake-up, and arm none from now on. */
+  close(): void {
+    this.#closed = true;
+    for (const { timer } of this.#probeTimers.values()) timer.cancel();
+    this.#probeTimers.clear();
   }
 }

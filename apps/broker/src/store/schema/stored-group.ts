@@ -52,6 +52,8 @@ export interface StoredGroupConfigV1 {
    * existed and from groups that leave it to the broker's `--delivery-history`.
    */
   readonly history?: 'failures' | 'full';
+  /** X5's delivery rate. Absent from groups stored before it existed and from groups without a limit. */
+  readonly maxDeliveriesPerSecond?: number;
 }
 
 /** A group's breaker state as layout 1 stores it (DESIGN.md §11). */
@@ -99,6 +101,7 @@ export const MAPPED_GROUP_FIELDS = {
     dlqRetentionMs: true,
     pauseOnFailures: true,
     history: true,
+    maxDeliveriesPerSecond: true,
   },
   retryPolicy: {
     stepped: { type: true, delaysMs: true, jitter: true },
@@ -131,6 +134,8 @@ export function toStoredGroup(record: GroupRecord): StoredGroupV1 {
     stored.pauseOnFailures = { failureRatio, minOutcomes, windowMs, pauseMs, maxPauseMs };
   }
   if (config.history !== undefined) stored.history = config.history;
+  if (config.maxDeliveriesPerSecond !== undefined)
+    stored.maxDeliveriesPerSecond = config.maxDeliveriesPerSecond;
   const pause = record.pause === undefined ? undefined : toStoredPause(record.pause);
   return {
     name: record.name,
@@ -158,6 +163,9 @@ export function fromStoredGroup(stored: StoredGroupV1): GroupRecord {
       ...(config.maxPostponeMs === undefined ? {} : { maxPostponeMs: config.maxPostponeMs }),
       ...(config.pauseOnFailures === undefined ? {} : { pauseOnFailures: { ...config.pauseOnFailures } }),
       ...(config.history === undefined ? {} : { history: config.history }),
+      ...(config.maxDeliveriesPerSecond === undefined
+        ? {}
+        : { maxDeliveriesPerSecond: config.maxDeliveriesPerSecond }),
     },
     createdAt: stored.createdAt,
     ...(stored.pause === undefined
