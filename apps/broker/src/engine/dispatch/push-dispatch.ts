@@ -1,6 +1,4 @@
 import { type DeliveredMessage, deliveredMessageBytes } from '@ricochet/protocol';
-import { DeliveryMap } from '../../store/delivery-map.js';
-import type { DeliveryAddress } from '../../store/records.js';
 import type { LeaseGrant } from '../lifecycle/lease-grant.js';
 import type { Settlement } from '../lifecycle/settlement.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
@@ -8,7 +6,6 @@ import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from '../timer
 import type { PushLease, PushLeaseTable } from '../timers/push-lease-table.js';
 import { ByteAllowance } from './byte-allowance.js';
 import {
-  type ByteCredit,
   type CreditLender,
   type CreditPool,
   creditPoolOf,
@@ -98,12 +95,6 @@ export class PushDispatch {
   readonly #queued = new Set<GroupRuntime>();
   /** Per group, which member the next pass starts with, so no instance is always served first. */
   readonly #rotation = new WeakMap<GroupRuntime, number>();
-  /** The deliveries out through a pool with a byte limit, and their bytes, until their leases end. */
-  readonly #bytesOut = new DeliveryMap<{
-    readonly credit: ByteCredit;
-    readonly bytes: number;
-    readonly group: GroupRuntime;
-  }>();
   #closed = false;
 
   constructor(deps: PushDispatchDeps) {
@@ -174,26 +165,19 @@ export class PushDispatch {
     this.#closed = true;
   }
 
-  /** A delivery's lease ended: its bytes are no longer out, and its pool may deliver again. */
+  /**
+   * A delivery's lease ended (settled, released, expired, replaced): the bytes it held against its
+   * subscription's byte limit are no longer out, and the subscription may be sent more. The lease
+   * carries its bytes, so this costs nothing where no limit was set. A subscription gone meanwhile
+   * has nobody left to send to.
+   */
   #leaseEnded(lease: PushLease): void {
-    if (this.#bytesOut.size === 0) return;
-    const out = this.#bytesOut.get(lease.address);
-    if (out === undefined) return;
-    this.#bytesOut.delete(lease.address);
-    out.credit.outBytes -= out.bytes;
-    this.#queue(out.group);
-  }
-
-  /** A delivery through a pool with a byte limit: its bytes are out until its lease ends. */
-  #spendBytes(
-    credit: ByteCredit,
-    address: DeliveryAddress,
-    delivered: DeliveredMessage,
-    group: GroupRuntime,
-  ): void {
-    const bytes = deliveredMessageBytes(delivered);
-    credit.outBytes += bytes;
-    this.#bytesOut.set(address, { credit, bytes, group });
+    if (lease.heldBytes === undefined) return;
+    const subscription = this.#subscriptions.get(lease.subscriptionId);
+    const credit = subscription?.pool.bytes;
+    if (subscription === undefined || credit === undefined) return;
+    credit.outBytes -= lease.heldBytes;
+    this.#queue(subscription.group);
   }
 
   /** New work for the group (appends, retries, releases): lent subscriptions may ask for credit again. */
@@ -252,14 +236,17 @@ export class PushDispatch {
           batches.set(subscription, batch);
         }
         for (const candidate of candidates) {
+          // Counted as the take weighed it: what the lease gives back when it ends.
+          const heldBytes = byteCredit && deliveredMessageBytes(candidate.message);
           const delivered = this.#deps.leaseGrant.toPush(
             group,
             candidate,
             subscription.id,
             subscription.consumerId,
+            heldBytes,
           );
           if (!delivered) continue;
-          if (byteCredit !== undefined) this.#spendBytes(byteCredit, candidate.address, delivered, group);
+          if (byteCredit !== undefined && heldBytes !== undefined) byteCredit.outBytes += heldBytes;
           batch.push(delivered);
           subscription.pool.credits--;
           handedOut++;

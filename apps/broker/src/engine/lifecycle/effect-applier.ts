@@ -51,6 +51,11 @@ export interface LeaseHolder {
   readonly consumerId: string;
   /** Push leases: the subscription whose session releases them when it ends (C2). */
   readonly subscriptionId?: number;
+  /**
+   * Push leases through a credit pool with a byte limit (`subscribe.maxCachedBytes`): the bytes
+   * the delivery counts against it, given back when the lease ends.
+   */
+  readonly heldBytes?: number | undefined;
 }
 
 /** What the applier needs: its failure-storm hand's parts, and the timers and queues it writes. */
@@ -110,6 +115,7 @@ export class EffectApplier {
               lease: effect.lease,
               deadlineMs: effect.deadlineMs,
               subscriptionId: change.holder?.subscriptionId ?? 0,
+              heldBytes: change.holder?.heldBytes,
             });
           }
           break;

@@ -32,6 +32,7 @@ export class LeaseGrant {
     candidate: ReadyCandidate,
     subscriptionId: number,
     consumerId: string,
+    heldBytes?: number,
   ): DeliveredMessage | undefined {
     const ready = readyStateOf(candidate.record);
     if (!ready) return undefined;
@@ -45,7 +46,7 @@ export class LeaseGrant {
       address: candidate.address,
       before: candidate.record,
       messageId: candidate.message.messageId,
-      holder: { consumerId, subscriptionId },
+      holder: { consumerId, subscriptionId, heldBytes },
     };
     const result = drivePush(this.#deps, moving, ready, event);
     // A delivery always starts a lease (core's `startLease`); the check narrows the state's type.

@@ -9,6 +9,8 @@ export interface PushLease {
   readonly lease: number;
   readonly deadlineMs: number;
   readonly subscriptionId: number;
+  /** What the delivery counts against its subscription's byte limit, when it has one (`LeaseHolder.heldBytes`). */
+  readonly heldBytes?: number | undefined;
 }
 
 /** A lease in its lane; a removed one stays until its lane's head passes it or the lane compacts. */
