@@ -64,6 +64,13 @@ describe('X6: every DLQ entry carries its failure record: cause and first failur
       expect(entry?.firstFailedAt, tag).toBeGreaterThanOrEqual(startedAt);
       expect(entry?.firstFailedAt, tag).toBeLessThanOrEqual(entry?.deadLetteredAt ?? 0);
     }
+    // The message view says it too, on the delivery that moved each message to the DLQ.
+    for (const [tag, record] of Object.entries(expected)) {
+      const view = await broker.admin.getMessage(ids.get(tag) ?? '');
+      const billing = view.groups.find((group) => group.group === 'billing');
+      expect(billing?.state, tag).toBe('dlq');
+      expect(billing?.history.at(-1), tag).toMatchObject({ result: 'deadLettered', cause: record.cause });
+    }
     // Two failures 50 ms apart at least: the first failure is not the last one.
     const failing = listed.get(ids.get('failing') ?? '');
     expect((failing?.deadLetteredAt ?? 0) - (failing?.firstFailedAt ?? 0)).toBeGreaterThanOrEqual(50);

@@ -393,5 +393,7 @@ function storedHistoryOf(record: HistoryRecord): HistoryRecord {
   stored.result = record.result;
   if (record.reason !== undefined) stored.reason = record.reason;
   if (record.principal !== undefined) stored.principal = record.principal;
+  // X6: only on the delivery that moved the message to the DLQ; entries written before it had none.
+  if (record.cause !== undefined) stored.cause = record.cause;
   return stored;
 }

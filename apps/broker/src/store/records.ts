@@ -181,6 +181,11 @@ export interface HistoryRecord {
     | 'held';
   readonly reason?: string;
   /**
+   * On the delivery that moved the message to the DLQ: why, machine-readable, as its DLQ entry
+   * says it (X6). Absent elsewhere, and in history written before it existed.
+   */
+  readonly cause?: string;
+  /**
    * The principal (DESIGN.md §7) whose ack, nack or release settled the delivery. Absent when
    * the broker settled it (a timeout, a lease that expired, a session that ended), when it runs
    * without authentication, and in history written before principals existed.

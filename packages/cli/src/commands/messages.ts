@@ -88,7 +88,8 @@ function renderTimeline(history: readonly DeliveryHistoryEntry[]): string {
           ? entry.consumer
           : `${entry.consumer} ${entry.consumerId}`,
       entry.result === 'held' ? '-' : formatDurationMs(Math.max(0, entry.settledAt - entry.deliveredAt)),
-      entry.result,
+      // X6: the delivery that dead-lettered the message says why, as `dlq ls` does.
+      entry.cause === undefined ? entry.result : `${entry.result} (${entry.cause})`,
       entry.reason ?? '',
     ]);
   return renderTable(['ATTEMPT', 'DELIVERED', 'CONSUMER', 'TOOK', 'RESULT', 'REASON'], rows);

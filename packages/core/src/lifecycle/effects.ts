@@ -22,6 +22,8 @@ export type DeliveryEffect =
       readonly lease: number;
       readonly deliveryAttempt: number;
       readonly reason?: string;
+      /** The delivery that moved the message to the DLQ: why, as its DLQ entry says it (X6). */
+      readonly cause?: DeadLetterCause;
     }
   /** Copy the message to the group's DLQ (D1). */
   | {
@@ -101,11 +103,25 @@ export function effectsOf(
     const outcome = outcomeOf(to, event);
     const lease = from.lease;
     const deliveryAttempt = from.deliveryAttempt ?? 1;
-    effects.push(
-      reason === undefined
-        ? { type: 'recordOutcome', outcome, lease, deliveryAttempt }
-        : { type: 'recordOutcome', outcome, lease, deliveryAttempt, reason },
-    );
+    if (to.state === 'dlq') {
+      // X6: the history keeps the DLQ entry's cause with the delivery that ended there, so the
+      // message view says why, as the listing does.
+      const cause = to.cause ?? 'maxRetries';
+      effects.push({
+        type: 'recordOutcome',
+        outcome,
+        lease,
+        deliveryAttempt,
+        ...(reason === undefined ? {} : { reason }),
+        cause,
+      });
+    } else {
+      effects.push(
+        reason === undefined
+          ? { type: 'recordOutcome', outcome, lease, deliveryAttempt }
+          : { type: 'recordOutcome', outcome, lease, deliveryAttempt, reason },
+      );
+    }
   }
   if (to.state === 'inflight' && to.lease !== from.lease) {
     effects.push({ type: 'startLeaseTimer', lease: to.lease, deadlineMs: to.leaseDeadlineMs ?? 0 });

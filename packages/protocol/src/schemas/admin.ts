@@ -194,6 +194,8 @@ export const deliveryHistoryEntrySchema = z.object({
     'postponed',
   ]),
   reason: z.string().optional(),
+  /** `deadLettered`: why it went to the DLQ, machine-readable, as the DLQ entry says it (X6). */
+  cause: z.string().optional(),
   /** The principal (DESIGN.md §7) whose ack, nack or release settled it; absent when the broker did. */
   principal: z.string().optional(),
 });

@@ -303,6 +303,7 @@ export class EffectApplier {
     };
     if (before?.consumerId !== undefined) entry.consumerId = before.consumerId;
     if (effect.reason !== undefined) entry.reason = effect.reason;
+    if (effect.cause !== undefined) entry.cause = effect.cause;
     if (change.settledBy !== undefined) entry.principal = change.settledBy;
     void this.#deps.store.appendHistory(change.messageId, entry);
   }
