@@ -39,6 +39,7 @@ import { runW2 } from './workloads/w2-push-consume.js';
 import { type GroupConsumeFigures, runW2c10 } from './workloads/w2c10-group-consume.js';
 import { runW2s } from './workloads/w2s-simple-consume.js';
 import { runW3 } from './workloads/w3-latency.js';
+import { runW4EventsListener } from './workloads/w4-events-listener.js';
 import { runW4 } from './workloads/w4-retry.js';
 import { runX5 } from './workloads/x5-delivery-rate.js';
 
@@ -227,6 +228,9 @@ for (let run = 1; run <= args.runs; run++) {
       await using broker = await startBrokerProcess();
       record(ROWS.w4Cold, 'ricochet', figures(await runW4(broker, 'w4')));
       record(ROWS.w4Warm, 'ricochet', figures(await runW4(broker, 'w4-warm')));
+      const events = await runW4EventsListener(broker);
+      record(ROWS.w4EventsNone, 'ricochet', figures(events.withoutListener));
+      record(ROWS.w4EventsStuck, 'ricochet', figures(events.withStuckListener));
       if (args.peers) {
         await peerW4('jetstream', () => jetStreamW4(durability));
         await peerW4('rabbitmq', () => rabbitMqW4(durability));

@@ -124,6 +124,16 @@ export const ROWS = {
     ratio: { key: 'totalMs', better: 'lower' },
     target: 'p99 ≤ 0.5 × JetStream, total ≤ JetStream',
   },
+  w4EventsNone: {
+    label: 'W4, a second group dead-lettering each message: total / late p50 / p99, ms',
+    measures: retry,
+    target: 'the baseline of the row below',
+  },
+  w4EventsStuck: {
+    label: 'W4 as above, with an events listener that never reads, ms',
+    measures: retry,
+    target: 'total within 5 % of the row above (X7: the broker never waits for a listener)',
+  },
   x5: {
     label: `X5 maxDeliveriesPerSecond ${X5_LIMIT_PER_SECOND}, ${X5_CONSUMERS} push consumers, ${X5_WINDOW_MS / 1_000} s, msg/s`,
     measures: rate,
