@@ -19,8 +19,6 @@ const MAX_LINES = 600;
 const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/gateway/session.ts':
     'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the request pipeline of issue 44 is where its per-request half goes',
-  'packages/push-consumer/src/push-consumer.ts':
-    'the push consumer’s one class: start and close, a subscribe per session, deliveries into the listener pool and results back',
 };
 
 interface SizedFile {
