@@ -13,20 +13,29 @@ class SmallPayloadWebSocket extends WebSocket {
   }
 }
 
+/**
+ * A connected client of a fake broker that records what reaches `onProtocolError`, and a promise
+ * of its next session: what the drop under test leads to.
+ */
+async function connectRecording(options: { readonly webSocket?: typeof SmallPayloadWebSocket } = {}) {
+  const fake = await brokers.start();
+  const reported: ClientError[] = [];
+  const connection = brokers.track(
+    new Connection({
+      endpoint: fake.endpoint,
+      reconnectBackoff: FAST_BACKOFF,
+      ...options,
+      onProtocolError: (error) => reported.push(error),
+    }),
+  );
+  await connection.connect();
+  const reconnected = nextStatus(connection, (status) => status.state === 'connected');
+  return { fake, reported, reconnected };
+}
+
 describe('a link closed for an oversize frame (1009)', () => {
   it('tells onProtocolError that the broker sent more than the client reads, and reconnects', async () => {
-    const fake = await brokers.start();
-    const reported: ClientError[] = [];
-    const connection = brokers.track(
-      new Connection({
-        endpoint: fake.endpoint,
-        reconnectBackoff: FAST_BACKOFF,
-        webSocket: SmallPayloadWebSocket,
-        onProtocolError: (error) => reported.push(error),
-      }),
-    );
-    await connection.connect();
-    const reconnected = nextStatus(connection, (status) => status.state === 'connected');
+    const { fake, reported, reconnected } = await connectRecording({ webSocket: SmallPayloadWebSocket });
     fake.sessions[0]?.sendRaw(new Uint8Array(4096));
     await reconnected;
     expect(reported).toHaveLength(1);
@@ -35,17 +44,7 @@ describe('a link closed for an oversize frame (1009)', () => {
   });
 
   it('tells onProtocolError when the broker closed the link for a frame of the client', async () => {
-    const fake = await brokers.start();
-    const reported: ClientError[] = [];
-    const connection = brokers.track(
-      new Connection({
-        endpoint: fake.endpoint,
-        reconnectBackoff: FAST_BACKOFF,
-        onProtocolError: (e) => reported.push(e),
-      }),
-    );
-    await connection.connect();
-    const reconnected = nextStatus(connection, (status) => status.state === 'connected');
+    const { fake, reported, reconnected } = await connectRecording();
     fake.sessions[0]?.close(1009, 'frame too large');
     await reconnected;
     expect(reported.map((error) => error.message)).toEqual([
