@@ -197,6 +197,7 @@ export async function buildBroker(
     accepting: isAccepting,
     clock: options.clock ?? systemClock,
     tls,
+    limits,
   });
   if (grpcGateway?.tlsServer) tlsReloader?.addTarget(grpcGateway.tlsServer as unknown as SecureContextTarget);
   const allSessions = () => [...gateway.sessions, ...(tcpGateway?.sessions ?? []), ...httpFrames.sessions];

@@ -3,9 +3,14 @@ import { connect as connectHttp2, constants } from 'node:http2';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { eventually } from './support/push.js';
 import { startRocketBroker } from './support/rocketmq.js';
 import { rawRocketClient, rocketMessage, simpleReceive } from './support/rocketmq-raw.js';
+import { counterValue } from './support/security.js';
+import type { TestBroker } from './support/test-broker.js';
 import { createTestCertificateAuthority, issueServerCertificate } from './support/test-certificate.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'ricochet-grpc-tls-'));
@@ -39,6 +44,49 @@ function rawGrpcCall(endpoints: string, path: string, body: Buffer): Promise<num
 }
 
 const HTTP2_GOAWAY = 0x7;
+
+/** Whether an HTTP/2 connection to `endpoints` is served: true once the server's SETTINGS arrive. */
+function http2Admitted(endpoints: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const session = connectHttp2(`http://${endpoints}`);
+    session.once('remoteSettings', () => {
+      session.close();
+      resolve(true);
+    });
+    session.once('error', () => resolve(false));
+    session.once('close', () => resolve(false));
+  });
+}
+
+/** Whether a WebSocket session to `endpoint` opens (false: its upgrade was refused). */
+function websocketAdmitted(endpoint: string): Promise<boolean> {
+  const socket = new WebSocket(`${endpoint}${WEBSOCKET_PATH}`, [WEBSOCKET_SUBPROTOCOL]);
+  return new Promise((resolve) => {
+    socket.once('open', () => {
+      socket.close();
+      resolve(true);
+    });
+    socket.once('unexpected-response', (_request, response) => {
+      response.resume();
+      socket.terminate();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The broker's /metrics text. */
+async function metricsOf(broker: TestBroker): Promise<string> {
+  return (await broker.admin.fetch('GET', '/metrics')).text();
+}
+
+/** The open client connections the broker counts against --max-connections (an unlabelled gauge). */
+async function openConnections(broker: TestBroker): Promise<number> {
+  const line = (await metricsOf(broker))
+    .split('\n')
+    .find((row) => row.startsWith('ricochet_websocket_connections '));
+  return Number(line?.split(' ').at(-1) ?? Number.NaN);
+}
 
 /** The types of the HTTP/2 frames in `bytes` (each: 3 bytes length, 1 type, 1 flags, 4 stream id). */
 function frameTypesOf(bytes: Buffer): number[] {
@@ -111,5 +159,33 @@ describe('the RocketMQ port: plaintext and TLS on one port, and bad input', () =
     const codes = await Promise.all([statusOf(greedy), statusOf(greedy), statusOf(greedy), statusOf(other)]);
     expect(codes.slice(0, 3).sort()).toEqual(['MESSAGE_NOT_FOUND', 'MESSAGE_NOT_FOUND', 'TOO_MANY_REQUESTS']);
     expect(codes[3]).toBe('MESSAGE_NOT_FOUND');
+    // Counted where every transport's refusals are.
+    const metrics = await metricsOf(rocket.broker);
+    expect(
+      counterValue(metrics, 'ricochet_limit_rejections_total', 'limit="maxWaitingReceivesPerConnection"'),
+    ).toBe(1);
+  });
+
+  it('gRPC connections count against --max-connections with WebSocket ones, in the same metric', async () => {
+    await using rocket = await startRocketBroker({ maxConnections: 2 });
+    const { endpoint } = rocket.broker;
+    using holder = rawRocketClient(rocket.endpoints, 'holder');
+    expect((await holder.unary('Heartbeat', {})).status.code).toBe('OK');
+    const websocket = new WebSocket(`${endpoint}${WEBSOCKET_PATH}`, [WEBSOCKET_SUBPROTOCOL]);
+    await new Promise((resolve, reject) => websocket.once('open', resolve).once('error', reject));
+    expect(await openConnections(rocket.broker)).toBe(2);
+    // Full, whatever the transport of the one more.
+    expect(await http2Admitted(rocket.endpoints)).toBe(false);
+    expect(await websocketAdmitted(endpoint)).toBe(false);
+    const metrics = await metricsOf(rocket.broker);
+    expect(counterValue(metrics, 'ricochet_limit_rejections_total', 'limit="maxConnections"')).toBe(2);
+    // The connections it holds still work.
+    expect((await holder.unary('Heartbeat', {})).status.code).toBe('OK');
+    // One gone, a gRPC connection is admitted again.
+    websocket.close();
+    await eventually(
+      () => http2Admitted(rocket.endpoints),
+      (admitted) => admitted,
+    );
   });
 });

@@ -54,7 +54,8 @@ export class ConnectionLimits {
     const limits = this;
     new Gauge({
       name: 'ricochet_websocket_connections',
-      help: 'Client connections open (WebSocket upgraded, or TCP), handshake done or not',
+      // The name is older than the other transports; dashboards read it, so it stays.
+      help: 'Client connections open on every transport (WebSocket, TCP, RocketMQ gRPC), handshake done or not',
       registers: [registry],
       collect() {
         this.set(limits.openConnections);
@@ -62,13 +63,13 @@ export class ConnectionLimits {
     });
   }
 
-  /** Client connections (WebSocket and TCP) admitted and not yet closed. */
+  /** Client connections (WebSocket, TCP and RocketMQ gRPC) admitted and not yet closed. */
   get openConnections(): number {
     return this.#openConnections;
   }
 
   /**
-   * Admit one more client connection (WebSocket or TCP) unless `maxConnections` are open. An admitted connection
+   * Admit one more client connection (WebSocket, TCP or RocketMQ gRPC) unless `maxConnections` are open. An admitted connection
    * counts until its TCP socket closes, whether or not the upgrade completes.
    * @returns false when the connection must be refused (with 503).
    */
@@ -100,17 +101,9 @@ export class ConnectionLimits {
         `more than ${caps.maxInflightRequestsPerConnection} requests in flight on this connection; wait for answers`,
       );
     }
-    if (
-      frame.type === 'receive' &&
-      frame.awaitDurationMs > 0 &&
-      usage.waitingReceives >= caps.maxWaitingReceivesPerConnection
-    ) {
-      return this.#refuse(
-        'TOO_MANY_REQUESTS',
-        'maxWaitingReceivesPerConnection',
-        caps.maxWaitingReceivesPerConnection,
-        `more than ${caps.maxWaitingReceivesPerConnection} long-polling receives waiting on this connection`,
-      );
+    if (frame.type === 'receive' && frame.awaitDurationMs > 0) {
+      const refusal = this.checkWaitingReceive(usage.waitingReceives);
+      if (refusal) return refusal;
     }
     if (frame.type === 'subscribe' && usage.subscriptions >= caps.maxSubscriptionsPerConnection) {
       return this.#refuse(
@@ -121,6 +114,23 @@ export class ConnectionLimits {
       );
     }
     return undefined;
+  }
+
+  /**
+   * Check one more long-polling receive on a connection that has `waitingReceives` waiting: every
+   * front door's (a session's `receive` frame, a RocketMQ `ReceiveMessage`) goes through here, so
+   * the cap and its metric are the same whatever the wire.
+   * @returns `530 TOO_MANY_REQUESTS` past the cap, or undefined when the receive may wait.
+   */
+  checkWaitingReceive(waitingReceives: number): BrokerError | undefined {
+    const max = this.caps.maxWaitingReceivesPerConnection;
+    if (waitingReceives < max) return undefined;
+    return this.#refuse(
+      'TOO_MANY_REQUESTS',
+      'maxWaitingReceivesPerConnection',
+      max,
+      `more than ${max} long-polling receives waiting on this connection`,
+    );
   }
 
   /** Count a refusal or a close under `limit`. */

@@ -5,6 +5,7 @@ import type { AccessControl } from '../../auth/access-control.js';
 import type { BrokerConfig } from '../../config.js';
 import type { BrokerService } from '../../engine/index.js';
 import type { TlsCredentials } from '../../tls.js';
+import type { ConnectionLimits } from '../connection-limits.js';
 import { GrpcListener } from './grpc-listener.js';
 import { messagingServiceDefinition } from './rocketmq-schema.js';
 import { RocketMessagingService } from './rocketmq-service.js';
@@ -29,12 +30,12 @@ export interface GrpcGatewayOptions {
   readonly tls: TlsCredentials | undefined;
   /** A connection silent this long, or this long in its TLS handshake, is cut. */
   readonly firstBytesTimeoutMs: number;
-  /** At most this many connections to the port at once. */
-  readonly maxConnections: number;
-  /** At most this many calls at once on one connection (HTTP/2 streams), as on every transport. */
-  readonly maxInflightRequestsPerConnection: number;
-  /** At most this many long-polling receives waiting at once on one connection. */
-  readonly maxWaitingReceivesPerConnection: number;
+  /**
+   * The broker's connection limits, the same instance every transport admits through: a gRPC
+   * connection counts against `--max-connections` with the others, its long polls against
+   * `--max-waiting-receives-per-connection`, and every refusal shows in the same metric.
+   */
+  readonly limits: ConnectionLimits;
 }
 
 /**
@@ -56,7 +57,7 @@ export class GrpcGateway {
       'grpc.max_receive_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
       'grpc.max_send_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
       // A client past it waits for a stream to free up: HTTP/2's own flow control, not an error.
-      'grpc.max_concurrent_streams': options.maxInflightRequestsPerConnection,
+      'grpc.max_concurrent_streams': options.limits.caps.maxInflightRequestsPerConnection,
     });
     this.#service = new RocketMessagingService(options);
     this.#server.addService(messagingServiceDefinition(), this.#service.handlers());
@@ -65,15 +66,15 @@ export class GrpcGateway {
       injector: this.#injector,
       tls: options.tls,
       firstBytesTimeoutMs: options.firstBytesTimeoutMs,
+      admit: (socket) => options.limits.admitConnection(socket),
       log: options.log,
     });
-    this.#listener.server.maxConnections = options.maxConnections;
   }
 
   /** The gateway `config` asks for (`grpcPort`), or `undefined` when it asks for none. */
   static ofConfig(
     config: BrokerConfig,
-    options: Pick<GrpcGatewayOptions, 'engine' | 'log' | 'access' | 'accepting' | 'clock' | 'tls'>,
+    options: Pick<GrpcGatewayOptions, 'engine' | 'log' | 'access' | 'accepting' | 'clock' | 'tls' | 'limits'>,
   ): GrpcGateway | undefined {
     if (config.grpcPort === undefined) return undefined;
     return new GrpcGateway(config.grpcPort, {
@@ -82,9 +83,6 @@ export class GrpcGateway {
       autoCreateTopics: config.autoCreateTopics,
       longPollingTimeoutMs: config.grpcLongPollingTimeoutMs,
       firstBytesTimeoutMs: config.httpHeadersTimeoutMs,
-      maxConnections: config.maxConnections,
-      maxInflightRequestsPerConnection: config.maxInflightRequestsPerConnection,
-      maxWaitingReceivesPerConnection: config.maxWaitingReceivesPerConnection,
     });
   }
 

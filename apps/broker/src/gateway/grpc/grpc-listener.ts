@@ -14,6 +14,11 @@ export interface GrpcListenerOptions {
   readonly tls: TlsCredentials | undefined;
   /** A connection that sends nothing, or does not finish its TLS handshake, this long is cut. */
   readonly firstBytesTimeoutMs: number;
+  /**
+   * Whether one more connection may open (the broker's `--max-connections`, counted over every
+   * transport): a refused one is closed before a byte of it is read.
+   */
+  readonly admit: (socket: Socket) => boolean;
   readonly log: FastifyBaseLogger;
 }
 
@@ -46,6 +51,11 @@ export class GrpcListener {
     );
     const tlsServer = this.tlsServer;
     this.server = createServer((socket: Socket) => {
+      if (!options.admit(socket)) {
+        // No HTTP/2 session exists yet to send a GOAWAY on; the clients reconnect with backoff.
+        socket.destroy();
+        return;
+      }
       socket.setTimeout(options.firstBytesTimeoutMs, () => socket.destroy());
       socket.once('data', (chunk: Buffer) => {
         socket.setTimeout(0);

@@ -8,6 +8,7 @@ import type {
 import { BrokerError } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
+import type { ConnectionLimits } from '../connection-limits.js';
 import { authenticateCall, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { RocketConsumption } from './rocketmq-consumption.js';
 import { rocketMessageOf } from './rocketmq-messages.js';
@@ -36,8 +37,8 @@ export interface RocketServiceOptions extends RocketDeps {
   readonly access: AccessControl;
   /** Whether the broker still takes new work (false while draining). */
   readonly accepting: () => boolean;
-  /** Receives of one connection waiting at once; one more is answered TOO_MANY_REQUESTS (as 530). */
-  readonly maxWaitingReceivesPerConnection: number;
+  /** The broker's per-connection caps: one more waiting receive past its cap is TOO_MANY_REQUESTS (as 530). */
+  readonly limits: Pick<ConnectionLimits, 'checkWaitingReceive'>;
 }
 
 /**
@@ -135,12 +136,8 @@ export class RocketMessagingService {
     if (waits) this.#waitingByConnection.set(connection, waiting + 1);
     const received = this.#begin(stream.metadata).then((call) => {
       // As on every transport: a connection may hold so many long polls, and one more is 530.
-      if (waits && waiting >= this.#options.maxWaitingReceivesPerConnection) {
-        throw BrokerError.of(
-          'TOO_MANY_REQUESTS',
-          `this connection already waits in ${waiting} receives (maxWaitingReceivesPerConnection)`,
-        );
-      }
+      const refusal = waits ? this.#options.limits.checkWaitingReceive(waiting) : undefined;
+      if (refusal) throw refusal;
       return this.#consumption.receive(
         stream.request,
         call,
