@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/index.js';
+import type { AdminService } from '../engine/index.js';
 import { registerAnswerCheck } from './answer-check.js';
 import { registerCounterRoutes } from './counter-routes.js';
 import { registerDeadLetterRoutes } from './dead-letter-routes.js';
@@ -16,7 +16,7 @@ import { registerTopicRoutes } from './topic-routes.js';
 /** What the admin API answers from. */
 export interface AdminRoutesOptions {
   /** The whole broker's service: health, metrics and counters are the broker's, never one queue's. */
-  readonly engine: BrokerService;
+  readonly engine: AdminService;
   /** The service each request of a per-queue route is answered by (`request-scope.ts`). */
   readonly serviceOf: ServiceOf;
   /** What `/healthz` and `/readyz` answer from. */

@@ -1,6 +1,6 @@
 import type { ReadinessAnswer } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { BrokerService } from '../engine/index.js';
+import type { AdminService } from '../engine/index.js';
 
 /** What the probes answer from: the app's drain state and, spread over brokers, the queues' owners. */
 export interface HealthState {
@@ -18,7 +18,7 @@ export interface HealthState {
  * once every queue it should serve has an owner, 503 with the reason before and while draining)
  * and `GET /metrics` (Prometheus).
  */
-export function registerHealthRoutes(app: FastifyInstance, engine: BrokerService, state: HealthState): void {
+export function registerHealthRoutes(app: FastifyInstance, engine: AdminService, state: HealthState): void {
   app.get('/healthz', async (_request, reply) => {
     if (!state.accepting()) return reply.code(503).send({ status: 'draining' });
     return { status: 'ok' };

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { BrokerService } from '../engine/index.js';
+import type { AdminService } from '../engine/index.js';
 
 /**
  * Which service answers an admin request: the whole broker's, or one queue's. The admin routes ask
@@ -9,18 +9,18 @@ import type { BrokerService } from '../engine/index.js';
  */
 
 /** The service that answers an admin request: the whole broker's, or one queue's. */
-export type ServiceOf = (request: FastifyRequest) => BrokerService;
+export type ServiceOf = (request: FastifyRequest) => AdminService;
 
 /** The queue services of the requests admitted with the peer token, until they are collected. */
-const scopedRequests = new WeakMap<FastifyRequest, BrokerService>();
+const scopedRequests = new WeakMap<FastifyRequest, AdminService>();
 
 /** Answer `request` with one queue's `service` (a broker's request admitted with the peer token). */
-export function scopeToQueue(request: FastifyRequest, service: BrokerService): void {
+export function scopeToQueue(request: FastifyRequest, service: AdminService): void {
   scopedRequests.set(request, service);
 }
 
 /** The service of each request: its queue's when it was scoped to one, else `broker`. */
-export function serviceOfRequests(broker: BrokerService): ServiceOf {
+export function serviceOfRequests(broker: AdminService): ServiceOf {
   return (request) => scopedRequests.get(request) ?? broker;
 }
 

@@ -17,11 +17,12 @@ import type { TopicView } from './views/topic-view.js';
 export type Awaitable<T> = T | Promise<T>;
 
 /**
- * What the gateways and the admin routes ask of the broker: {@link BrokerEngine} over one store,
- * or `PartitionRouter` over the engines of a store split into queues. Callers await every
- * answer that is {@link Awaitable}, so a service may answer later than the engine does.
+ * What the client front doors call (a session on WebSocket, TCP or HTTP, the RocketMQ gRPC
+ * port): messages in and out, the leases on them and the push subscriptions that carry them.
+ * Every call here is on a client's behalf and is what a forwarding broker carries to a queue's
+ * owner; see "The service seam" in docs/architecture.md.
  */
-export interface BrokerService {
+export interface MessagingService {
   readonly metrics: BrokerMetrics;
   send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]>;
   register(group: string, subscriptions: Readonly<Record<string, string>>): Awaitable<void>;
@@ -39,6 +40,14 @@ export interface BrokerService {
   nack(items: readonly SettleItem[], settledBy?: string): Promise<SettleFailure[]>;
   release(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]>;
   endSubscriptions(subscriptionIds: readonly number[]): void;
+}
+
+/**
+ * What operators call (the admin API, so the CLI and the dashboard): topics and groups, the views
+ * of messages, the DLQ and its redrive, retention and the store's size.
+ */
+export interface AdminService {
+  readonly metrics: BrokerMetrics;
   putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }>;
   describeTopic(name: string): Awaitable<TopicView | undefined>;
   /** R4 for a topic: its limit and the backlog of each group reading it; `undefined` for an unknown topic. */
@@ -60,6 +69,16 @@ export interface BrokerService {
   /** Bytes the store's data takes up, as `--max-store-bytes` compares (with queues spread, every queue's). */
   storedBytes(): Awaitable<number>;
   checkWatermarks(): Promise<void>;
+}
+
+/**
+ * The broker as a whole: {@link BrokerEngine} over one store, or `PartitionRouter` over the
+ * engines of a store split into queues. Its two faces are the {@link MessagingService} clients'
+ * front doors call and the {@link AdminService} the admin routes call; each caller asks for the
+ * face it uses. Callers await every answer that is {@link Awaitable}, so a service may answer
+ * later than the engine does.
+ */
+export interface BrokerService extends MessagingService, AdminService {
   /**
    * The service of one queue of the store, as a session between brokers reaches it
    * (`gateway/peer-access.ts`): its requests, receipt handles and offsets are that queue's own.

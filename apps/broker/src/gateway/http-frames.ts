@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bearerTokenOf } from '../admin/http-access.js';
 import { httpStatusOf } from '../admin/http-error.js';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerService } from '../engine/index.js';
+import type { MessagingService } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { HttpFrameChannel } from './http-frame-channel.js';
@@ -35,7 +35,7 @@ const JSON_TYPE = 'application/json';
 const STREAM_ONLY_TYPES: ReadonlySet<string> = new Set(['subscribe', 'unsubscribe', 'credit']);
 
 export interface HttpFramesOptions {
-  readonly engine: BrokerService;
+  readonly engine: MessagingService;
   readonly access: AccessControl;
   readonly maxBodyBytes: number;
   readonly maxFrameBytes: number;

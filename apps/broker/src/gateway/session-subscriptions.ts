@@ -1,5 +1,5 @@
 import { BrokerError } from '@ricochet/protocol';
-import type { BrokerService } from '../engine/index.js';
+import type { MessagingService } from '../engine/index.js';
 
 /**
  * A session's push subscriptions: those taking deliveries, which its `credit` and `unsubscribe`
@@ -30,7 +30,7 @@ export class SessionSubscriptions {
    * `release`, end it now, unsubscribed already or not, releasing what it holds.
    * @throws BrokerError BAD_REQUEST for a subscription this session did not open.
    */
-  async unsubscribe(engine: BrokerService, subscriptionId: number, release: boolean): Promise<void> {
+  async unsubscribe(engine: MessagingService, subscriptionId: number, release: boolean): Promise<void> {
     const active = this.#active.delete(subscriptionId);
     if (release) {
       if (!this.#opened.delete(subscriptionId)) throw notOnThisSession(subscriptionId);
@@ -41,7 +41,7 @@ export class SessionSubscriptions {
   }
 
   /** The session ended: every subscription it opened ends, and what each held is released (C2). */
-  endAll(engine: BrokerService): void {
+  endAll(engine: MessagingService): void {
     engine.endSubscriptions([...this.#opened]);
     this.#active.clear();
     this.#opened.clear();

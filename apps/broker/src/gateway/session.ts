@@ -14,7 +14,7 @@ import {
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerService, SettleFailure } from '../engine/index.js';
+import type { MessagingService, SettleFailure } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
@@ -24,7 +24,7 @@ import { judgeHello } from './session-handshake.js';
 import { SessionSubscriptions } from './session-subscriptions.js';
 
 export interface SessionOptions {
-  readonly engine: BrokerService;
+  readonly engine: MessagingService;
   readonly log: FastifyBaseLogger;
   /** Who may do what (DESIGN.md §7); disabled when the broker runs without authentication. */
   readonly access: AccessControl;
@@ -51,7 +51,7 @@ export class Session {
   readonly #options: SessionOptions;
   readonly #access: SessionAccess;
   /** What requests reach: the broker's service, or one queue's for a session between brokers. */
-  #engine: BrokerService;
+  #engine: MessagingService;
   /**
    * A session between brokers (`hello.queue`, `peer-access.ts`): trusted with everything, free of
    * the per-connection caps (it carries many clients' requests, each capped where it connected),

@@ -3,7 +3,7 @@ import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/pr
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { AccessControl } from '../auth/access-control.js';
-import type { BrokerService } from '../engine/index.js';
+import type { MessagingService } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { watchMessageDeadline } from './message-deadline.js';
@@ -13,7 +13,7 @@ import { Session } from './session.js';
 import { WebSocketChannel } from './websocket-channel.js';
 
 export interface GatewayOptions {
-  readonly engine: BrokerService;
+  readonly engine: MessagingService;
   readonly access: AccessControl;
   readonly helloTimeoutMs: number;
   readonly maxBodyBytes: number;

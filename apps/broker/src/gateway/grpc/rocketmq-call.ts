@@ -3,12 +3,19 @@ import type { Clock } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { AccessControl } from '../../auth/access-control.js';
 import { parseRocketSignature } from '../../auth/rocketmq-signature.js';
-import type { BrokerService } from '../../engine/index.js';
+import type { AdminService, MessagingService } from '../../engine/index.js';
 import { type FrameVerdict, SessionAccess } from '../session-access.js';
+
+/**
+ * The broker as the RocketMQ front door calls it: the messaging calls every front door makes, and
+ * two reads of the catalogue RocketMQ's protocol carries to its clients (a topic's route and
+ * type in `QueryRoute`, a group's retry policy in the Telemetry settings).
+ */
+export type RocketEngine = MessagingService & Pick<AdminService, 'describeTopic' | 'describeGroup'>;
 
 /** What every RPC handler of the RocketMQ front door reaches. */
 export interface RocketDeps {
-  readonly engine: BrokerService;
+  readonly engine: RocketEngine;
   readonly clock: Clock;
   readonly maxBodyBytes: number;
   /** What the broker tells consumers to long-poll for, and the longest poll it holds. */

@@ -1,6 +1,6 @@
 import type { Clock } from '@ricochet/core';
 import type { DeliveredMessage } from '@ricochet/protocol';
-import type { BrokerService } from '../../engine/index.js';
+import type { MessagingService } from '../../engine/index.js';
 
 /**
  * How long a push consumer without a Telemetry stream may go without receiving before the broker
@@ -25,7 +25,7 @@ export const SILENT_CLIENT_MS = 3 * 60 * 1_000;
  * settles it or goes away; only those handles are push deliveries to this front door.
  */
 export class RocketPushConsumers {
-  readonly #engine: BrokerService;
+  readonly #engine: MessagingService;
   readonly #clients = new Map<string, PushClient>();
   /** Receipt handles of push deliveries handed out, and the client they went to. */
   readonly #owners = new Map<string, string>();
@@ -35,7 +35,7 @@ export class RocketPushConsumers {
 
   readonly #clock: Clock;
 
-  constructor(engine: BrokerService, clock: Clock) {
+  constructor(engine: MessagingService, clock: Clock) {
     this.#engine = engine;
     this.#clock = clock;
     this.#sweep = setInterval(() => this.endSilentClients(), SILENT_CLIENT_MS / 2);
