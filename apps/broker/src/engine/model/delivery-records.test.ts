@@ -157,4 +157,31 @@ describe('DeliveryRecords', () => {
     // The scan passes an offset once; after that, the store decides.
     expect(restarted.takenBeforeRestart('g', message)).toBe(false);
   });
+
+  it('reads a state it wrote at once back from memory, and from the store once the write failed', async () => {
+    const waiting: DeliveryRecord = { ...ready, messageId: 'waiting' };
+    const getDelivery = store.getDelivery.bind(store);
+    let reads = 0;
+    store.getDelivery = (at) => {
+      reads++;
+      return getDelivery(at);
+    };
+    records.put(address, waiting, 'now');
+    await store.committed();
+    expect(records.get(address)).toBe(waiting);
+    expect(reads).toBe(0);
+    // A state buffered behind it is the newest, and after its flush the store's.
+    const next: DeliveryRecord = { ...ready, messageId: 'next' };
+    records.put(address, next, 'deferred');
+    await timers.advanceBy(WRITE_BEHIND_MS, () => store.committed());
+    expect(records.get(address)).toEqual(next);
+    // A write the store refuses is not read back from memory.
+    const other = { ...address, offset: 9 };
+    const refused: DeliveryRecord = { ...ready, messageId: 'refused' };
+    store.putDelivery = () => Promise.reject(new Error('disk full'));
+    records.put(other, refused, 'now');
+    expect(records.get(other)).toBe(refused);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(records.get(other)).toBeUndefined();
+  });
 });

@@ -3,6 +3,7 @@ import { DeliveryMap } from '../../store/delivery-map.js';
 import type { DeliveryAddress, DeliveryRecord, StoredMessage } from '../../store/records.js';
 import type { Scheduler } from '../timers/scheduler.js';
 import { soon, type TimerHandle, type TimerService } from '../timers/timer-service.js';
+import { DurableRecordCache } from './durable-record-cache.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
 import { RestartHorizon } from './restart-horizon.js';
 
@@ -65,6 +66,8 @@ export class DeliveryRecords {
   /** Its deferred entries (a simple lease's deadline) are written by {@link flush}, with the records. */
   readonly #scheduler: Scheduler;
   readonly #buffered = new DeliveryMap<Buffered>();
+  /** The records last written at once, as written: read back without a store read. */
+  readonly #written = new DurableRecordCache();
   readonly #dirtyCursors = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
   readonly #restartHorizon: RestartHorizon;
   /**
@@ -118,13 +121,17 @@ export class DeliveryRecords {
   }
 
   get(address: DeliveryAddress): DeliveryRecord | undefined {
-    return this.#buffered.get(address)?.record ?? this.#store.getDelivery(address);
+    return (
+      this.#buffered.get(address)?.record ?? this.#written.get(address) ?? this.#store.getDelivery(address)
+    );
   }
 
   put(address: DeliveryAddress, record: DeliveryRecord, durability: Durability): void {
     if (durability === 'now') {
       this.#buffered.delete(address);
-      void this.#store.putDelivery(address, record);
+      this.#written.set(address, record);
+      // A failed transaction leaves the store without it: reads must go back to what the store has.
+      this.#store.putDelivery(address, record).then(undefined, () => this.#written.forget(address, record));
       return;
     }
     const buffered = this.#buffered.get(address);
@@ -133,8 +140,10 @@ export class DeliveryRecords {
       this.#buffered.set(address, {
         address,
         record,
-        storeHadRecord: this.#store.hasDelivery(address),
+        storeHadRecord: this.#written.has(address) || this.#store.hasDelivery(address),
       });
+    // The state buffered now is the newest; the one written before it must not outlive the buffer.
+    this.#written.delete(address);
     this.#arm();
   }
 
@@ -151,6 +160,7 @@ export class DeliveryRecords {
   delete(address: DeliveryAddress): void {
     const buffered = this.#buffered.get(address);
     if (buffered) this.#buffered.delete(address);
+    this.#written.delete(address);
     if (!buffered || buffered.storeHadRecord) void this.#store.deleteDelivery(address);
     // A delivery recovered at start and settled before the group's log scan (its cursor stored
     // behind it) comes back to its offset: the history entry saying so may not be committed yet.
