@@ -29,8 +29,9 @@ const IDLE_WINDOW_MS = 2_000;
  * the same machine) on a fresh database each of the bench's one PostgreSQL server, each broker in
  * a cgroup of its own capped at `cpuCap` CPU; PostgreSQL and the clients (this process) uncapped.
  * W1 sends {@link SCALING_MESSAGES} through one producer given every broker's endpoint, W2 drains
- * them through one push consumer given the same list; before them, the brokers' CPU while idle. Prints the table of medians. Without cgroup
- * v1's cpu controller (or root) it says so and sets a failing exit code: it never runs uncapped.
+ * them through one push consumer given the same list; before and after them, the brokers' CPU
+ * while idle. Prints the table of medians. Without cgroup v1's cpu controller (or root) it says
+ * so and sets a failing exit code: it never runs uncapped.
  */
 export async function runScalingBench({
   runs,
@@ -69,11 +70,14 @@ export async function runScalingBench({
           `  ${workload}: ${JSON.stringify(figures)}; periods throttled, per broker: ${throttled}`,
         );
       };
-      const idle = cpuWindow(cluster, postgresPid);
-      await idle.window.begin(cluster.first);
-      await sleep(IDLE_WINDOW_MS);
-      await idle.window.end(cluster.first);
-      recordScalingRun(table, 'idle', `${brokers}`, idleFigures(idle.reading()));
+      const idle = async (when: 'idleBefore' | 'idleAfter') => {
+        const { window, reading } = cpuWindow(cluster, postgresPid);
+        await window.begin(cluster.first);
+        await sleep(IDLE_WINDOW_MS);
+        await window.end(cluster.first);
+        recordScalingRun(table, when, `${brokers}`, idleFigures(reading()));
+      };
+      await idle('idleBefore');
       const w1 = cpuWindow(cluster, postgresPid);
       const w1Rate = await publishW1(cluster.first, cluster.endpoints, {
         messages: SCALING_MESSAGES,
@@ -91,6 +95,7 @@ export async function runScalingBench({
         window: w2.window,
       });
       record('w2', w2Rate, w2.reading());
+      await idle('idleAfter');
     }
   }
   for (const line of formatScalingTable(table)) console.log(line);

@@ -14,11 +14,12 @@ export const BROKER_COUNTS = [1, 2, 3] as const;
 export type BrokerCountKey = `${(typeof BROKER_COUNTS)[number]}`;
 
 /**
- * What the scaling bench measures on each cluster: `idle`, the brokers doing nothing (their
- * background work: lease renewals, warm copies of the queues they stand by for); W1 sends; W2
- * drains what W1 sent.
+ * What the scaling bench measures on each cluster, in order: `idleBefore`, the brokers doing
+ * nothing right after they spread the queues (their background work: lease renewals, the warm
+ * copies of the queues each stands by for, what is left of starting); W1 sends; W2 drains what W1
+ * sent; `idleAfter`, the brokers doing nothing again, settled.
  */
-export type ScalingWorkload = 'idle' | 'w1' | 'w2';
+export type ScalingWorkload = 'idleBefore' | 'w1' | 'w2' | 'idleAfter';
 
 const fixed1 = (n: number) => n.toFixed(1);
 const percent = (n: number) => `${n.toFixed(0)} %`;
@@ -54,18 +55,21 @@ function rowsOf(workload: string): readonly RowSpec[] {
   ];
 }
 
+function idleRow(when: string): RowSpec {
+  return {
+    // Counted in the per-message figures too, for as long as a workload runs.
+    label: `brokers' CPU, ${when}, ms per s`,
+    measures: [{ key: 'idleCpuMsPerS', format: fixed1 }],
+    ratio: { key: 'idleCpuMsPerS', better: 'lower' },
+  };
+}
+
 /** The table's rows, per workload in the order they print. */
 export const SCALING_ROWS: Readonly<Record<ScalingWorkload, readonly RowSpec[]>> = {
-  idle: [
-    {
-      // Counted in the per-message figures too, for as long as a workload runs.
-      label: "brokers' CPU, idle before W1, ms per s",
-      measures: [{ key: 'idleCpuMsPerS', format: fixed1 }],
-      ratio: { key: 'idleCpuMsPerS', better: 'lower' },
-    },
-  ],
+  idleBefore: [idleRow('idle before W1')],
   w1: rowsOf('W1 publish'),
   w2: rowsOf('W2 push consume + ack'),
+  idleAfter: [idleRow('idle after W2')],
 };
 
 /**

@@ -125,6 +125,18 @@ describe('the scaling table', () => {
     expect(idleFigures(reading(2_000, [20, 30, 10], 5))).toEqual({ idleCpuMsPerS: 30 });
   });
 
+  it('prints the rows in the order the bench measures them, whatever order they were recorded in', () => {
+    const runs: ScalingRuns = new Map();
+    recordScalingRun(runs, 'idleAfter', '1', { idleCpuMsPerS: 20 });
+    recordScalingRun(runs, 'idleBefore', '1', { idleCpuMsPerS: 35 });
+    const labels = formatScalingTable(runs).map((line) => line.split(/ {2,}/)[0]);
+    expect(labels.slice(0, 3)).toEqual([
+      'workload',
+      "brokers' CPU, idle before W1, ms per s",
+      "brokers' CPU, idle after W2, ms per s",
+    ]);
+  });
+
   it('prints the median per broker count and each count ÷ one broker, beside the targets', () => {
     const runs: ScalingRuns = new Map();
     const at = (rate: number, brokersCpuUs: number) => ({
