@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { type PostgresServer, startPostgres } from '@ricochet/postgres-testkit';
+import postgres from 'postgres';
 
 /** Where the benched brokers keep their state: the embedded LMDB store, or PostgreSQL (DESIGN.md §9). */
 export type BenchStore = 'lmdb' | 'postgres';
@@ -7,16 +9,25 @@ export type BenchStore = 'lmdb' | 'postgres';
 let chosen: BenchStore = 'lmdb';
 let queues = 1;
 let brokers = 1;
+let spread = false;
 let server: Promise<PostgresServer> | undefined;
 
 /**
  * Choose the store of every broker the bench starts from now on, how many queues it is split
- * into, and over how many brokers they are spread (`--store-spread`; 1: one broker owns them all).
+ * into, over how many brokers they are spread (`--store-spread`; 1: one broker owns them all), and
+ * whether the brokers run with `--store-spread` (by default when there are two or more; `pnpm bench
+ * --scaling` spreads over one broker too, so that every broker count runs with the same flags).
  */
-export function useBenchStore(store: BenchStore, storeQueues = 1, spreadBrokers = 1): void {
-  chosen = store;
-  queues = storeQueues;
-  brokers = spreadBrokers;
+export function useBenchStore(choice: {
+  readonly store: BenchStore;
+  readonly storeQueues: number;
+  readonly spreadBrokers: number;
+  readonly spread?: boolean;
+}): void {
+  chosen = choice.store;
+  queues = choice.storeQueues;
+  brokers = choice.spreadBrokers;
+  spread = choice.spread ?? choice.spreadBrokers > 1;
 }
 
 /** How many brokers share each benched store, its queues spread over them (1: not spread). */
@@ -47,7 +58,7 @@ export async function storeArgs(): Promise<string[]> {
     await newBenchDatabase(),
     '--store-queues',
     String(queues),
-    brokers > 1 ? '--store-spread' : '--no-store-spread',
+    spread ? '--store-spread' : '--no-store-spread',
   ];
 }
 
@@ -55,6 +66,25 @@ export async function storeArgs(): Promise<string[]> {
 export async function newBenchDatabase(): Promise<string> {
   server ??= startPostgres();
   return (await server).createDatabase(`bench_${randomBytes(6).toString('hex')}`);
+}
+
+/**
+ * The pid of the bench's PostgreSQL server (started at the first call): its postmaster, the
+ * parent of every backend, found as the parent of a backend of our own. For its CPU time, which
+ * `processTreeCpuTimeOf` (cpu-time.ts) reads from the postmaster down.
+ */
+export async function benchPostgresPid(): Promise<number> {
+  server ??= startPostgres();
+  const sql = postgres((await server).url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+    const status = readFileSync(`/proc/${row?.pid}/status`, 'utf8');
+    const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
+    if (!Number.isInteger(ppid) || ppid <= 1) throw new Error(`no postmaster above backend ${row?.pid}`);
+    return ppid;
+  } finally {
+    await sql.end();
+  }
 }
 
 /** Stop the bench's PostgreSQL server, if one was started. */

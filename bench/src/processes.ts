@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spreadBrokers, spreadQueues, storeArgs } from './bench-store.js';
+import { cpuTimeOf } from './cpu-time.js';
 import { balancedDataDirs, waitUntilSpread } from './spread-cluster.js';
 
 /** Resident memory of a process, in bytes: all of it, and its anonymous and file-backed parts. */
@@ -55,17 +56,6 @@ export function residentMemoryOf(pid: number): ResidentMemory {
     anonBytes: kb(rollup, 'Anonymous'),
     fileBytes: kb(status, 'RssFile'),
   };
-}
-
-/**
- * CPU time a live process has used, user + system, in ms (Linux /proc/<pid>/stat, in USER_HZ
- * ticks of 10 ms). On a machine shared with other work this is what a start-up costs, where the
- * wall time also counts the waits for a core.
- */
-export function cpuTimeOf(pid: number): number {
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 const require = createRequire(import.meta.url);
@@ -224,7 +214,8 @@ export async function startBrokerProcess(
   const stop = async () => {
     await Promise.all([stopBroker(), ...peers.map((peer) => peer.stop())]);
   };
-  if (peers.length > 0) {
+  // Spread over one broker too (`pnpm bench --scaling`): it serves once it owns every queue.
+  if (spread) {
     await waitUntilSpread([endpoint, ...peers.map((peer) => peer.banner)]).catch(async (error: unknown) => {
       await stop();
       throw error;
@@ -238,6 +229,11 @@ export async function startBrokerProcess(
     stop,
     [Symbol.asyncDispose]: stop,
   });
+}
+
+/** The broker the clients use and, with `--store-spread`, the others of its cluster. */
+export function everyBrokerOf(broker: BenchProcess): readonly BenchProcess[] {
+  return [broker, ...(broker.spreadPeers ?? [])];
 }
 
 /** Where spread peer `index` (1, 2, …) of a profiled broker writing to `out` writes its profile. */

@@ -23,6 +23,7 @@ import {
   SYSTEMS,
   type SystemName,
 } from './report/side-by-side.js';
+import { runScalingBench } from './scaling/run-scaling.js';
 import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
 import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
 import { rocketMqW1, rocketMqW2s } from './workloads/rocketmq-grpc.js';
@@ -51,7 +52,8 @@ import { runX5 } from './workloads/x5-delivery-rate.js';
  * W1, W2 and W3 run ricochet over WebSocket and over TCP, each on a fresh broker: the TCP rows sit
  * beside the same reference, and the TCP ÷ WebSocket ratios follow the table; W1 runs over HTTP too.
  * `takeover` kills an owner beside a standby, or with `--store-spread` one of two brokers sharing
- * the queues (workloads/spread-takeover.ts).
+ * the queues (workloads/spread-takeover.ts). `pnpm bench --scaling [--cpu-cap N]` runs W1 and W2
+ * on 1, 2 and 3 CPU-capped brokers instead (scaling/run-scaling.ts).
  */
 let args: ReturnType<typeof parseBenchArgs>;
 try {
@@ -61,8 +63,14 @@ try {
   console.error(`pnpm bench: ${error.message}`);
   process.exit(2);
 }
+if (args.scaling !== undefined) {
+  // Its own table (columns are broker counts, not systems); nothing else runs.
+  await runScalingBench({ ...args, scaling: args.scaling });
+  await stopBenchStore();
+  process.exit();
+}
 const systems: readonly SystemName[] = args.peers ? SYSTEMS : ['ricochet', 'reference'];
-useBenchStore(args.store, args.storeQueues, args.spreadBrokers);
+useBenchStore(args);
 const rows = new Map<RowSpec, Partial<Record<SystemName, Outcome[]>>>();
 const durability = new Set<string>();
 /** A peer that could not be had once (not installed, no root) is not tried again in this bench. */

@@ -4,12 +4,13 @@ import { dirname, join, relative } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { stopBenchStore, useBenchStore } from '../bench-store.js';
+import { cpuTimeOf } from '../cpu-time.js';
 import type { MeasuredWindow } from '../measured-window.js';
 import {
   type BenchProcess,
   brokerEventLoopDelay,
-  cpuTimeOf,
   type EventLoopDelay,
+  everyBrokerOf,
   peerProfilePath,
   startBrokerProcess,
 } from '../processes.js';
@@ -84,7 +85,7 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
     async begin(broker: BenchProcess) {
       if (brokerLoop) await brokerEventLoopDelay(broker);
       await Promise.all(
-        everyBroker(broker).map((each) => each.signalForOutput('SIGTTIN', /profile-started/, 10_000)),
+        everyBrokerOf(broker).map((each) => each.signalForOutput('SIGTTIN', /profile-started/, 10_000)),
       );
       session.connect();
       if (args.heap) {
@@ -101,12 +102,12 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
       }
       clientHistogram.reset();
       clientHistogram.enable();
-      brokerCpuAtBegin = everyBroker(broker).map((each) => cpuTimeOf(each.child.pid ?? 0));
+      brokerCpuAtBegin = everyBrokerOf(broker).map((each) => cpuTimeOf(each.child.pid ?? 0));
       clientCpuAtBegin = process.cpuUsage();
     },
     async end(broker: BenchProcess) {
       const clientCpu = process.cpuUsage(clientCpuAtBegin);
-      const brokerCpuMs = everyBroker(broker).map(
+      const brokerCpuMs = everyBrokerOf(broker).map(
         (each, index) => cpuTimeOf(each.child.pid ?? 0) - (brokerCpuAtBegin[index] ?? 0),
       );
       clientHistogram.disable();
@@ -116,7 +117,7 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
       writeFileSync(clientOut, JSON.stringify(profile));
       session.disconnect();
       await Promise.all(
-        everyBroker(broker).map((each) => each.signalForOutput('SIGTTOU', /profile-written/, 60_000)),
+        everyBrokerOf(broker).map((each) => each.signalForOutput('SIGTTOU', /profile-written/, 60_000)),
       );
       const delayMs = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - 1);
       readings = {
@@ -141,17 +142,12 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
   };
 }
 
-/** The broker the clients use and, with `--store-spread`, the others of its cluster. */
-function everyBroker(broker: BenchProcess): readonly BenchProcess[] {
-  return [broker, ...(broker.spreadPeers ?? [])];
-}
-
 const profile = { out: brokerOut, kind } as const;
 let messages: number;
 let brokerLoop: EventLoopDelay | undefined;
 let outcome: string;
 const { window, readings } = profilingWindow(args.workload !== 'w3');
-useBenchStore(args.store, args.storeQueues, args.spreadBrokers);
+useBenchStore(args);
 switch (args.workload) {
   case 'w1':
     messages = W1_MESSAGES;

@@ -11,7 +11,24 @@ export interface BenchArgs extends Readonly<StoreChoice> {
   readonly peers: boolean;
   /** How many times each workload runs; the table shows the median of each figure (`--runs N`). */
   readonly runs: number;
+  /** `--scaling`: W1 and W2 on 1, 2 and 3 CPU-capped brokers instead of the side-by-side table. */
+  readonly scaling: ScalingChoice | undefined;
 }
+
+/** How `pnpm bench --scaling` caps its brokers. */
+export interface ScalingChoice {
+  /** Each broker's cgroup's cap, in CPUs (`--cpu-cap N`). @default 0.3 */
+  readonly cpuCap: number;
+}
+
+const DEFAULT_CPU_CAP = 0.3;
+/** With `--scaling`: 6 queues spread evenly over 1, 2 and 3 brokers (4 leave one of three with two). */
+const DEFAULT_SCALING_QUEUES = 6;
+/** With `--scaling`, at least one queue per broker of the largest count. */
+const MIN_SCALING_QUEUES = 3;
+/** A cap of a hundredth of a CPU is the kernel's least (1 ms per 100 ms period). */
+const MIN_CPU_CAP = 0.01;
+const MAX_CPU_CAP = 64;
 
 const MAX_RUNS = 20;
 
@@ -24,7 +41,8 @@ export class BenchArgsError extends Error {
 }
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending takeover]`.
+ * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending takeover]`,
+ * or `pnpm bench --scaling [--cpu-cap N] [--runs N] [--store-queues N]` (`--cpu-cap` 0.01–64 CPUs).
  * Names are case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`,
  * `--store-queues` 1–64 with `--store postgres`, `--store-spread` 2–8 brokers with `--store-queues` 2 or more. An
  * unknown word is an error rather than a silently empty run.
@@ -33,13 +51,28 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const named = new Set<WorkloadName>();
   let peers = false;
   let runs = 1;
+  let scaling = false;
+  let cpuCap: number | undefined;
+  /** The store flags given, by name: `--scaling` chooses its own defaults for the others. */
+  const storeFlagsGiven = new Set<string>();
   const choice = defaultStoreChoice();
   const fail = (message: string) => new BenchArgsError(message);
   for (let i = 0; i < argv.length; i++) {
     const arg = (argv[i] ?? '').toLowerCase();
     const storeFlagEnd = readStoreFlag(argv, i, choice, fail);
     if (storeFlagEnd !== undefined) {
+      storeFlagsGiven.add(arg.split('=')[0] ?? arg);
       i = storeFlagEnd;
+    } else if (arg === '--scaling') {
+      scaling = true;
+    } else if (arg === '--cpu-cap' || arg.startsWith('--cpu-cap=')) {
+      const value = arg === '--cpu-cap' ? argv[++i] : arg.slice('--cpu-cap='.length);
+      cpuCap = Number(value);
+      if (!Number.isFinite(cpuCap) || cpuCap < MIN_CPU_CAP || cpuCap > MAX_CPU_CAP) {
+        throw new BenchArgsError(
+          `--cpu-cap takes a number of CPUs from ${MIN_CPU_CAP} to ${MAX_CPU_CAP}, not ${value ?? 'nothing'}`,
+        );
+      }
     } else if (arg === '--peers') {
       peers = true;
     } else if (arg === '--runs' || arg.startsWith('--runs=')) {
@@ -54,11 +87,59 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       named.add(arg as WorkloadName);
     } else {
       throw new BenchArgsError(
-        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres, --store-queues N, --store-spread N or workloads (${WORKLOADS.join(', ')})`,
+        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres, --store-queues N, --store-spread N, --scaling [--cpu-cap N] or workloads (${WORKLOADS.join(', ')})`,
       );
     }
   }
+  if (scaling) return scalingArgs({ named, peers, runs, choice, storeFlagsGiven, cpuCap });
+  if (cpuCap !== undefined)
+    throw new BenchArgsError('--cpu-cap caps the brokers of --scaling: add --scaling');
   const workloads = named.size === 0 ? [...WORKLOADS] : WORKLOADS.filter((name) => named.has(name));
   checkStoreChoice(choice, fail);
-  return { workloads, peers, runs, ...choice };
+  return { workloads, peers, runs, ...choice, scaling: undefined };
+}
+
+/**
+ * `--scaling`'s own rules: W1 and W2 only, on PostgreSQL, the broker counts its own (no
+ * `--store-spread`), 3 or more queues (6 unless `--store-queues` says).
+ */
+function scalingArgs({
+  named,
+  peers,
+  runs,
+  choice,
+  storeFlagsGiven,
+  cpuCap = DEFAULT_CPU_CAP,
+}: {
+  named: ReadonlySet<WorkloadName>;
+  peers: boolean;
+  runs: number;
+  choice: StoreChoice;
+  storeFlagsGiven: ReadonlySet<string>;
+  cpuCap: number | undefined;
+}): BenchArgs {
+  if (named.size > 0 || peers) {
+    throw new BenchArgsError('--scaling runs W1 and W2 on Ricochet alone: drop the workloads and --peers');
+  }
+  if (storeFlagsGiven.has('--store') && choice.store !== 'postgres') {
+    throw new BenchArgsError('--scaling runs its brokers on PostgreSQL: drop --store lmdb');
+  }
+  if (storeFlagsGiven.has('--store-spread')) {
+    throw new BenchArgsError('--scaling chooses the broker counts itself (1, 2 and 3): drop --store-spread');
+  }
+  const storeQueues = storeFlagsGiven.has('--store-queues') ? choice.storeQueues : DEFAULT_SCALING_QUEUES;
+  if (storeQueues < MIN_SCALING_QUEUES) {
+    throw new BenchArgsError(
+      `--scaling needs --store-queues ${MIN_SCALING_QUEUES} or more, a queue for each of 3 brokers`,
+    );
+  }
+  return {
+    workloads: ['w1', 'w2'],
+    peers: false,
+    runs,
+    store: 'postgres',
+    storeQueues,
+    spreadBrokers: 1,
+    scaling: { cpuCap },
+  };
 }

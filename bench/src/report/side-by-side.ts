@@ -28,10 +28,24 @@ export interface RowSpec {
   readonly target?: string;
 }
 
-export interface Row {
+/** One row of a table whose columns are keyed by `K` (by default the systems of `pnpm bench`). */
+export interface Row<K extends string = SystemName> {
   readonly spec: RowSpec;
-  /** Per system, one outcome per run; a system without an entry has no such workload (`–`). */
-  readonly runs: Partial<Record<SystemName, readonly Outcome[]>>;
+  /** Per column, one outcome per run; a column without an entry has no such workload (`–`). */
+  readonly runs: Partial<Record<K, readonly Outcome[]>>;
+}
+
+/** A column of figures: the key of its runs in each {@link Row}, and its heading. */
+export interface FigureColumn<K extends string> {
+  readonly key: K;
+  readonly label: string;
+}
+
+/** A column of ratios: on each row's ratio figure, one figure column's median ÷ another's. */
+export interface RatioColumn<K extends string> {
+  readonly label: string;
+  readonly numerator: K;
+  readonly denominator: K;
 }
 
 /** The median of numbers (the mean of the middle two for an even count); NaN for none. */
@@ -71,41 +85,49 @@ function cell(spec: RowSpec, outcome: Outcome | undefined): string {
   return spec.measures.map(({ key, format }) => format(outcome.figures[key] ?? Number.NaN)).join(' / ');
 }
 
-function ratio(spec: RowSpec, ricochet: Outcome | undefined, other: Outcome | undefined): string {
-  if (spec.ratio === undefined || ricochet === undefined || other === undefined) return '–';
-  if (!('figures' in ricochet) || !('figures' in other)) return '–';
+function ratio(spec: RowSpec, numerator: Outcome | undefined, denominator: Outcome | undefined): string {
+  if (spec.ratio === undefined || numerator === undefined || denominator === undefined) return '–';
+  if (!('figures' in numerator) || !('figures' in denominator)) return '–';
   const value =
-    (ricochet.figures[spec.ratio.key] ?? Number.NaN) / (other.figures[spec.ratio.key] ?? Number.NaN);
+    (numerator.figures[spec.ratio.key] ?? Number.NaN) / (denominator.figures[spec.ratio.key] ?? Number.NaN);
   return Number.isFinite(value) ? value.toFixed(2) : '–';
 }
 
 /**
- * The side-by-side table: one line per row with every system's figures (medians over the runs),
- * then ricochet ÷ each other system on the row's ratio figure, then the target; below it, one
- * note per system and workload that has no figures, saying why.
+ * A table of medians: one line per row with each figure column's figures (medians over the runs),
+ * then each ratio column, then the row's target; after the rows the `legend`, if any; below it,
+ * one note per column and row that has no figures, saying why.
  */
-export function formatSideBySide(rows: readonly Row[], systems: readonly SystemName[]): string[] {
-  const others = systems.filter((system) => system !== 'ricochet');
+export function formatTable<K extends string>(
+  rows: readonly Row<K>[],
+  columns: {
+    readonly figures: readonly FigureColumn<K>[];
+    readonly ratios: readonly RatioColumn<K>[];
+    readonly legend?: string;
+  },
+): string[] {
   const header = [
     'workload',
-    ...systems.map((system) => SYSTEM_LABELS[system]),
-    ...others.map((system) => `ricochet÷${system === 'reference' ? 'ref' : SYSTEM_LABELS[system]}`),
+    ...columns.figures.map(({ label }) => label),
+    ...columns.ratios.map(({ label }) => label),
     'target',
   ];
   const notes: string[] = [];
   const body = rows.map(({ spec, runs }) => {
-    const summaries = new Map(systems.map((system) => [system, summarizeRuns(runs[system] ?? [])]));
-    for (const [system, summary] of summaries) {
+    const summaries = new Map(columns.figures.map(({ key }) => [key, summarizeRuns(runs[key] ?? [])]));
+    for (const { key, label } of columns.figures) {
+      const summary = summaries.get(key);
       if (summary === undefined || 'figures' in summary) continue;
       const why =
         'unavailable' in summary ? `unavailable: ${summary.unavailable}` : `n/a: ${summary.notApplicable}`;
-      notes.push(`  ${spec.label}, ${SYSTEM_LABELS[system]}: ${why}`);
+      notes.push(`  ${spec.label}, ${label}: ${why}`);
     }
-    const ricochet = summaries.get('ricochet');
     return [
       spec.label,
-      ...systems.map((system) => cell(spec, summaries.get(system))),
-      ...others.map((system) => ratio(spec, ricochet, summaries.get(system))),
+      ...columns.figures.map(({ key }) => cell(spec, summaries.get(key))),
+      ...columns.ratios.map(({ numerator, denominator }) =>
+        ratio(spec, summaries.get(numerator), summaries.get(denominator)),
+      ),
       spec.target ?? '',
     ];
   });
@@ -122,14 +144,39 @@ export function formatSideBySide(rows: readonly Row[], systems: readonly SystemN
       )
       .join('  ')
       .trimEnd();
-  const compared = new Map(
-    rows.flatMap(({ spec }) => (spec.ratio ? [[spec.ratio.key, spec.ratio.better]] : [])),
-  );
-  const legend = [...compared].map(([key, better]) => `${key}: ${better} is better`).join(', ');
   return [
     layout(header),
     ...body.map(layout),
-    ...(others.length > 0 && legend !== '' ? [`ratios: ricochet's figure ÷ the other's (${legend})`] : []),
+    ...(columns.legend !== undefined ? [columns.legend] : []),
     ...(notes.length > 0 ? ['notes:', ...notes] : []),
   ];
+}
+
+/** Which way each ratio figure of `rows` is better, `rate: higher is better, …`; '' for none. */
+export function betterLegend(rows: readonly { readonly spec: RowSpec }[]): string {
+  const compared = new Map(
+    rows.flatMap(({ spec }) => (spec.ratio ? [[spec.ratio.key, spec.ratio.better]] : [])),
+  );
+  return [...compared].map(([key, better]) => `${key}: ${better} is better`).join(', ');
+}
+
+/**
+ * The side-by-side table: one line per row with every system's figures (medians over the runs),
+ * then ricochet ÷ each other system on the row's ratio figure, then the target; below it, one
+ * note per system and workload that has no figures, saying why.
+ */
+export function formatSideBySide(rows: readonly Row[], systems: readonly SystemName[]): string[] {
+  const others = systems.filter((system) => system !== 'ricochet');
+  const legend = betterLegend(rows);
+  return formatTable(rows, {
+    figures: systems.map((system) => ({ key: system, label: SYSTEM_LABELS[system] })),
+    ratios: others.map((system) => ({
+      label: `ricochet÷${system === 'reference' ? 'ref' : SYSTEM_LABELS[system]}`,
+      numerator: 'ricochet',
+      denominator: system,
+    })),
+    ...(others.length > 0 && legend !== ''
+      ? { legend: `ratios: ricochet's figure ÷ the other's (${legend})` }
+      : {}),
+  });
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
-import type { RicochetRunOptions } from '../measured-window.js';
+import type { MeasuredWindow, RicochetRunOptions } from '../measured-window.js';
 import { rate, runPool } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
+  type BenchProcess,
   type BenchTransport,
   startBrokerProcess,
   startReferenceProcess,
@@ -14,6 +15,8 @@ export const W1_MESSAGES = 100_000;
 /** Over HTTP each send is a POST: fewer messages keep the run short; the rate is what counts. */
 export const W1_HTTP_MESSAGES = 20_000;
 const IN_FLIGHT = 1_000;
+/** The topic W1's measured sends go to (W2 of `pnpm bench --scaling` drains it). */
+export const W1_TOPIC = 'w1';
 const BODY = randomBytes(256);
 const WARM_UP = 5_000;
 
@@ -49,21 +52,35 @@ export async function ricochetW1(
     });
     const endpoint =
       transport === 'http' ? broker.endpointFor('ws').replace(/^ws/, 'http') : broker.endpointFor(transport);
-    const producer = new Producer({ endpoint });
-    await producer.start();
-    await runPool(
-      WARM_UP,
-      IN_FLIGHT,
-      async () => void (await producer.send({ topic: 'warm-up', body: BODY })),
-    );
-    await options.window?.begin(broker);
-    const startedAt = performance.now();
-    await runPool(messages, IN_FLIGHT, async () => void (await producer.send({ topic: 'w1', body: BODY })));
-    const ricochet = rate(messages, startedAt);
-    await options.window?.end(broker);
-    await producer.close();
-    return ricochet;
+    // Awaited here, inside the block: `await using` stops the broker when the block is left.
+    return await publishW1(broker, endpoint, { messages, window: options.window });
   }
+}
+
+/**
+ * W1's client against brokers already running (`broker`, with its spread peers): one producer
+ * given `endpoint` (one, or every broker's as an operator would list them), a warm-up, then
+ * `messages` sends of 256 bytes, up to `inFlight` at once, each awaited, over `window`: their rate.
+ */
+export async function publishW1(
+  broker: BenchProcess,
+  endpoint: string | readonly string[],
+  {
+    messages = W1_MESSAGES,
+    inFlight = IN_FLIGHT,
+    window,
+  }: { messages?: number; inFlight?: number; window?: MeasuredWindow | undefined } = {},
+): Promise<number> {
+  const producer = new Producer({ endpoint });
+  await producer.start();
+  await runPool(WARM_UP, inFlight, async () => void (await producer.send({ topic: 'warm-up', body: BODY })));
+  await window?.begin(broker);
+  const startedAt = performance.now();
+  await runPool(messages, inFlight, async () => void (await producer.send({ topic: W1_TOPIC, body: BODY })));
+  const ricochet = rate(messages, startedAt);
+  await window?.end(broker);
+  await producer.close();
+  return ricochet;
 }
 
 async function referenceW1(): Promise<number> {

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
 import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import { groupStats, putGroup } from '../admin.js';
-import type { RicochetRunOptions } from '../measured-window.js';
+import type { MeasuredWindow, RicochetRunOptions } from '../measured-window.js';
 import { countdown, rate, runPool } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
+  type BenchProcess,
   type BenchTransport,
   startBrokerProcess,
   startReferenceProcess,
@@ -41,28 +42,53 @@ export async function ricochetW2(
     const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await runPool(W2_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2', body: BODY })));
     await producer.close();
-    const processed = countdown(W2_MESSAGES);
-    const consumer = new PushConsumer({
-      endpoint: broker.endpointFor(transport),
+    // Awaited here, inside the block: `await using` stops the broker when the block is left.
+    return await drainW2(broker, broker.endpointFor(transport), {
       group: 'w2',
-      subscriptions: { w2: '*' },
-      maxCachedMessages: CACHED,
-      listener: () => {
-        processed.tick();
-        return ConsumeResult.SUCCESS;
-      },
+      topic: 'w2',
+      messages: W2_MESSAGES,
+      window: options.window,
     });
-    await options.window?.begin(broker);
-    const startedAt = performance.now();
-    await consumer.start();
-    await processed.done;
-    const ricochet = rate(W2_MESSAGES, startedAt);
-    await options.window?.end(broker);
-    await consumer.close();
-    const stats = await groupStats(broker.endpoint, 'w2');
-    if (stats.committed !== W2_MESSAGES) throw new Error(`W2 committed ${stats.committed} of ${W2_MESSAGES}`);
-    return ricochet;
   }
+}
+
+/**
+ * W2's consumer against brokers already running (`broker`, with its spread peers) that hold
+ * `messages` on `topic` for `group`: one push consumer given `endpoint` (one, or every broker's),
+ * acking each; the rate from subscribing until the last was processed, over `window`. The group's
+ * committed count is checked after.
+ */
+export async function drainW2(
+  broker: BenchProcess & { readonly endpoint: string },
+  endpoint: string | readonly string[],
+  {
+    group,
+    topic,
+    messages,
+    window,
+  }: { group: string; topic: string; messages: number; window?: MeasuredWindow | undefined },
+): Promise<number> {
+  const processed = countdown(messages);
+  const consumer = new PushConsumer({
+    endpoint,
+    group,
+    subscriptions: { [topic]: '*' },
+    maxCachedMessages: CACHED,
+    listener: () => {
+      processed.tick();
+      return ConsumeResult.SUCCESS;
+    },
+  });
+  await window?.begin(broker);
+  const startedAt = performance.now();
+  await consumer.start();
+  await processed.done;
+  const ricochet = rate(messages, startedAt);
+  await window?.end(broker);
+  await consumer.close();
+  const stats = await groupStats(broker.endpoint, group);
+  if (stats.committed !== messages) throw new Error(`W2 committed ${stats.committed} of ${messages}`);
+  return ricochet;
 }
 
 async function referenceW2(): Promise<number> {
