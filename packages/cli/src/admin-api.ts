@@ -1,8 +1,10 @@
 import {
   ADMIN_ANSWER_SCHEMAS,
   type AdminAnswer,
+  type AdminRetryOptions,
   type AdminRoute,
   checkAdminAnswer,
+  retryUnavailable,
 } from '@ricochet/protocol';
 import type { BrokerEndpoint } from './broker-endpoint.js';
 import { CliError } from './cli-error.js';
@@ -22,18 +24,34 @@ interface AdminErrorBody {
   };
 }
 
+/** Options of {@link AdminApi}. */
+export interface AdminApiOptions {
+  /**
+   * How a `503` is retried (`retryUnavailable` of `@ricochet/protocol`); a test brings its own
+   * sleep and clock. @default real timers, the system clock, `Math.random`
+   */
+  readonly retry?: Partial<AdminRetryOptions>;
+}
+
 /**
  * The broker's admin HTTP API (DESIGN.md §4, §8) as the CLI uses it. Every request carries
  * `Authorization: Bearer <token>` when a token is given (DESIGN.md §7); every failure becomes a
  * {@link CliError} whose exit code says what kind of failure it was.
+ *
+ * An idempotent request (a read, a `PUT` of a config, pause and resume) answered `503` is made
+ * again after a short backoff, a few times within a few seconds, honouring `Retry-After`: a
+ * spread cluster answers `503` for a queue between owners when its own wait for the owner runs
+ * out. A redrive is not: a repeat could redrive what the first one took.
  */
 export class AdminApi {
   readonly #endpoint: BrokerEndpoint;
   readonly #token: string | undefined;
+  readonly #retry: AdminRetryOptions;
 
-  constructor(endpoint: BrokerEndpoint, token: string | undefined) {
+  constructor(endpoint: BrokerEndpoint, token: string | undefined, options: AdminApiOptions = {}) {
     this.#endpoint = endpoint;
     this.#token = token;
+    this.#retry = { sleep: sleepMs, ...options.retry };
   }
 
   get(path: string): Promise<unknown> {
@@ -76,12 +94,22 @@ export class AdminApi {
     await this.#fetch('GET', '/healthz', undefined);
   }
 
-  /** One request; resolves with the parsed JSON answer of a 2xx. */
+  /**
+   * One request, made again while it is answered `503` if it is idempotent (see the class);
+   * resolves with the parsed JSON answer of a 2xx.
+   */
   async request(method: string, path: string, body?: unknown): Promise<unknown> {
-    const response = await this.#fetch(method, path, body);
-    const text = await response.text();
-    if (response.ok) return text === '' ? undefined : parseJson(text, method, path);
-    throw this.#failure(method, path, response.status, text);
+    const answer = await retryUnavailable(
+      `${method} ${path}`,
+      async () => {
+        const response = await this.#fetch(method, path, body);
+        const retryAfter = response.headers.get('retry-after') ?? undefined;
+        return { status: response.status, retryAfter, ok: response.ok, text: await response.text() };
+      },
+      this.#retry,
+    );
+    if (answer.ok) return answer.text === '' ? undefined : parseJson(answer.text, method, path);
+    throw this.#failure(method, path, answer.status, answer.text);
   }
 
   /**
@@ -147,7 +175,7 @@ export class AdminApi {
         return new CliError('NOT_FOUND', brokerMessage, { hint: notFoundHint(path) });
       case 503:
         return new CliError('UNAVAILABLE', `the broker is unavailable: ${brokerMessage}`, {
-          hint: 'it may be shutting down; try again once it is back',
+          hint: 'it may be shutting down, or moving a queue to a new owner (`GET /readyz` says when every queue has one); try again once it is back',
         });
       default:
         return new CliError(exitOfStatus(status), `the broker refused ${request}: ${brokerMessage}`, {
@@ -155,6 +183,10 @@ export class AdminApi {
         });
     }
   }
+}
+
+function sleepMs(delayMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, delayMs));
 }
 
 function exitOfStatus(status: number): ExitCodeName {

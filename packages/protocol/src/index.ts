@@ -1,4 +1,13 @@
 export {
+  type AdminAttemptAnswer,
+  type AdminRetryBounds,
+  type AdminRetryOptions,
+  DEFAULT_ADMIN_RETRY,
+  isIdempotentAdminRequest,
+  retryAfterMs,
+  retryUnavailable,
+} from './admin-retry.js';
+export {
   type DecodeResult,
   decodeBrokerFrame,
   decodeClientFrame,

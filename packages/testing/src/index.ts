@@ -9,7 +9,7 @@ export type {
 } from '@ricochet/protocol';
 export type { Delivery, DeliveryQuery, DeliveryResult, InflightDelivery } from './deliveries.js';
 export { type Duration, durationMs, formatDuration } from './duration.js';
-export { TestAdmin } from './test-admin.js';
+export { TestAdmin, type TestAdminOptions } from './test-admin.js';
 export {
   type StartTestBrokerOptions,
   startTestBroker,

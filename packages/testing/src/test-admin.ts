@@ -4,6 +4,7 @@ import {
   ADMIN_ANSWER_SCHEMAS,
   type AdminAnswer,
   type AdminErrorAnswer,
+  type AdminRetryOptions,
   type AdminRoute,
   BrokerError,
   checkAdminAnswer,
@@ -12,6 +13,7 @@ import {
   ERROR_CODES,
   type GroupView,
   type MessageView,
+  retryUnavailable,
   type TopicSaved,
   type TopicView,
 } from '@ricochet/protocol';
@@ -20,17 +22,33 @@ import {
 const MAX_PAGES = 1_000;
 const PAGE_LIMIT = 1_000;
 
+/** Options of {@link TestAdmin}. */
+export interface TestAdminOptions {
+  /**
+   * How a `503` is retried (`retryUnavailable` of `@ricochet/protocol`). Its waits are real time,
+   * not the virtual clock's: a broker answers `503` while it moves a queue or drains, which runs
+   * on real time. @default real timers, the system clock, `Math.random`
+   */
+  readonly retry?: Partial<AdminRetryOptions>;
+}
+
 /**
  * The broker's admin HTTP API (DESIGN.md §4), typed, for test setup and checks. Requests go
  * through the broker's HTTP routes in process (Fastify's `inject`): the same validation and
  * answers as over the network, without a socket, so they never count as traffic the clock's
  * settling waits for.
+ *
+ * An idempotent request (a read, a `PUT`) answered `503` (a broker whose queues spread over a
+ * cluster, between owners) is made again after a short backoff, a few times within a few
+ * seconds, honouring `Retry-After`; a redrive is not, as a repeat could redrive twice.
  */
 export class TestAdmin {
-  readonly #broker: Broker;
+  readonly #broker: Pick<Broker, 'app'>;
+  readonly #retry: AdminRetryOptions;
 
-  constructor(broker: Broker) {
+  constructor(broker: Pick<Broker, 'app'>, options: TestAdminOptions = {}) {
     this.#broker = broker;
+    this.#retry = { sleep: realSleep, ...options.retry };
   }
 
   /** `PUT /v1/topics/:topic`: create or reconfigure a topic. @throws BrokerError `400` on a bad config. */
@@ -145,13 +163,21 @@ export class TestAdmin {
    */
   async #call<R extends AdminRoute>(route: R, url: string, body?: unknown): Promise<AdminAnswer<R>> {
     const method = route.slice(0, route.indexOf(' ')) as 'GET' | 'PUT' | 'POST';
-    const response = await this.#broker.app.inject({
-      method,
-      url,
-      ...(body === undefined
-        ? {}
-        : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    });
+    const { response } = await retryUnavailable(
+      `${method} ${url}`,
+      async () => {
+        const answer = await this.#broker.app.inject({
+          method,
+          url,
+          ...(body === undefined
+            ? {}
+            : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+        });
+        const retryAfter = answer.headers['retry-after'];
+        return { status: answer.statusCode, retryAfter: retryAfter?.toString(), response: answer };
+      },
+      this.#retry,
+    );
     const parsed: unknown = response.body === '' ? undefined : JSON.parse(response.body);
     if (response.statusCode >= 200 && response.statusCode < 300) {
       const check = checkAdminAnswer(ADMIN_ANSWER_SCHEMAS[route], parsed);
@@ -165,4 +191,8 @@ export class TestAdmin {
       error?.details === undefined ? {} : { details: error.details as never },
     );
   }
+}
+
+function realSleep(delayMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, delayMs));
 }

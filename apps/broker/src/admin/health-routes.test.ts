@@ -10,7 +10,8 @@ describe('readinessOf', () => {
   it('names the queues without an owner', () => {
     expect(readinessOf({ accepting: () => true, queuesWithoutOwner: () => [1, 3] })).toEqual({
       status: 'unowned',
-      reason: 'queues 1, 3 without an owner yet: their requests are answered 503 until a broker takes them',
+      reason:
+        'queues 1, 3 without an owner yet: their requests wait for one, and are answered 503 if none comes in time',
       queuesWithoutOwner: [1, 3],
     });
     expect(readinessOf({ accepting: () => true, queuesWithoutOwner: () => [2] }).reason).toMatch(/^queue 2 /);

@@ -40,7 +40,7 @@ export function readinessOf(state: HealthState): ReadinessAnswer {
   if (queues.length === 0) return { status: 'ready' };
   return {
     status: 'unowned',
-    reason: `${queues.length === 1 ? 'queue' : 'queues'} ${queues.join(', ')} without an owner yet: their requests are answered 503 until a broker takes them`,
+    reason: `${queues.length === 1 ? 'queue' : 'queues'} ${queues.join(', ')} without an owner yet: their requests wait for one, and are answered 503 if none comes in time`,
     queuesWithoutOwner: queues,
   };
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DeliveredMessage } from '@ricochet/protocol';
+import { BrokerError, type DeliveredMessage } from '@ricochet/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestBroker } from '../../broker.test-support.js';
 import { resolveBrokerConfig } from '../../config.js';
@@ -13,7 +13,9 @@ import { RemoteQueue } from '../peers/remote-queue.js';
 import { CreditLending } from './credit-lending.js';
 import { PartitionRouter } from './partition-router.js';
 import { queueOf } from './queue-addressing.js';
-import { REROUTE_WAIT_MS } from './reroute-waits.js';
+import { ADMIN_REROUTES, SEND_REROUTES } from './reroute-waits.js';
+
+const REROUTE_WAIT_MS = SEND_REROUTES.waitMs;
 
 /**
  * A router over two queues, queue 0 its own and queue 1 another broker's (the owner, whose only
@@ -88,6 +90,21 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Route queue 1 to its owner again, over a new session, as a broker does once it finds the owner. */
+async function routeQueue1ToOwnerAgain(): Promise<void> {
+  const again = await PeerConnection.open({
+    url: owner.url,
+    token: PEER_TOKEN,
+    queue: 0,
+    clientId: 'peer:router',
+    maxFrameBytes: 8 * 1024 * 1024,
+  });
+  await router.replaceQueue(1, {
+    messaging: new RemoteQueue(1, again),
+    admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+  });
+}
+
 /** A push subscription of worker-1 to `billing` through the router, and what it was delivered. */
 async function subscribe(maxCachedMessages: number) {
   const delivered: DeliveredMessage[] = [];
@@ -116,19 +133,54 @@ describe('PartitionRouter with a queue another broker owns', () => {
     const startedAt = performance.now();
     const sending = send([id as string]);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const again = await PeerConnection.open({
-      url: owner.url,
-      token: PEER_TOKEN,
-      queue: 0,
-      clientId: 'peer:router',
-      maxFrameBytes: 8 * 1024 * 1024,
-    });
-    await router.replaceQueue(1, {
-      messaging: new RemoteQueue(1, again),
-      admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
-    });
+    await routeQueue1ToOwnerAgain();
     expect(await sending).toEqual([expect.objectContaining({ ok: true, messageId: id })]);
     expect(performance.now() - startedAt).toBeLessThan(REROUTE_WAIT_MS);
+  });
+
+  it('holds the admin writes that meet a queue between owners until it has its next owner, and makes them there', async () => {
+    await router.replaceQueue(1, undefined);
+    const startedAt = performance.now();
+    const writes = Promise.all([
+      router.putTopic('audit', { type: 'fifo' }),
+      router.putGroup('ledger', { maxRetries: 2 }),
+      router.pauseGroup('billing', true),
+    ]);
+    // Each write has met the queue between owners (503) and waits: the rejections are settled
+    // in microtasks, which all run before the next turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    await routeQueue1ToOwnerAgain();
+    const [topic, group, paused] = await writes;
+    // Woken by the new route, not by the end of the wait.
+    expect(performance.now() - startedAt).toBeLessThan(ADMIN_REROUTES.budgetMs);
+    expect(topic).toMatchObject({ name: 'audit', config: { type: 'fifo' } });
+    expect(group).toMatchObject({ name: 'ledger', config: { maxRetries: 2 } });
+    expect(paused).toMatchObject({ name: 'billing', pause: { manuallyPaused: true } });
+    // Made on the owner of queue 1 too, not only on this router's own queue.
+    const ownerAdmin = `http://127.0.0.1:${owner.address?.port}`;
+    expect(await (await fetch(`${ownerAdmin}/v1/groups/ledger`)).json()).toMatchObject({
+      config: { maxRetries: 2 },
+    });
+    expect(await (await fetch(`${ownerAdmin}/v1/topics/audit`)).json()).toMatchObject({
+      config: { type: 'fifo' },
+    });
+    expect(await (await fetch(`${ownerAdmin}/v1/groups/billing`)).json()).toMatchObject({
+      pause: { manuallyPaused: true },
+    });
+  });
+
+  it('answers an admin write 503 BROKER_UNAVAILABLE, its catalogue code, when the waits end without an owner', async () => {
+    await router.replaceQueue(1, undefined);
+    const writing = router.putGroup('ledger', { maxRetries: 2 }).catch((error: unknown) => error);
+    // The write met queue 1 between owners and waits (see above); draining ends the wait as its
+    // bound would (`ADMIN_REROUTES`, 5 s: its budget is tested in `reroute-waits.test.ts`).
+    await new Promise((resolve) => setImmediate(resolve));
+    const drainedAt = performance.now();
+    router.drain();
+    const failure = await writing;
+    expect(failure).toBeInstanceOf(BrokerError);
+    expect(failure).toMatchObject({ code: 503, errorName: 'BROKER_UNAVAILABLE', details: { queue: 1 } });
+    expect(performance.now() - drainedAt).toBeLessThan(ADMIN_REROUTES.waitMs / 2);
   });
 
   it('answers 503 once a queue between owners found none within the wait, and at once when the router drains', async () => {
@@ -316,17 +368,7 @@ describe('PartitionRouter with a queue another broker owns', () => {
     ]);
 
     // A new owner: the subscription is made there again, on a loan from the same credit.
-    const again = await PeerConnection.open({
-      url: owner.url,
-      token: PEER_TOKEN,
-      queue: 0,
-      clientId: 'peer:router',
-      maxFrameBytes: 8 * 1024 * 1024,
-    });
-    await router.replaceQueue(1, {
-      messaging: new RemoteQueue(1, again),
-      admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
-    });
+    await routeQueue1ToOwnerAgain();
     await send([second as string]);
     // The first comes again (released when the old session ended, C2), and the second.
     await until(3);

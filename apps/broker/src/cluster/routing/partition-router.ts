@@ -71,8 +71,8 @@ export interface RemoteQueueParts {
  *   receive leases from the queues in turn, and a waiting receive waits on all of them with one
  *   shared budget, so it never leases more than asked.
  * - Receipt handles and offsets name their queue (`queue-addressing.ts`).
- * - Topic and group configs are written to every queue; admin reads join the queues' answers
- *   (`merged-views.ts`).
+ * - Topic and group configs are written to every queue, on its owner, waiting for a queue between
+ *   owners as a send does (`reroute-waits.ts`); admin reads join the queues' answers (`merged-views.ts`).
  * - The engines share one set of metrics, one pair of disk watermarks over every queue's store,
  *   and R4's backlog summed over the queues.
  *
@@ -101,7 +101,7 @@ export class PartitionRouter implements BrokerService {
   readonly #receiveRotation: QueueRotation;
   /** This broker gave a queue up (`replaceQueue` away from its engine): its sessions between brokers close. */
   onQueueGivenUp: ((queue: number) => void) | undefined;
-  /** Sends waiting for a queue's next route (`queue-fan-out.ts`). */
+  /** Sends and admin writes waiting for a queue's next route (`reroute-waits.ts`). */
   readonly #reroutes = new RerouteWaits((queue) => this.#queues[queue]);
   /** The failure-storm rule over every queue of a group (DESIGN.md §11). */
   readonly #stormCounts: StormCounts;
@@ -193,7 +193,7 @@ export class PartitionRouter implements BrokerService {
       messages,
       refusals,
       (refusal) => this.metrics.rejected(refusal.code),
-      this.#reroutes.until,
+      this.#reroutes.onEachRoute,
     );
   }
 
@@ -266,7 +266,7 @@ export class PartitionRouter implements BrokerService {
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
 
   async putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }> {
-    const [first] = await Promise.all(this.#queues.map((queue) => queue.putTopic(name, config)));
+    const [first] = await this.#reroutes.onEveryOwner(this.queues, (routed) => routed.putTopic(name, config));
     return first as { name: string; config: TopicConfig };
   }
 
@@ -288,13 +288,14 @@ export class PartitionRouter implements BrokerService {
   }
 
   async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
-    const views = await Promise.all(this.#queues.map((queue) => queue.putGroup(name, input)));
+    const views = await this.#reroutes.onEveryOwner(this.queues, (routed) => routed.putGroup(name, input));
     return mergeGroupViews(views) as GroupView;
   }
 
   /** Every queue pauses or resumes its share of the group (DESIGN.md §11). */
   async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
-    return mergeGroupViews(await Promise.all(this.#queues.map((queue) => queue.pauseGroup(name, paused))));
+    const views = await this.#reroutes.onEveryOwner(this.queues, (routed) => routed.pauseGroup(name, paused));
+    return mergeGroupViews(views);
   }
 
   async describeGroup(name: string): Promise<GroupView | undefined> {

@@ -18,6 +18,7 @@ import {
 import type { StoredMessage } from '../../store/records.js';
 import { deliveryOfQueue } from './merged-views.js';
 import { queueOf, routeHandle, topicOffset } from './queue-addressing.js';
+import { type OnEachRoute, SEND_REROUTES } from './reroute-waits.js';
 import type { RoutedQueue } from './routed-queue.js';
 
 /**
@@ -29,19 +30,6 @@ import type { RoutedQueue } from './routed-queue.js';
  */
 
 type ErrorReporter = (error: unknown, context: string) => void;
-
-/**
- * Waits until queue `queue` is routed anew, away from `routed` (its owner found, or changed):
- * `true` once it is (at once if it was already), `false` when its bound passed first.
- */
-export type UntilRerouted = (queue: number, routed: RoutedQueue) => Promise<boolean>;
-
-/**
- * How many times a request that met a queue between owners is sent again on the queue's next
- * route before it is answered `503`: each after {@link UntilRerouted}, whose bound is short, so a
- * client's request is held a few seconds at most, far within its own timeout.
- */
-export const MAX_REROUTES = 3;
 
 /** Whether a refusal says the queue is between owners, or its owner could not be reached: `503`. */
 function betweenOwners(receipt: SendReceipt): boolean {
@@ -56,17 +44,17 @@ function betweenOwners(receipt: SendReceipt): boolean {
  * over the cluster first) is refused here, and `onRefused` counts it. A queue that cannot take its
  * messages fails those only. Receipts keep the batch's order; their offsets name their queue.
  *
- * A message its queue refuses with `503` (between owners, or its owner gone) waits, with
- * `untilRerouted`, for the queue's next route and is sent there again, at most {@link MAX_REROUTES}
- * times, instead of going back to the client at once: the producer would only send it again. Its
- * id is unchanged, so a copy the old owner stored after all is answered with its receipt (R3).
+ * A message its queue refuses with `503` (between owners, or its owner gone) is sent again on the
+ * queue's next route, with `onEachRoute` (`reroute-waits.ts`, within `SEND_REROUTES`), instead of going back to
+ * the client at once: the producer would only send it again. Its id is unchanged, so a copy the
+ * old owner stored after all is answered with its receipt (R3).
  */
 export async function sendOverQueues(
   queues: readonly RoutedQueue[],
   messages: readonly OutgoingMessage[],
   refusals: ReadonlyMap<string, BrokerError> | undefined,
   onRefused: (refusal: BrokerError) => void,
-  untilRerouted?: UntilRerouted,
+  onEachRoute: OnEachRoute,
 ): Promise<SendReceipt[]> {
   const count = queues.length;
   const receipts = new Array<SendReceipt>(messages.length);
@@ -85,7 +73,7 @@ export async function sendOverQueues(
   await Promise.all(
     byQueue.map(async (slot, queue) => {
       if (slot.messages.length === 0) return;
-      const answered = await sendToQueue(queues, queue, slot.messages, untilRerouted);
+      const answered = await sendToQueue(queue, slot.messages, onEachRoute);
       answered.forEach((receipt, i) => {
         receipts[slot.indexes[i] as number] = receipt.ok
           ? { ...receipt, offset: topicOffset(receipt.offset, queue, count) }
@@ -98,23 +86,25 @@ export async function sendOverQueues(
 
 /** Send `messages` to queue `queue`, again on its next route for those refused `503` (bounded). */
 async function sendToQueue(
-  queues: readonly RoutedQueue[],
   queue: number,
   messages: readonly OutgoingMessage[],
-  untilRerouted: UntilRerouted | undefined,
+  onEachRoute: OnEachRoute,
 ): Promise<SendReceipt[]> {
-  let routed = queues[queue] as RoutedQueue;
-  const receipts = await routed.send(messages).catch((error: unknown) => refusedReceipts(messages, error));
-  for (let reroutes = 0; untilRerouted !== undefined && reroutes < MAX_REROUTES; reroutes++) {
-    const waiting = receipts.flatMap((receipt, index) => (betweenOwners(receipt) ? [index] : []));
-    if (waiting.length === 0 || !(await untilRerouted(queue, routed))) break;
-    routed = queues[queue] as RoutedQueue;
-    const again = waiting.map((index) => messages[index] as OutgoingMessage);
-    const answered = await routed.send(again).catch((error: unknown) => refusedReceipts(again, error));
-    waiting.forEach((index, i) => {
-      receipts[index] = answered[i] as SendReceipt;
-    });
-  }
+  const receipts = new Array<SendReceipt>(messages.length);
+  let waiting = messages.map((_, index) => index);
+  await onEachRoute(
+    queue,
+    async (routed) => {
+      const again = waiting.map((index) => messages[index] as OutgoingMessage);
+      const answered = await routed.send(again).catch((error: unknown) => refusedReceipts(again, error));
+      waiting.forEach((index, i) => {
+        receipts[index] = answered[i] as SendReceipt;
+      });
+      waiting = waiting.filter((index) => betweenOwners(receipts[index] as SendReceipt));
+      return waiting.length > 0;
+    },
+    SEND_REROUTES,
+  );
   return receipts;
 }
 
