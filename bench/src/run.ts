@@ -9,11 +9,13 @@ import {
   jetStreamW4,
 } from './peers/jetstream-workloads.js';
 import { rabbitMqW1, rabbitMqW2, rabbitMqW2c10, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
-import type { BenchTransport, ResidentMemory } from './processes.js';
+import type { BenchTransport } from './processes.js';
 import { startBrokerProcess } from './processes.js';
 import { BenchArgsError, parseBenchArgs } from './report/bench-args.js';
+import { latencyText, manyTenantsLines, memoryText, startupText } from './report/process-figures.js';
 import { ROWS, WORKLOAD_SIZES } from './report/row-specs.js';
 import {
+  count,
   formatSideBySide,
   median,
   type Outcome,
@@ -24,8 +26,9 @@ import {
   type SystemName,
 } from './report/side-by-side.js';
 import { runScalingBench } from './scaling/run-scaling.js';
-import { PENDING_RETRIES, runPendingRetries, type StartupTimes } from './workloads/pending-retries.js';
-import { type LatenessSummary, PROBE_MESSAGES } from './workloads/retry-probe.js';
+import { CREATE_IN_FLIGHT, MANY_TENANTS_SENDS, runManyTenants } from './workloads/many-tenants.js';
+import { PENDING_RETRIES, runPendingRetries } from './workloads/pending-retries.js';
+import { PROBE_MESSAGES } from './workloads/retry-probe.js';
 import { rocketMqW1, rocketMqW2s } from './workloads/rocketmq-grpc.js';
 import { runSpreadTakeover, type SpreadTakeoverFigures } from './workloads/spread-takeover.js';
 import {
@@ -45,7 +48,7 @@ import { runW4 } from './workloads/w4-retry.js';
 import { runX5 } from './workloads/x5-delivery-rate.js';
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending takeover]`: every workload against the broker
+ * `pnpm bench [--peers] [--runs N] [--tenants N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending many-tenants takeover]`: every workload against the broker
  * (a child process, fsync on every commit) and, in the same run, the bare ws + msgpackr reference
  * with the same client pattern; with `--peers` also NATS JetStream and RabbitMQ quorum queues.
  * Prints one table, each figure the median of the runs, with ricochet's ratio to every other system.
@@ -170,7 +173,7 @@ console.log(
 for (let run = 1; run <= args.runs; run++) {
   w2RateThisRun.clear();
   for (const workload of args.workloads) {
-    if (workload === 'pending' || workload === 'takeover') continue;
+    if (workload === 'pending' || workload === 'many-tenants' || workload === 'takeover') continue;
     console.error(`${workload} run ${run}/${args.runs}`);
     if (workload === 'w1') {
       const { ricochet, http, reference } = await runW1();
@@ -275,29 +278,30 @@ if (rows.size > 0) {
 if (args.workloads.includes('pending')) {
   // Ricochet alone, and once whatever --runs says: it fills a million retries (minutes). On the
   // embedded store whatever --store says: it kills and restarts one broker on its data directory.
-  const ms = (n: number) => `${n.toFixed(2)} ms`;
-  const count = (n: number) => n.toLocaleString('en');
   const result = await runPendingRetries();
-  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
-  const memory = (m: ResidentMemory) =>
-    `anon ${mb(m.anonBytes)}, file-backed ${mb(m.fileBytes)} (RSS ${mb(m.rssBytes)})`;
-  const lateness = (l: LatenessSummary) => `p50 ${ms(l.p50Ms)} p99 ${ms(l.p99Ms)} max ${ms(l.maxMs)}`;
-  const startup = (s: StartupTimes) =>
-    `listening ${ms(s.listeningMs)} (CPU ${ms(s.listeningCpuMs)}), /healthz ${ms(s.healthyMs)}, push consumer served ${ms(s.pushServedMs)}`;
   console.log(
     `Pending retries: ${count(result.pending)} WaitingRetry (of ${count(PENDING_RETRIES)}); fill: sends ${(result.sendMs / 1_000).toFixed(1)} s + failures ${(result.failMs / 1_000).toFixed(1)} s`,
   );
-  console.log(`  memory idle                 ${memory(result.idle)}`);
-  console.log(`  memory with them pending    ${memory(result.withPending)}   (target anon ≤ 200 MB)`);
-  console.log(`  memory after kill -9 + start ${memory(result.afterRestart)}`);
-  console.log(`  start after kill -9, without them   ${startup(result.baselineStartup)}`);
-  console.log(`  start after kill -9, with them      ${startup(result.pendingStartup)}   (target ≤ 10 s)`);
+  console.log(`  memory idle                 ${memoryText(result.idle)}`);
+  console.log(`  memory with them pending    ${memoryText(result.withPending)}   (target anon ≤ 200 MB)`);
+  console.log(`  memory after kill -9 + start ${memoryText(result.afterRestart)}`);
+  console.log(`  start after kill -9, without them   ${startupText(result.baselineStartup)}`);
   console.log(
-    `  retry lateness (${count(PROBE_MESSAGES)} × 100 ms at 500/s), without them   ${lateness(result.baselineLateness)}`,
+    `  start after kill -9, with them      ${startupText(result.pendingStartup)}   (target ≤ 10 s)`,
   );
   console.log(
-    `  retry lateness, with them pending                ${lateness(result.pendingLateness)}   (target p99 within 5 ms of without: ${(result.pendingLateness.p99Ms - result.baselineLateness.p99Ms).toFixed(2)} ms)`,
+    `  retry lateness (${count(PROBE_MESSAGES)} × 100 ms at 500/s), without them   ${latencyText(result.baselineLateness)}`,
   );
+  console.log(
+    `  retry lateness, with them pending                ${latencyText(result.pendingLateness)}   (target p99 within 5 ms of without: ${(result.pendingLateness.p99Ms - result.baselineLateness.p99Ms).toFixed(2)} ms)`,
+  );
+}
+
+if (args.workloads.includes('many-tenants')) {
+  // Ricochet alone, once, on the embedded store: it kills and restarts one broker on its data directory.
+  console.error(`many-tenants: ${count(args.tenants)} tenants`);
+  const result = await runManyTenants(args.tenants);
+  console.log(manyTenantsLines(result, CREATE_IN_FLIGHT, MANY_TENANTS_SENDS).join('\n'));
 }
 
 if (args.workloads.includes('takeover')) {

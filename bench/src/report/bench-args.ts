@@ -1,8 +1,26 @@
+import { DEFAULT_TENANTS } from '../workloads/many-tenants.js';
 import { checkStoreChoice, defaultStoreChoice, readStoreFlag, type StoreChoice } from './store-flags.js';
 
 /** The workloads `pnpm bench` knows, in the order it runs them. */
-export const WORKLOADS = ['w1', 'w2s', 'w2', 'w2c10', 'w3', 'w4', 'x5', 'pending', 'takeover'] as const;
+export const WORKLOADS = [
+  'w1',
+  'w2s',
+  'w2',
+  'w2c10',
+  'w3',
+  'w4',
+  'x5',
+  'pending',
+  'many-tenants',
+  'takeover',
+] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
+
+/**
+ * Workloads a run without names leaves out: `many-tenants` creates a hundred thousand topics and
+ * groups over the admin API, a quarter of an hour of its own, which would triple a full run.
+ */
+const ONLY_BY_NAME: ReadonlySet<WorkloadName> = new Set(['many-tenants']);
 
 export interface BenchArgs extends Readonly<StoreChoice> {
   /** The workloads to run: those named on the command line, or all of them. */
@@ -13,6 +31,8 @@ export interface BenchArgs extends Readonly<StoreChoice> {
   readonly runs: number;
   /** `--scaling`: W1 and W2 on 1, 2 and 3 CPU-capped brokers instead of the side-by-side table. */
   readonly scaling: ScalingChoice | undefined;
+  /** How many topics and groups `many-tenants` creates (`--tenants N`). @default 100,000 */
+  readonly tenants: number;
 }
 
 /** How `pnpm bench --scaling` caps its brokers. */
@@ -31,6 +51,8 @@ const MIN_CPU_CAP = 0.01;
 const MAX_CPU_CAP = 64;
 
 const MAX_RUNS = 20;
+/** `--tenants` above this would take hours to create and GBs to hold: a typo, not a bench. */
+const MAX_TENANTS = 1_000_000;
 
 /** Thrown on a command line `pnpm bench` cannot run; the message says what was wrong. */
 export class BenchArgsError extends Error {
@@ -41,9 +63,11 @@ export class BenchArgsError extends Error {
 }
 
 /**
- * `pnpm bench [--peers] [--runs N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending takeover]`,
+ * `pnpm bench [--peers] [--runs N] [--tenants N] [--store lmdb|postgres] [--store-queues N] [--store-spread N] [w1 w2s w2 w2c10 w3 w4 x5 pending many-tenants takeover]`,
  * or `pnpm bench --scaling [--cpu-cap N] [--runs N] [--store-queues N]` (`--cpu-cap` 0.01–64 CPUs).
- * Names are case-insensitive; `--runs` takes 1–20 (also as `--runs=N`), `--store` also as `--store=…`,
+ * Without workload names it runs every workload but `many-tenants`, which is run by name (its
+ * hundred thousand tenants take a quarter of an hour to create). Names are case-insensitive;
+ * `--runs` takes 1–20 (also as `--runs=N`), `--tenants` 1–1,000,000 (also as `--tenants=N`), `--store` also as `--store=…`,
  * `--store-queues` 1–64 with `--store postgres`, `--store-spread` 2–8 brokers with `--store-queues` 2 or more. An
  * unknown word is an error rather than a silently empty run.
  */
@@ -55,6 +79,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let cpuCap: number | undefined;
   /** The store flags given, by name: `--scaling` chooses its own defaults for the others. */
   const storeFlagsGiven = new Set<string>();
+  let tenants = DEFAULT_TENANTS;
   const choice = defaultStoreChoice();
   const fail = (message: string) => new BenchArgsError(message);
   for (let i = 0; i < argv.length; i++) {
@@ -75,28 +100,27 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       }
     } else if (arg === '--peers') {
       peers = true;
-    } else if (arg === '--runs' || arg.startsWith('--runs=')) {
-      const value = arg === '--runs' ? argv[++i] : arg.slice('--runs='.length);
-      runs = Number(value);
-      if (!Number.isInteger(runs) || runs < 1 || runs > MAX_RUNS) {
-        throw new BenchArgsError(
-          `--runs takes a whole number from 1 to ${MAX_RUNS}, not ${value ?? 'nothing'}`,
-        );
-      }
+    } else if (isFlag(arg, '--runs')) {
+      [runs, i] = readWholeNumber(argv, i, '--runs', 1, MAX_RUNS);
+    } else if (isFlag(arg, '--tenants')) {
+      [tenants, i] = readWholeNumber(argv, i, '--tenants', 1, MAX_TENANTS);
     } else if ((WORKLOADS as readonly string[]).includes(arg)) {
       named.add(arg as WorkloadName);
     } else {
       throw new BenchArgsError(
-        `unknown argument ${argv[i]}: expected --peers, --runs N, --store lmdb|postgres, --store-queues N, --store-spread N, --scaling [--cpu-cap N] or workloads (${WORKLOADS.join(', ')})`,
+        `unknown argument ${argv[i]}: expected --peers, --runs N, --tenants N, --store lmdb|postgres, --store-queues N, --store-spread N, --scaling [--cpu-cap N] or workloads (${WORKLOADS.join(', ')})`,
       );
     }
   }
   if (scaling) return scalingArgs({ named, peers, runs, choice, storeFlagsGiven, cpuCap });
   if (cpuCap !== undefined)
     throw new BenchArgsError('--cpu-cap caps the brokers of --scaling: add --scaling');
-  const workloads = named.size === 0 ? [...WORKLOADS] : WORKLOADS.filter((name) => named.has(name));
+  const workloads =
+    named.size === 0
+      ? WORKLOADS.filter((name) => !ONLY_BY_NAME.has(name))
+      : WORKLOADS.filter((name) => named.has(name));
   checkStoreChoice(choice, fail);
-  return { workloads, peers, runs, ...choice, scaling: undefined };
+  return { workloads, peers, runs, tenants, ...choice, scaling: undefined };
 }
 
 /**
@@ -137,9 +161,34 @@ function scalingArgs({
     workloads: ['w1', 'w2'],
     peers: false,
     runs,
+    tenants: DEFAULT_TENANTS,
     store: 'postgres',
     storeQueues,
     spreadBrokers: 1,
     scaling: { cpuCap },
   };
+}
+
+const isFlag = (arg: string, flag: string) => arg === flag || arg.startsWith(`${flag}=`);
+
+/**
+ * The whole number from `min` to `max` that `argv[i]` (`--flag N` or `--flag=N`) gives, and the
+ * index of the flag's last word. @throws BenchArgsError naming the flag and what it was given.
+ */
+function readWholeNumber(
+  argv: readonly string[],
+  i: number,
+  flag: string,
+  min: number,
+  max: number,
+): [value: number, last: number] {
+  const inline = argv[i]?.includes('=') ?? false;
+  const text = inline ? argv[i]?.slice(flag.length + 1) : argv[i + 1];
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new BenchArgsError(
+      `${flag} takes a whole number from ${min} to ${max.toLocaleString('en')}, not ${text ?? 'nothing'}`,
+    );
+  }
+  return [value, inline ? i : i + 1];
 }

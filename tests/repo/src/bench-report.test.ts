@@ -22,6 +22,7 @@ describe('parseBenchArgs', () => {
       workloads: [...WORKLOADS],
       peers: false,
       runs: 1,
+      tenants: 100_000,
       store: 'lmdb',
       storeQueues: 1,
       spreadBrokers: 1,
@@ -33,12 +34,30 @@ describe('parseBenchArgs', () => {
       workloads: ['w1', 'w2'],
       peers: true,
       runs: 3,
+      tenants: 100_000,
       store: 'lmdb',
       storeQueues: 1,
       spreadBrokers: 1,
     });
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
     expect(parseBenchArgs(['w3', 'W2C10', 'w2']).workloads).toEqual(['w2', 'w2c10', 'w3']);
+  });
+
+  it('takes --tenants N for many-tenants, 1 to a million', () => {
+    expect(parseBenchArgs(['many-tenants', '--tenants', '5000'])).toMatchObject({
+      workloads: ['many-tenants'],
+      tenants: 5_000,
+    });
+    expect(parseBenchArgs(['--tenants=20', 'Many-Tenants', 'pending']).tenants).toBe(20);
+    expect(parseBenchArgs(['--tenants=20', 'pending', 'many-tenants']).workloads).toEqual([
+      'pending',
+      'many-tenants',
+    ]);
+    expect(() => parseBenchArgs(['--tenants', '0'])).toThrow(
+      /--tenants takes a whole number from 1 to 1,000,000, not 0/,
+    );
+    expect(() => parseBenchArgs(['--tenants=1000001'])).toThrow(/--tenants takes/);
+    expect(() => parseBenchArgs(['--tenants'])).toThrow(/not nothing/);
   });
 
   it("takes --store lmdb or postgres for ricochet's brokers, and refuses anything else", () => {

@@ -23,11 +23,11 @@ import {
 
 import type { RetentionPassReport } from './log/retention.js';
 import type { GroupRuntime } from './model/group-registry.js';
+import type { NamePage } from './model/name-order.js';
 import { describeFifoHeads, type FifoHeadView } from './views/fifo-view.js';
 import type { TopicBacklog } from './views/group-backlog.js';
 import { describeGroup, type GroupView } from './views/group-view.js';
 import { describeMessage, type MessageView } from './views/message-view.js';
-import { type NamePage, pageByName } from './views/name-page.js';
 import { describeTopic, type TopicView } from './views/topic-view.js';
 
 export type { BrokerEngineOptions } from './engine-parts.js';
@@ -221,7 +221,7 @@ export class BrokerEngine implements BrokerService {
 
   /** Up to `limit` topics (DLQ topics too) named after `afterName`, by name, from memory. */
   listTopics(afterName: string | undefined, limit: number): NamePage<TopicView> {
-    const page = pageByName(this.#parts.topics.list(), afterName, limit);
+    const page = this.#parts.topics.page(afterName, limit);
     return {
       items: page.items.map((topic) => describeTopic(topic, this.#parts.groups)),
       lastName: page.lastName,
@@ -262,7 +262,7 @@ export class BrokerEngine implements BrokerService {
 
   /** Up to `limit` groups named after `afterName`, by name, from memory. */
   listGroups(afterName: string | undefined, limit: number): NamePage<GroupView> {
-    const page = pageByName(this.#parts.groups.list(), afterName, limit);
+    const page = this.#parts.groups.page(afterName, limit);
     return { items: page.items.map((group) => this.#describe(group)), lastName: page.lastName };
   }
 

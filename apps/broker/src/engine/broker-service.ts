@@ -6,11 +6,11 @@ import type { SubscribeRequest } from './dispatch/push-dispatch.js';
 import type { ReceiveRequest } from './dispatch/simple-consumption.js';
 import type { SettleFailure, SettleItem } from './lifecycle/settle-item.js';
 import type { RetentionPassReport } from './log/retention.js';
+import type { NamePage } from './model/name-order.js';
 import type { FifoHeadView } from './views/fifo-view.js';
 import type { TopicBacklog } from './views/group-backlog.js';
 import type { GroupView } from './views/group-view.js';
 import type { MessageView } from './views/message-view.js';
-import type { NamePage } from './views/name-page.js';
 import type { TopicView } from './views/topic-view.js';
 
 /** A value now, or later: what a service backed by other processes may need to answer with. */

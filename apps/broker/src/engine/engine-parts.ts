@@ -151,7 +151,7 @@ export function wireEngine(options: BrokerEngineOptions): EngineParts {
     timers,
     onError: (error) => onError(error, 'scheduler pass failed'),
   });
-  const records = new DeliveryRecords(store, groups, timers, scheduler);
+  const records = new DeliveryRecords(store, groups, timers, scheduler, topics.restartHorizon);
   const appendWaker = new AppendWaker(groups, (group, topic) => backlog.reads(group, topic));
   const pushLeases = new PushLeaseTable(clock, timers);
   const applier = new EffectApplier({

@@ -78,7 +78,13 @@ export class EngineHarness {
   ): { applier: EffectApplier; records: DeliveryRecords; scheduler: Scheduler; pushLeases: PushLeaseTable } {
     const scheduler = new Scheduler({ store: this.store, clock: this.clock, timers: this.timers });
     scheduler.start(onDue);
-    const records = new DeliveryRecords(this.store, this.groups, this.timers, scheduler);
+    const records = new DeliveryRecords(
+      this.store,
+      this.groups,
+      this.timers,
+      scheduler,
+      this.topics.restartHorizon,
+    );
     const pushLeases = new PushLeaseTable(this.clock, this.timers);
     const applier = new EffectApplier({
       store: this.store,

@@ -3,7 +3,6 @@ import type { BrokerStore } from '../../store/broker-store.js';
 import type { HistoryRecord, StoredMessage } from '../../store/records.js';
 import { WRITE_BEHIND_MS } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
-import { RestartHorizon } from '../model/restart-horizon.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { TimerHandle, TimerService } from '../timers/timer-service.js';
 import { type BroadcastDelivery, BroadcastInstance, heldKey, instanceKey } from './broadcast-instance.js';
@@ -33,13 +32,11 @@ export class BroadcastLedger {
   /** The same instances by group: stats, wake-ups and R4 look a group's up on every append. */
   readonly #byGroup = new Map<string, Set<BroadcastInstance>>();
   readonly #dirty = new Set<BroadcastInstance>();
-  readonly #restartHorizon: RestartHorizon;
   #flushTimer: TimerHandle | undefined;
   #sweepTimer: TimerHandle | undefined;
 
   constructor(deps: BroadcastLedgerDeps) {
     this.#deps = deps;
-    this.#restartHorizon = new RestartHorizon(deps.store);
   }
 
   /** Load the stored instances, forget those unseen for too long, and start the periodic sweep. */
@@ -114,8 +111,21 @@ export class BroadcastLedger {
   /** Retention: whether an instance holds the message (delivered and not consumed, or Ready again). */
   holds(topic: string, offset: number): boolean {
     const key = heldKey(topic, offset);
-    for (const instance of this.#instances.values()) if (instance.held.has(key)) return true;
+    for (const instance of this.#reading(topic)) if (instance.held.has(key)) return true;
     return false;
+  }
+
+  /**
+   * The instances that read `topic`, found from the groups that read it (the registry's index)
+   * rather than by walking every instance of the broker: an instance holds only messages of topics
+   * it has a position in, and taking a position makes its group a reader of the topic.
+   */
+  *#reading(topic: string): Generator<BroadcastInstance> {
+    for (const group of this.#deps.groups.readersOf(topic)) {
+      for (const instance of this.#byGroup.get(group.name) ?? []) {
+        if (instance.cursors.has(topic)) yield instance;
+      }
+    }
   }
 
   /**
@@ -124,7 +134,7 @@ export class BroadcastLedger {
    */
   skipExpired(topic: string, firstOffset: number): Map<string, number> {
     const skipped = new Map<string, number>();
-    for (const instance of this.#instances.values()) {
+    for (const instance of this.#reading(topic)) {
       const cursor = instance.cursors.get(topic);
       if (cursor === undefined || cursor >= firstOffset) continue;
       instance.cursors.set(topic, firstOffset);
@@ -149,7 +159,7 @@ export class BroadcastLedger {
    * behind it when the broker stopped. Only messages stored before this process started can be.
    */
   consumedBeforeRestart(instance: BroadcastInstance, message: StoredMessage): boolean {
-    if (!this.#restartHorizon.covers(message)) return false;
+    if (!this.#deps.topics.restartHorizon.covers(message)) return false;
     return this.#deps.store
       .readHistory(message.messageId)
       .some(
@@ -214,7 +224,12 @@ export class BroadcastLedger {
   }
 
   #sweep(): void {
-    for (const group of this.#deps.groups.list()) this.#forgetExpired(group);
+    // Only the groups with instances, not every group of the broker: a sweep of a hundred thousand
+    // groups copied the list and made an array per group, once a minute, for nothing.
+    for (const name of this.#byGroup.keys()) {
+      const group = this.#deps.groups.get(name);
+      if (group) this.#forgetExpired(group);
+    }
     this.#sweepTimer = this.#deps.timers.setTimer(SWEEP_INTERVAL_MS, () => this.#sweep());
   }
 
@@ -229,7 +244,9 @@ export class BroadcastLedger {
       if (instance.subscriptionIds.size > 0 || instance.inflight > 0) continue;
       if (nowMs - instance.lastSeenAt < group.config.broadcastInstanceTtlMs) continue;
       this.#instances.delete(instance.key);
-      this.#byGroup.get(group.name)?.delete(instance);
+      const instances = this.#byGroup.get(group.name);
+      instances?.delete(instance);
+      if (instances?.size === 0) this.#byGroup.delete(group.name);
       this.#dirty.delete(instance);
       void this.#deps.store.deleteBroadcastInstance(group.name, instance.clientId);
     }

@@ -10,6 +10,8 @@ import { ManualTimers } from '../timers/manual-timers.test-support.js';
 import { Scheduler } from '../timers/scheduler.js';
 import { DeliveryRecords, FLUSH_CHUNK_RECORDS, WRITE_BEHIND_MS } from './delivery-records.js';
 import { GroupRegistry } from './group-registry.js';
+import { RestartHorizon } from './restart-horizon.js';
+import { TopicRegistry } from './topic-registry.js';
 
 let dir: string;
 let store: BrokerStore;
@@ -27,7 +29,13 @@ beforeEach(() => {
   clock = new ManualClock(0);
   timers = new ManualTimers(clock);
   groups = new GroupRegistry(store, clock, true);
-  records = new DeliveryRecords(store, groups, timers, new Scheduler({ store, clock, timers }));
+  records = new DeliveryRecords(
+    store,
+    groups,
+    timers,
+    new Scheduler({ store, clock, timers }),
+    new RestartHorizon(),
+  );
 });
 
 afterEach(async () => {
@@ -148,7 +156,11 @@ describe('DeliveryRecords', () => {
     await store.durable();
     const group = groups.put('g', {});
     group.cursors.set('t', 3);
-    const restarted = new DeliveryRecords(store, groups, timers, new Scheduler({ store, clock, timers }));
+    // What a broker starting on this store sees: the registry's load sets the horizon at offset 7.
+    const topics = new TopicRegistry(store, clock, true);
+    topics.load();
+    const scheduler = new Scheduler({ store, clock, timers });
+    const restarted = new DeliveryRecords(store, groups, timers, scheduler, topics.restartHorizon);
     expect(restarted.takenBeforeRestart('g', message)).toBe(true);
     // Committed in this life before the scan got to offset 7: the record is deleted, and the
     // history entry saying so is not committed yet (here: not written at all).

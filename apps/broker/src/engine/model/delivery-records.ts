@@ -5,7 +5,7 @@ import type { Scheduler } from '../timers/scheduler.js';
 import { soon, type TimerHandle, type TimerService } from '../timers/timer-service.js';
 import { DurableRecordCache } from './durable-record-cache.js';
 import type { GroupRegistry, GroupRuntime } from './group-registry.js';
-import { RestartHorizon } from './restart-horizon.js';
+import type { RestartHorizon } from './restart-horizon.js';
 
 /** How long a delivery state may live in memory only before it is written. */
 export const WRITE_BEHIND_MS = 100;
@@ -82,12 +82,19 @@ export class DeliveryRecords {
   /** A flush under way, a chunk per turn: what it has left to write. */
   #flushing: FlushInProgress | undefined;
 
-  constructor(store: BrokerStore, groups: GroupRegistry, timers: TimerService, scheduler: Scheduler) {
+  /** `restartHorizon`: the topic registry's (filled when it loads, before anything is delivered). */
+  constructor(
+    store: BrokerStore,
+    groups: GroupRegistry,
+    timers: TimerService,
+    scheduler: Scheduler,
+    restartHorizon: RestartHorizon,
+  ) {
     this.#store = store;
     this.#groups = groups;
     this.#timers = timers;
     this.#scheduler = scheduler;
-    this.#restartHorizon = new RestartHorizon(store);
+    this.#restartHorizon = restartHorizon;
   }
 
   /**

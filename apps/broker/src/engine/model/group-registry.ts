@@ -12,6 +12,7 @@ import {
 import { BrokerError } from '@ricochet/protocol';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { CursorRecord, GroupRecord } from '../../store/records.js';
+import { NameOrder, type NamePage } from './name-order.js';
 import { OffsetRuns } from './offset-runs.js';
 import { ReadyQueue } from './ready-queue.js';
 import type { TopicRuntime } from './topic-registry.js';
@@ -80,6 +81,7 @@ const NO_READERS: ReadonlySet<GroupRuntime> = new Set();
 /** Groups: their config, created over the admin API or on first use. */
 export class GroupRegistry {
   readonly #groups = new Map<string, GroupRuntime>();
+  readonly #byName = new NameOrder<GroupRuntime>();
   readonly #store: BrokerStore;
   readonly #clock: Clock;
   readonly #autoCreate: boolean;
@@ -115,7 +117,7 @@ export class GroupRegistry {
       const group = new GroupRuntime({ ...record, config });
       // An open breaker stays open across a restart; a half-open one probes again (DESIGN.md §11).
       group.pause = restoreGroupPauseState(record.pause, this.#clock.now());
-      this.#groups.set(record.name, group);
+      this.#add(group);
     }
     for (const cursor of this.#store.listCursors()) {
       const group = this.#groups.get(cursor.group);
@@ -141,6 +143,17 @@ export class GroupRegistry {
 
   list(): GroupRuntime[] {
     return [...this.#groups.values()];
+  }
+
+  /** Up to `limit` groups named after `afterName` (from the first when `undefined`), by name. */
+  page(afterName: string | undefined, limit: number): NamePage<GroupRuntime> {
+    return this.#byName.page(afterName, limit);
+  }
+
+  #add(group: GroupRuntime): GroupRuntime {
+    this.#groups.set(group.name, group);
+    this.#byName.add(group);
+    return group;
   }
 
   /** `group` reads `topic` from now on: it has a cursor there, or one of its broadcast instances has. */
@@ -184,9 +197,7 @@ export class GroupRegistry {
       existing.record = record;
       return existing;
     }
-    const group = new GroupRuntime(record);
-    this.#groups.set(name, group);
-    return group;
+    return this.#add(new GroupRuntime(record));
   }
 
   /** Persist a group's pause state with its record, so a paused or open group stays so after a restart. */

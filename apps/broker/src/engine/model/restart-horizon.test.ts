@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../../store/records.js';
 import { EngineHarness } from '../engine-test-harness.test-support.js';
-import { RestartHorizon } from './restart-horizon.js';
+import type { RestartHorizon } from './restart-horizon.js';
+import { TopicRegistry } from './topic-registry.js';
 
 let h: EngineHarness;
 
@@ -20,12 +21,19 @@ beforeEach(() => {
 
 afterEach(() => h.close());
 
+/** The horizon a broker starting now would have: its topic registry's, once loaded. */
+function horizonAtStart(): RestartHorizon {
+  const topics = new TopicRegistry(h.store, h.clock, false);
+  topics.load();
+  return topics.restartHorizon;
+}
+
 describe('RestartHorizon', () => {
   it('covers each topic up to its last offset stored at start, and nothing past it', async () => {
     h.appendMany('a', 3);
     h.appendMany('b', 1);
     await h.committed();
-    const horizon = new RestartHorizon(h.store);
+    const horizon = horizonAtStart();
     expect([0, 1, 2].map((offset) => horizon.covers(at('a', offset)))).toEqual([true, true, true]);
     expect(horizon.covers(at('a', 3))).toBe(false);
     expect(horizon.covers(at('b', 0))).toBe(true);
@@ -36,7 +44,7 @@ describe('RestartHorizon', () => {
     h.topics.put('empty', { type: 'normal' });
     h.append('a');
     await h.committed();
-    const horizon = new RestartHorizon(h.store);
+    const horizon = horizonAtStart();
     expect(horizon.covers(at('empty', 0))).toBe(false);
     expect(horizon.covers(at('unknown', 0))).toBe(false);
     const later = h.append('a');
@@ -50,7 +58,7 @@ describe('RestartHorizon', () => {
   it('takes the horizon from what is committed, so a restart sees the last life’s log', async () => {
     h.appendMany('a', 5);
     await h.restart();
-    const horizon = new RestartHorizon(h.store);
+    const horizon = horizonAtStart();
     expect(horizon.covers(at('a', 4))).toBe(true);
     expect(horizon.covers(at('a', 5))).toBe(false);
   });

@@ -2,7 +2,9 @@ import { type Clock, DEFAULT_TOPIC_CONFIG, resolveTopicConfig, type TopicConfig 
 import { BrokerError, groupOfDlqTopic } from '@ricochet/protocol';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { StoredMessage, TopicRecord } from '../../store/records.js';
+import { NameOrder, type NamePage } from './name-order.js';
 import { RecentMessages } from './recent-messages.js';
+import { RestartHorizon } from './restart-horizon.js';
 import { RetainedRange } from './retained-range.js';
 
 /** A topic as the engine holds it: its record, its retained offsets, its newest messages. */
@@ -19,10 +21,13 @@ export interface TopicRuntime {
 /** Topics: their config, their offsets, and whether unknown ones may be created on first use. */
 export class TopicRegistry {
   readonly #topics = new Map<string, TopicRuntime>();
+  readonly #byName = new NameOrder<TopicRuntime>();
   readonly #store: BrokerStore;
   readonly #clock: Clock;
   readonly #autoCreate: boolean;
   #newestStoredAtMs: number | undefined;
+  /** Each topic's last stored offset when {@link load} ran: what a past life of the broker stored. */
+  readonly restartHorizon = new RestartHorizon();
 
   constructor(store: BrokerStore, clock: Clock, autoCreate: boolean) {
     this.#store = store;
@@ -40,10 +45,11 @@ export class TopicRegistry {
       const record: TopicRecord = { ...stored, config: resolveTopicConfig(stored.config) };
       const retained = this.#loadRetained(record);
       const last = this.#store.lastOffset(record.name);
+      if (last !== undefined) this.restartHorizon.set(record.name, last);
       const storedAt = last === undefined ? undefined : this.#store.getMessage(record.name, last)?.storedAt;
       if (storedAt !== undefined)
         this.#newestStoredAtMs = Math.max(storedAt, this.#newestStoredAtMs ?? storedAt);
-      this.#topics.set(record.name, {
+      this.#add({
         name: record.name,
         record,
         retained,
@@ -85,6 +91,17 @@ export class TopicRegistry {
     return [...this.#topics.values()];
   }
 
+  /** Up to `limit` topics named after `afterName` (from the first when `undefined`), by name. */
+  page(afterName: string | undefined, limit: number): NamePage<TopicRuntime> {
+    return this.#byName.page(afterName, limit);
+  }
+
+  #add(runtime: TopicRuntime): TopicRuntime {
+    this.#topics.set(runtime.name, runtime);
+    this.#byName.add(runtime);
+    return runtime;
+  }
+
   /**
    * The topic a send or a subscription names. DLQ topics always exist once named (D1); other
    * unknown topics are created with the default config when auto-creation is on.
@@ -113,15 +130,13 @@ export class TopicRegistry {
       existing.record = record;
       return existing;
     }
-    const runtime: TopicRuntime = {
+    return this.#add({
       name,
       record,
       retained: new RetainedRange(),
       nextOffset: 0,
       recent: new RecentMessages(),
-    };
-    this.#topics.set(name, runtime);
-    return runtime;
+    });
   }
 
   /**
