@@ -17,15 +17,20 @@ import {
  */
 
 describe('parseBenchArgs', () => {
-  it('runs every workload once against ricochet and the reference by default', () => {
+  it('runs every workload but many-tenants once against ricochet and the reference by default', () => {
     expect(parseBenchArgs([])).toEqual({
-      workloads: [...WORKLOADS],
+      workloads: WORKLOADS.filter((name) => name !== 'many-tenants'),
       peers: false,
       runs: 1,
       tenants: 100_000,
       store: 'lmdb',
       storeQueues: 1,
       spreadBrokers: 1,
+      scaling: undefined,
+    });
+    expect(parseBenchArgs(['many-tenants', '--tenants', '500'])).toMatchObject({
+      workloads: ['many-tenants'],
+      tenants: 500,
     });
   });
 
@@ -38,6 +43,7 @@ describe('parseBenchArgs', () => {
       store: 'lmdb',
       storeQueues: 1,
       spreadBrokers: 1,
+      scaling: undefined,
     });
     expect(parseBenchArgs(['--runs=2', 'w3']).runs).toBe(2);
     expect(parseBenchArgs(['w3', 'W2C10', 'w2']).workloads).toEqual(['w2', 'w2c10', 'w3']);

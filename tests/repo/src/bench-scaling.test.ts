@@ -23,6 +23,7 @@ describe('parseBenchArgs --scaling', () => {
       workloads: ['w1', 'w2'],
       peers: false,
       runs: 1,
+      tenants: 100_000,
       store: 'postgres',
       storeQueues: 6,
       spreadBrokers: 1,
