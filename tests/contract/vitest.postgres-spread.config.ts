@@ -14,13 +14,15 @@ import { POSTGRES_CONTRACT_FILES } from './vitest.postgres.config.js';
  */
 /**
  * Files of the PostgreSQL run that are not run again with queues spread: a broker whose store URL
- * the test names itself (libpq's multi-host form, one broker), and the retry rules of DESIGN.md
+ * the test names itself (libpq's multi-host form, one broker); brokers on servers of the test's
+ * own (a primary and its synchronous standby, failed over), spreading their queues already; and the retry rules of DESIGN.md
  * §12 that a single engine decides whatever its queue's owner (X1–X4, X6; X5, whose limit is
  * shared among a group's queues, and the readiness probe stay). What spreading changes, the
  * forwarding of requests and deliveries, the rules of §3 run here already.
  */
 const NOT_SPREAD: ReadonlySet<string> = new Set([
   'postgres-multi-host-url',
+  'postgres-sync-standby-failover',
   'x1-failure-classes',
   'x2-retry-budget',
   'x3-jitter',

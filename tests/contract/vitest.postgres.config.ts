@@ -49,6 +49,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'postgres-store-lease',
   'postgres-cluster',
   'postgres-multi-host-url',
+  'postgres-sync-standby-failover',
   // Apache's RocketMQ clients on one broker of the cluster: with queues spread, the broker they
   // reach forwards what another owns, as for Ricochet's clients (DESIGN.md §10).
   'rocketmq-simple-consumer',

@@ -2,17 +2,22 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isExecutable, pathDirs } from './path-lookup.js';
 
-/** The two PostgreSQL programs a throwaway server needs, from one installation. */
+/** The PostgreSQL programs a throwaway server needs, from one installation. */
 export interface PostgresBinaries {
   readonly initdb: string;
   readonly postgres: string;
+  /**
+   * The same folder's pg_basebackup, which only a standby needs (`startStandby`); Debian's
+   * `postgresql` package installs it, a hand-built server may lack it.
+   */
+  readonly pgBasebackup: string | undefined;
 }
 
 /** Where Debian's packages put each major version: `/usr/lib/postgresql/<major>/bin`, off PATH. */
 const DEBIAN_VERSIONS_DIR = '/usr/lib/postgresql';
 
 /**
- * Find `initdb` and `postgres`: the newest Debian installation first, then the first PATH folder
+ * Find `initdb` and `postgres` (and `pg_basebackup` beside them): the newest Debian installation first, then the first PATH folder
  * that holds both (they must come from the same version: initdb writes the data format that its own
  * server reads).
  *
@@ -22,7 +27,10 @@ export function findPostgresBinaries(): PostgresBinaries | undefined {
   for (const dir of [...debianBinDirs(), ...pathDirs()]) {
     const initdb = join(dir, 'initdb');
     const postgres = join(dir, 'postgres');
-    if (isExecutable(initdb) && isExecutable(postgres)) return { initdb, postgres };
+    const pgBasebackup = join(dir, 'pg_basebackup');
+    if (isExecutable(initdb) && isExecutable(postgres)) {
+      return { initdb, postgres, pgBasebackup: isExecutable(pgBasebackup) ? pgBasebackup : undefined };
+    }
   }
   return undefined;
 }

@@ -1,6 +1,5 @@
-import { OutputTail } from './output-tail.js';
+import { runToEnd } from './run-to-end.js';
 import type { ServerIdentity } from './server-identity.js';
-import { spawnTied } from './tied-spawn.js';
 
 /** The superuser initdb creates; every URL the kit hands out names it. */
 export const SUPERUSER = 'ricochet';
@@ -17,7 +16,8 @@ export interface InitDataDirOptions {
 }
 
 /**
- * Create a cluster in `dataDir` with trust authentication for {@link SUPERUSER}.
+ * Create a cluster in `dataDir` with trust authentication for {@link SUPERUSER}, on TCP and for
+ * replication connections alike (initdb's `pg_hba.conf` lists both for 127.0.0.1).
  *
  * `--no-sync` only skips initdb's own final flush of the files it wrote: a test server's cluster is
  * thrown away if the machine crashes anyway, while the server still runs with `fsync=on`.
@@ -29,20 +29,10 @@ export async function initDataDir(options: InitDataDirOptions): Promise<void> {
     ...['-D', options.dataDir, '-U', SUPERUSER, '--auth=trust'],
     ...['-E', 'UTF8', '--no-locale', '--no-sync'],
   ];
-  const child = spawnTied(options.initdb, args, { cwd: options.cwd, identity: options.identity });
-  const output = new OutputTail(options.log);
-  output.follow(child.stdout, 'initdb: ');
-  output.follow(child.stderr, 'initdb: ');
-  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-    (resolve, reject) => {
-      child.once('error', reject);
-      // 'close', not 'exit': the last output lines are read by then.
-      child.once('close', (code, signal) => resolve({ code, signal }));
-    },
-  );
-  if (result.code !== 0) {
-    throw new Error(
-      `initdb failed (${result.signal ?? `exit code ${result.code}`}): ${args.join(' ')}\n${output.text()}`,
-    );
-  }
+  await runToEnd(options.initdb, args, {
+    name: 'initdb',
+    cwd: options.cwd,
+    identity: options.identity,
+    log: options.log,
+  });
 }

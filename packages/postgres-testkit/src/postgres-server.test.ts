@@ -1,25 +1,14 @@
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { startPostgres } from './postgres-server.js';
+import { acceptsConnections } from './wait-until-ready.js';
 
 /**
  * initdb alone takes a few seconds on a busy 2-core machine (the whole suite runs beside it), and
  * the server fsyncs every commit and CREATE DATABASE: a generous bound, never the expected time.
  */
 const TEST_TIMEOUT_MS = 180_000;
-
-function acceptsConnections(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 describe('startPostgres', () => {
   it(

@@ -35,7 +35,8 @@ export async function waitUntilReady(server: PostgresProcess, url: string, port:
   return 'exited';
 }
 
-function acceptsConnections(port: number): Promise<boolean> {
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` within a second. */
+export function acceptsConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.setTimeout(CONNECT_WITHIN_MS);

@@ -5,7 +5,6 @@ import type { ClusterView } from '@ricochet/protocol';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildBroker, startChildBroker } from '../support/child-broker.js';
-import { QUEUES, untilRoutedToLiveOwners } from '../support/spread-cluster.js';
 import {
   adminOf,
   closeRun,
@@ -15,7 +14,8 @@ import {
   metric,
   startLoad,
   window503,
-} from './partition-load.js';
+} from '../support/load-under-fault.js';
+import { QUEUES, untilRoutedToLiveOwners } from '../support/spread-cluster.js';
 import { type Host, namespacesAllowed, startPostgresIn, Topology } from './topology.js';
 
 /**

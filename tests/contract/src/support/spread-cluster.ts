@@ -9,14 +9,13 @@ import { type ChildBroker, startChildBroker } from './child-broker.js';
 import { postgresDatabase } from './test-store.js';
 
 /**
- * Three `ricochet-broker` processes on one PostgreSQL database with its queues spread over them
- * (`--store-spread`), and what the failover tests read of them: each broker's view of the
+ * `ricochet-broker` processes (three, or as many as a test asks) on one PostgreSQL database with
+ * its queues spread over them (`--store-spread`), and what the failover tests read of them: each broker's view of the
  * cluster, and when every queue is routed to its owner again.
  */
 /** The brokers' store lease: short, so a hung owner loses its queues within a test. */
 export const LEASE_MS = 1_000;
 export const QUEUES = 4;
-const SPREAD_FLAGS = ['--store-queues', `${QUEUES}`, '--store-spread', '--store-lease-ms', `${LEASE_MS}`];
 /** `GET /v1/cluster` of a broker whose queues are spread: the database's view and its own routes. */
 export type SpreadClusterView = ClusterView & { readonly routes: readonly QueueRoute[] };
 
@@ -29,22 +28,37 @@ export const adminOf = (broker: ChildBroker) => new AdminApi(broker.endpoint.rep
  */
 export async function startSpreadCluster(directories: string[]) {
   const store = await postgresDatabase(`spread_${randomBytes(6).toString('hex')}`);
+  const { brokers, [Symbol.asyncDispose]: dispose } = await startSpreadBrokers(store, 3, directories);
+  const [first, second, third] = brokers;
+  if (first === undefined || second === undefined || third === undefined)
+    throw new Error('startSpreadBrokers started fewer brokers than asked');
+  return { store, brokers: [first, second, third] as const, [Symbol.asyncDispose]: dispose };
+}
+
+/**
+ * `count` brokers spreading the queues of the database at `store`, started together as
+ * {@link startSpreadCluster}'s are, with a store lease of `leaseMs`.
+ */
+export async function startSpreadBrokers(
+  store: string,
+  count: number,
+  directories: string[],
+  leaseMs = LEASE_MS,
+) {
+  const flags = ['--store-queues', `${QUEUES}`, '--store-spread', '--store-lease-ms', `${leaseMs}`];
   const starts = await Promise.allSettled(
-    [0, 1, 2].map(() => {
+    Array.from({ length: count }, () => {
       const dir = mkdtempSync(join(tmpdir(), 'ricochet-spread-'));
       directories.push(dir);
-      return startChildBroker(dir, ['--store', store, ...SPREAD_FLAGS]);
+      return startChildBroker(dir, ['--store', store, ...flags]);
     }),
   );
-  const started = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
-  const [first, second, third] = started;
-  if (first === undefined || second === undefined || third === undefined) {
-    await Promise.all(started.map((broker) => broker.kill9()));
+  const brokers = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+  if (brokers.length < count) {
+    await Promise.all(brokers.map((broker) => broker.kill9()));
     throw starts.find((start) => start.status === 'rejected')?.reason;
   }
-  const brokers = [first, second, third] as const;
   return {
-    store,
     brokers,
     /** Every broker killed (`kill -9`; one killed or stopped already is fine). */
     [Symbol.asyncDispose]: async () => void (await Promise.all(brokers.map((broker) => broker.kill9()))),

@@ -2,15 +2,16 @@ import type { Producer } from '@ricochet/producer';
 import { ConsumeResult } from '@ricochet/push-consumer';
 import postgres from 'postgres';
 import { expect } from 'vitest';
-import { AdminApi } from '../support/admin.js';
-import type { ChildBroker } from '../support/child-broker.js';
-import { startProducer, text } from '../support/clients.js';
-import { eventually, startRecordingConsumer } from '../support/push.js';
-import { QUEUES } from '../support/spread-cluster.js';
+import { AdminApi } from './admin.js';
+import type { ChildBroker } from './child-broker.js';
+import { startProducer, text } from './clients.js';
+import { eventually, startRecordingConsumer } from './push.js';
+import { QUEUES } from './spread-cluster.js';
 
 /**
- * The load every partition case runs under, and the checks every case ends with (issue 33 item 2):
- * a producer sending steadily, a probe that retries nothing (so each `503` is seen), a push group
+ * The load a spread cluster runs under while a fault is made, and the checks that end each case:
+ * the partition cases (issue 33 item 2) and the database's own failover (issue 42 item 5). A
+ * producer sending steadily, a probe that retries nothing (so each `503` is seen), a push group
  * that acks everything and one that fails some deliveries once and some for good; then, from the
  * database itself, 0 lost, 0 stored twice, each group's committed (and DLQ) equal to what was
  * stored, and the fence records (`ricochet_lease_takes`) agreeing with each queue's lease.
@@ -40,6 +41,8 @@ export interface Load {
   readonly failed: string[];
   longestSendMs: number;
   sent: number;
+  /** Each acknowledged send's start and answer (`performance.now()`), in the order answered. */
+  readonly answered: { readonly sentAtMs: number; readonly answeredAtMs: number }[];
   /** The probe: a send every 20 ms with retries off, so each `503` is seen; `[ms since start, outcome]`. */
   readonly probes: { readonly atMs: number; readonly outcome: string }[];
   stop(): Promise<void>;
@@ -91,6 +94,7 @@ export async function startLoad(
     failed: [],
     longestSendMs: 0,
     sent: 0,
+    answered: [],
     probes: [],
     stop() {
       stopped = true;
@@ -107,6 +111,7 @@ export async function startLoad(
       try {
         await p.send({ topic, body: payload });
         load.acknowledged.add(payload);
+        load.answered.push({ sentAtMs: sentAt, answeredAtMs: performance.now() });
       } catch (error) {
         load.failed.push(`${payload}: ${(error as Error).message}`);
       }
@@ -138,6 +143,19 @@ export function window503(load: Load, fromMs: number): { count: number; firstMs?
     ...(seen[0] ? { firstMs: Math.round(seen[0].atMs - fromMs) } : {}),
     ...(seen.at(-1) ? { lastMs: Math.round((seen.at(-1)?.atMs ?? 0) - fromMs) } : {}),
   };
+}
+
+/**
+ * How long after `atMs` (`performance.now()`) sends resumed: the first answer to a send begun at
+ * or after it. A send begun once the database died cannot have committed there, so its answer
+ * came from the database that replaced it; `undefined` while none is answered.
+ */
+export function resumedAfter(load: Load, atMs: number): number | undefined {
+  let first: number | undefined;
+  for (const { sentAtMs, answeredAtMs } of load.answered) {
+    if (sentAtMs >= atMs && (first === undefined || answeredAtMs < first)) first = answeredAtMs;
+  }
+  return first === undefined ? undefined : first - atMs;
 }
 
 /** The bodies of `topic` stored in every queue of the database, duplicates kept. */
