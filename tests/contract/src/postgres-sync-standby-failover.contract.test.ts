@@ -73,12 +73,13 @@ async function failOverUnderLoad(addressing: Addressing): Promise<void> {
     addressing === 'one endpoint that follows the primary'
       ? await startPrimaryEndpoint(primary.port)
       : undefined;
-  // The primary first: postgres.js 3.4.9 takes a hot standby for `read-write` (it reads
-  // `default_transaction_read_only`, not `in_hot_standby`), so a standby listed first would get
-  // every write (docs/guides/scale-out.md, "The database fails over").
+  // The standby first, as a URL written before an earlier failover lists them: the driver must
+  // pass it by while it is a hot standby (postgres.js 3.4.9 took one for `read-write` and sent it
+  // every write; the broker's patched driver checks `in_hot_standby`, as libpq does), then
+  // connect to it once it is promoted.
   const store = endpoint
     ? `postgres://${database.username}@127.0.0.1:${endpoint.port}${database.pathname}`
-    : `postgres://${database.username}@127.0.0.1:${primary.port},127.0.0.1:${standby.port}${database.pathname}` +
+    : `postgres://${database.username}@127.0.0.1:${standby.port},127.0.0.1:${primary.port}${database.pathname}` +
       '?target_session_attrs=read-write';
   await using cluster = await startSpreadBrokers(store, 2, directories, LEASE_MS);
   const [producerBroker, consumerBroker] = cluster.brokers;
