@@ -102,7 +102,7 @@ export class PartitionRouter implements BrokerService {
   /** This broker gave a queue up (`replaceQueue` away from its engine): its sessions between brokers close. */
   onQueueGivenUp: ((queue: number) => void) | undefined;
   /** Sends and admin writes waiting for a queue's next route (`reroute-waits.ts`). */
-  readonly #reroutes = new RerouteWaits((queue) => this.#queues[queue]);
+  readonly #reroutes: RerouteWaits;
   /** The failure-storm rule over every queue of a group (DESIGN.md §11). */
   readonly #stormCounts: StormCounts;
   #started = false;
@@ -137,6 +137,7 @@ export class PartitionRouter implements BrokerService {
     this.#receiveRotation = new QueueRotation(queues.length);
     this.#redrives = new RedrivePacer(options.timers ?? systemTimers);
     const timers = options.timers ?? systemTimers;
+    this.#reroutes = new RerouteWaits((queue) => this.#queues[queue], { clock: options.clock, timers });
     this.#stormCounts = new StormCounts({ queues: () => this.#queues, timers, onError: this.#onError });
   }
 

@@ -1,4 +1,6 @@
+import { type Clock, systemClock } from '@ricochet/core';
 import { BrokerError, ERROR_CODES } from '@ricochet/protocol';
+import { systemTimers, type TimerService } from '../../engine/index.js';
 import type { RoutedQueue } from './routed-queue.js';
 
 /**
@@ -54,12 +56,20 @@ export function isBetweenOwners(error: unknown): boolean {
  */
 export class RerouteWaits {
   readonly #current: (queue: number) => RoutedQueue | undefined;
+  /** The broker's clock and timers: the waits and their budget run on them, as every broker timer does. */
+  readonly #clock: Clock;
+  readonly #timers: TimerService;
   readonly #waiters = new Map<number, Set<() => void>>();
   #stopped = false;
 
   /** @param current - queue `queue` as routed now. */
-  constructor(current: (queue: number) => RoutedQueue | undefined) {
+  constructor(
+    current: (queue: number) => RoutedQueue | undefined,
+    time: { readonly clock?: Clock | undefined; readonly timers?: TimerService | undefined } = {},
+  ) {
     this.#current = current;
+    this.#clock = time.clock ?? systemClock;
+    this.#timers = time.timers ?? systemTimers;
   }
 
   /**
@@ -67,11 +77,11 @@ export class RerouteWaits {
    * it met the queue between owners, after {@link until}, within `bound`.
    */
   readonly onEachRoute: OnEachRoute = async (queue, attempt, bound) => {
-    const deadlineMs = Date.now() + bound.budgetMs;
+    const deadlineMs = this.#clock.now() + bound.budgetMs;
     let routed = this.#routed(queue);
     let again = await attempt(routed);
     for (let reroutes = 0; again && reroutes < bound.maxReroutes; reroutes++) {
-      const waitMs = Math.min(bound.waitMs, deadlineMs - Date.now());
+      const waitMs = Math.min(bound.waitMs, deadlineMs - this.#clock.now());
       if (waitMs <= 0 || !(await this.until(queue, routed, waitMs))) return;
       routed = this.#routed(queue);
       again = await attempt(routed);
@@ -125,11 +135,11 @@ export class RerouteWaits {
       const waiters = this.#waiters.get(queue) ?? new Set<() => void>();
       this.#waiters.set(queue, waiters);
       const wake = () => {
-        clearTimeout(timer);
+        timer.cancel();
         waiters.delete(wake);
         resolve(this.#current(queue) !== routed);
       };
-      const timer = setTimeout(wake, waitMs);
+      const timer = this.#timers.setTimer(waitMs, wake);
       waiters.add(wake);
     });
   }
