@@ -97,6 +97,12 @@ export {
   pushTransition,
 } from './lifecycle/push-lifecycle.js';
 export {
+  decidePushRun,
+  decideSimpleRun,
+  type RunDecision,
+  type RunSettle,
+} from './lifecycle/settle-run.js';
+export {
   initialSimpleState,
   LEASE_EXPIRED_REASON,
   MAX_INVISIBLE_DURATION_MS,
