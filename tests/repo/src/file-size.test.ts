@@ -17,6 +17,8 @@ const MAX_LINES = 600;
  * concern that makes it long. A file that shrinks back leaves the list with it.
  */
 const LONG_FILES: Readonly<Record<string, string>> = {
+  'apps/broker/src/engine/lifecycle/effect-applier.ts':
+    'the one writer of what core decides (DESIGN.md §1): each effect of a transition, a run of settles’ counters and marks once per run (issue 43), and the records made outside transitions (restart, delays, FIFO parking, redrive), all over the same private state; its once-per-turn flush is the seam a split would take',
   'apps/broker/src/cluster/routing/partition-router.ts':
     'the broker service over a store split into queues: one method per call of the service, each routing its request to the queues and joining their answers; the table of forwarded calls of issue 42 is where the per-call routing goes',
   'apps/broker/src/gateway/session.ts':

@@ -248,8 +248,8 @@ export class BrokerMetrics {
   retried(group: string): void {
     this.#retriedCounts.add(group, 1);
   }
-  deadLettered(group: string): void {
-    this.#deadLetteredCounts.add(group, 1);
+  deadLettered(group: string, count = 1): void {
+    this.#deadLetteredCounts.add(group, count);
   }
   released(group: string, count = 1): void {
     this.#releasedCounts.add(group, count);

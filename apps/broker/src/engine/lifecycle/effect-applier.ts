@@ -3,6 +3,7 @@ import {
   type GroupCounter,
   initialReadyState,
   type PushState,
+  type RunDecision,
   redrivenState,
   type SimpleState,
 } from '@ricochet/core';
@@ -38,10 +39,21 @@ export type DeliveryChange = {
   readonly holder?: LeaseHolder | undefined;
   /** The principal whose ack, nack or release this is, for the history; none for the broker's own events. */
   readonly settledBy?: string | undefined;
+  /**
+   * One settle of a run (issue 43): its counter moves and its success mark are the run's, carried
+   * out once for the whole run by {@link EffectApplier.finishRun}.
+   */
+  readonly inRun?: boolean | undefined;
 } & (
   | { readonly consumer: 'push'; readonly next: PushState }
   | { readonly consumer: 'simple'; readonly next: SimpleState }
 );
+
+/** What {@link EffectApplier.finishRun} carries out of core's decision of a run of settles. */
+export type RunOutcome = Pick<RunDecision<{ readonly state: string }, string>, 'committed' | 'counterMoves'>;
+
+/** The counters core's `adjustCounter` effects move. */
+const GROUP_COUNTERS: readonly GroupCounter[] = ['inflight', 'waitingRetry', 'committed', 'deadLettered'];
 
 /** A record being built, field by field. */
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -143,6 +155,7 @@ export class EffectApplier {
           this.#releaseFifoKey(group, address);
           break;
         case 'adjustCounter':
+          if (change.inRun) break;
           this.#adjust(group, effect.counter, effect.by);
           if (effect.by > 0 && effect.counter === 'committed') this.#deps.metrics.acked(group.name);
           if (effect.by > 0 && effect.counter === 'deadLettered') this.#deps.metrics.deadLettered(group.name);
@@ -151,6 +164,29 @@ export class EffectApplier {
     }
     if (change.eventType === 'delivered') this.#deps.metrics.delivered(group.name);
     this.#writeRecord(change, scheduleKey);
+  }
+
+  /**
+   * Finish a run of settles of `group`'s messages on `topic` whose transitions went through
+   * {@link apply} one by one (`inRun`): move each group counter once by the run's net move, and
+   * mark the run's successes, when the group keeps no history of them, as runs of offsets written
+   * with the topic's stored cursor in one write at the end of the turn. What one-by-one applying
+   * would do, summed: the counters and the marks are read only after the turn.
+   */
+  finishRun(group: GroupRuntime, topic: string, decision: RunOutcome): void {
+    const { counterMoves, committed } = decision;
+    for (const counter of GROUP_COUNTERS) {
+      const by = counterMoves[counter];
+      if (by !== 0) group[counter] += by;
+    }
+    if (counterMoves.committed !== 0 || counterMoves.deadLettered !== 0) this.#countersChanged(group);
+    // Terminal counters only ever rise: their moves are the run's acks and dead-letters.
+    if (counterMoves.committed > 0) this.#deps.metrics.acked(group.name, counterMoves.committed);
+    if (counterMoves.deadLettered > 0) this.#deps.metrics.deadLettered(group.name, counterMoves.deadLettered);
+    if (committed.length > 0 && this.#marksSuccessesOf(group, topic)) {
+      this.#deps.groups.markSucceededRuns(group, topic, committed);
+      this.#queueFlush();
+    }
   }
 
   /**
@@ -278,10 +314,13 @@ export class EffectApplier {
 
   #recordOutcome(change: DeliveryChange, effect: Extract<DeliveryEffect, { type: 'recordOutcome' }>): void {
     const { address, before } = change;
+    // A success, in a group keeping failures only: no entry, a mark (GroupRegistry.markSucceeded);
+    // in a run, one of the run's marks, made at once by finishRun.
+    if (change.inRun && effect.outcome === 'committed' && this.#marksSuccessesOf(change.group, address.topic))
+      return;
     const nowMs = this.#deps.clock.now();
     if (effect.outcome === 'released') this.#deps.metrics.released(address.group);
     if (effect.outcome === 'leaseExpired') this.#deps.metrics.retried(address.group);
-    // A success, in a group keeping failures only: no entry, a mark (GroupRegistry.markSucceeded).
     const { groups } = this.#deps;
     const unrecorded = effect.outcome === 'committed' && groups.historyOf(change.group) === 'failures';
     if (unrecorded && groups.markSucceeded(change.group, address.topic, address.offset)) {
@@ -306,6 +345,12 @@ export class EffectApplier {
     if (effect.cause !== undefined) entry.cause = effect.cause;
     if (change.settledBy !== undefined) entry.principal = change.settledBy;
     void this.#deps.store.appendHistory(change.messageId, entry);
+  }
+
+  /** Whether a success of `group` on `topic` is a mark with its stored cursor rather than a history entry. */
+  #marksSuccessesOf(group: GroupRuntime, topic: string): boolean {
+    const { groups } = this.#deps;
+    return groups.historyOf(group) === 'failures' && groups.canMark(group, topic);
   }
 
   #adjust(group: GroupRuntime, counter: GroupCounter, by: 1 | -1): void {

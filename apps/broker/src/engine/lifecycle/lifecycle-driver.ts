@@ -1,15 +1,21 @@
 import {
   admitDelivery,
   type DeliveryEffect,
+  decidePushRun,
+  decideSimpleRun,
   type GroupPauseEvent,
   type GroupPauseTransition,
   groupPauseTransition,
   type PushEvent,
+  type PushEventType,
   type PushState,
   type PushTransition,
   pushTransition,
   type Random,
+  type RunDecision,
+  type RunSettle,
   type SimpleEvent,
+  type SimpleEventType,
   type SimpleState,
   type SimpleTransition,
   type StormOutcome,
@@ -102,6 +108,87 @@ export function driveSimple(
   feedStormRule(deps, moving, event, result.state.lease, result.effects);
   noteHeldRetry(deps, moving, event.atMs, 'simple', result.state);
   return result;
+}
+
+/**
+ * Settle a run of push deliveries of one group on one topic (issue 43): core decides the whole run
+ * in one step, exactly as {@link drivePush} would decide each settle in turn; each accepted
+ * transition is applied and fed to the storm rule in the run's order, as one by one, and the run's
+ * counters and success marks are carried out once at its end. `movings[i]` is the record
+ * `settles[i]` moves; the offsets are distinct (the caller's runs rise), so applying one settle
+ * never changes the record another of the run starts from.
+ */
+export function drivePushRun(
+  deps: LifecycleDeps,
+  group: GroupRuntime,
+  topic: string,
+  movings: readonly Moving[],
+  settles: readonly RunSettle<PushState, PushEvent>[],
+): RunDecision<PushState, PushEventType> {
+  const decision = decidePushRun(settles, pushContextOf(group, deps.random));
+  applyRun(deps, group, topic, movings, settles, decision, 'push');
+  return decision;
+}
+
+/** Settle a run of simple leases of one group on one topic, as {@link drivePushRun} does push deliveries. */
+export function driveSimpleRun(
+  deps: Pick<LifecycleDeps, 'applier'>,
+  group: GroupRuntime,
+  topic: string,
+  movings: readonly Moving[],
+  settles: readonly RunSettle<SimpleState, SimpleEvent>[],
+): RunDecision<SimpleState, SimpleEventType> {
+  const decision = decideSimpleRun(settles, simpleContextOf(group));
+  applyRun(deps, group, topic, movings, settles, decision, 'simple');
+  return decision;
+}
+
+function applyRun<TState extends PushState | SimpleState>(
+  deps: Pick<LifecycleDeps, 'applier'>,
+  group: GroupRuntime,
+  topic: string,
+  movings: readonly Moving[],
+  settles: readonly RunSettle<TState, PushEvent | SimpleEvent>[],
+  decision: RunDecision<TState, string>,
+  consumer: 'push' | 'simple',
+): void {
+  for (let i = 0; i < settles.length; i++) {
+    const result = decision.transitions[i] as RunDecision<TState, string>['transitions'][number];
+    if (!result.ok) continue;
+    const moving = movings[i] as Moving;
+    const { event } = settles[i] as RunSettle<TState, PushEvent | SimpleEvent>;
+    // Written out in full, as in drivePush: no spread on the path every ack takes.
+    deps.applier.apply(
+      consumer === 'push'
+        ? {
+            group: moving.group,
+            address: moving.address,
+            before: moving.before,
+            messageId: moving.messageId,
+            eventType: event.type,
+            effects: result.effects,
+            consumer,
+            next: result.state as PushState,
+            settledBy: moving.settledBy,
+            inRun: true,
+          }
+        : {
+            group: moving.group,
+            address: moving.address,
+            before: moving.before,
+            messageId: moving.messageId,
+            eventType: event.type,
+            effects: result.effects,
+            consumer,
+            next: result.state as SimpleState,
+            settledBy: moving.settledBy,
+            inRun: true,
+          },
+    );
+    feedStormRule(deps, moving, event, result.state.lease, result.effects);
+    noteHeldRetry(deps, moving, event.atMs, consumer, result.state);
+  }
+  deps.applier.finishRun(group, topic, decision);
 }
 
 /**

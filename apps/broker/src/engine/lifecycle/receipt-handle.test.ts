@@ -4,6 +4,7 @@ import { QUEUE_COUNT } from '../../store/postgres/queue-schema.js';
 import {
   type BroadcastReceiptHandle,
   type ClusteringReceiptHandle,
+  decodeLeaseHandles,
   decodeReceiptHandle,
   encodeReceiptHandle,
   groupAndTopicOfHandle,
@@ -263,5 +264,70 @@ describe('groupAndTopicOfHandle', () => {
 
   it.each(['', 'x', '2~g~t~0~1', '1~g', '1~g~t', 'B~g~Yw', 'B~g~Yw~t'])('finds no names in %j', (text) => {
     expect(groupAndTopicOfHandle(text)).toBeUndefined();
+  });
+});
+
+describe('decodeLeaseHandles (a settle frame decoded once, issue 43)', () => {
+  /** What the full decoder says of each handle, in the shape the batch decoder gives it. */
+  const oneByOne = (texts: readonly string[]) =>
+    texts.map((text) => {
+      const handle = decodeReceiptHandle(text);
+      return handle?.kind === 'clustering' && handle.queue === undefined
+        ? { group: handle.group, topic: handle.topic, offset: handle.offset, lease: handle.lease }
+        : undefined;
+    });
+  const batch = (texts: readonly string[]) => {
+    const decoded = decodeLeaseHandles(texts.map((receiptHandle) => ({ receiptHandle })));
+    return texts.map((_, i) => {
+      const name = decoded.names[decoded.nameIndex[i] as number];
+      return name && { ...name, offset: decoded.offsets[i], lease: decoded.leases[i] };
+    });
+  };
+
+  it('decodes each handle as the full decoder does, near-misses of the shared prefix included', () => {
+    const own = (offset: number, lease = 1, group = 'g', topic = 't') =>
+      encodeClustering({ group, topic, offset, lease });
+    const texts = [
+      own(0),
+      own(1),
+      own(2, 3),
+      `${own(3)}@2`,
+      `${own(4)}@x`,
+      `${own(5)}~6`,
+      '1~g~t~05~1',
+      '1~g~t~5~0',
+      '1~g~t~~1',
+      '1~g~t~5~',
+      '1~g~t~9007199254740993~1',
+      own(6, 1, 'g', 'u'),
+      own(7),
+      'B~g~YQ~t~8~1',
+      own(9, 1, 'g2'),
+      own(10),
+      'garbage',
+      own(11),
+    ];
+    expect(batch(texts)).toEqual(oneByOne(texts));
+  });
+
+  it('agrees with the full decoder on any frame of handles', () => {
+    const handle = fc.oneof(
+      fc
+        .record({
+          group: fc.constantFrom('g', 'g2'),
+          topic: fc.constantFrom('t', 'u'),
+          offset: fc.integer({ min: 0, max: 1_000 }),
+          lease: fc.integer({ min: 1, max: 9 }),
+        })
+        .map((fields) => encodeClustering(fields)),
+      fc.string({ maxLength: 20 }).map((tail) => `1~g~t~${tail}`),
+      fc.string({ maxLength: 20 }),
+    );
+    fc.assert(
+      fc.property(fc.array(handle, { maxLength: 40 }), (texts) => {
+        expect(batch(texts)).toEqual(oneByOne(texts));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -203,3 +203,69 @@ export function groupAndTopicOfHandle(
   if (topicEnd < 0) return undefined;
   return { group: text.slice(2, groupEnd), topic: text.slice(topicStart, topicEnd) };
 }
+
+/** The group and topic of the leases a run of handles names. */
+export interface HandleNames {
+  readonly group: string;
+  readonly topic: string;
+}
+
+/**
+ * The leases a settle batch's handles name, decoded once into numbers. The handle at index `i`
+ * names the message at `offsets[i]` of `names[nameIndex[i]]`, and its lease `leases[i]`; a
+ * `nameIndex` of -1 says it is no clustering handle of the engine's own (a broadcast handle, one
+ * naming a queue, or no handle at all: {@link decodeReceiptHandle} tells which).
+ */
+export interface DecodedLeaseHandles {
+  readonly names: readonly HandleNames[];
+  readonly nameIndex: Int32Array;
+  readonly offsets: Float64Array;
+  readonly leases: Float64Array;
+}
+
+/**
+ * Decode a settle batch's clustering handles (`1~<group>~<topic>~<offset>~<lease>`, no queue) into
+ * {@link DecodedLeaseHandles}. A consumer acks in order, and a batch's handles mostly share their
+ * group and topic: the text before the offset is checked once, by a full decode, and each next
+ * handle that starts with it costs the parse of its two numbers. Whatever the shortcut does not
+ * take (another group or topic, a stray character) goes through the full decode, so the result
+ * is always what {@link decodeReceiptHandle} says of each handle.
+ */
+export function decodeLeaseHandles(
+  items: readonly { readonly receiptHandle: string }[],
+): DecodedLeaseHandles {
+  const count = items.length;
+  const names: HandleNames[] = [];
+  const nameIndex = new Int32Array(count);
+  const offsets = new Float64Array(count);
+  const leases = new Float64Array(count);
+  // `1~<group>~<topic>~` of the last handle decoded in full; group and topic hold no separator.
+  let prefix = '';
+  for (let i = 0; i < count; i++) {
+    const text = (items[i] as { readonly receiptHandle: string }).receiptHandle;
+    if (prefix !== '' && text.startsWith(prefix)) {
+      const offsetEnd = text.indexOf(SEPARATOR, prefix.length);
+      // Digits only after the prefix: a queue mark or a sixth field fails the parse, and the full
+      // decode below has the last word on such a handle.
+      const offset = offsetEnd < 0 ? undefined : parseWholeNumber(text, prefix.length, offsetEnd);
+      const lease = offset === undefined ? undefined : parseWholeNumber(text, offsetEnd + 1, text.length);
+      if (offset !== undefined && lease !== undefined && lease >= 1) {
+        nameIndex[i] = names.length - 1;
+        offsets[i] = offset;
+        leases[i] = lease;
+        continue;
+      }
+    }
+    const handle = decodeReceiptHandle(text);
+    if (handle?.kind !== 'clustering' || handle.queue !== undefined) {
+      nameIndex[i] = -1;
+      continue;
+    }
+    names.push({ group: handle.group, topic: handle.topic });
+    nameIndex[i] = names.length - 1;
+    offsets[i] = handle.offset;
+    leases[i] = handle.lease;
+    prefix = `${CLUSTERING_PREFIX}${handle.group}${SEPARATOR}${handle.topic}${SEPARATOR}`;
+  }
+  return { names, nameIndex, offsets, leases };
+}

@@ -1,11 +1,25 @@
-import type { Clock, PushEvent, Random, SimpleEvent } from '@ricochet/core';
+import type {
+  Clock,
+  PushEvent,
+  PushState,
+  Random,
+  RunSettle,
+  SimpleEvent,
+  SimpleState,
+  Transition,
+} from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { DeliveryAddress, DeliveryRecord } from '../../store/records.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
 import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
 import type { EffectApplier } from './effect-applier.js';
-import { drivePush, driveSimple } from './lifecycle-driver.js';
-import { decodeReceiptHandle, encodeReceiptHandle } from './receipt-handle.js';
+import { drivePush, drivePushRun, driveSimple, driveSimpleRun, type Moving } from './lifecycle-driver.js';
+import {
+  type DecodedLeaseHandles,
+  decodeLeaseHandles,
+  decodeReceiptHandle,
+  encodeReceiptHandle,
+} from './receipt-handle.js';
 import {
   malformedReceiptHandle,
   rejectionError,
@@ -57,12 +71,34 @@ export class Settlement {
     this.#deps = deps;
   }
 
-  /** Settle a batch: one failure per refused item, indexed into the batch. */
+  /**
+   * Settle a batch: one failure per refused item, indexed into the batch. The handles are decoded
+   * once into numbers, and consecutive items of one group and topic whose offsets rise (a
+   * consumer's acks, in order) are settled as a run: core decides the run in one step, and its
+   * counters and success marks are carried out once (issue 43). Each item's answer is what
+   * settling the items one by one gives.
+   */
   settle(items: readonly SettleItem[], verb: SettleVerb, settledBy?: string): SettleFailure[] {
+    const handles = decodeLeaseHandles(items);
+    const { nameIndex, offsets } = handles;
     const failures: SettleFailure[] = [];
-    for (const [index, item] of items.entries()) {
-      const outcome = this.#request(item.receiptHandle, { verb, item, settledBy });
-      if (!outcome.ok) failures.push({ index, error: outcome.error });
+    let start = 0;
+    while (start < items.length) {
+      const name = nameIndex[start] as number;
+      if (name < 0) {
+        failures.push({ index: start, error: malformedReceiptHandle() });
+        start++;
+        continue;
+      }
+      let end = start + 1;
+      while (
+        end < items.length &&
+        nameIndex[end] === name &&
+        (offsets[end] as number) > (offsets[end - 1] as number)
+      )
+        end++;
+      this.#settleRun(items, handles, start, end, { verb, settledBy }, failures);
+      start = end;
     }
     return failures;
   }
@@ -92,6 +128,98 @@ export class Settlement {
     const found = this.#find(address);
     if (found?.record.consumer !== 'push') return;
     this.#decide(found, address, lease, { verb: 'release', item: { receiptHandle: '' } });
+  }
+
+  /**
+   * Settle `items[start, end)`, one group's messages on one topic at rising offsets. An item core
+   * never sees (its message unknown, its verb meaningless for its machine) changes nothing, so it
+   * only ends the part of the run before it when the machine changes (a group consumed both push
+   * and simple). Failures go to `failures` in item order.
+   */
+  #settleRun(
+    items: readonly SettleItem[],
+    handles: DecodedLeaseHandles,
+    start: number,
+    end: number,
+    asked: { readonly verb: SettleVerb; readonly settledBy: string | undefined },
+    failures: SettleFailure[],
+  ): void {
+    const { group: groupName, topic } = handles.names[handles.nameIndex[start] as number] as {
+      group: string;
+      topic: string;
+    };
+    const group = this.#deps.groups.get(groupName);
+    if (!group) {
+      for (let index = start; index < end; index++) failures.push({ index, error: unknownReceiptHandle() });
+      return;
+    }
+    // One instant for the run: its settles arrived together, in one frame.
+    const atMs = this.#deps.clock.now();
+    const firstFailure = failures.length;
+    let part = new RunPart();
+    for (let index = start; index < end; index++) {
+      const address = { group: groupName, topic, offset: handles.offsets[index] as number };
+      const record = this.#deps.records.get(address);
+      if (!record) {
+        failures.push({ index, error: unknownReceiptHandle() });
+        continue;
+      }
+      const lease = handles.leases[index] as number;
+      const request = { verb: asked.verb, item: items[index] as SettleItem };
+      const event =
+        record.consumer === 'push'
+          ? pushEventFor(request, atMs, lease)
+          : simpleEventFor(request, atMs, lease);
+      if (event instanceof BrokerError) {
+        failures.push({ index, error: event });
+        continue;
+      }
+      if (part.consumer !== record.consumer) {
+        this.#decideRun(group, topic, part, failures);
+        part = new RunPart();
+      }
+      part.consumer = record.consumer;
+      part.indices.push(index);
+      part.movings.push({
+        group,
+        address,
+        before: record,
+        messageId: record.messageId,
+        settledBy: asked.settledBy,
+      });
+      part.settles.push({ offset: address.offset, from: record.state, event });
+    }
+    this.#decideRun(group, topic, part, failures);
+    // Refusals core returned come after the failures found before it: back into item order.
+    if (failures.length - firstFailure > 1) {
+      const run = failures.splice(firstFailure).sort((a, b) => a.index - b.index);
+      failures.push(...run);
+    }
+  }
+
+  /** Core decides a part of a run; the applier applies it; each refusal becomes its item's failure. */
+  #decideRun(group: GroupRuntime, topic: string, part: RunPart, failures: SettleFailure[]): void {
+    if (part.consumer === undefined) return;
+    const transitions: readonly Transition<PushState | SimpleState, string>[] =
+      part.consumer === 'push'
+        ? drivePushRun(
+            this.#deps,
+            group,
+            topic,
+            part.movings,
+            part.settles as RunSettle<PushState, PushEvent>[],
+          ).transitions
+        : driveSimpleRun(
+            this.#deps,
+            group,
+            topic,
+            part.movings,
+            part.settles as RunSettle<SimpleState, SimpleEvent>[],
+          ).transitions;
+    for (const [i, result] of transitions.entries()) {
+      if (!result.ok)
+        failures.push({ index: part.indices[i] as number, error: rejectionError(result.rejection) });
+    }
   }
 
   #request(receiptHandle: string, request: Request): Decided {
@@ -174,4 +302,12 @@ function simpleEventFor(request: Request, atMs: number, lease: number): SimpleEv
   if (verb === 'nack' && item.deadLetter)
     return { type: 'deadLettered', atMs, lease, reason: item.reason ?? '' };
   return BrokerError.of('BAD_REQUEST', `${verb} applies to push deliveries only`);
+}
+
+/** The items of a run that one machine decides: their indices, the records they move, their settles. */
+class RunPart {
+  consumer: 'push' | 'simple' | undefined;
+  readonly indices: number[] = [];
+  readonly movings: Moving[] = [];
+  readonly settles: RunSettle<PushState | SimpleState, PushEvent | SimpleEvent>[] = [];
 }

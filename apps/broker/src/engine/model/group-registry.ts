@@ -230,17 +230,37 @@ export class GroupRegistry {
    * it with: its history entry must say it instead.
    */
   markSucceeded(group: GroupRuntime, topic: string, offset: number): boolean {
+    return this.markSucceededRuns(group, topic, [offset, offset + 1]);
+  }
+
+  /**
+   * {@link markSucceeded} for a run of acks at once: `runs` is `[start, end, …]` (`end`
+   * exclusive), as core's run decision gives its committed offsets. The topic's marks are written
+   * once, with its stored cursor, at the end of the turn. Returns false when the group has no
+   * stored cursor on the topic.
+   */
+  markSucceededRuns(group: GroupRuntime, topic: string, runs: readonly number[]): boolean {
     const stored = group.storedCursors.get(topic);
     if (stored === undefined) return false;
-    if (offset < stored) return true;
     let marks = group.settledMarks.get(topic);
-    if (!marks) {
-      marks = new OffsetRuns();
-      group.settledMarks.set(topic, marks);
+    for (let i = 0; i + 1 < runs.length; i += 2) {
+      // Below its stored cursor the log scan does not come again: nothing to mark there.
+      const start = Math.max(runs[i] as number, stored);
+      const end = runs[i + 1] as number;
+      if (start >= end) continue;
+      if (!marks) {
+        marks = new OffsetRuns();
+        group.settledMarks.set(topic, marks);
+      }
+      marks.addRun(start, end);
+      this.#marksToWrite.set(`${group.name}\u0000${topic}`, { group, topic });
     }
-    marks.add(offset);
-    this.#marksToWrite.set(`${group.name}\u0000${topic}`, { group, topic });
     return true;
+  }
+
+  /** Whether `group` has a stored cursor on `topic`, so that a success there may be a mark. */
+  canMark(group: GroupRuntime, topic: string): boolean {
+    return group.storedCursors.has(topic);
   }
 
   /** Whether `group` succeeded at `offset` past its stored cursor (a mark: no history entry). */

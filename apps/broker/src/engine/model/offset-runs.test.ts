@@ -54,4 +54,29 @@ describe('OffsetRuns', () => {
       { numRuns: 200 },
     );
   });
+
+  it('adds a run of offsets as adding each of them would (a run of acks, issue 43)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 60 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 12 })), {
+          maxLength: 20,
+        }),
+        (single, spans) => {
+          const byRun = new OffsetRuns();
+          const oneByOne = new OffsetRuns();
+          for (const offset of single) {
+            byRun.add(offset);
+            oneByOne.add(offset);
+          }
+          for (const [start, length] of spans) {
+            byRun.addRun(start, start + length);
+            for (let offset = start; offset < start + length; offset++) oneByOne.add(offset);
+          }
+          expect(byRun.toFlat()).toEqual(oneByOne.toFlat());
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });

@@ -61,6 +61,31 @@ export class OffsetRuns {
     }
   }
 
+  /**
+   * Add every offset of `[start, end)` at once: a run of acks' marks. The runs it overlaps or
+   * touches merge into one, so the runs stay disjoint and apart.
+   */
+  addRun(start: number, end: number): void {
+    if (end <= start) return;
+    if (end - start === 1) {
+      this.add(start);
+      return;
+    }
+    // The first run that ends at or after `start`: every run before it lies wholly below.
+    let first = this.#starts.length;
+    while (first > 0 && (this.#ends[first - 1] as number) >= start) first--;
+    let last = first;
+    let mergedStart = start;
+    let mergedEnd = end;
+    while (last < this.#starts.length && (this.#starts[last] as number) <= end) {
+      mergedStart = Math.min(mergedStart, this.#starts[last] as number);
+      mergedEnd = Math.max(mergedEnd, this.#ends[last] as number);
+      last++;
+    }
+    this.#starts.splice(first, last - first, mergedStart);
+    this.#ends.splice(first, last - first, mergedEnd);
+  }
+
   /** Forget every offset below `offset`. */
   dropBelow(offset: number): void {
     let whole = 0;
