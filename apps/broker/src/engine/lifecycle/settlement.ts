@@ -19,6 +19,7 @@ import {
   decodeLeaseHandles,
   decodeReceiptHandle,
   encodeReceiptHandle,
+  type HandleNames,
 } from './receipt-handle.js';
 import {
   malformedReceiptHandle,
@@ -144,10 +145,7 @@ export class Settlement {
     asked: { readonly verb: SettleVerb; readonly settledBy: string | undefined },
     failures: SettleFailure[],
   ): void {
-    const { group: groupName, topic } = handles.names[handles.nameIndex[start] as number] as {
-      group: string;
-      topic: string;
-    };
+    const { group: groupName, topic } = handles.names[handles.nameIndex[start] as number] as HandleNames;
     const group = this.#deps.groups.get(groupName);
     if (!group) {
       for (let index = start; index < end; index++) failures.push({ index, error: unknownReceiptHandle() });
