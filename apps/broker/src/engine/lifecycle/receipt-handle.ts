@@ -218,9 +218,9 @@ export interface HandleNames {
  */
 export interface DecodedLeaseHandles {
   readonly names: readonly HandleNames[];
-  readonly nameIndex: Int32Array;
-  readonly offsets: Float64Array;
-  readonly leases: Float64Array;
+  readonly nameIndex: readonly number[];
+  readonly offsets: readonly number[];
+  readonly leases: readonly number[];
 }
 
 /**
@@ -236,9 +236,11 @@ export function decodeLeaseHandles(
 ): DecodedLeaseHandles {
   const count = items.length;
   const names: HandleNames[] = [];
-  const nameIndex = new Int32Array(count);
-  const offsets = new Float64Array(count);
-  const leases = new Float64Array(count);
+  // Plain arrays, filled in order (packed): typed arrays cost more to allocate than a frame's
+  // 32 handles cost to parse.
+  const nameIndex: number[] = [];
+  const offsets: number[] = [];
+  const leases: number[] = [];
   // `1~<group>~<topic>~` of the last handle decoded in full; group and topic hold no separator.
   let prefix = '';
   for (let i = 0; i < count; i++) {
@@ -250,21 +252,23 @@ export function decodeLeaseHandles(
       const offset = offsetEnd < 0 ? undefined : parseWholeNumber(text, prefix.length, offsetEnd);
       const lease = offset === undefined ? undefined : parseWholeNumber(text, offsetEnd + 1, text.length);
       if (offset !== undefined && lease !== undefined && lease >= 1) {
-        nameIndex[i] = names.length - 1;
-        offsets[i] = offset;
-        leases[i] = lease;
+        nameIndex.push(names.length - 1);
+        offsets.push(offset);
+        leases.push(lease);
         continue;
       }
     }
     const handle = decodeReceiptHandle(text);
     if (handle?.kind !== 'clustering' || handle.queue !== undefined) {
-      nameIndex[i] = -1;
+      nameIndex.push(-1);
+      offsets.push(0);
+      leases.push(0);
       continue;
     }
     names.push({ group: handle.group, topic: handle.topic });
-    nameIndex[i] = names.length - 1;
-    offsets[i] = handle.offset;
-    leases[i] = handle.lease;
+    nameIndex.push(names.length - 1);
+    offsets.push(handle.offset);
+    leases.push(handle.lease);
     prefix = `${CLUSTERING_PREFIX}${handle.group}${SEPARATOR}${handle.topic}${SEPARATOR}`;
   }
   return { names, nameIndex, offsets, leases };
