@@ -147,6 +147,20 @@ describe('GroupRegistry', () => {
     expect(h.store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: 8 }]);
   });
 
+  it('marks runs of successes at once, leaving out what lies behind the stored cursor, and stores them with it', async () => {
+    const group = h.groups.put('g', { startFrom: 'earliest' });
+    expect(h.groups.canMark(group, 't')).toBe(false);
+    expect(h.groups.markSucceededRuns(group, 't', [0, 4])).toBe(false); // no stored cursor: history instead
+    h.groups.saveCursor(group, 't', 2);
+    expect(h.groups.canMark(group, 't')).toBe(true);
+    // Runs as core's run decision gives them: [0, 4) straddles the stored cursor at 2.
+    expect(h.groups.markSucceededRuns(group, 't', [0, 4, 6, 9])).toBe(true);
+    expect(h.groups.markSucceededRuns(group, 't', [4, 6])).toBe(true);
+    h.groups.writeMarks();
+    await h.committed();
+    expect(h.store.listCursors()).toEqual([{ group: 'g', topic: 't', nextOffset: 2, settledAhead: [2, 9] }]);
+  });
+
   it("keeps successes in the history by the group's setting, else by the broker's", () => {
     const byBroker = h.groups.put('by-broker', {});
     const full = h.groups.put('full', { history: 'full' });
