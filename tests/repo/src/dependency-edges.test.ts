@@ -38,7 +38,9 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
   '@ricochet/broker': {
     workspace: ['@ricochet/core', '@ricochet/protocol'],
     // `postgres`: the driver of the PostgreSQL store (DESIGN.md §9), loaded only when `--store` names one.
-    // `@grpc/*`: the RocketMQ 5 endpoint (DESIGN.md §10), the gRPC stack Apache's Node client runs too.
+    // `@grpc/*`: the RocketMQ 5 endpoint (DESIGN.md §10), the gRPC stack Apache's Node client runs too;
+    // `protobufjs` (proto-loader's own codec library): its reader and writer under the endpoint's
+    // own codecs of the hot RPCs (issue 44).
     external: [
       'fastify',
       '@fastify/websocket',
@@ -50,6 +52,7 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
       'postgres',
       '@grpc/grpc-js',
       '@grpc/proto-loader',
+      'protobufjs',
     ],
   },
   // The testing kit runs the real broker in process; it drives it through `buildBroker` and the

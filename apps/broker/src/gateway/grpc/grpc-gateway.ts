@@ -7,7 +7,7 @@ import type { BrokerService } from '../../engine/index.js';
 import type { TlsCredentials } from '../../tls.js';
 import type { ConnectionLimits } from '../connection-limits.js';
 import { GrpcListener } from './grpc-listener.js';
-import { messagingServiceDefinition } from './rocketmq-schema.js';
+import { rocketServiceDefinition } from './rocketmq-codecs.js';
 import { RocketMessagingService } from './rocketmq-service.js';
 
 /** Room for a message's other fields beside a body at the broker's limit. */
@@ -58,9 +58,12 @@ export class GrpcGateway {
       'grpc.max_send_message_length': options.maxBodyBytes + ENVELOPE_BYTES,
       // A client past it waits for a stream to free up: HTTP/2's own flow control, not an error.
       'grpc.max_concurrent_streams': options.limits.caps.maxInflightRequestsPerConnection,
+      // Channelz keeps per-call counters and timestamps for a debugging service the broker does
+      // not serve; on by default, it was a visible share of every call's cost (issue 44).
+      'grpc.enable_channelz': 0,
     });
     this.#service = new RocketMessagingService(options);
-    this.#server.addService(messagingServiceDefinition(), this.#service.handlers());
+    this.#server.addService(rocketServiceDefinition(), this.#service.handlers());
     this.#injector = this.#server.createConnectionInjector(ServerCredentials.createInsecure());
     this.#listener = new GrpcListener({
       injector: this.#injector,
