@@ -1,5 +1,6 @@
+import { cpuTimeOf } from './cpu-time.js';
 import { rate, runPool } from './pool.js';
-import { type BenchProcess, type BrokerProfileOptions, cpuTimeOf } from './processes.js';
+import type { BenchProcess, BrokerProfileOptions } from './processes.js';
 
 /**
  * Hooks around the measured part of a workload, for `pnpm bench:profile`: `begin` right before it,

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
-import { type MeasuredWindow, type RicochetRunOptions, startThroughput, type Throughput } from '../measured-window.js';
+import {
+  type MeasuredWindow,
+  type RicochetRunOptions,
+  startThroughput,
+  type Throughput,
+} from '../measured-window.js';
 import { rate, runPool } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
