@@ -34,6 +34,13 @@ export function grpcMessagesOf(body: Buffer): Buffer[] {
   return messages;
 }
 
+/** How many refused streams a client sends again, over its life, before a refusal fails the call. */
+const MAX_REFUSALS = 10_000;
+
+function isRefused(error: unknown): boolean {
+  return error instanceof Error && /NGHTTP2_REFUSED_STREAM/.test(error.message);
+}
+
 /** A call the server answered with a gRPC status other than OK (grpc-status ≠ 0). */
 export class GrpcStatusError extends Error {
   constructor(
@@ -57,6 +64,7 @@ export class RawGrpcClient implements AsyncDisposable {
   readonly #headers: Readonly<Record<string, string>>;
   #next = 0;
   #requestId = 0;
+  #refusals = 0;
 
   private constructor(sessions: readonly ClientHttp2Session[], clientId: string) {
     this.#sessions = sessions;
@@ -97,6 +105,21 @@ export class RawGrpcClient implements AsyncDisposable {
    * @throws GrpcStatusError when they do not, or the stream fails.
    */
   call(method: string, frame: Buffer): Promise<Buffer[]> {
+    return this.#attempt(method, frame).catch((error: unknown) => {
+      // HTTP/2 says a refused stream was never processed, so it is safe to send again; gRPC's
+      // clients do so transparently. Counted, so a run that needed it says so.
+      if (!isRefused(error) || this.#refusals >= MAX_REFUSALS) throw error;
+      this.#refusals++;
+      return this.call(method, frame);
+    });
+  }
+
+  /** Streams the server refused (REFUSED_STREAM) and this client sent again. */
+  get refusals(): number {
+    return this.#refusals;
+  }
+
+  #attempt(method: string, frame: Buffer): Promise<Buffer[]> {
     const session = this.#sessions[this.#next++ % this.#sessions.length];
     if (session === undefined) return Promise.reject(new Error('the client has no session'));
     const stream = session.request({

@@ -69,7 +69,7 @@ function checkOk(method: string, status: Status | null | undefined): void {
  * template with a fresh `message_id` written over the placeholder's bytes (ids must differ, or R3's
  * dedup would answer without storing).
  */
-class SendTemplate {
+export class SendTemplate {
   static readonly #ID_LENGTH = 32;
   readonly #frame: Buffer;
   readonly #idAt: number;
@@ -125,12 +125,14 @@ export async function rawGrpcW1(options: RicochetRunOptions = {}): Promise<Throu
     checkOk('SendMessage', response.status);
     for (const entry of response.entries) checkOk('SendMessage', entry.status);
   };
-  return measuredSends(
+  const result = await measuredSends(
     broker,
     options,
     { warmUp: WARM_UP, messages: GRPC_RAW_MESSAGES, inFlight: IN_FLIGHT },
     send,
   );
+  if (client.refusals > 0) console.error(`  w1 via gRPC: ${client.refusals} streams refused and sent again`);
+  return result;
 }
 
 interface Delivered {
@@ -194,5 +196,7 @@ export async function rawGrpcW2s(options: RicochetRunOptions = {}): Promise<Thro
     checkOk('AckMessage', response.status);
     for (const result of response.entries) checkOk('AckMessage', result.status);
   };
-  return measuredReceives(broker, options, GRPC_RAW_MESSAGES, receive, ack);
+  const result = await measuredReceives(broker, options, GRPC_RAW_MESSAGES, receive, ack);
+  if (client.refusals > 0) console.error(`  w2s via gRPC: ${client.refusals} streams refused and sent again`);
+  return result;
 }

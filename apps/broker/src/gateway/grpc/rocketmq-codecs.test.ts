@@ -1,4 +1,4 @@
-import type { MethodDefinition } from '@grpc/grpc-js';
+import type { MethodDefinition } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import { rocketServiceDefinition } from './rocketmq-codecs.js';
 import { messagingServiceDefinition } from './rocketmq-schema.js';
@@ -12,8 +12,8 @@ import { OK_STATUS, status } from './rocketmq-status.js';
  */
 
 type Method = MethodDefinition<object, object>;
-const generic = messagingServiceDefinition() as Record<string, Method>;
-const ours = rocketServiceDefinition() as Record<string, Method>;
+const generic = messagingServiceDefinition() as unknown as Record<string, Method>;
+const ours = rocketServiceDefinition() as unknown as Record<string, Method>;
 
 function method(definition: Record<string, Method>, name: string): Method {
   const found = definition[name];
@@ -116,7 +116,7 @@ describe("the gateway's codecs of the hot RPCs", () => {
     expect(ack.ours).toEqual(ack.generic);
   });
 
-  it('refuse bytes that are not a message, as the generic codec does (grpc-js answers INTERNAL)', () => {
+  it('refuse bytes that are not a message, as the generic codec does (the server answers INTERNAL)', () => {
     const broken = Buffer.from([0x0a, 0xff, 0xff, 0xff]);
     for (const name of ['SendMessage', 'ReceiveMessage', 'AckMessage']) {
       expect(() => method(generic, name).requestDeserialize(broken)).toThrow();

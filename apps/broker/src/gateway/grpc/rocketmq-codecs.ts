@@ -1,4 +1,4 @@
-import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
+import type { GrpcMethodCodec } from './grpc-server.js';
 import {
   type DecodeEnums,
   decodeAckMessageRequest,
@@ -7,7 +7,12 @@ import {
 } from './rocketmq-decode.js';
 import { type EncodeEnums, RocketEncoder } from './rocketmq-encode.js';
 import type { RocketCode } from './rocketmq-schema.js';
-import { enumValuesOf, loadRocketSchema, messagingServiceDefinition } from './rocketmq-schema.js';
+import {
+  enumValuesOf,
+  loadRocketSchema,
+  messagingServiceDefinition,
+  type ServiceCodecs,
+} from './rocketmq-schema.js';
 
 const PACKAGE = 'apache.rocketmq.v2.';
 
@@ -20,7 +25,7 @@ const PACKAGE = 'apache.rocketmq.v2.';
  * settings) and their shapes many. Enum numbers come from the same schema file the drift test
  * holds to Apache's, so no number is typed twice.
  */
-export function rocketServiceDefinition(): ServiceDefinition {
+export function rocketServiceDefinition(): ServiceCodecs {
   const definitions = loadRocketSchema();
   const service = messagingServiceDefinition(definitions);
   const byName = (name: string) =>
@@ -39,10 +44,10 @@ export function rocketServiceDefinition(): ServiceDefinition {
     messageType: byName('MessageType'),
   };
   const encoder = new RocketEncoder(encodeEnums);
-  const method = (name: string): MethodDefinition<object, object> => {
+  const method = (name: string): GrpcMethodCodec => {
     const definition = service[name];
     if (definition === undefined) throw new Error(`MessagingService has no ${name}`);
-    return definition as MethodDefinition<object, object>;
+    return definition;
   };
   return {
     ...service,

@@ -16,7 +16,7 @@ import { tagOf, WIRE_FIELDS } from './rocketmq-wire-fields.js';
  * bytes into the shapes the handlers read, as proto-loader's generic path gives them (camelCase,
  * int64 as numbers, enums by name, an absent field `undefined`) but without its message objects
  * and the `toObject` copy of each. Only the fields the handlers read are kept; every other field is
- * skipped by its wire type, as any protobuf reader does. Malformed bytes throw (grpc-js then
+ * skipped by its wire type, as any protobuf reader does. Malformed bytes throw (the gRPC server then
  * answers INTERNAL and no handler runs).
  */
 

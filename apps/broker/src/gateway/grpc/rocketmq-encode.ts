@@ -210,7 +210,7 @@ function duration(writer: Writer, tag: number, value: Duration | undefined): voi
   writer.ldelim();
 }
 
-/** The bytes as the Buffer grpc-js writes (Node's protobufjs writer already makes one). */
+/** The bytes as a Buffer (Node's protobufjs writer already makes one). */
 function finish(writer: Writer): Buffer {
   const bytes = writer.finish();
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

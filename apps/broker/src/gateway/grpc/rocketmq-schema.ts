@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import type { ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
+import type { GrpcMethodCodec } from './grpc-server.js';
+
+/** A gRPC service's methods by name, each with its path, shape and codec. */
+export type ServiceCodecs = Readonly<Record<string, GrpcMethodCodec>>;
 
 /**
  * The RocketMQ 5 wire schema (`proto/rocketmq-v2.proto`, beside `src/` and `dist/` alike, so the
@@ -32,7 +35,7 @@ export function loadRocketSchema(): PackageDefinition {
  * method (de)serialized by proto-loader's generic codec (rocketmq-codecs.ts swaps in its own for
  * the hot ones).
  */
-export function messagingServiceDefinition(definitions = loadRocketSchema()): ServiceDefinition {
+export function messagingServiceDefinition(definitions = loadRocketSchema()): ServiceCodecs {
   const service = definitions['apache.rocketmq.v2.MessagingService'];
   if (service === undefined || !isServiceDefinition(service)) {
     throw new Error(`${ROCKETMQ_PROTO_PATH} defines no apache.rocketmq.v2.MessagingService`);
@@ -53,7 +56,7 @@ export function enumValuesOf(
   return values;
 }
 
-function isServiceDefinition(value: object): value is ServiceDefinition {
+function isServiceDefinition(value: object): value is ServiceCodecs {
   return Object.values(value).every((method) => typeof method === 'object' && 'path' in method);
 }
 
