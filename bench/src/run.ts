@@ -1,4 +1,5 @@
 import { stopBenchStore, useBenchStore } from './bench-store.js';
+import type { Throughput } from './measured-window.js';
 import { PeerUnavailableError } from './peers/debian-package.js';
 import {
   jetStreamW1,
@@ -30,6 +31,7 @@ import { CREATE_IN_FLIGHT, MANY_TENANTS_SENDS, runManyTenants } from './workload
 import { PENDING_RETRIES, runPendingRetries } from './workloads/pending-retries.js';
 import { PROBE_MESSAGES } from './workloads/retry-probe.js';
 import { rocketMqW1, rocketMqW2s } from './workloads/rocketmq-grpc.js';
+import { rawGrpcW1, rawGrpcW2s } from './workloads/rocketmq-grpc-raw.js';
 import { runSpreadTakeover, type SpreadTakeoverFigures } from './workloads/spread-takeover.js';
 import {
   LARGE_STORE_MESSAGES,
@@ -88,11 +90,36 @@ const w2RateThisRun = new Map<SystemName, number>();
 const httpOverWs: number[] = [];
 /** W1 and W2s via RocketMQ gRPC with Apache's Node client ÷ with Ricochet's own clients over WebSocket, one ratio per run. */
 const grpcOverWs = new Map<string, number[]>();
+/**
+ * Issue 44's measure: the broker's CPU per message via RocketMQ gRPC (the load generator's rows)
+ * ÷ through Ricochet's own protocol over WebSocket, per workload, one ratio per run; and each
+ * path's CPU per message, µs, one figure per run.
+ */
+const grpcCpuOverOwn = new Map<string, number[]>();
+const brokerCpuUs = new Map<string, number[]>();
 
-function recordGrpc(row: RowSpec, ownRow: RowSpec, grpc: number, own: number, reference: number): void {
-  record(row, 'ricochet', figures({ rate: grpc }));
+const append = (map: Map<string, number[]>, key: string, value: number) =>
+  map.set(key, [...(map.get(key) ?? []), value]);
+
+/** A gRPC row (Apache's client or the load generator) beside the reference, and its ratios to the own protocol's run. */
+function recordGrpc(
+  row: RowSpec,
+  ownRow: RowSpec,
+  grpc: Throughput,
+  own: Throughput,
+  reference: number,
+  client: 'official' | 'load generator',
+): void {
+  record(row, 'ricochet', figures(grpc));
   record(row, 'reference', figures({ rate: reference }));
-  grpcOverWs.set(ownRow.label, [...(grpcOverWs.get(ownRow.label) ?? []), grpc / own]);
+  const workload = ownRow.label.split(' ')[0] ?? ownRow.label;
+  append(
+    brokerCpuUs,
+    `${workload} via gRPC, ${client === 'official' ? "Apache's Node client" : 'load generator'}`,
+    grpc.brokerCpuUs,
+  );
+  if (client === 'official') append(grpcOverWs, ownRow.label, grpc.rate / own.rate);
+  else append(grpcCpuOverOwn, workload, grpc.brokerCpuUs / own.brokerCpuUs);
 }
 
 function record(spec: RowSpec, system: SystemName, outcome: Outcome, progress = true): void {
@@ -177,20 +204,24 @@ for (let run = 1; run <= args.runs; run++) {
     console.error(`${workload} run ${run}/${args.runs}`);
     if (workload === 'w1') {
       const { ricochet, http, reference } = await runW1();
-      recordByTransport(ROWS.w1, ROWS.w1Tcp, ricochet, reference);
-      record(ROWS.w1Http, 'ricochet', figures({ rate: http }));
+      recordByTransport(ROWS.w1, ROWS.w1Tcp, { ws: ricochet.ws.rate, tcp: ricochet.tcp.rate }, reference);
+      record(ROWS.w1Http, 'ricochet', figures({ rate: http.rate }));
       record(ROWS.w1Http, 'reference', figures({ rate: reference }));
-      httpOverWs.push(http / ricochet.ws);
-      recordGrpc(ROWS.w1Grpc, ROWS.w1, await rocketMqW1(), ricochet.ws, reference);
+      httpOverWs.push(http.rate / ricochet.ws.rate);
+      append(brokerCpuUs, 'W1 own protocol over WebSocket', ricochet.ws.brokerCpuUs);
+      recordGrpc(ROWS.w1Grpc, ROWS.w1, await rocketMqW1(), ricochet.ws, reference, 'official');
+      recordGrpc(ROWS.w1GrpcRaw, ROWS.w1, await rawGrpcW1(), ricochet.ws, reference, 'load generator');
       if (args.peers) {
         await peerRow(ROWS.w1, 'jetstream', async () => ({ rate: await jetStreamW1(durability) }));
         await peerRow(ROWS.w1, 'rabbitmq', async () => ({ rate: await rabbitMqW1(durability) }));
       }
     } else if (workload === 'w2s') {
       const { ricochet, reference } = await runW2s();
-      record(ROWS.w2s, 'ricochet', figures({ rate: ricochet }));
+      record(ROWS.w2s, 'ricochet', figures({ rate: ricochet.rate }));
       record(ROWS.w2s, 'reference', figures({ rate: reference }));
-      recordGrpc(ROWS.w2sGrpc, ROWS.w2s, await rocketMqW2s(), ricochet, reference);
+      append(brokerCpuUs, 'W2s own protocol over WebSocket', ricochet.brokerCpuUs);
+      recordGrpc(ROWS.w2sGrpc, ROWS.w2s, await rocketMqW2s(), ricochet, reference, 'official');
+      recordGrpc(ROWS.w2sGrpcRaw, ROWS.w2s, await rawGrpcW2s(), ricochet, reference, 'load generator');
       if (args.peers) {
         await peerRow(ROWS.w2s, 'jetstream', async () => ({ rate: await jetStreamW2s(durability) }));
         record(ROWS.w2s, 'rabbitmq', {
@@ -270,6 +301,14 @@ if (rows.size > 0) {
   for (const [label, ratios] of grpcOverWs)
     console.log(
       `${label}: via RocketMQ gRPC with Apache's Node client ÷ Ricochet's client over WebSocket ${median(ratios).toFixed(2)} (median of ${ratios.length})`,
+    );
+  for (const [path, figures] of brokerCpuUs)
+    console.log(
+      `broker CPU per message, ${path}: ${median(figures).toFixed(1)} µs (median of ${figures.length})`,
+    );
+  for (const [workload, ratios] of grpcCpuOverOwn)
+    console.log(
+      `${workload} broker CPU per message, via RocketMQ gRPC (load generator) ÷ own protocol over WebSocket: ${median(ratios).toFixed(2)} (median of ${ratios.length}; target ≤ 2)`,
     );
   if (durability.size > 0)
     console.log(['durability of the peers, as run:', ...[...durability].map((d) => `  ${d}`)].join('\n'));

@@ -6,7 +6,18 @@ import {
 } from '../report/store-flags.js';
 
 /** The workloads `pnpm bench:profile` can profile, one per run. */
-export const PROFILED_WORKLOADS = ['w1', 'w2', 'w2c10', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc'] as const;
+export const PROFILED_WORKLOADS = [
+  'w1',
+  'w2',
+  'w2c10',
+  'w2s',
+  'w3',
+  'w4',
+  'w1-grpc',
+  'w2s-grpc',
+  'w1-grpc-raw',
+  'w2s-grpc-raw',
+] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
 export interface ProfileArgs extends Readonly<StoreChoice> {
@@ -28,7 +39,7 @@ export class ProfileArgsError extends Error {
 const MAX_TOP = 200;
 
 /**
- * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]
+ * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc|w1-grpc-raw|w2s-grpc-raw> [--heap] [--top N] [--store lmdb|postgres]
  * [--store-queues N] [--store-spread N]`, case-insensitive. With `--store-spread`, every broker of
  * the spread cluster is profiled.
  */

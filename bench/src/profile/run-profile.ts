@@ -15,6 +15,7 @@ import {
   startBrokerProcess,
 } from '../processes.js';
 import { ROCKETMQ_MESSAGES, rocketMqW1, rocketMqW2s } from '../workloads/rocketmq-grpc.js';
+import { GRPC_RAW_MESSAGES, rawGrpcW1, rawGrpcW2s } from '../workloads/rocketmq-grpc-raw.js';
 import { ricochetW1, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { ricochetW2, W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { ricochetW2c10, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
@@ -32,7 +33,7 @@ import {
 import { type ProfileArgs, ProfileArgsError, parseProfileArgs } from './profile-args.js';
 
 /**
- * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc> [--heap] [--top N] [--store lmdb|postgres]`: one workload
+ * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc|w1-grpc-raw|w2s-grpc-raw> [--heap] [--top N] [--store lmdb|postgres]`: one workload
  * against the broker (over WebSocket, on the chosen store), with V8's profiler on the broker and on the client process over the measured window
  * only, and, over the same window, both event loops' delay and both processes' CPU time per
  * message. Prints where the time (with `--heap`, the allocation) went and how long each event loop
@@ -151,7 +152,7 @@ useBenchStore(args);
 switch (args.workload) {
   case 'w1':
     messages = W1_MESSAGES;
-    outcome = `${Math.round(await ricochetW1('ws', W1_MESSAGES, { window, profile }))} msg/s`;
+    outcome = `${Math.round((await ricochetW1('ws', W1_MESSAGES, { window, profile })).rate)} msg/s`;
     break;
   case 'w2':
     messages = W2_MESSAGES;
@@ -165,15 +166,23 @@ switch (args.workload) {
   }
   case 'w2s':
     messages = W2S_MESSAGES;
-    outcome = `${Math.round(await ricochetW2s({ window, profile }))} msg/s`;
+    outcome = `${Math.round((await ricochetW2s({ window, profile })).rate)} msg/s`;
     break;
   case 'w1-grpc':
     messages = ROCKETMQ_MESSAGES;
-    outcome = `${Math.round(await rocketMqW1({ window, profile }))} msg/s via RocketMQ gRPC (Apache's Node client)`;
+    outcome = `${Math.round((await rocketMqW1({ window, profile })).rate)} msg/s via RocketMQ gRPC (Apache's Node client)`;
     break;
   case 'w2s-grpc':
     messages = ROCKETMQ_MESSAGES;
-    outcome = `${Math.round(await rocketMqW2s({ window, profile }))} msg/s via RocketMQ gRPC (Apache's Node client)`;
+    outcome = `${Math.round((await rocketMqW2s({ window, profile })).rate)} msg/s via RocketMQ gRPC (Apache's Node client)`;
+    break;
+  case 'w1-grpc-raw':
+    messages = GRPC_RAW_MESSAGES;
+    outcome = `${Math.round((await rawGrpcW1({ window, profile })).rate)} msg/s via RocketMQ gRPC (load generator)`;
+    break;
+  case 'w2s-grpc-raw':
+    messages = GRPC_RAW_MESSAGES;
+    outcome = `${Math.round((await rawGrpcW2s({ window, profile })).rate)} msg/s via RocketMQ gRPC (load generator)`;
     break;
   case 'w3': {
     messages = W3_MESSAGES;

@@ -1,4 +1,5 @@
 import { ROCKETMQ_MESSAGES } from '../workloads/rocketmq-grpc.js';
+import { GRPC_RAW_MESSAGES, GRPC_RAW_SESSIONS } from '../workloads/rocketmq-grpc-raw.js';
 import { W1_HTTP_MESSAGES, W1_MESSAGES } from '../workloads/w1-publish.js';
 import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
@@ -9,10 +10,16 @@ import { X5_CONSUMERS, X5_LIMIT_PER_SECOND, X5_WINDOW_MS } from '../workloads/x5
 import { count, fixed2, type RowSpec } from './side-by-side.js';
 
 /** What the rows measure, printed above the table (the labels stay short). */
-export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
+export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}, with the gRPC load generator ${count(GRPC_RAW_MESSAGES)} on ${GRPC_RAW_SESSIONS} HTTP/2 sessions), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
 
 /** The rows of `pnpm bench`'s table, with the targets of the latest performance round (issue 34). */
 const rate = [{ key: 'rate', format: count }] as const;
+/** A rate, and what each message cost the broker's and the client's CPU (µs). */
+const rateAndCpu = [
+  { key: 'rate', format: count },
+  { key: 'brokerCpuUs', format: count },
+  { key: 'clientCpuUs', format: count },
+] as const;
 const fairness = [
   { key: 'minSharePercent', format: fixed2 },
   { key: 'maxSharePercent', format: fixed2 },
@@ -78,16 +85,28 @@ export const ROWS = {
     target: 'TCP the fastest path',
   },
   w1Grpc: {
-    label: 'W1 publish via RocketMQ gRPC (Apache Node client), msg/s',
-    measures: rate,
+    label: 'W1 publish via RocketMQ gRPC (Apache Node client), msg/s / broker, client CPU µs/msg',
+    measures: rateAndCpu,
     ratio: { key: 'rate', better: 'higher' },
     target: '– (the official client, one call per send)',
   },
   w2sGrpc: {
-    label: 'W2s via RocketMQ gRPC (Apache Node client), msg/s',
-    measures: rate,
+    label: 'W2s via RocketMQ gRPC (Apache Node client), msg/s / broker, client CPU µs/msg',
+    measures: rateAndCpu,
     ratio: { key: 'rate', better: 'higher' },
     target: '– (the official client)',
+  },
+  w1GrpcRaw: {
+    label: 'W1 publish via RocketMQ gRPC (load generator), msg/s / broker, client CPU µs/msg',
+    measures: rateAndCpu,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '≥ 25,000 msg/s; broker CPU ≤ 2 × own protocol (issue 44)',
+  },
+  w2sGrpcRaw: {
+    label: 'W2s via RocketMQ gRPC (load generator), msg/s / broker, client CPU µs/msg',
+    measures: rateAndCpu,
+    ratio: { key: 'rate', better: 'higher' },
+    target: '≥ 20,000 msg/s; broker CPU ≤ 2 × own protocol (issue 44)',
   },
   w1Http: {
     label: 'W1 publish over HTTP, msg/s',

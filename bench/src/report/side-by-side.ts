@@ -82,7 +82,13 @@ function cell(spec: RowSpec, outcome: Outcome | undefined): string {
   if (outcome === undefined) return '–';
   if ('unavailable' in outcome) return 'unavailable';
   if ('notApplicable' in outcome) return 'n/a';
-  return spec.measures.map(({ key, format }) => format(outcome.figures[key] ?? Number.NaN)).join(' / ');
+  // A figure the system has no counterpart of (the reference's broker CPU) shows as a dash.
+  return spec.measures
+    .map(({ key, format }) => {
+      const value = outcome.figures[key];
+      return value === undefined ? '–' : format(value);
+    })
+    .join(' / ');
 }
 
 function ratio(spec: RowSpec, numerator: Outcome | undefined, denominator: Outcome | undefined): string {

@@ -79,11 +79,13 @@ export async function runScalingBench({
       };
       await idle('idleBefore');
       const w1 = cpuWindow(cluster, postgresPid);
-      const w1Rate = await publishW1(cluster.first, cluster.endpoints, {
-        messages: SCALING_MESSAGES,
-        inFlight: SCALING_IN_FLIGHT,
-        window: w1.window,
-      });
+      const w1Rate = (
+        await publishW1(cluster.first, cluster.endpoints, {
+          messages: SCALING_MESSAGES,
+          inFlight: SCALING_IN_FLIGHT,
+          window: w1.window,
+        })
+      ).rate;
       record('w1', w1Rate, w1.reading());
       // A push group made now that starts from the first message: it drains what W1 stored.
       await putGroup(cluster.first.endpoint, SCALING_GROUP, { startFrom: 'earliest' });

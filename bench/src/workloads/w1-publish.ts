@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Producer } from '@ricochet/producer';
-import type { MeasuredWindow, RicochetRunOptions } from '../measured-window.js';
+import {
+  type MeasuredWindow,
+  type RicochetRunOptions,
+  startThroughput,
+  type Throughput,
+} from '../measured-window.js';
 import { rate, runPool } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
@@ -26,14 +31,14 @@ const WARM_UP = 5_000;
  * over each transport, each on a fresh broker.
  */
 export async function runW1(): Promise<{
-  ricochet: Record<BenchTransport, number>;
-  http: number;
+  ricochet: Record<BenchTransport, Throughput>;
+  http: Throughput;
   reference: number;
 }> {
-  const ricochet = { ws: 0, tcp: 0 };
+  const ricochet: Partial<Record<BenchTransport, Throughput>> = {};
   for (const transport of BENCH_TRANSPORTS) ricochet[transport] = await ricochetW1(transport);
   const http = await ricochetW1('http', W1_HTTP_MESSAGES);
-  return { ricochet, http, reference: await referenceW1() };
+  return { ricochet: ricochet as Record<BenchTransport, Throughput>, http, reference: await referenceW1() };
 }
 
 /**
@@ -44,7 +49,7 @@ export async function ricochetW1(
   transport: BenchTransport | 'http',
   messages = W1_MESSAGES,
   options: RicochetRunOptions = {},
-): Promise<number> {
+): Promise<Throughput> {
   {
     await using broker = await startBrokerProcess([], {
       eventLoopProbe: options.window !== undefined,
@@ -60,7 +65,8 @@ export async function ricochetW1(
 /**
  * W1's client against brokers already running (`broker`, with its spread peers): one producer
  * given `endpoint` (one, or every broker's as an operator would list them), a warm-up, then
- * `messages` sends of 256 bytes, up to `inFlight` at once, each awaited, over `window`: their rate.
+ * `messages` sends of 256 bytes, up to `inFlight` at once, each awaited, over `window`: their rate and
+ * what each cost the brokers' CPU and this process's.
  */
 export async function publishW1(
   broker: BenchProcess,
@@ -70,14 +76,14 @@ export async function publishW1(
     inFlight = IN_FLIGHT,
     window,
   }: { messages?: number; inFlight?: number; window?: MeasuredWindow | undefined } = {},
-): Promise<number> {
+): Promise<Throughput> {
   const producer = new Producer({ endpoint });
   await producer.start();
   await runPool(WARM_UP, inFlight, async () => void (await producer.send({ topic: 'warm-up', body: BODY })));
   await window?.begin(broker);
-  const startedAt = performance.now();
+  const measured = startThroughput(broker);
   await runPool(messages, inFlight, async () => void (await producer.send({ topic: W1_TOPIC, body: BODY })));
-  const ricochet = rate(messages, startedAt);
+  const ricochet = measured.stop(messages);
   await window?.end(broker);
   await producer.close();
   return ricochet;

@@ -131,7 +131,18 @@ describe('parseProfileArgs', () => {
       storeQueues: 6,
       spreadBrokers: 3,
     });
-    expect(PROFILED_WORKLOADS).toEqual(['w1', 'w2', 'w2c10', 'w2s', 'w3', 'w4', 'w1-grpc', 'w2s-grpc']);
+    expect(PROFILED_WORKLOADS).toEqual([
+      'w1',
+      'w2',
+      'w2c10',
+      'w2s',
+      'w3',
+      'w4',
+      'w1-grpc',
+      'w2s-grpc',
+      'w1-grpc-raw',
+      'w2s-grpc-raw',
+    ]);
   });
 
   it.each([

@@ -279,4 +279,33 @@ describe('formatSideBySide', () => {
       '≥ 0.85 × ref',
     ]);
   });
+
+  it('shows a dash for a figure a system has none of (the reference has no broker CPU)', () => {
+    const withCpu: RowSpec = {
+      label: 'W1 via gRPC, msg/s / broker CPU µs',
+      measures: [
+        { key: 'rate', format: count },
+        { key: 'brokerCpuUs', format: count },
+      ],
+      ratio: { key: 'rate', better: 'higher' },
+    };
+    const lines = formatSideBySide(
+      [
+        {
+          spec: withCpu,
+          runs: {
+            ricochet: [{ figures: { rate: 1_000, brokerCpuUs: 120 } }],
+            reference: [{ figures: { rate: 2_000 } }],
+          },
+        },
+      ],
+      ['ricochet', 'reference'],
+    );
+    expect(lines[1]?.split(/ {2,}/)).toEqual([
+      'W1 via gRPC, msg/s / broker CPU µs',
+      '1,000 / 120',
+      '2,000 / –',
+      '0.50',
+    ]);
+  });
 });

@@ -38,7 +38,10 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
   '@ricochet/broker': {
     workspace: ['@ricochet/core', '@ricochet/protocol'],
     // `postgres`: the driver of the PostgreSQL store (DESIGN.md §9), loaded only when `--store` names one.
-    // `@grpc/*`: the RocketMQ 5 endpoint (DESIGN.md §10), the gRPC stack Apache's Node client runs too.
+    // `@grpc/proto-loader`: the RocketMQ 5 endpoint's schema (DESIGN.md §10), whose generic codec
+    // serves the rare RPCs; `protobufjs` (proto-loader's own codec library): its reader and writer
+    // under the endpoint's own codecs of the hot RPCs. The gRPC server itself is the broker's own,
+    // on node:http2 (issue 44): grpc-js is no run-time dependency.
     external: [
       'fastify',
       '@fastify/websocket',
@@ -48,8 +51,8 @@ const ALLOWED: Record<string, { workspace: readonly string[]; external: readonly
       'prom-client',
       'msgpackr',
       'postgres',
-      '@grpc/grpc-js',
       '@grpc/proto-loader',
+      'protobufjs',
     ],
   },
   // The testing kit runs the real broker in process; it drives it through `buildBroker` and the

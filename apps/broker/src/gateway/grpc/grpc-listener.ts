@@ -1,15 +1,15 @@
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
-import type { ConnectionInjector } from '@grpc/grpc-js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { TlsCredentials } from '../../tls.js';
+import type { GrpcServer } from './grpc-server.js';
 
 /** A TLS record's first byte (a handshake): how a TLS client's first bytes differ from HTTP/2's. */
 const TLS_HANDSHAKE_RECORD = 0x16;
 
 export interface GrpcListenerOptions {
-  /** Where the plaintext HTTP/2 (h2c) connections go: grpc-js's server. */
-  readonly injector: ConnectionInjector;
+  /** Where the HTTP/2 connections go, plaintext (TLS taken off here): the gRPC server. */
+  readonly server: Pick<GrpcServer, 'serve'>;
   /** With a pair, TLS connections are served on the same port as plaintext ones. */
   readonly tls: TlsCredentials | undefined;
   /** A connection that sends nothing, or does not finish its TLS handshake, this long is cut. */
@@ -27,7 +27,7 @@ export interface GrpcListenerOptions {
  * and Python clients default to plaintext, the Java and Go clients to TLS). The first byte tells
  * them apart: a TLS handshake record starts with 0x16, an HTTP/2 client preface with `P`. A TLS
  * connection is decrypted here, by a `tls.Server` that SIGHUP's reload reaches like the other
- * listeners' (advertising `h2` by ALPN, as gRPC requires), and handed to grpc-js as plaintext.
+ * listeners' (advertising `h2` by ALPN, as gRPC requires), and handed to the gRPC server as plaintext.
  */
 export class GrpcListener {
   readonly server: NetServer;
@@ -35,7 +35,7 @@ export class GrpcListener {
   readonly tlsServer: TlsServer | undefined;
 
   constructor(options: GrpcListenerOptions) {
-    const { injector } = options;
+    const target = options.server;
     this.tlsServer =
       options.tls === undefined
         ? undefined
@@ -45,7 +45,7 @@ export class GrpcListener {
             ALPNProtocols: ['h2'],
             handshakeTimeout: options.firstBytesTimeoutMs,
           });
-    this.tlsServer?.on('secureConnection', (socket) => injector.injectConnection(socket));
+    this.tlsServer?.on('secureConnection', (socket) => target.serve(socket));
     this.tlsServer?.on('tlsClientError', (error) =>
       options.log.debug({ err: error }, 'grpc tls handshake failed'),
     );
@@ -66,7 +66,7 @@ export class GrpcListener {
           if (tlsServer === undefined) socket.destroy();
           else tlsServer.emit('connection', socket);
         } else {
-          injector.injectConnection(socket);
+          target.serve(socket);
         }
       });
       socket.on('error', () => socket.destroy());
@@ -85,7 +85,7 @@ export class GrpcListener {
     });
   }
 
-  /** Stop taking connections; the ones open are grpc-js's to close. */
+  /** Stop taking connections; the ones open are the gRPC server's to close. */
   close(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }

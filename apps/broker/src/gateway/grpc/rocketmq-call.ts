@@ -1,10 +1,10 @@
-import type { Metadata } from '@grpc/grpc-js';
 import type { Clock } from '@ricochet/core';
 import { BrokerError } from '@ricochet/protocol';
 import type { AccessControl } from '../../auth/access-control.js';
 import { parseRocketSignature } from '../../auth/rocketmq-signature.js';
 import type { AdminService, MessagingService } from '../../engine/index.js';
 import { type FrameVerdict, SessionAccess } from '../session-access.js';
+import type { GrpcCall } from './grpc-stream-call.js';
 
 /**
  * The broker as the RocketMQ front door calls it: the messaging calls every front door makes, and
@@ -35,17 +35,21 @@ export interface RocketCall {
  * the RocketMQ signature (`authorization`, `x-mq-date-time`) must name a principal and prove it.
  * @throws BrokerError UNAUTHORIZED when it does not.
  */
-export function authenticateCall(metadata: Metadata, access: AccessControl, clock: Clock): RocketCall {
+export function authenticateCall(
+  headers: Pick<GrpcCall, 'header'>,
+  access: AccessControl,
+  clock: Clock,
+): RocketCall {
   const sessionAccess = new SessionAccess(access);
   const refusal = sessionAccess.signed(
     parseRocketSignature(
-      headerOf(metadata, 'authorization'),
-      headerOf(metadata, 'x-mq-date-time'),
+      headerOf(headers, 'authorization'),
+      headerOf(headers, 'x-mq-date-time'),
       clock.now(),
     ),
   );
   if (refusal !== undefined) throw BrokerError.of('UNAUTHORIZED', refusal);
-  return { clientId: headerOf(metadata, 'x-mq-client-id'), access: sessionAccess };
+  return { clientId: headerOf(headers, 'x-mq-client-id'), access: sessionAccess };
 }
 
 /**
@@ -57,7 +61,7 @@ export function permitted(verdict: FrameVerdict): string | undefined {
   return verdict.principal;
 }
 
-function headerOf(metadata: Metadata, name: string): string | undefined {
-  const [value] = metadata.get(name);
-  return typeof value === 'string' && value !== '' ? value : undefined;
+function headerOf(headers: Pick<GrpcCall, 'header'>, name: string): string | undefined {
+  const value = headers.header(name);
+  return value === '' ? undefined : value;
 }

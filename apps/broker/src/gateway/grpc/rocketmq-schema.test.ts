@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import { messagingServiceDefinition, ROCKETMQ_PROTO_PATH } from './rocketmq-schema.js';
+import { WIRE_FIELDS, type WireKind } from './rocketmq-wire-fields.js';
 
 /**
  * Issue 30: the RocketMQ wire schema is a fact, not code to copy. Every field, enum value and RPC
@@ -23,10 +24,15 @@ interface FieldDescriptor {
   readonly typeName: string;
 }
 
+interface MessageTypeDescriptor {
+  readonly name?: string;
+  readonly field?: readonly FieldDescriptor[];
+  readonly nestedType?: readonly MessageTypeDescriptor[];
+}
+
 interface Descriptor {
   readonly format?: string;
-  readonly type?: {
-    readonly field?: readonly FieldDescriptor[];
+  readonly type?: MessageTypeDescriptor & {
     readonly value?: readonly { readonly name: string; readonly number: number }[];
   };
 }
@@ -81,6 +87,50 @@ function driftOf(ours: PackageDefinition, theirs: PackageDefinition): string[] {
   return drift;
 }
 
+const TYPE_OF_KIND: Readonly<Record<WireKind, string>> = {
+  string: 'TYPE_STRING',
+  bytes: 'TYPE_BYTES',
+  message: 'TYPE_MESSAGE',
+  int32: 'TYPE_INT32',
+  int64: 'TYPE_INT64',
+  bool: 'TYPE_BOOL',
+  enum: 'TYPE_ENUM',
+};
+
+/**
+ * The fields of message `name` in `theirs`. A map's entry, named as protoc names it
+ * (`Message.UserPropertiesEntry`), is the nested type its map field points at.
+ */
+function fieldsOf(theirs: PackageDefinition, name: string): readonly FieldDescriptor[] | undefined {
+  const direct = (theirs[name] as Descriptor | undefined)?.type?.field;
+  if (direct !== undefined) return direct;
+  const parentName = name.slice(0, name.lastIndexOf('.'));
+  const entryName = name.slice(parentName.length + 1);
+  const parent = (theirs[parentName] as Descriptor | undefined)?.type;
+  const camel = (field: string) =>
+    field.replace(/(^|_)(\w)/g, (_, __, letter: string) => letter.toUpperCase());
+  const mapField = parent?.field?.find((field) => `${camel(field.name)}Entry` === entryName);
+  return parent?.nestedType?.find((nested) => nested.name === mapField?.typeName)?.field;
+}
+
+/** Every field of `table` whose number or type `theirs` does not share: one line per difference. */
+function codecDriftOf(
+  table: Readonly<Record<string, Readonly<Record<string, readonly [number, WireKind]>>>>,
+  theirs: PackageDefinition,
+): string[] {
+  const drift: string[] = [];
+  for (const [message, fields] of Object.entries(table)) {
+    const upstreamFields = fieldsOf(theirs, message);
+    for (const [name, [number, kind]] of Object.entries(fields)) {
+      const same = upstreamFields?.find((field) => field.name === name);
+      const ours = `${number} ${TYPE_OF_KIND[kind]}`;
+      const upstreamShape = same === undefined ? 'absent' : `${same.number} ${same.type}`;
+      if (upstreamShape !== ours) drift.push(`${message}.${name}: ${ours} vs ${upstreamShape}`);
+    }
+  }
+  return drift;
+}
+
 const require = createRequire(import.meta.url);
 const upstreamProtoDir = join(dirname(require.resolve('rocketmq-client-nodejs/package.json')), 'proto');
 /** Field names as the .proto files write them, so a difference reads as the files do. */
@@ -102,6 +152,29 @@ describe('the RocketMQ wire schema', () => {
   it('serves every RPC of MessagingService', () => {
     const upstreamService = upstream[`${PACKAGE}MessagingService`] as Record<string, unknown>;
     expect(Object.keys(messagingServiceDefinition()).sort()).toEqual(Object.keys(upstreamService).sort());
+  });
+
+  it("holds every field the gateway's own codecs read or write to the official client's .proto", () => {
+    const checked = Object.values(WIRE_FIELDS).reduce((sum, fields) => sum + Object.keys(fields).length, 0);
+    expect(checked).toBeGreaterThan(50);
+    expect(codecDriftOf(WIRE_FIELDS, upstream)).toEqual([]);
+    // And the check can fail: a number, a type and a name that are not the clients'.
+    expect(
+      codecDriftOf(
+        {
+          'apache.rocketmq.v2.SystemProperties': {
+            delivery_attempt: [61, 'int32'],
+            queue_offset: [14, 'int32'],
+          },
+          'apache.rocketmq.v2.Message.UserPropertiesEntry': { key: [1, 'string'], values: [2, 'string'] },
+        },
+        upstream,
+      ),
+    ).toEqual([
+      'apache.rocketmq.v2.SystemProperties.delivery_attempt: 61 TYPE_INT32 vs 16 TYPE_INT32',
+      'apache.rocketmq.v2.SystemProperties.queue_offset: 14 TYPE_INT32 vs 14 TYPE_INT64',
+      'apache.rocketmq.v2.Message.UserPropertiesEntry.values: 2 TYPE_STRING vs absent',
+    ]);
   });
 
   it('finds a field whose number drifted (a check that can fail)', () => {

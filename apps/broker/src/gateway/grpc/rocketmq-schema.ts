@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import type { ServiceDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
+import type { GrpcMethodCodec } from './grpc-server.js';
+
+/** A gRPC service's methods by name, each with its path, shape and codec. */
+export type ServiceCodecs = Readonly<Record<string, GrpcMethodCodec>>;
 
 /**
  * The RocketMQ 5 wire schema (`proto/rocketmq-v2.proto`, beside `src/` and `dist/` alike, so the
@@ -16,15 +19,23 @@ export const ROCKETMQ_PROTO_PATH = fileURLToPath(
   new URL('../../../proto/rocketmq-v2.proto', import.meta.url),
 );
 
-/** The service every official RocketMQ 5 client calls: `apache.rocketmq.v2.MessagingService`. */
-export function messagingServiceDefinition(): ServiceDefinition {
-  const definitions = loadSync(ROCKETMQ_PROTO_PATH, {
+/** The whole schema as proto-loader reads it, with the decoding options above. */
+export function loadRocketSchema(): PackageDefinition {
+  return loadSync(ROCKETMQ_PROTO_PATH, {
     keepCase: false,
     longs: Number,
     enums: String,
     defaults: false,
     oneofs: true,
   });
+}
+
+/**
+ * The service every official RocketMQ 5 client calls: `apache.rocketmq.v2.MessagingService`, every
+ * method (de)serialized by proto-loader's generic codec (rocketmq-codecs.ts swaps in its own for
+ * the hot ones).
+ */
+export function messagingServiceDefinition(definitions = loadRocketSchema()): ServiceCodecs {
   const service = definitions['apache.rocketmq.v2.MessagingService'];
   if (service === undefined || !isServiceDefinition(service)) {
     throw new Error(`${ROCKETMQ_PROTO_PATH} defines no apache.rocketmq.v2.MessagingService`);
@@ -32,7 +43,20 @@ export function messagingServiceDefinition(): ServiceDefinition {
   return service;
 }
 
-function isServiceDefinition(value: object): value is ServiceDefinition {
+/** The values of enum `name` (`apache.rocketmq.v2.Code`, …) of a loaded schema, name by number. */
+export function enumValuesOf(
+  definitions: PackageDefinition,
+  name: string,
+): readonly { readonly name: string; readonly number: number }[] {
+  const definition = definitions[name] as
+    | { type?: { value?: { name: string; number: number }[] } }
+    | undefined;
+  const values = definition?.type?.value;
+  if (values === undefined) throw new Error(`${ROCKETMQ_PROTO_PATH} defines no enum ${name}`);
+  return values;
+}
+
+function isServiceDefinition(value: object): value is ServiceCodecs {
   return Object.values(value).every((method) => typeof method === 'object' && 'path' in method);
 }
 

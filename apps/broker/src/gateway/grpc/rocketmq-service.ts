@@ -1,14 +1,9 @@
-import type {
-  handleBidiStreamingCall,
-  handleServerStreamingCall,
-  handleUnaryCall,
-  Metadata,
-  UntypedServiceImplementation,
-} from '@grpc/grpc-js';
 import { BrokerError } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { ConnectionLimits } from '../connection-limits.js';
+import type { GrpcHandler } from './grpc-server.js';
+import type { GrpcCall, GrpcWriter } from './grpc-stream-call.js';
 import { authenticateCall, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { RocketConsumption } from './rocketmq-consumption.js';
 import { rocketMessageOf } from './rocketmq-messages.js';
@@ -50,7 +45,7 @@ export interface RocketServiceOptions extends RocketDeps {
  * One error path: a handler throws, and the call's wrapper answers with the status of the error
  * (a catalogue `BrokerError` keeps its meaning; anything else is INTERNAL_ERROR and logged).
  * Every reply carries a status: the clients treat a missing one as OK but `CODE_UNSPECIFIED` as a
- * failure, and grpc-js answers a handler that never calls back with nothing at all.
+ * failure.
  */
 export class RocketMessagingService {
   readonly #options: RocketServiceOptions;
@@ -65,19 +60,19 @@ export class RocketMessagingService {
     this.#consumption = new RocketConsumption(options);
   }
 
-  /** The handlers grpc-js serves, by method name. */
-  handlers(): UntypedServiceImplementation {
+  /** The handlers the gRPC server serves, by method name. */
+  handlers(): Record<string, GrpcHandler> {
     const deps: RocketDeps = this.#options;
     const consumption = this.#consumption;
     const unsupported = (reason: string) => this.#unsupported(reason);
-    const implementation: Record<string, unknown> = {
+    return {
       QueryRoute: this.#unary((request: QueryRouteRequest, call) => queryRoute(deps, request, call)),
       QueryAssignment: this.#unary((request: QueryAssignmentRequest, call) =>
         queryAssignment(deps, request, call),
       ),
       Heartbeat: this.#unary(() => Promise.resolve({ status: OK_STATUS })),
       SendMessage: this.#unary((request: SendMessageRequest, call) => sendMessages(deps, request, call)),
-      ReceiveMessage: this.#receiveMessage,
+      ReceiveMessage: { kind: 'serverStream', handle: this.#receiveMessage },
       AckMessage: this.#unary((request: AckMessageRequest, call) => consumption.ack(request, call)),
       ChangeInvisibleDuration: this.#unary((request: ChangeInvisibleDurationRequest, call) =>
         consumption.changeInvisibleDuration(request, call),
@@ -85,7 +80,7 @@ export class RocketMessagingService {
       ForwardMessageToDeadLetterQueue: this.#unary((request: ForwardMessageToDeadLetterQueueRequest, call) =>
         consumption.forwardToDeadLetterQueue(request, call),
       ),
-      Telemetry: this.#telemetry,
+      Telemetry: { kind: 'bidi', handle: this.#telemetry },
       NotifyClientTermination: this.#unary((_request: object, call) => {
         // The Node client's shutdown() rejects on anything but OK here.
         if (call.clientId !== undefined) consumption.clients.terminated(call.clientId);
@@ -101,7 +96,6 @@ export class RocketMessagingService {
       RecallMessage: unsupported('RecallMessage: Ricochet cannot recall a stored message'),
       SyncLiteSubscription: unsupported('SyncLiteSubscription: Ricochet has no lite topics'),
     };
-    return implementation as UntypedServiceImplementation;
   }
 
   /** Answer every waiting receive and release every push delivery: the broker is closing. */
@@ -115,35 +109,30 @@ export class RocketMessagingService {
    * body digest every official client checks), a delivery timestamp, then the end. Nothing to
    * deliver is MESSAGE_NOT_FOUND, which the clients read as an empty receive.
    */
-  readonly #receiveMessage: handleServerStreamingCall<ReceiveMessageRequest, ReceiveMessageResponse> = (
-    stream,
-  ) => {
+  readonly #receiveMessage = (
+    request: ReceiveMessageRequest,
+    stream: GrpcCall,
+    out: GrpcWriter<ReceiveMessageResponse>,
+  ): void => {
     const ended = new AbortController();
     this.#receives.add(ended);
-    stream.on('cancelled', () => ended.abort());
-    const write = (frame: ReceiveMessageResponse) => {
-      if (!stream.cancelled) stream.write(frame);
-    };
+    stream.onCancelled(() => ended.abort());
+    const write = (frame: ReceiveMessageResponse) => out.write(frame);
     const finish = (answer: RocketStatus) => {
       if (answer.code !== 'OK') write({ status: answer });
       write({ deliveryTimestamp: durationOf(this.#options.clock.now()) });
       this.#receives.delete(ended);
-      if (!stream.cancelled) stream.end();
+      out.end();
     };
-    const connection = stream.getPeer();
-    const waits = (millisOf(stream.request.longPollingTimeout) ?? 0) > 0;
+    const connection = stream.peer;
+    const waits = (millisOf(request.longPollingTimeout) ?? 0) > 0;
     const waiting = this.#waitingByConnection.get(connection) ?? 0;
     if (waits) this.#waitingByConnection.set(connection, waiting + 1);
-    const received = this.#begin(stream.metadata).then((call) => {
+    const received = this.#begin(stream).then((call) => {
       // As on every transport: a connection may hold so many long polls, and one more is 530.
       const refusal = waits ? this.#options.limits.checkWaitingReceive(waiting) : undefined;
       if (refusal) throw refusal;
-      return this.#consumption.receive(
-        stream.request,
-        call,
-        deadlineMsOf(stream.getDeadline()),
-        ended.signal,
-      );
+      return this.#consumption.receive(request, call, stream.deadlineMs, ended.signal);
     });
     received
       .finally(() => {
@@ -165,50 +154,57 @@ export class RocketMessagingService {
       .catch((error: unknown) => finish(this.#failure(error)));
   };
 
-  readonly #telemetry: handleBidiStreamingCall<TelemetryCommand, TelemetryCommand> = (stream) => {
-    this.#begin(stream.metadata).then(
-      (call) =>
-        serveTelemetry(stream, call, this.#options, this.#consumption, (error) => this.#failure(error)),
-      (error: unknown) => {
-        stream.write({ status: this.#failure(error) });
-        stream.end();
-      },
+  readonly #telemetry = (stream: GrpcCall, out: GrpcWriter<TelemetryCommand>) => {
+    // Read synchronously: the client's first command may come in the same chunk as its headers.
+    let call: RocketCall;
+    try {
+      call = this.#authenticated(stream);
+    } catch (error) {
+      out.write({ status: this.#failure(error) });
+      out.end();
+      return { message: () => undefined, end: () => undefined };
+    }
+    return serveTelemetry(stream, out, call, this.#options, this.#consumption, (error) =>
+      this.#failure(error),
     );
   };
 
   /** A call may go on: the broker takes work, and its headers authenticate it. */
-  #begin(metadata: Metadata): Promise<RocketCall> {
-    if (!this.#options.accepting()) {
-      return Promise.reject(BrokerError.of('BROKER_UNAVAILABLE', 'the broker is shutting down'));
-    }
+  #begin(headers: Pick<GrpcCall, 'header'>): Promise<RocketCall> {
     try {
-      return Promise.resolve(authenticateCall(metadata, this.#options.access, this.#options.clock));
+      return Promise.resolve(this.#authenticated(headers));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  #unary<Request>(
-    handler: (request: Request, call: RocketCall) => Promise<object>,
-  ): handleUnaryCall<Request, object> {
-    return (unary, callback) => {
-      this.#begin(unary.metadata)
-        .then((call) => handler(unary.request, call))
-        .then(
-          (response) => callback(null, response),
-          (error: unknown) => callback(null, { status: this.#failure(error) }),
-        );
+  /** @throws BrokerError BROKER_UNAVAILABLE while the broker closes, UNAUTHORIZED for bad headers. */
+  #authenticated(headers: Pick<GrpcCall, 'header'>): RocketCall {
+    if (!this.#options.accepting()) throw BrokerError.of('BROKER_UNAVAILABLE', 'the broker is shutting down');
+    return authenticateCall(headers, this.#options.access, this.#options.clock);
+  }
+
+  #unary<Request>(handler: (request: Request, call: RocketCall) => Promise<object>): GrpcHandler {
+    return {
+      kind: 'unary',
+      handle: (request: Request, grpcCall: GrpcCall) =>
+        this.#begin(grpcCall)
+          .then((call) => handler(request, call))
+          .catch((error: unknown) => ({ status: this.#failure(error) })),
     };
   }
 
-  #unsupported(reason: string): handleUnaryCall<object, object> {
-    return (_call, callback) => callback(null, { status: status('UNSUPPORTED', reason) });
+  #unsupported(reason: string): GrpcHandler {
+    return { kind: 'unary', handle: () => Promise.resolve({ status: status('UNSUPPORTED', reason) }) };
   }
 
-  #unsupportedStream(reason: string): handleServerStreamingCall<object, object> {
-    return (stream) => {
-      stream.write({ status: status('UNSUPPORTED', reason) });
-      stream.end();
+  #unsupportedStream(reason: string): GrpcHandler {
+    return {
+      kind: 'serverStream',
+      handle: (_request: object, _call: GrpcCall, out: GrpcWriter<object>) => {
+        out.write({ status: status('UNSUPPORTED', reason) });
+        out.end();
+      },
     };
   }
 
@@ -217,9 +213,4 @@ export class RocketMessagingService {
     else this.#options.log.error({ err: error }, 'a RocketMQ request failed');
     return rocketStatusOf(error);
   }
-}
-
-function deadlineMsOf(deadline: Date | number): number {
-  const ms = deadline instanceof Date ? deadline.getTime() : deadline;
-  return Number.isFinite(ms) ? ms : Number.POSITIVE_INFINITY;
 }

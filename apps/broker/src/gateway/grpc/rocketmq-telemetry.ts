@@ -1,5 +1,5 @@
-import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { BrokerError } from '@ricochet/protocol';
+import type { GrpcCall, GrpcInbound, GrpcWriter } from './grpc-stream-call.js';
 import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import type { RocketConsumption } from './rocketmq-consumption.js';
 import type { RocketStatus, TelemetryCommand } from './rocketmq-schema.js';
@@ -13,17 +13,18 @@ import { OK_STATUS, status } from './rocketmq-status.js';
  * life is the client's: when its last one ends, its push deliveries are released (C2).
  */
 export function serveTelemetry(
-  stream: ServerDuplexStream<TelemetryCommand, TelemetryCommand>,
+  grpcCall: GrpcCall,
+  out: GrpcWriter<TelemetryCommand>,
   call: RocketCall,
   deps: RocketDeps,
   consumption: RocketConsumption,
   failure: (error: unknown) => RocketStatus,
-): void {
+): GrpcInbound<TelemetryCommand> {
   const { clientId } = call;
   if (clientId === undefined) {
-    stream.write({ status: status('CLIENT_ID_REQUIRED', 'x-mq-client-id is missing') });
-    stream.end();
-    return;
+    out.write({ status: status('CLIENT_ID_REQUIRED', 'x-mq-client-id is missing') });
+    out.end();
+    return { message: () => undefined, end: () => undefined };
   }
   consumption.clients.streamOpened(clientId);
   let open = true;
@@ -32,22 +33,23 @@ export function serveTelemetry(
     open = false;
     consumption.clients.streamClosed(clientId);
   };
-  stream.on('data', (command: TelemetryCommand) => {
-    if (command.settings === undefined) return;
-    answerSettings(command, call, deps)
-      .then((answer) => {
-        if (open && !stream.cancelled) stream.write(answer);
-      })
-      .catch((error: unknown) => {
-        if (open && !stream.cancelled) stream.write({ status: failure(error) });
-      });
-  });
-  stream.on('end', () => {
-    closed();
-    stream.end();
-  });
-  stream.on('cancelled', closed);
-  stream.on('error', closed);
+  grpcCall.onCancelled(closed);
+  return {
+    message: (command) => {
+      if (command.settings === undefined) return;
+      answerSettings(command, call, deps)
+        .then((answer) => {
+          if (open) out.write(answer);
+        })
+        .catch((error: unknown) => {
+          if (open) out.write({ status: failure(error) });
+        });
+    },
+    end: () => {
+      closed();
+      out.end();
+    },
+  };
 }
 
 /**
