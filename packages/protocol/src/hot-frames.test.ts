@@ -1,8 +1,9 @@
 import { seededRandom } from '@ricochet/core';
 import { describe, expect, it } from 'vitest';
 import { decodeBrokerFrame, decodeClientFrame, decodeFrame, encodeFrame } from './codec.js';
-import { hotBrokerFrame, hotClientFrame } from './hot-frames.js';
+import { hotBrokerFrame, hotClientFrame, hotOutgoingMessage } from './hot-frames.js';
 import { brokerFrameSchema, clientFrameSchema, type Frame } from './schemas/frames.js';
+import { outgoingMessageSchema } from './schemas/message.js';
 
 type Value = unknown;
 
@@ -280,6 +281,32 @@ describe('hot frame checks', () => {
       hotBrokerFrame({ type: 'settled', id: 1, failures: [{ index: 0, code: 404, message: 'gone' }] }),
     ).toBeUndefined();
     expect(hotBrokerFrame({ type: 'welcome', protocolVersion: 1 })).toBeUndefined();
+  });
+});
+
+describe('hotOutgoingMessage, for front doors that build messages themselves', () => {
+  it('accepts an everyday message as exactly what zod returns, and never one zod refuses or would change', () => {
+    const random = seededRandom(0x5e4d);
+    let accepted = 0;
+    let refusedByZod = 0;
+    for (let i = 0; i < CASES_PER_TYPE; i++) {
+      const message = outgoingMessage(random) as Record<string, Value>;
+      const expected = outgoingMessageSchema.safeParse(copy(message));
+      expect(expected.success).toBe(true);
+      expect(hotOutgoingMessage(copy(message))).toEqual(expected.data);
+      const candidate = copy(message) as Record<string, Value>;
+      damage(random, candidate);
+      const verdict = outgoingMessageSchema.safeParse(copy(candidate));
+      if (!verdict.success) refusedByZod++;
+      const fast = hotOutgoingMessage(copy(candidate));
+      if (fast === undefined) continue;
+      accepted++;
+      expect(verdict.success, JSON.stringify(candidate)).toBe(true);
+      expect(fast).toEqual(verdict.data);
+      expect(fast.body.constructor).toBe(Uint8Array);
+    }
+    expect(refusedByZod).toBeGreaterThan(0);
+    expect(accepted).toBeGreaterThan(0);
   });
 });
 

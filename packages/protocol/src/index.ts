@@ -39,6 +39,7 @@ export {
   splitFrameBatch,
 } from './frame-batch.js';
 export { fromHex, toHex } from './hex.js';
+export { hotOutgoingMessage } from './hot-frames.js';
 export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_DELAY_MS,
