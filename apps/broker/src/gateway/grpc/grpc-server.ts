@@ -59,6 +59,8 @@ export interface GrpcServerOptions {
   readonly now: () => number;
 }
 
+/** Streams refused in a row after which a connection is taken for a flood and ended. */
+const MAX_REFUSED_STREAMS_IN_A_ROW = 10_000;
 /** What one connection's streams may hold in the broker, queued answers included, in MB. */
 const SESSION_MEMORY_MB = 1_024;
 
@@ -96,6 +98,11 @@ export class GrpcServer {
       // would make it refuse every new stream; past this bound it still does (REFUSED_STREAM, which
       // gRPC clients retry), so a client that stops reading cannot make the broker hold more.
       maxSessionMemory: SESSION_MEMORY_MB,
+      // Node ends a whole connection (GOAWAY INTERNAL_ERROR) after 100 streams refused in a row,
+      // every call on it failed. Under a loaded loop it refused streams of well-behaved clients
+      // below every limit set here (seen with grpc-js too), and gRPC clients send a refused stream
+      // again by themselves: a refusal stays the stream's, and only a flood ends the connection.
+      maxSessionRejectedStreams: MAX_REFUSED_STREAMS_IN_A_ROW,
     });
     this.#http2.on('session', (session: Http2Session) => {
       this.#sessions.add(session);
