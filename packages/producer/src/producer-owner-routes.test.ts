@@ -106,6 +106,23 @@ describe('a producer routing to queue owners', () => {
     expect(sentIds(home).at(-1)).toBe(stale);
   });
 
+  it('retires the session with a broker the next map no longer names, and sends its queue home', async () => {
+    const { home, owner, tellMap } = await grantingBrokers();
+    const producer = createProducer(home.endpoint);
+    const told = tellMap();
+    await producer.start();
+    await told;
+    const [, [probe, after]] = idsByQueue(2);
+    await untilRoutedToOwner(producer, owner, probe as string);
+    const ownerSession = owner.sessions[0];
+    // Queue 1 moved to the endpoint broker (the owner left, say): the map tells so.
+    home.sessions[0]?.send(mapOf(home, owner, { owners: ['home', 'home'] }));
+    expect((await ownerSession?.closed)?.code).toBe(1000);
+    await producer.send({ topic: 'orders', body: 'x', messageId: after as string });
+    expect(sentIds(home).at(-1)).toBe(after);
+    expect(sentIds(owner)).not.toContain(after);
+  });
+
   it('sends everything to the endpoint broker when the map names a placement it does not know', async () => {
     const { home, owner, tellMap } = await grantingBrokers({ placement: 'murmur3-something-newer' });
     const producer = createProducer(home.endpoint);
