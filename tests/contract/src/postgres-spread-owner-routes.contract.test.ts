@@ -1,17 +1,22 @@
-import { rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Producer } from '@ricochet/producer';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChildBroker } from './support/child-broker.js';
+import { type ChildBroker, startChildBroker } from './support/child-broker.js';
 import { startProducer } from './support/clients.js';
 import { RawSocket } from './support/raw-socket.js';
 import {
+  LEASE_MS,
   pickRoles,
+  QUEUES,
   readCluster,
   startSpreadCluster,
   untilRoutedToLiveOwners,
 } from './support/spread-cluster.js';
-import { storedMessages } from './support/test-store.js';
+import { postgresDatabase, storedMessages } from './support/test-store.js';
 
 /**
  * Issue 42 item 1 (DESIGN.md §9): clients that talk to the owners. Three real brokers spread a
@@ -88,10 +93,43 @@ describe('§9: a producer sends each message straight to its queue’s owner', (
     );
     expect(await forwardedSends(brokers)).toBe(before);
     // Every queue took some: offsets name their queue (offset mod 4), so the sends were spread.
-    expect(new Set(receipts.map((receipt) => receipt.offset % 4))).toEqual(new Set([0, 1, 2, 3]));
+    expect(new Set(receipts.map((receipt) => receipt.offset % QUEUES))).toEqual(new Set([0, 1, 2, 3]));
     const view = await readCluster(entry);
     const entryId = view?.brokers.find((broker) => broker.advertiseUrl === entry.endpoint)?.brokerId;
     expect(view?.queues.some((queue) => queue.owner !== entryId)).toBe(true);
+    await expectStoredOnce(store, warmed + receipts.length);
+  });
+
+  it('over TCP too: the map names each owner’s TCP endpoint, and no send is forwarded', async () => {
+    const store = await postgresDatabase(`routes_tcp_${randomBytes(6).toString('hex')}`);
+    const flags = ['--store-queues', `${QUEUES}`, '--store-spread', '--store-lease-ms', `${LEASE_MS}`];
+    const starts = await Promise.allSettled(
+      [0, 1, 2].map(() => {
+        const dir = mkdtempSync(join(tmpdir(), 'ricochet-routes-tcp-'));
+        directories.push(dir);
+        return startChildBroker(dir, ['--store', store, ...flags, '--tcp-port', '0']);
+      }),
+    );
+    const brokers = starts.flatMap((start) => (start.status === 'fulfilled' ? [start.value] : []));
+    await using _brokers = {
+      [Symbol.asyncDispose]: async () => void (await Promise.all(brokers.map((broker) => broker.kill9()))),
+    };
+    expect(brokers).toHaveLength(3);
+    await untilRoutedToLiveOwners(brokers, 60_000);
+    const [entry] = brokers as [ChildBroker];
+    const view = await readCluster(entry);
+    const tcpEndpoint = view?.brokers.find(
+      (broker) => broker.advertiseUrl === entry.endpoint,
+    )?.advertiseTcpUrl;
+    expect(tcpEndpoint).toMatch(/^tcp:\/\//);
+    await using producer = await startProducer(tcpEndpoint as string);
+    const warmed = await untilSentStraightToOwners(producer, brokers);
+    const before = await forwardedSends(brokers);
+    const receipts = await Promise.all(
+      Array.from({ length: 200 }, (_, n) => producer.send({ topic: 'orders', body: `t${n}` })),
+    );
+    expect(await forwardedSends(brokers)).toBe(before);
+    expect(new Set(receipts.map((receipt) => receipt.offset % QUEUES))).toEqual(new Set([0, 1, 2, 3]));
     await expectStoredOnce(store, warmed + receipts.length);
   });
 
