@@ -41,6 +41,7 @@ export default defineProject({
       'src/**/postgres-spread-failover.contract.test.ts',
       'src/**/postgres-spread-handover.contract.test.ts',
       'src/**/postgres-spread-admin-writes.contract.test.ts',
+      'src/**/postgres-spread-owner-routes.contract.test.ts',
       'src/**/failure-storms-spread.contract.test.ts',
     ],
     globalSetup: ['./src/support/postgres-spread.global-setup.ts'],

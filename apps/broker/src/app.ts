@@ -149,7 +149,7 @@ export async function buildBroker(
       for (const warning of startupAuth.warnings) app.log.warn(warning);
     },
   });
-  const { engine, peers } = backend;
+  const { engine, peers, queueMaps } = backend;
   const eventStream = new EventStream({ registry: engine.metrics.registry });
   events = eventStream;
   const access = new AccessControl({
@@ -177,6 +177,7 @@ export async function buildBroker(
     limits,
     websocketMessageTimeoutMs: config.websocketMessageTimeoutMs,
     peers,
+    queueMaps,
   };
   const gateway = await registerGateway(app, gatewayOptions);
   const httpFrames = await registerHttpFrames(app, gatewayOptions);

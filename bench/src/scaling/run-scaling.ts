@@ -7,6 +7,7 @@ import { publishW1, W1_TOPIC } from '../workloads/w1-publish.js';
 import { drainW2 } from '../workloads/w2-push-consume.js';
 import { type CpuReading, cpuWindow, startCappedCluster } from './capped-cluster.js';
 import { CpuCgroupUnavailableError, createCpuCgroup } from './cpu-cgroup.js';
+import { forwardedOver } from './forwarded-messages.js';
 import {
   BROKER_COUNTS,
   formatScalingTable,
@@ -61,8 +62,12 @@ export async function runScalingBench({
     for (const brokers of BROKER_COUNTS) {
       console.error(`scaling run ${run}/${runs}, ${brokers} broker(s), load average ${loadLine()}`);
       await using cluster = await startCappedCluster(brokers, storeQueues, cpuCap);
-      const record = (workload: ScalingWorkload, rate: number, reading: CpuReading) => {
-        const figures = scalingFigures(rate, reading, { messages: SCALING_MESSAGES, cpus: cpuCap });
+      const record = (workload: ScalingWorkload, rate: number, reading: CpuReading, forwarded: number) => {
+        const figures = scalingFigures(rate, reading, {
+          messages: SCALING_MESSAGES,
+          cpus: cpuCap,
+          forwarded,
+        });
         recordScalingRun(table, workload, `${brokers}`, figures);
         // Progress on stderr, with how often each cap bit: the table on stdout is the result.
         const throttled = reading.throttling.map((t) => `${t.throttledPeriods}/${t.periods}`).join(', ');
@@ -79,24 +84,26 @@ export async function runScalingBench({
       };
       await idle('idleBefore');
       const w1 = cpuWindow(cluster, postgresPid);
+      const w1Sends = forwardedOver(w1.window, cluster.endpoints, 'send');
       const w1Rate = (
         await publishW1(cluster.first, cluster.endpoints, {
           messages: SCALING_MESSAGES,
           inFlight: SCALING_IN_FLIGHT,
-          window: w1.window,
+          window: w1Sends.window,
         })
       ).rate;
-      record('w1', w1Rate, w1.reading());
+      record('w1', w1Rate, w1.reading(), w1Sends.forwarded());
       // A push group made now that starts from the first message: it drains what W1 stored.
       await putGroup(cluster.first.endpoint, SCALING_GROUP, { startFrom: 'earliest' });
       const w2 = cpuWindow(cluster, postgresPid);
+      const w2Deliveries = forwardedOver(w2.window, cluster.endpoints, 'deliver');
       const w2Rate = await drainW2(cluster.first, cluster.endpoints, {
         group: SCALING_GROUP,
         topic: W1_TOPIC,
         messages: SCALING_MESSAGES,
-        window: w2.window,
+        window: w2Deliveries.window,
       });
-      record('w2', w2Rate, w2.reading());
+      record('w2', w2Rate, w2.reading(), w2Deliveries.forwarded());
       await idle('idleAfter');
     }
   }

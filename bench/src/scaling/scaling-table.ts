@@ -48,6 +48,11 @@ function rowsOf(workload: string): readonly RowSpec[] {
       ratio: { key: 'postgresCpuUs', better: 'lower' },
     },
     {
+      // 0 % when the clients send to (and take from) each queue's owner; forwarding costs a hop.
+      label: `${workload.split(' ')[0]} messages forwarded between brokers, share`,
+      measures: [{ key: 'forwardedPercent', format: percent }],
+    },
+    {
       // 100 %: the busiest broker used its whole cap, so the cap bounds the rate.
       label: `${workload.split(' ')[0]} busiest broker's CPU, share of its cap`,
       measures: [{ key: 'busiestCapPercent', format: percent }],
@@ -74,13 +79,17 @@ export const SCALING_ROWS: Readonly<Record<ScalingWorkload, readonly RowSpec[]>>
 
 /**
  * One run's figures for one workload and broker count: its rate, the brokers' CPU per message
- * (summed over the broker processes), PostgreSQL's, and the busiest broker's CPU over the window
- * as a share of its cap of `cpus`.
+ * (summed over the broker processes), PostgreSQL's, the busiest broker's CPU over the window as a
+ * share of its cap of `cpus`, and the share of the messages the brokers forwarded between them.
  */
 export function scalingFigures(
   rate: number,
   reading: CpuReading,
-  { messages, cpus }: { readonly messages: number; readonly cpus: number },
+  {
+    messages,
+    cpus,
+    forwarded,
+  }: { readonly messages: number; readonly cpus: number; readonly forwarded: number },
 ): Readonly<Record<string, number>> {
   const perMessageUs = (cpuMs: number) => (cpuMs * 1_000) / messages;
   return {
@@ -88,6 +97,7 @@ export function scalingFigures(
     brokersCpuUs: perMessageUs(reading.brokerCpuMs.reduce((sum, ms) => sum + ms, 0)),
     postgresCpuUs: perMessageUs(reading.postgresCpuMs),
     busiestCapPercent: (Math.max(...reading.brokerCpuMs) / (reading.elapsedMs * cpus)) * 100,
+    forwardedPercent: (forwarded / messages) * 100,
   };
 }
 

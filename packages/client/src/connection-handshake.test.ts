@@ -38,6 +38,8 @@ describe('handshake', () => {
       protocolVersion: PROTOCOL_VERSION,
       maxBodyBytes: 1234,
       maxFrameBytes: 5678,
+      // A broker that predates welcome.features granted nothing.
+      features: [],
     });
     expect(connection.currentStatus).toEqual({
       state: 'connected',
@@ -137,5 +139,13 @@ describe('handshake', () => {
       { state: 'connected' },
     ]);
     expect(fake.connectionCount).toBe(2);
+  });
+  it('asks for its features in hello and exposes what the broker granted in the session', async () => {
+    const fake = await brokers.start({ welcomeExtra: { features: ['queueMap'] } });
+    const connection = connect(fake.endpoint, { features: ['queueMap', 'notYetInvented'] });
+    await connection.connect();
+    expect(fake.sessions[0]?.hello.features).toEqual(['queueMap', 'notYetInvented']);
+    expect(connection.session?.features).toEqual(['queueMap']);
+    await connection.close();
   });
 });

@@ -116,6 +116,12 @@ export interface ConnectionOptions extends ClientOptions {
    * @default console.error
    */
   readonly onHandlerError?: (error: unknown) => void;
+  /**
+   * Optional features this client asks for in `hello.features` (`queueMap`: a producer that
+   * routes to queue owners); what the broker grants is in the session's `features`.
+   * @default [] (none: the `hello` of clients that predate features)
+   */
+  readonly features?: readonly string[];
 }
 
 /** Options of {@link Connection.request}. */

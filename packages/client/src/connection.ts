@@ -127,6 +127,9 @@ export class Connection {
       protocolVersion: PROTOCOL_VERSION,
       ...(options.token === undefined ? {} : { token: options.token }),
       ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.features === undefined || options.features.length === 0
+        ? {}
+        : { features: [...options.features] }),
     };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     checkTimeoutMs(this.#requestTimeoutMs, 'requestTimeoutMs');

@@ -1,11 +1,19 @@
-import { type BrokerFrame, type DeliverFrame, decodeBrokerFrame, type ErrorFrame } from '@ricochet/protocol';
+import {
+  type BrokerFrame,
+  type DeliverFrame,
+  decodeBrokerFrame,
+  type ErrorFrame,
+  type QueueMapFrame,
+} from '@ricochet/protocol';
 import { ClientError } from './client-error.js';
 import type { RequestTable } from './request-table.js';
 
-/** A broker frame that answers no request: `deliver`, and `error` without `id`. */
+/** A broker frame that answers no request: `deliver`, `queueMap`, and `error` without `id`. */
 export interface UnsolicitedFrames {
   readonly deliver: DeliverFrame;
   readonly error: ErrorFrame;
+  /** Sent only on a session granted the `queueMap` feature (`hello.features`). */
+  readonly queueMap: QueueMapFrame;
 }
 
 /** The type of an {@link UnsolicitedFrames} frame. */
@@ -80,6 +88,9 @@ export class FrameRouter {
     switch (frame.type) {
       case 'deliver':
         this.#emit('deliver', frame);
+        return;
+      case 'queueMap':
+        this.#emit('queueMap', frame);
         return;
       case 'welcome':
         this.#reportProtocolError(new ClientError('PROTOCOL_ERROR', 'the broker sent a second welcome'));

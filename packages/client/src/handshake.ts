@@ -33,6 +33,8 @@ export interface SessionInfo {
    * splits its batches below it.
    */
   readonly maxFrameBytes: number;
+  /** The features of `hello.features` the broker granted; empty from a broker that predates them. */
+  readonly features: readonly string[];
 }
 
 /** What one connect attempt needs. */
@@ -59,6 +61,7 @@ export function sessionInfoOf(welcome: WelcomeFrame, endpoint: string): SessionI
     protocolVersion: welcome.protocolVersion,
     maxBodyBytes: welcome.maxBodyBytes,
     maxFrameBytes: welcome.maxFrameBytes,
+    features: welcome.features ?? [],
   };
 }
 

@@ -14,6 +14,7 @@ import {
   IdleWaiters,
   isTracingLoaded,
   loadTracing,
+  OwnerRoutes,
   type SendSpan,
   startSendSpan,
   TickBatcher,
@@ -24,6 +25,7 @@ import {
   BrokerError,
   DEFAULT_MAX_BODY_BYTES,
   MAX_SEND_BATCH_MESSAGES,
+  QUEUE_MAP_FEATURE,
   RicochetError,
   type SendResultFrame,
 } from '@ricochet/protocol';
@@ -72,6 +74,17 @@ export interface ProducerOptions extends ClientOptions {
    * @default {} (the seeds' values: 1 s initial, ×1.6, ±20 % jitter, 120 s max)
    */
   readonly retryBackoff?: ExponentialBackoffOptions;
+  /**
+   * Send each message straight to its queue's owner when the broker is one of several spreading a
+   * store's queues (DESIGN.md §9): the producer asks for the queue map in its handshake, and a
+   * broker that serves a spread store tells it the owners and their endpoints, and every move.
+   * Messages of a queue whose owner is not connected yet, and every message on HTTP or with a
+   * broker that tells no map, go to the `endpoint` broker, which forwards them, as with `false`.
+   * A route that goes stale (the owner stopped) is followed: the message is sent again through the
+   * `endpoint` broker with its id, outside `maxAttempts`, within `sendTimeoutMs`.
+   * @default true
+   */
+  readonly routeToOwners?: boolean;
 }
 
 /** What `send` resolves with once the broker has stored the message durably (R1). */
@@ -131,7 +144,10 @@ interface PendingSend extends PreparedMessage {
  * @see DESIGN.md §3 R1–R4, C1
  */
 export class Producer {
+  /** The connection to the `endpoint` broker: the session that tells the queue map, and the route of last resort. */
   readonly #connection: Connection;
+  /** With `routeToOwners`: the queue map and a connection per owner (`@ricochet/client`'s `OwnerRoutes`). */
+  readonly #routes: OwnerRoutes | undefined;
   readonly #maxAttempts: number;
   readonly #sendTimeoutMs: number;
   readonly #requestTimeoutMs: number;
@@ -165,7 +181,12 @@ export class Producer {
     this.#retryBackoff = options.retryBackoff ?? {};
     // Fail on bad backoff settings now, not at the first 530.
     new ExponentialBackoff(this.#retryBackoff);
-    this.#connection = new Connection(connectionOptionsOf(options, this.#requestTimeoutMs));
+    const connectionOptions = connectionOptionsOf(options, this.#requestTimeoutMs);
+    const routeToOwners = options.routeToOwners ?? true;
+    this.#connection = new Connection(
+      routeToOwners ? { ...connectionOptions, features: [QUEUE_MAP_FEATURE] } : connectionOptions,
+    );
+    this.#routes = routeToOwners ? new OwnerRoutes(this.#connection, connectionOptions) : undefined;
     // Settles within a few ms; a send made before it waits for it (see send()).
     void loadTracing();
   }
@@ -282,8 +303,8 @@ export class Producer {
       'the producer was closed before the broker stored the message',
     );
     for (const pending of [...this.#pending]) this.#settle(pending, closedError);
-    // Nothing of ours is left on the wire, so the connection needs no drain of its own.
-    await this.#connection.close({ drainTimeoutMs: 0 });
+    // Nothing of ours is left on the wire, so the connections need no drain of their own.
+    await Promise.all([this.#routes?.close(), this.#connection.close({ drainTimeoutMs: 0 })]);
   }
 
   #enqueue(pending: PendingSend): void {
@@ -291,24 +312,43 @@ export class Producer {
     this.#queue.add(pending);
   }
 
-  /** Split the sends queued in one tick into frames, within the broker's frame size. */
+  /**
+   * Split the sends queued in one tick by the connection each goes on (its queue's owner's, or the
+   * `endpoint` broker's), then into frames within that broker's frame size.
+   */
   #flush(queued: PendingSend[]): void {
-    const maxBytes = batchByteLimit(this.#connection.session?.maxFrameBytes);
+    const routes = this.#routes;
+    if (routes?.map === undefined) {
+      this.#flushOn(this.#connection, queued);
+      return;
+    }
+    const byConnection = new Map<Connection, PendingSend[]>();
+    for (const pending of queued) {
+      const connection = routes.connectionFor(pending.message);
+      const sends = byConnection.get(connection);
+      if (sends === undefined) byConnection.set(connection, [pending]);
+      else sends.push(pending);
+    }
+    for (const [connection, sends] of byConnection) this.#flushOn(connection, sends);
+  }
+
+  #flushOn(connection: Connection, queued: PendingSend[]): void {
+    const maxBytes = batchByteLimit(connection.session?.maxFrameBytes);
     while (queued.length > 0) {
       const batch = takeBatch(queued, Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES), maxBytes).filter(
         // Aborted while queued: settled already, but still in the queue.
         (pending) => pending.state === 'queued',
       );
-      if (batch.length > 0) this.#sendBatch(batch);
+      if (batch.length > 0) this.#sendBatch(connection, batch);
     }
   }
 
-  #sendBatch(batch: readonly PendingSend[]): void {
+  #sendBatch(connection: Connection, batch: readonly PendingSend[]): void {
     for (const pending of batch) {
       pending.state = 'onTheWire';
       pending.attempts += 1;
     }
-    this.#connection
+    connection
       .request(
         { type: 'send', messages: batch.map((pending) => pending.message) },
         { timeoutMs: this.#requestTimeoutMs },
@@ -316,10 +356,31 @@ export class Producer {
       .then(
         (result) => this.#onReceipts(batch, result),
         (error: unknown) => {
+          if (this.#routes?.isStaleRoute(connection, error)) {
+            for (const pending of batch) this.#onStaleRoute(pending, error);
+            return;
+          }
           const failure = toRicochetError(error, 'the send');
           for (const pending of batch) this.#onFailure(pending, failure);
         },
       );
+  }
+
+  /**
+   * The connection to the message's queue owner closed under it (the owner stopped, or the queue
+   * moved and the route was retired): the message goes again at once, on the route the map gives
+   * now (the `endpoint` broker, if the owner is not connected), with its id (R3: a copy the owner
+   * stored is answered with its receipt). A route that failed is not an attempt of R2, only the
+   * send's deadline bounds it, as it bounds the retries of a queue between owners.
+   */
+  #onStaleRoute(pending: PendingSend, error: unknown): void {
+    if (pending.state !== 'onTheWire') return;
+    if (Date.now() >= pending.deadlineMs) {
+      this.#onFailure(pending, toRicochetError(error, 'the send'));
+      return;
+    }
+    pending.attempts -= 1;
+    this.#enqueue(pending);
   }
 
   #onReceipts(batch: readonly PendingSend[], result: SendResultFrame): void {

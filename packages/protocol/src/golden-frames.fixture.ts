@@ -206,6 +206,18 @@ export const GOLDEN_FRAMES: readonly {
     frame: { type: 'invisibilityChanged', id: 8, messageId, receiptHandle: 'b1.7.3' },
     hex: '84a474797065b3696e7669736962696c6974794368616e676564a2696408a96d6573736167654964d9203031396161366231663263303764336538613431623563366437653866393031ad7265636569707448616e646c65a662312e372e33',
   },
+  {
+    name: 'queueMap',
+    frame: {
+      type: 'queueMap',
+      placement: 'fnv1a-group-or-id',
+      queues: 4,
+      broker: 'broker-a',
+      owners: ['broker-a', 'broker-b', 'broker-b', null],
+      endpoints: { 'broker-a': 'ws://10.0.0.1:7720', 'broker-b': 'ws://10.0.0.2:7720' },
+    },
+    hex: '86a474797065a871756575654d6170a9706c6163656d656e74b1666e7631612d67726f75702d6f722d6964a671756575657304a662726f6b6572a862726f6b65722d61a66f776e65727394a862726f6b65722d61a862726f6b65722d62a862726f6b65722d62c0a9656e64706f696e747382a862726f6b65722d61b277733a2f2f31302e302e302e313a37373230a862726f6b65722d62b277733a2f2f31302e302e302e323a37373230',
+  },
   { name: 'ok', frame: { type: 'ok', id: 3 }, hex: '82a474797065a26f6ba2696403' },
   {
     name: 'error',

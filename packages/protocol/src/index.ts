@@ -63,6 +63,7 @@ export {
   TOPIC_NAME_PATTERN,
 } from './names.js';
 export { MAX_FRAME_NESTING } from './nesting-depth.js';
+export { PLACEMENT_RULE, QUEUE_MAP_FEATURE, queueOfMessage } from './queue-placement.js';
 export { BrokerError, type ErrorDetails, RicochetError } from './ricochet-error.js';
 export {
   ADMIN_ANSWER_SCHEMAS,
@@ -183,6 +184,8 @@ export {
   type OnBehalfOf,
   okFrameSchema,
   onBehalfOfSchema,
+  type QueueMapFrame,
+  queueMapFrameSchema,
   type ReceiveFrame,
   type RegisterFrame,
   type ReleaseFrame,

@@ -115,11 +115,13 @@ describe('the scaling table', () => {
     const figures = scalingFigures(10_000, reading(2_000, [600, 300, 200], 400), {
       messages: 20_000,
       cpus: 0.3,
+      forwarded: 5_000,
     });
     expect(figures.rate).toBe(10_000);
     expect(figures.brokersCpuUs).toBeCloseTo(55);
     expect(figures.postgresCpuUs).toBeCloseTo(20);
     expect(figures.busiestCapPercent).toBeCloseTo(100);
+    expect(figures.forwardedPercent).toBeCloseTo(25);
   });
 
   it("gives the brokers' idle CPU, summed, per second of the window", () => {
@@ -144,6 +146,7 @@ describe('the scaling table', () => {
       rate,
       brokersCpuUs,
       postgresCpuUs: 20,
+      forwardedPercent: 0,
       busiestCapPercent: 99,
     });
     for (const [one, two, three] of [
@@ -156,7 +159,7 @@ describe('the scaling table', () => {
       recordScalingRun(runs, 'w1', '3', at(three, 105));
     }
     const lines = formatScalingTable(runs);
-    const [header, rate, cpu, postgres, busiest] = lines.map((line) => line.split(/ {2,}/));
+    const [header, rate, cpu, postgres, forwarded, busiest] = lines.map((line) => line.split(/ {2,}/));
     expect(header).toEqual(['workload', '1 broker', '2 brokers', '3 brokers', '2 ÷ 1', '3 ÷ 1', 'target']);
     // Medians 8,000 / 11,000 / 7,000: the 100,000 outlier does not move them.
     expect(rate).toEqual(['W1 publish, msg/s', '8,000', '11,000', '7,000', '1.38', '0.88', '3 ÷ 1 ≥ 2.4']);
@@ -170,8 +173,16 @@ describe('the scaling table', () => {
       '3 ÷ 1 ≤ 1.3',
     ]);
     expect(postgres).toEqual(["W1 PostgreSQL's CPU per message, µs", '20.0', '20.0', '20.0', '1.00', '1.00']);
+    expect(forwarded).toEqual([
+      'W1 messages forwarded between brokers, share',
+      '0 %',
+      '0 %',
+      '0 %',
+      '–',
+      '–',
+    ]);
     expect(busiest).toEqual(["W1 busiest broker's CPU, share of its cap", '99 %', '99 %', '99 %', '–', '–']);
-    expect(lines[5]).toMatch(
+    expect(lines[6]).toMatch(
       /^ratios: the median with N brokers ÷ the median with one \(rate: higher is better/,
     );
   });

@@ -11,6 +11,7 @@ import {
   type TimerService,
 } from '../engine/index.js';
 import { type PeerAccess, PeerSessions } from '../gateway/peer-access.js';
+import type { QueueMapFeeds } from '../gateway/queue-map-feed.js';
 import type { BrokerStore } from '../store/broker-store.js';
 import {
   brokerIdentity,
@@ -25,6 +26,7 @@ import { ClusterHealth, probeHealthz } from './membership/cluster-health.js';
 import { registerClusterRoutes } from './membership/cluster-routes.js';
 import { readClusterView } from './membership/cluster-view.js';
 import { readPeerToken } from './membership/peer-token.js';
+import { QueueMaps } from './membership/queue-map.js';
 import type { QueueRoute } from './membership/queue-ownership.js';
 import { registerQueueScope } from './peers/queue-scope.js';
 import { PartitionRouter } from './routing/partition-router.js';
@@ -60,6 +62,11 @@ export interface Backend {
   readonly engine: BrokerService;
   /** What sessions between brokers are checked against; `undefined` without a peer token. */
   readonly peers: PeerAccess | undefined;
+  /**
+   * With queues spread over brokers, the queue map told to clients that route to owners
+   * (`cluster/membership/queue-map.ts`); `undefined` otherwise, and no client is told one.
+   */
+  readonly queueMaps: QueueMapFeeds | undefined;
   /**
    * Scope admin requests that name one queue to that queue's service (`cluster/peers/queue-scope.ts`).
    * Register it before the principals' guard. @returns what the admin routes call to find their service.
@@ -152,6 +159,14 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
         probe: probeHealthz,
       })
     : undefined;
+  // Its routes are the ownership's, made just below; read only once a session asks.
+  const queueMaps = spreading
+    ? new QueueMaps({
+        me: brokerIdentity(config),
+        queues: config.storeQueues,
+        routes: () => ownership?.routes() ?? [],
+      })
+    : undefined;
   const ownership =
     router && brokerRegistry && peerToken !== undefined && health
       ? spreadQueues({
@@ -171,7 +186,8 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
             });
             return options.wrapStore ? options.wrapStore(store) : store;
           },
-          onRoute: (route) =>
+          onRoute: (route) => {
+            queueMaps?.routeChanged();
             log.info(
               {
                 queue: route.queue,
@@ -183,9 +199,12 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
                 : route.to === 'elsewhere'
                   ? `queue ${route.queue}: forwarded to its owner at ${route.url}`
                   : `queue ${route.queue}: between owners; its requests are answered 503 until one takes it`,
-            ),
+            );
+          },
           onHandover: (_queue, direction) => clusterMetrics?.handover(direction),
           health,
+          onView: (view) => queueMaps?.brokersSeen(view.brokers),
+          onForwarded: (request, messages) => clusterMetrics?.forwarded(request, messages),
           onError: (error, context) => log.warn({ err: error }, context),
         })
       : undefined;
@@ -198,6 +217,7 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
   return {
     engine,
     peers,
+    queueMaps,
     registerQueueScope(app) {
       return registerQueueScope(app, engine, peers);
     },

@@ -3,11 +3,11 @@ import type { BrokerStore } from '../store/broker-store.js';
 import type { LeaseGate } from '../store/postgres/store-lease.js';
 import type { BrokerRegistry } from './membership/broker-registry.js';
 import type { ClusterHealth } from './membership/cluster-health.js';
-import { readClusterView } from './membership/cluster-view.js';
+import { type ClusterView, readClusterView } from './membership/cluster-view.js';
 import { QueueOwnership, type QueueRoute } from './membership/queue-ownership.js';
 import { PeerConnection } from './peers/peer-connection.js';
 import { RemoteAdmin } from './peers/remote-admin.js';
-import { RemoteQueue } from './peers/remote-queue.js';
+import { type ForwardedRequest, RemoteQueue } from './peers/remote-queue.js';
 import type { PartitionRouter } from './routing/partition-router.js';
 
 /** What {@link spreadQueues} needs from the broker it runs in. */
@@ -35,6 +35,10 @@ export interface SpreadQueuesOptions {
   readonly onHandover: (queue: number, direction: 'taken' | 'givenUp') => void;
   /** Told of every read of the cluster, and probing the peers it names (started here). */
   readonly health: ClusterHealth;
+  /** Told of every read of the cluster too: the queue map takes the owners' endpoints from it. */
+  readonly onView: (view: ClusterView) => void;
+  /** Messages forwarded for clients to queues' owners, or from them (`cluster-metrics.ts`). */
+  readonly onForwarded: (request: ForwardedRequest, messages: number) => void;
   readonly onError: (error: unknown, context: string) => void;
 }
 
@@ -54,6 +58,7 @@ export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
           readClusterView(sql, options.queues, options.standbys),
         );
         options.health.viewRead(view);
+        options.onView(view);
         return view;
       } catch (error) {
         options.health.readFailed(error);
@@ -72,7 +77,7 @@ export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
         onClose: onClosed,
       });
       return {
-        messaging: new RemoteQueue(queue, connection),
+        messaging: new RemoteQueue(queue, connection, options.onForwarded),
         admin: new RemoteAdmin({ url, token: options.peerToken, queue }),
       };
     },

@@ -10,6 +10,7 @@ import {
   encodeFrame,
   type OnBehalfOf,
   PROTOCOL_VERSION,
+  QUEUE_MAP_FEATURE,
   splitDeliveries,
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
@@ -19,6 +20,7 @@ import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
 import type { PeerAccess } from './peer-access.js';
+import type { QueueMapFeed } from './queue-map-feed.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 import { judgeHello } from './session-handshake.js';
 import { SessionSubscriptions } from './session-subscriptions.js';
@@ -37,6 +39,11 @@ export interface SessionOptions {
   readonly limits: ConnectionLimits;
   /** Sessions between brokers (`hello.queue`); without it, every such `hello` is refused. */
   readonly peers?: PeerAccess | undefined;
+  /**
+   * The queue map on this session's transport, for a client that asks for it
+   * (`hello.features`); without it (one broker, or a transport without a stream) none is granted.
+   */
+  readonly queueMap?: QueueMapFeed | undefined;
 }
 
 /**
@@ -60,6 +67,8 @@ export class Session {
   #peer = false;
   /** Forget this session among its queue's (`PeerSessions`). */
   #untrackPeer: (() => void) | undefined;
+  /** Stop telling this session of queue map changes (granted `queueMap` only). */
+  #unwatchQueueMap: (() => void) | undefined;
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
@@ -175,13 +184,26 @@ export class Session {
     this.#ownClientId = hello.clientId;
     this.#frameBudgetBytes = deliveryFrameBudget(hello.maxFrameBytes);
     this.#phase = 'open';
+    // A client session (never one between brokers) that asks for the queue map gets it, on a
+    // broker that has one: an older client never asks, and goes on being forwarded for.
+    const queueMap =
+      peer === undefined && hello.features?.includes(QUEUE_MAP_FEATURE) ? this.#options.queueMap : undefined;
     this.#send({
       type: 'welcome',
       protocolVersion: PROTOCOL_VERSION,
       sessionId: this.id,
       maxBodyBytes: this.#options.maxBodyBytes,
       maxFrameBytes: this.#options.maxFrameBytes,
+      ...(queueMap === undefined ? {} : { features: [QUEUE_MAP_FEATURE] }),
     });
+    if (queueMap !== undefined) {
+      const tell = () => {
+        const map = queueMap.current();
+        if (map !== undefined) this.#send(map);
+      };
+      this.#unwatchQueueMap = queueMap.onChange(tell);
+      tell();
+    }
   }
 
   #dispatch(frame: ClientFrame): void {
@@ -391,6 +413,7 @@ export class Session {
     if (this.#phase === 'closed') return;
     this.#phase = 'closed';
     this.#untrackPeer?.();
+    this.#unwatchQueueMap?.();
     clearTimeout(this.#helloTimer);
     this.#ended.abort();
     // C2: a consumer that disconnects releases its inflight messages.

@@ -95,6 +95,7 @@ export class TcpGateway {
       accepting: options.accepting,
       limits: options.limits,
       peers: options.peers,
+      queueMap: options.queueMaps?.feed('tcp'),
     });
     this.sessions.add(session);
     socket.once('close', () => this.sessions.delete(session));

@@ -9,6 +9,7 @@ import type { ConnectionLimits } from './connection-limits.js';
 import { watchMessageDeadline } from './message-deadline.js';
 import type { PeerAccess } from './peer-access.js';
 import { logWebSocketError } from './protocol-violations.js';
+import type { QueueMapFeeds } from './queue-map-feed.js';
 import { Session } from './session.js';
 import { WebSocketChannel } from './websocket-channel.js';
 
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   readonly websocketMessageTimeoutMs: number;
   /** Sessions between brokers (`peer-access.ts`), on WebSocket and TCP; none without it. */
   readonly peers?: PeerAccess | undefined;
+  /** With queues spread over brokers: the queue map, told to WebSocket and TCP clients that ask for it. */
+  readonly queueMaps?: QueueMapFeeds | undefined;
 }
 
 /** The live sessions of a gateway, for draining. */
@@ -92,6 +95,7 @@ export async function registerGateway(app: FastifyInstance, options: GatewayOpti
         accepting: options.accepting,
         limits: options.limits,
         peers: options.peers,
+        queueMap: options.queueMaps?.feed('webSocket'),
       });
       watchMessageDeadline(request.raw.socket, options.websocketMessageTimeoutMs, () => {
         options.limits.rejected('websocketMessageTimeoutMs');

@@ -51,7 +51,14 @@ export type ClusterQueueView = z.infer<typeof clusterQueueViewSchema>;
 /** Where the answering broker routes a queue: to its own engine, to an owner elsewhere, or nowhere for now. */
 export const queueRouteViewSchema = z.discriminatedUnion('to', [
   z.object({ queue: z.number(), assigned: z.boolean(), to: z.literal('here') }),
-  z.object({ queue: z.number(), assigned: z.boolean(), to: z.literal('elsewhere'), url: z.string() }),
+  z.object({
+    queue: z.number(),
+    assigned: z.boolean(),
+    to: z.literal('elsewhere'),
+    url: z.string(),
+    /** The owner's id in the registry (a broker that predates it leaves it out). */
+    owner: z.string().optional(),
+  }),
   z.object({ queue: z.number(), assigned: z.boolean(), to: z.literal('nowhere') }),
 ]);
 

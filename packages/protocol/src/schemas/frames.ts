@@ -19,6 +19,12 @@ import {
 
 const receiptHandlesSchema = z.array(receiptHandleSchema).min(1).max(1_024);
 
+/** The name of an optional feature negotiated in `hello` and `welcome`. */
+const featureNameSchema = z.string().min(1).max(64);
+
+/** A broker's id in a `queueMap`: its id in the cluster's registry. */
+const brokerIdSchema = z.string().min(1).max(1_024);
+
 // ─── Client → broker ─────────────────────────────────────────────────────────────────────────
 
 /** The first frame on every connection: the client's protocol version and, optionally, its token. */
@@ -45,6 +51,13 @@ export const helloFrameSchema = z.object({
    * A broker that does not know the field ignores it. @default 64 MiB (DEFAULT_PEER_MAX_FRAME_BYTES)
    */
   maxFrameBytes: z.number().int().min(1).exactOptional(),
+  /**
+   * Optional features the client speaks (`queueMap`: it routes each message to its queue's owner
+   * when told the queue map). A broker grants those it also speaks in `welcome.features` and
+   * ignores the others; a broker that predates the field ignores it, and the client goes on as
+   * before. @see docs/protocol/README.md#versioning
+   */
+  features: z.array(featureNameSchema).max(16).exactOptional(),
 });
 
 /**
@@ -210,7 +223,38 @@ export const welcomeFrameSchema = z.object({
   maxBodyBytes: z.number().int().min(1),
   /** The largest WebSocket message the broker reads; a larger one closes the connection (1009). */
   maxFrameBytes: z.number().int().min(1),
+  /**
+   * The features of `hello.features` this broker grants on this session; absent when none (a
+   * broker that predates the field never sends it).
+   */
+  features: z.array(featureNameSchema).max(16).exactOptional(),
 });
+
+/**
+ * The queue map of a broker whose store is split into queues spread over brokers, sent only on a
+ * session that was granted the `queueMap` feature: right after `welcome`, and again whenever a
+ * queue's route changes. Each frame is the whole map; the last one received is the current one.
+ * A client places each message with `placement` over `queues` and sends it to the queue owner's
+ * endpoint; a queue without an owner, or an owner without an endpoint for the session's
+ * transport, is reached through this session, which forwards it.
+ */
+export const queueMapFrameSchema = z
+  .object({
+    type: z.literal('queueMap'),
+    /** The placement rule (`fnv1a-group-or-id`); a client that does not know it routes nothing. */
+    placement: z.string().min(1).max(64),
+    queues: z.number().int().min(2).max(MAX_STORE_QUEUES),
+    /** The id of the broker that sent the map: its own queues are reached on this session. */
+    broker: brokerIdSchema,
+    /** Per queue, the id of the broker this one routes it to now, or `null` while it is between owners. */
+    owners: z.array(brokerIdSchema.nullable()).max(MAX_STORE_QUEUES),
+    /** Where each owner serves clients on the session's transport (a `ws://`, `wss://`, `tcp://` or `tls://` URL), by id. */
+    endpoints: z.record(brokerIdSchema, z.string().min(1).max(2_048)),
+  })
+  .refine((frame) => frame.owners.length === frame.queues, {
+    message: 'owners names every queue once',
+    path: ['owners'],
+  });
 
 /** One message's outcome in a `sendResult`, in the order of the `send`. */
 export const sendReceiptSchema = z.discriminatedUnion('ok', [
@@ -331,6 +375,7 @@ export const brokerFrameSchema = z.discriminatedUnion('type', [
   invisibilityChangedFrameSchema,
   okFrameSchema,
   errorFrameSchema,
+  queueMapFrameSchema,
 ]);
 
 /** Every frame of the protocol. */
@@ -362,6 +407,7 @@ export type SettledFrame = z.infer<typeof settledFrameSchema>;
 export type MessagesFrame = z.infer<typeof messagesFrameSchema>;
 export type InvisibilityChangedFrame = z.infer<typeof invisibilityChangedFrameSchema>;
 export type OkFrame = z.infer<typeof okFrameSchema>;
+export type QueueMapFrame = z.infer<typeof queueMapFrameSchema>;
 export type ErrorFrame = z.infer<typeof errorFrameSchema>;
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
 export type BrokerFrame = z.infer<typeof brokerFrameSchema>;

@@ -10,7 +10,7 @@ import type { ClusterView } from './cluster-view.js';
  */
 export type QueueRoute = { readonly queue: number; readonly assigned: boolean } & (
   | { readonly to: 'here' }
-  | { readonly to: 'elsewhere'; readonly url: string }
+  | { readonly to: 'elsewhere'; readonly url: string; readonly owner: string }
   | { readonly to: 'nowhere' }
 );
 
@@ -65,6 +65,8 @@ interface QueueState {
   local: boolean;
   /** Routed to the owner at this URL. */
   remoteUrl: string | undefined;
+  /** That owner's id in the registry, as a queue map names it. */
+  remoteOwner: string;
   /**
    * The lease epoch of that owner. A new epoch is a new tenure, even of the same broker (it gave
    * the queue back and took it again): its engine is a new one, so the session is made again.
@@ -118,6 +120,7 @@ export class QueueOwnership {
     this.#states = Array.from({ length: deps.queues }, () => ({
       local: false,
       remoteUrl: undefined,
+      remoteOwner: '',
       remoteEpoch: 0,
       opening: undefined,
       kept: false,
@@ -182,8 +185,8 @@ export class QueueOwnership {
           continue;
         }
         const url = owner === undefined || owner === this.#deps.me ? undefined : urls.get(owner);
-        if (url && (url !== state.remoteUrl || epoch !== state.remoteEpoch))
-          this.#change(queue, () => this.#routeTo(queue, url, epoch));
+        if (owner && url && (url !== state.remoteUrl || epoch !== state.remoteEpoch))
+          this.#change(queue, () => this.#routeTo(queue, { url, owner }, epoch));
       }
     } catch (error) {
       this.#deps.onError(error, 'could not read the cluster; trying again');
@@ -267,7 +270,11 @@ export class QueueOwnership {
     if (state.kept && !state.local && state.opening === undefined && !this.#stopped) this.#open(queue);
   }
 
-  async #routeTo(queue: number, url: string, epoch: number): Promise<void> {
+  async #routeTo(
+    queue: number,
+    { url, owner }: { readonly url: string; readonly owner: string },
+    epoch: number,
+  ): Promise<void> {
     const state = this.#states[queue] as QueueState;
     if (state.local || (state.remoteUrl === url && state.remoteEpoch === epoch) || this.#stopped) return;
     let parts: RemoteQueueParts;
@@ -284,6 +291,7 @@ export class QueueOwnership {
       return;
     }
     state.remoteUrl = url;
+    state.remoteOwner = owner;
     state.remoteEpoch = epoch;
     await this.#deps.replaceQueue(queue, parts);
     this.#deps.onRoute?.(this.#routeOf(queue, state));
@@ -308,7 +316,8 @@ export class QueueOwnership {
   #routeOf(queue: number, state: QueueState): QueueRoute {
     const assigned = this.#gates[queue]?.isOpen ?? false;
     if (state.local) return { queue, assigned, to: 'here' };
-    if (state.remoteUrl !== undefined) return { queue, assigned, to: 'elsewhere', url: state.remoteUrl };
+    if (state.remoteUrl !== undefined)
+      return { queue, assigned, to: 'elsewhere', url: state.remoteUrl, owner: state.remoteOwner };
     return { queue, assigned, to: 'nowhere' };
   }
 }

@@ -282,7 +282,9 @@ export class PeerConnection {
       case 'creditReturned':
         this.#listeners.get(frame.subscriptionId)?.creditReturned(frame.credits);
         return;
+      // A session between brokers never asks for the queue map; nothing to do with one.
       case 'welcome':
+      case 'queueMap':
         return;
       case 'error':
         if (frame.id === undefined) return;

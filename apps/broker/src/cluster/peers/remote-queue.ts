@@ -11,6 +11,9 @@ import type { CreditLending } from '../routing/credit-lending.js';
 import type { PeerConnection, PeerRequest } from './peer-connection.js';
 
 /** A push subscription made in a remote queue, as {@link RemoteQueue.subscribe} takes it. */
+/** What a forwarded message was forwarded for: a client's send, or a delivery to a client (push or receive). */
+export type ForwardedRequest = 'send' | 'deliver';
+
 export type RemoteSubscribeRequest = Omit<SubscribeRequest, 'creditPool' | 'lender'> & {
   readonly group: string;
   readonly clientId?: string | undefined;
@@ -32,10 +35,20 @@ export type RemoteSubscribeRequest = Omit<SubscribeRequest, 'creditPool' | 'lend
 export class RemoteQueue {
   readonly queue: number;
   readonly #connection: PeerConnection;
+  /**
+   * Told of the messages this broker forwards for its clients: sent on to the owner, or delivered
+   * from it. Forwarding is what a client that routes to owners saves; the count shows how much is left.
+   */
+  readonly #onForwarded: ((request: ForwardedRequest, messages: number) => void) | undefined;
 
-  constructor(queue: number, connection: PeerConnection) {
+  constructor(
+    queue: number,
+    connection: PeerConnection,
+    onForwarded?: (request: ForwardedRequest, messages: number) => void,
+  ) {
     this.queue = queue;
     this.#connection = connection;
+    this.#onForwarded = onForwarded;
   }
 
   /** Whether the session to the owner is still open; once closed, every call fails with 503. */
@@ -44,6 +57,7 @@ export class RemoteQueue {
   }
 
   async send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]> {
+    this.#onForwarded?.('send', messages.length);
     return expectAnswer(await this.#request({ type: 'send', messages: [...messages] }), 'sendResult')
       .receipts;
   }
@@ -71,6 +85,7 @@ export class RemoteQueue {
       onBehalfOf: { consumerId: request.consumerId },
     });
     const { messages } = expectAnswer(answer, 'messages');
+    if (messages.length > 0) this.#onForwarded?.('deliver', messages.length);
     if (request.budget) {
       request.budget.remaining -= messages.length;
       for (const message of messages) request.budget.remainingBytes -= deliveredMessageBytes(message);
@@ -131,6 +146,7 @@ export class RemoteQueue {
         {
           deliver: (subscriptionId, messages) => {
             lending.delivered(queue, messages.length);
+            this.#onForwarded?.('deliver', messages.length);
             sink(subscriptionId, messages);
           },
           creditWanted: (ready, late) => lending.wanted(queue, ready, late),

@@ -1,0 +1,140 @@
+import { ManualClock } from '@ricochet/core';
+import {
+  type BrokerFrame,
+  type ClientFrame,
+  decodeBrokerFrame,
+  encodeFrame,
+  type QueueMapFrame,
+} from '@ricochet/protocol';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { AccessControl } from '../auth/access-control.js';
+import type { MessagingService } from '../engine/index.js';
+import { ConnectionLimits } from './connection-limits.js';
+import type { FrameChannel, FrameChannelListener } from './frame-channel.js';
+import type { QueueMapFeed } from './queue-map-feed.js';
+import { Session } from './session.js';
+
+const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+/** A channel in memory: what the session sends, decoded, in order. */
+class MemoryChannel implements FrameChannel {
+  open = true;
+  readonly sent: BrokerFrame[] = [];
+  listener: FrameChannelListener | undefined;
+  send(frame: Uint8Array): void {
+    const decoded = decodeBrokerFrame(frame);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    this.sent.push(decoded.frame);
+  }
+  close(): void {
+    this.open = false;
+    this.listener?.onClose();
+  }
+  listen(listener: FrameChannelListener): void {
+    this.listener = listener;
+  }
+  receive(frame: ClientFrame): void {
+    this.listener?.onFrame(encodeFrame(frame));
+  }
+}
+
+/** A feed whose map the test sets, telling its watchers as the cluster's does. */
+class TestFeed implements QueueMapFeed {
+  map: QueueMapFrame | undefined = mapWith(['a', 'b']);
+  readonly #listeners = new Set<() => void>();
+  current() {
+    return this.map;
+  }
+  onChange(listener: () => void) {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+  get watchers() {
+    return this.#listeners.size;
+  }
+  change(owners: (string | null)[]) {
+    this.map = mapWith(owners);
+    for (const listener of this.#listeners) listener();
+  }
+}
+
+function mapWith(owners: (string | null)[]): QueueMapFrame {
+  return {
+    type: 'queueMap',
+    placement: 'fnv1a-group-or-id',
+    queues: owners.length,
+    broker: 'a',
+    owners,
+    endpoints: { a: 'ws://127.0.0.1:1', b: 'ws://127.0.0.1:2' },
+  };
+}
+
+function openSession(feed: QueueMapFeed | undefined) {
+  const registry = new Registry();
+  const channel = new MemoryChannel();
+  const session = new Session(channel, {
+    engine: { metrics: { rejected: () => {} }, endSubscriptions: () => {} } as unknown as MessagingService,
+    log: silent as never,
+    access: new AccessControl({ authFile: undefined, registry, log: silent, clock: new ManualClock(0) }),
+    helloTimeoutMs: 60_000,
+    maxBodyBytes: 1_024,
+    maxFrameBytes: 65_536,
+    accepting: () => true,
+    limits: new ConnectionLimits(
+      {
+        maxConnections: 10,
+        maxInflightRequestsPerConnection: 10,
+        maxWaitingReceivesPerConnection: 10,
+        maxSubscriptionsPerConnection: 10,
+      },
+      registry,
+    ),
+    queueMap: feed,
+  });
+  return { channel, session };
+}
+
+describe('the queueMap feature of hello', () => {
+  it('is granted to a client that asks, which is told the map at once and at every change until it closes', () => {
+    const feed = new TestFeed();
+    const { channel, session } = openSession(feed);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap', 'somethingNewer'] });
+    expect(channel.sent).toEqual([
+      expect.objectContaining({ type: 'welcome', features: ['queueMap'] }),
+      mapWith(['a', 'b']),
+    ]);
+    feed.change(['b', null]);
+    expect(channel.sent.at(-1)).toEqual(mapWith(['b', null]));
+    session.close();
+    expect(feed.watchers).toBe(0);
+  });
+
+  it('is not granted to a client that does not ask (today’s hello): no features, no queueMap frame', () => {
+    const feed = new TestFeed();
+    const { channel } = openSession(feed);
+    channel.receive({ type: 'hello', protocolVersion: 1 });
+    feed.change(['b', 'b']);
+    expect(channel.sent).toHaveLength(1);
+    expect(channel.sent[0]).toMatchObject({ type: 'welcome' });
+    expect(channel.sent[0]).not.toHaveProperty('features');
+    expect(feed.watchers).toBe(0);
+  });
+
+  it('is not granted by a broker without a map (one broker, or a transport without a stream)', () => {
+    const { channel } = openSession(undefined);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap'] });
+    expect(channel.sent).toHaveLength(1);
+    expect(channel.sent[0]).not.toHaveProperty('features');
+  });
+
+  it('waits for the first map when the broker has none yet', () => {
+    const feed = new TestFeed();
+    feed.map = undefined;
+    const { channel } = openSession(feed);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap'] });
+    expect(channel.sent.map((frame) => frame.type)).toEqual(['welcome']);
+    feed.change(['a', 'a']);
+    expect(channel.sent.at(-1)).toEqual(mapWith(['a', 'a']));
+  });
+});
