@@ -44,6 +44,12 @@ export type DeliveryChange = {
    * out once for the whole run by {@link EffectApplier.finishRun}.
    */
   readonly inRun?: boolean | undefined;
+  /**
+   * When the event was decided, if its caller read the clock for it (a run reads it once for all
+   * its settles): its history's `settledAt`, so the entry agrees with the retry time core drew
+   * from the same instant. Without it, the clock is read when the outcome is recorded.
+   */
+  readonly atMs?: number | undefined;
 } & (
   | { readonly consumer: 'push'; readonly next: PushState }
   | { readonly consumer: 'simple'; readonly next: SimpleState }
@@ -318,7 +324,7 @@ export class EffectApplier {
     // in a run, one of the run's marks, made at once by finishRun.
     if (change.inRun && effect.outcome === 'committed' && this.#marksSuccessesOf(change.group, address.topic))
       return;
-    const nowMs = this.#deps.clock.now();
+    const nowMs = change.atMs ?? this.#deps.clock.now();
     if (effect.outcome === 'released') this.#deps.metrics.released(address.group);
     if (effect.outcome === 'leaseExpired') this.#deps.metrics.retried(address.group);
     const { groups } = this.#deps;

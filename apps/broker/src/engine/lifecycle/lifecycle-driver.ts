@@ -171,6 +171,7 @@ function applyRun<TState extends PushState | SimpleState>(
             next: result.state as PushState,
             settledBy: moving.settledBy,
             inRun: true,
+            atMs: event.atMs,
           }
         : {
             group: moving.group,
@@ -183,6 +184,7 @@ function applyRun<TState extends PushState | SimpleState>(
             next: result.state as SimpleState,
             settledBy: moving.settledBy,
             inRun: true,
+            atMs: event.atMs,
           },
     );
     feedStormRule(deps, moving, event, result.state.lease, result.effects);

@@ -197,4 +197,24 @@ describe('Settlement by runs (issue 43)', () => {
       [3, 400],
     ]);
   });
+  it('records each settle of a run at the instant its retry was drawn from, however long the run takes', async () => {
+    const s = side('settle-runs-instant');
+    // A millisecond passes at every reading of the clock, as on a busy loop while a run is applied.
+    const read = s.h.clock.now.bind(s.h.clock);
+    s.h.clock.now = () => {
+      const at = read();
+      s.h.clock.advanceBy(1);
+      return at;
+    };
+    expect(s.parts.settlement.settle(frame(s, ['q10', 'q11']), 'nack')).toEqual([]);
+    s.parts.applier.flushTurn();
+    await s.h.committed();
+    for (const offset of [10, 11]) {
+      const state = s.parts.records.get({ group: 'g2', topic: 't', offset })?.state;
+      if (state?.state !== 'waitingRetry') throw new Error(`offset ${offset} is not waiting for its retry`);
+      const [entry] = s.h.store.readHistory(`t-${offset}`) as { settledAt: number }[];
+      // The group's fixed 5 s, counted from the instant the history says the nack was made.
+      expect(state.retryAtMs - (entry?.settledAt ?? 0)).toBe(5_000);
+    }
+  });
 });
