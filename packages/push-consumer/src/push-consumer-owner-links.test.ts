@@ -58,7 +58,12 @@ describe('a push consumer taking deliveries from the queue owners', () => {
   it('subscribes owned-scope on its broker and on the other owner, and settles each delivery where it came from', async () => {
     const { home, owner, tellMap } = await grantingBrokers();
     const { processed, listener } = acking();
-    const consumer = createConsumer(home.endpoint, { listener, maxCachedMessages: 8, concurrency: 2 });
+    const consumer = createConsumer(home.endpoint, {
+      listener,
+      maxCachedMessages: 8,
+      concurrency: 2,
+      routeToOwners: true,
+    });
     const told = tellMap();
     await consumer.start();
     await told;
@@ -96,7 +101,7 @@ describe('a push consumer taking deliveries from the queue owners', () => {
   it('retires the session with an owner the map no longer names, and takes every queue on its own subscription again when an owner has no endpoint', async () => {
     const { home, owner, tellMap } = await grantingBrokers();
     const { listener } = acking();
-    const consumer = createConsumer(home.endpoint, { listener, maxCachedMessages: 8 });
+    const consumer = createConsumer(home.endpoint, { listener, maxCachedMessages: 8, routeToOwners: true });
     const told = tellMap();
     await consumer.start();
     await told;
@@ -114,16 +119,16 @@ describe('a push consumer taking deliveries from the queue owners', () => {
 
   it('subscribes as before on a broker that grants nothing', async () => {
     const plain = await brokers.start();
-    const consumer = createConsumer(plain.endpoint, { listener: acking().listener });
+    const consumer = createConsumer(plain.endpoint, { listener: acking().listener, routeToOwners: true });
     await consumer.start();
     const [subscribe] = await plain.waitForFrames('subscribe');
     expect(subscribe).not.toHaveProperty('scope');
     expect(plain.framesOf('subscribe')).toHaveLength(1);
   });
 
-  it('asks for nothing with routeToOwners false', async () => {
+  it('asks for nothing without routeToOwners (the default)', async () => {
     const { home } = await grantingBrokers();
-    const consumer = createConsumer(home.endpoint, { listener: acking().listener, routeToOwners: false });
+    const consumer = createConsumer(home.endpoint, { listener: acking().listener });
     await consumer.start();
     expect(home.sessions[0]?.hello).not.toHaveProperty('features');
     const [own] = await home.waitForFrames('subscribe');

@@ -62,6 +62,10 @@ import { ResultBatcher } from './result-batcher.js';
  * the lost session (C2) and delivers them again, so the cached messages of that session are
  * dropped unprocessed and results of listeners still running for it are not sent.
  *
+ * Against brokers that spread their queues, with `routeToOwners`, it also subscribes on
+ * every other queue owner with the owned scope, and its own subscription takes its broker's queues
+ * only (`owner-links.ts`); each delivery's result goes back on the session that delivered it.
+ *
  * Its lifecycle (idle, starting, running, closing, closed) and what it has subscribed on the
  * current session are one value, kept by {@link PushConsumerLifecycle}: this class does the I/O
  * and tells the lifecycle what happened.

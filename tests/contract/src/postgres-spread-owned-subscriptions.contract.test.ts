@@ -84,6 +84,7 @@ function consumerOf(
     subscriptions: { orders: '*' },
     reconnectBackoff: FAST_BACKOFF,
     maxCachedMessages: 64,
+    routeToOwners: true,
     onListenerError: () => {},
     onError: () => {},
     listener: (message) => {
