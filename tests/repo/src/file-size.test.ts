@@ -19,8 +19,6 @@ const MAX_LINES = 600;
 const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/engine/lifecycle/effect-applier.ts':
     'the one writer of what core decides (DESIGN.md §1): each effect of a transition, a run of settles’ counters and marks once per run (issue 43), and the records made outside transitions (restart, delays, FIFO parking, redrive), all over the same private state; its once-per-turn flush is the seam a split would take',
-  'apps/broker/src/cluster/routing/partition-router.ts':
-    'the broker service over a store split into queues: one method per call of the service, each routing its request to the queues and joining their answers; the table of forwarded calls of issue 42 is where the per-call routing goes',
   'apps/broker/src/gateway/session.ts':
     'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the request pipeline of issue 44 is where its per-request half goes',
   'packages/producer/src/producer.ts':
