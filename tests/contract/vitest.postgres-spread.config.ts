@@ -42,6 +42,7 @@ export default defineProject({
       'src/**/postgres-spread-handover.contract.test.ts',
       'src/**/postgres-spread-admin-writes.contract.test.ts',
       'src/**/postgres-spread-owner-routes.contract.test.ts',
+      'src/**/postgres-spread-owned-subscriptions.contract.test.ts',
       'src/**/failure-storms-spread.contract.test.ts',
     ],
     globalSetup: ['./src/support/postgres-spread.global-setup.ts'],

@@ -74,6 +74,8 @@ export async function drainW2(
     group,
     subscriptions: { [topic]: '*' },
     maxCachedMessages: CACHED,
+    // With brokers spreading their queues, each owner delivers its own (owned subscriptions).
+    routeToOwners: true,
     listener: () => {
       processed.tick();
       return ConsumeResult.SUCCESS;

@@ -13,7 +13,12 @@ export {
   untilAborted,
 } from './client-error.js';
 export { Connection, type OneWayFrame } from './connection.js';
-export type { CallOptions, ClientCloseOptions, ClientOptions } from './connection-options.js';
+export type {
+  CallOptions,
+  ClientCloseOptions,
+  ClientOptions,
+  ConnectionOptions,
+} from './connection-options.js';
 export {
   connectionOptionsOf,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -23,7 +28,7 @@ export type { ConnectionStatus } from './connection-status.js';
 export { checkConsumerGroup, checkSubscriptions } from './consumer-options.js';
 export { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
 export { createMessageId } from './message-id.js';
-export { OwnerRoutes } from './owner-routes.js';
+export { OwnerRoutes, otherOwnerEndpoints } from './owner-routes.js';
 export { checkIntegerField, checkIntegerInRange } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
 export type { RequestFrameInput } from './request-table.js';

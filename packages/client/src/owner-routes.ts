@@ -106,12 +106,7 @@ export class OwnerRoutes {
     if (this.#closed) return;
     // A rule this client does not know would place messages where the broker does not: route nothing.
     this.#map = map?.placement === PLACEMENT_RULE ? map : undefined;
-    const wanted = new Set<string>();
-    for (const owner of this.#map?.owners ?? []) {
-      if (owner === null || owner === this.#map?.broker) continue;
-      const endpoint = this.#map?.endpoints[owner];
-      if (endpoint !== undefined) wanted.add(endpoint);
-    }
+    const wanted = otherOwnerEndpoints(this.#map);
     for (const [endpoint, link] of this.#links) {
       // Retired, or closed for good (its first connect timed out): a later map may name it again.
       if (wanted.has(endpoint) && link.connection.currentStatus.state !== 'closed') continue;
@@ -140,4 +135,20 @@ export class OwnerRoutes {
       return undefined;
     }
   }
+}
+
+/**
+ * The endpoints of the queue owners a map names, but for the broker that sent it (reached on the
+ * session that was told the map): those a client opens a session of its own with, to send to
+ * (`OwnerRoutes`) or to take deliveries from (a push consumer's owned subscriptions).
+ * @see docs/protocol/README.md#queue-map
+ */
+export function otherOwnerEndpoints(map: QueueMapFrame | undefined): Set<string> {
+  const endpoints = new Set<string>();
+  for (const owner of map?.owners ?? []) {
+    if (owner === null || owner === map?.broker) continue;
+    const endpoint = map?.endpoints[owner];
+    if (endpoint !== undefined) endpoints.add(endpoint);
+  }
+  return endpoints;
 }

@@ -63,7 +63,12 @@ export {
   TOPIC_NAME_PATTERN,
 } from './names.js';
 export { MAX_FRAME_NESTING } from './nesting-depth.js';
-export { PLACEMENT_RULE, QUEUE_MAP_FEATURE, queueOfMessage } from './queue-placement.js';
+export {
+  OWNED_SUBSCRIPTIONS_FEATURE,
+  PLACEMENT_RULE,
+  QUEUE_MAP_FEATURE,
+  queueOfMessage,
+} from './queue-placement.js';
 export { BrokerError, type ErrorDetails, RicochetError } from './ricochet-error.js';
 export {
   ADMIN_ANSWER_SCHEMAS,

@@ -20,6 +20,15 @@ export const PLACEMENT_RULE = 'fnv1a-group-or-id';
 export const QUEUE_MAP_FEATURE = 'queueMap';
 
 /**
+ * The feature a client names in `hello.features` to subscribe with `scope: 'owned'` (deliveries
+ * from the queues the session's broker owns only, following ownership as queues move), and that a
+ * broker whose queues are spread over brokers names in `welcome.features` when it accepts that
+ * scope. A push consumer granted it subscribes on every owner the queue map names, and no broker
+ * forwards its deliveries. @see docs/protocol/README.md#owned-subscriptions
+ */
+export const OWNED_SUBSCRIPTIONS_FEATURE = 'ownedSubscriptions';
+
+/**
  * The queue a message is stored in, when a store is split into `queues`: a hash of its message
  * group when it has one, so that every message of a FIFO group is in one queue, in order (P5);
  * else of its id, so that a send retried with the same id reaches the queue that may hold it, and

@@ -28,6 +28,22 @@ describe('CreditWindow', () => {
     expect(window.starved()).toBe(0);
   });
 
+  it('resized smaller, grants nothing until what is out came down to the new max, then keeps to it', () => {
+    const window = new CreditWindow({ floor: 8, max: 8 });
+    window.open();
+    window.delivered(8);
+    window.resize(3);
+    expect(window.size).toBe(3);
+    // 8 out; results of 5 bring them to 3: no credit for those.
+    expect(window.settled(5, 0)).toBe(0);
+    // From there each result gives its credit back: never more than 3 out.
+    expect(window.settled(1, 0)).toBe(1);
+    // Larger again: back to its floor (8 asked, no more than the new max), granted with the next result.
+    window.resize(6);
+    expect(window.size).toBe(6);
+    expect(window.settled(1, 0)).toBe(4);
+  });
+
   it('does not grow when the last deliver left credit over: the broker had no more messages', () => {
     const window = new CreditWindow({ floor: 4, max: 64 });
     window.open();

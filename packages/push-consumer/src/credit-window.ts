@@ -36,8 +36,10 @@ export interface CreditWindowOptions {
  * count of a new one (after a reconnect) at the size learnt so far.
  */
 export class CreditWindow {
-  readonly #floor: number;
-  readonly #max: number;
+  /** The floor asked for; the one in use is no larger than `#max`. */
+  readonly #askedFloor: number;
+  #floor: number;
+  #max: number;
   #size: number;
   /** Credits granted to the current subscription: its initial credit and every `credit` since. */
   #granted = 0;
@@ -55,6 +57,7 @@ export class CreditWindow {
   #epochMinWaiting = Number.POSITIVE_INFINITY;
 
   constructor(options: CreditWindowOptions) {
+    this.#askedFloor = options.floor;
     this.#floor = Math.max(1, Math.min(options.floor, options.max));
     this.#max = options.max;
     this.#size = this.#floor;
@@ -63,6 +66,18 @@ export class CreditWindow {
   /** The window now, in messages. */
   get size(): number {
     return this.#size;
+  }
+
+  /**
+   * The largest window is now `max` (at least 1): the consumer's `maxCachedMessages` was split
+   * over another number of subscriptions (one per queue owner). A smaller window is kept by
+   * granting fewer credits for the next results: the broker cannot be asked to give credit back,
+   * so what is out already comes down to it as its results are sent.
+   */
+  resize(max: number): void {
+    this.#max = Math.max(1, max);
+    this.#floor = Math.max(1, Math.min(this.#askedFloor, this.#max));
+    this.#size = Math.min(Math.max(this.#size, this.#floor), this.#max);
   }
 
   /** A new subscription is made: returns its initial credit (`subscribe.maxCachedMessages`). */

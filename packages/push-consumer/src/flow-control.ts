@@ -45,6 +45,11 @@ export class FlowControl {
     return this.#window.open();
   }
 
+  /** The most deliveries out is now `maxCachedMessages` (see {@link CreditWindow.resize}). */
+  resize(maxCachedMessages: number): void {
+    this.#window.resize(maxCachedMessages);
+  }
+
   /** A `deliver` of the current subscription brought `count` messages. */
   delivered(count: number): void {
     this.#window.delivered(count);

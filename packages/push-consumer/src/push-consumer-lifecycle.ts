@@ -1,5 +1,17 @@
 import { assertNever } from '@ricochet/core';
 import type { DeliverFrame } from '@ricochet/protocol';
+import type { ResultEntry } from './delivery-results.js';
+
+/**
+ * Where the deliveries of a subscription on another queue owner's session go back to
+ * (`owner-links.ts`): that session, never the consumer's own.
+ */
+export interface DeliveryRoute {
+  /** The id of the route's session while it is open. */
+  liveSessionId(): string | undefined;
+  /** Queue the result of one of its deliveries, to be sent on its session. */
+  addResult(result: ResultEntry): void;
+}
 
 /** One subscription, valid on the session that opened it only (subscription ids are per session). */
 export interface Subscription {
@@ -7,11 +19,17 @@ export interface Subscription {
   readonly sessionId: string;
   /** False once unsubscribed, or once its session ended; deliveries and results hold it too. */
   active: boolean;
+  /** Made on a session with another queue owner (owned scope); absent on the consumer's own session. */
+  readonly route?: DeliveryRoute;
+  /** `owned`: it delivers from its broker's queues only (`subscribe.scope`); else from every queue. */
+  readonly scope?: 'owned' | undefined;
 }
 
 /** A `subscribe` on the wire, and the deliveries that arrived before its answer. */
 export interface PendingSubscribe {
   readonly sessionId: string;
+  /** The `scope` it asked for. */
+  readonly scope?: 'owned' | undefined;
   readonly stash: DeliverFrame[];
   /** Settles once the answer (or the failure) has been handled. */
   settled: Promise<void>;
@@ -148,6 +166,16 @@ export class PushConsumerLifecycle {
     if (state.state !== 'starting') return;
     this.#state = { state: 'running', subscription: state.subscription };
     state.subscribed.resolve();
+  }
+
+  /**
+   * `subscription` is to be made again in another scope (its owner links changed, see
+   * `owner-links.ts`): it stops (`active` false, its late deliveries released), subscribed → none.
+   */
+  rescoped(subscription: Subscription): void {
+    if (this.subscription !== subscription) return;
+    subscription.active = false;
+    this.#setSubscriptionState(NO_SUBSCRIPTION);
   }
 
   /** `pending` came to nothing (refused, or its session ended): subscribing → none. */

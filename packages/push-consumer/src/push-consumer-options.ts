@@ -98,6 +98,19 @@ export interface PushConsumerOptions extends ClientOptions {
    */
   readonly concurrency?: number;
   /**
+   * Take each queue's deliveries from its owner (DESIGN.md §9, docs/protocol/README.md#owned-subscriptions):
+   * the consumer asks for the queue map and the `ownedSubscriptions` feature; a broker that serves
+   * a spread store grants them, and the consumer then subscribes on every queue owner, each
+   * delivering from the queues it owns, `maxCachedMessages` (and `maxCachedBytes`) split over
+   * those subscriptions, the listeners shared. Opt-in for now: with the credit split, a retry that
+   * falls due at one owner waits for that owner's share of the credit, where one subscription
+   * through one broker has it delivered with the next credit from any queue (P3 across owners).
+   * Without it, on a broker of one store, or one that grants neither, the `endpoint` broker
+   * delivers from every queue, forwarding from their owners.
+   * @default false
+   */
+  readonly routeToOwners?: boolean;
+  /**
    * How long a listener may run, 1 ms – 24 h: a listener still running after it has its delivery
    * failed with the reason `consumption timeout` (P2), though it is not stopped (its
    * `context.signal` is aborted). The broker enforces the group's own `consumptionTimeoutMs` as
@@ -150,6 +163,7 @@ export interface ResolvedPushConsumerOptions {
   readonly maxCachedMessages: number;
   readonly maxCachedBytes: number;
   readonly concurrency: number;
+  readonly routeToOwners: boolean;
   readonly consumptionTimeoutMs: number;
   readonly clock: ConsumptionClock;
   readonly closeTimeoutMs: number;
@@ -176,6 +190,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     maxCachedMessages: options.maxCachedMessages ?? DEFAULT_MAX_CACHED_MESSAGES,
     maxCachedBytes: options.maxCachedBytes ?? DEFAULT_MAX_CACHED_BYTES,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    routeToOwners: options.routeToOwners ?? false,
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     clock: options.clock ?? systemConsumptionClock,
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,

@@ -15,10 +15,17 @@ import {
   untilAborted,
 } from '@ricochet/client';
 import { ExponentialBackoff } from '@ricochet/core';
-import { BrokerError, type DeliverFrame, type RicochetError } from '@ricochet/protocol';
+import {
+  BrokerError,
+  type DeliverFrame,
+  OWNED_SUBSCRIPTIONS_FEATURE,
+  QUEUE_MAP_FEATURE,
+  type RicochetError,
+} from '@ricochet/protocol';
 import { type Delivery, problemsOf, type ResultEntry, releaseOf, resultOf } from './delivery-results.js';
 import { FlowControl } from './flow-control.js';
 import { ListenerPool } from './listener-pool.js';
+import { OwnerLinks } from './owner-links.js';
 import {
   deferred,
   type PendingSubscribe,
@@ -55,6 +62,10 @@ import { ResultBatcher } from './result-batcher.js';
  * the lost session (C2) and delivers them again, so the cached messages of that session are
  * dropped unprocessed and results of listeners still running for it are not sent.
  *
+ * Against brokers that spread their queues, with `routeToOwners`, it also subscribes on
+ * every other queue owner with the owned scope, and its own subscription takes its broker's queues
+ * only (`owner-links.ts`); each delivery's result goes back on the session that delivered it.
+ *
  * Its lifecycle (idle, starting, running, closing, closed) and what it has subscribed on the
  * current session are one value, kept by {@link PushConsumerLifecycle}: this class does the I/O
  * and tells the lifecycle what happened.
@@ -83,6 +94,8 @@ export class PushConsumer {
   readonly #lifecycle = new PushConsumerLifecycle();
   /** `sessionId/subscriptionId` of stray subscriptions already asked to stop, so each is asked once. */
   readonly #strays = new Set<string>();
+  /** With `routeToOwners`: a session and an owned-scope subscription per other queue owner. */
+  readonly #owners: OwnerLinks | undefined;
 
   /**
    * @throws ClientError `400` when the group, a subscription or an option is invalid, or an
@@ -90,10 +103,15 @@ export class PushConsumer {
    */
   constructor(options: PushConsumerOptions) {
     this.#options = resolvePushConsumerOptions(options);
+    const connectionOptions = connectionOptionsOf(
+      options,
+      options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    );
     // Deliveries come unasked: push needs a stream, never a request/response link.
     this.#connection = new Connection({
-      ...connectionOptionsOf(options, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+      ...connectionOptions,
       requireStream: true,
+      ...(this.#options.routeToOwners ? { features: [QUEUE_MAP_FEATURE, OWNED_SUBSCRIPTIONS_FEATURE] } : {}),
     });
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
     this.#flow = new FlowControl({
@@ -108,15 +126,16 @@ export class PushConsumer {
     this.#pool = new ListenerPool<Delivery>({
       ...this.#options, // listener, concurrency, consumptionTimeoutMs, clock, isNonRetryable, onListenerError
       // A delivery of an ended session has a dead receipt handle: the broker released it (C2).
-      isLive: (delivery) => delivery.subscription.sessionId === this.#liveSessionId(),
+      isLive: (delivery) => this.#isLive(delivery),
       onOutcome: (delivery, outcome) => {
         // C2: the broker released the deliveries of an ended session; a result would be refused (410).
-        if (delivery.subscription.sessionId === this.#liveSessionId()) {
-          this.#batcher.add(resultOf(delivery, outcome));
-        }
+        if (this.#isLive(delivery)) this.#addResult(delivery, resultOf(delivery, outcome));
       },
       startSpan: (message) => startProcessSpan(message, this.#options.group),
-      onStarved: () => this.#flow.starved(),
+      onStarved: () => {
+        this.#flow.starved();
+        this.#owners?.starved();
+      },
     });
     this.#batcher = new ResultBatcher<ResultEntry>({
       flushDelayMs: RESULT_FLUSH_DELAY_MS,
@@ -133,6 +152,19 @@ export class PushConsumer {
     this.#connection.onFrame('deliver', (frame) => this.#onDeliver(frame));
     this.#connection.onFrame('error', (frame) => this.#report(BrokerError.fromFrame(frame)));
     this.#connection.onReconnected(() => this.#onReconnected());
+    this.#owners = this.#options.routeToOwners
+      ? new OwnerLinks(this.#connection, {
+          options: this.#options,
+          connection: connectionOptions,
+          running: () => this.#lifecycle.state.state === 'running',
+          add: (deliveries) => this.#pool.add(deliveries),
+          takeCached: (filter) => this.#pool.takeCached(filter),
+          startableCount: () => this.#pool.startableCount,
+          report: (error) => this.#report(error),
+          reconnectBackoff: options.reconnectBackoff,
+          onChange: () => this.#ownersChanged(),
+        })
+      : undefined;
   }
 
   /** The consumer group. */
@@ -234,7 +266,7 @@ export class PushConsumer {
     await drainWithTimeout(subscribing, remainingMs());
     // Deliveries stop before the cache is handed back, or the released messages could be
     // delivered straight back to this consumer.
-    await drainWithTimeout(this.#unsubscribe(), remainingMs());
+    await drainWithTimeout(Promise.all([this.#unsubscribe(), this.#owners?.unsubscribe()]), remainingMs());
     this.#releaseCached();
     await drainWithTimeout(this.#pool.whenIdle(), remainingMs());
     // C2: the broker releases the deliveries of listeners still running once the connection closes.
@@ -244,7 +276,10 @@ export class PushConsumer {
     this.#batcher.flush();
     // Only the result frames are waited for: a subscribe or unsubscribe still unanswered has no
     // effect worth waiting for once the connection closes.
-    await drainWithTimeout(this.#batcher.idle(), RESULT_FLUSH_TIMEOUT_MS);
+    await Promise.all([
+      drainWithTimeout(this.#batcher.idle(), RESULT_FLUSH_TIMEOUT_MS),
+      this.#owners?.close(),
+    ]);
     this.#batcher.close();
     await this.#connection.close({ drainTimeoutMs: 0 });
     this.#lifecycle.finishClosing();
@@ -262,7 +297,8 @@ export class PushConsumer {
     if (sessionId === undefined || !this.#lifecycle.subscribes) return;
     if (this.#lifecycle.subscription?.sessionId === sessionId) return;
     if (this.#lifecycle.pendingSubscribe?.sessionId === sessionId) return;
-    const pending: PendingSubscribe = { sessionId, stash: [], settled: Promise.resolve() };
+    const scope = this.#owners?.ownedScope === true ? ('owned' as const) : undefined;
+    const pending: PendingSubscribe = { sessionId, scope, stash: [], settled: Promise.resolve() };
     this.#lifecycle.subscribing(pending);
     // Written at once, on this session: the status is `connected`, so nothing is queued.
     pending.settled = this.#connection
@@ -271,7 +307,8 @@ export class PushConsumer {
         group: this.#options.group,
         subscriptions: this.#options.subscriptions,
         maxCachedMessages: this.#flow.subscribing(),
-        maxCachedBytes: this.#options.maxCachedBytes,
+        maxCachedBytes: this.#owners?.share().bytes ?? this.#options.maxCachedBytes,
+        ...(scope === undefined ? {} : { scope }),
       })
       .then(
         (answer) => this.#onSubscribed(pending, answer.subscriptionId),
@@ -280,7 +317,12 @@ export class PushConsumer {
   }
 
   #onSubscribed(pending: PendingSubscribe, subscriptionId: number): void {
-    const subscription: Subscription = { id: subscriptionId, sessionId: pending.sessionId, active: true };
+    const subscription: Subscription = {
+      id: subscriptionId,
+      sessionId: pending.sessionId,
+      active: true,
+      scope: pending.scope,
+    };
     if (pending.sessionId !== this.#liveSessionId()) {
       // Its session is gone, and the subscription with it.
       subscription.active = false;
@@ -291,6 +333,8 @@ export class PushConsumer {
     this.#resubscribeBackoff.reset();
     // Deliveries can arrive in the same tick as `subscribed`, before this callback ran.
     for (const frame of pending.stash) this.#onDeliver(frame);
+    // Running: the owners' subscriptions follow the map now; the scope may have changed meanwhile.
+    this.#owners?.activate();
   }
 
   #onSubscribeFailed(pending: PendingSubscribe, error: RicochetError): void {
@@ -317,7 +361,10 @@ export class PushConsumer {
     this.#strays.clear();
     // Their receipt handles died with the old session: the broker released them (C2) and will
     // deliver them again, with new handles.
-    this.#pool.takeCached((delivery) => delivery.subscription.sessionId !== sessionId);
+    this.#pool.takeCached(
+      (delivery) =>
+        delivery.subscription.route === undefined && delivery.subscription.sessionId !== sessionId,
+    );
     this.#resubscribeBackoff.reset();
     this.#subscribe();
   }
@@ -377,10 +424,43 @@ export class PushConsumer {
 
   /** Hand every cached, unstarted message back to the broker: Ready again, no failure counted (C2). */
   #releaseCached(): void {
-    for (const { message, subscription } of this.#pool.takeCached()) {
-      this.#batcher.add(releaseOf(receiptHandleOf(message), message.messageId, subscription.sessionId));
+    for (const delivery of this.#pool.takeCached()) {
+      const { message, subscription } = delivery;
+      this.#addResult(
+        delivery,
+        releaseOf(receiptHandleOf(message), message.messageId, subscription.sessionId),
+      );
     }
     this.#batcher.flush();
+  }
+
+  /** Whether a delivery's receipt handle still lives: its session, the own one or an owner's, is the one open. */
+  #isLive(delivery: Delivery): boolean {
+    const { route, sessionId } = delivery.subscription;
+    return sessionId === (route === undefined ? this.#liveSessionId() : route.liveSessionId());
+  }
+
+  /** A result goes back on the session that delivered (docs/protocol/README.md#owned-subscriptions). */
+  #addResult(delivery: Delivery, result: ResultEntry): void {
+    const { route } = delivery.subscription;
+    if (route === undefined) this.#batcher.add(result);
+    else route.addResult(result);
+  }
+
+  /**
+   * The owner links changed: the own subscription's share of `maxCachedMessages` follows, and it
+   * is made again when its scope should change (owned only while every other owner has a link).
+   */
+  #ownersChanged(): void {
+    const owners = this.#owners;
+    if (owners === undefined) return;
+    this.#flow.resize(owners.share().messages);
+    const subscription = this.#lifecycle.subscription;
+    if (subscription?.active !== true || subscription.sessionId !== this.#liveSessionId()) return;
+    if ((subscription.scope === 'owned') === owners.ownedScope) return;
+    this.#lifecycle.rescoped(subscription);
+    this.#connection.request({ type: 'unsubscribe', subscriptionId: subscription.id }).catch(() => {});
+    this.#subscribe();
   }
 
   #report(error: RicochetError): void {

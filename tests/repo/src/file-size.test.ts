@@ -19,12 +19,12 @@ const MAX_LINES = 600;
 const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/engine/lifecycle/effect-applier.ts':
     'the one writer of what core decides (DESIGN.md §1): each effect of a transition, a run of settles’ counters and marks once per run (issue 43), and the records made outside transitions (restart, delays, FIFO parking, redrive), all over the same private state; its once-per-turn flush is the seam a split would take',
-  'apps/broker/src/cluster/routing/partition-router.ts':
-    'the broker service over a store split into queues: one method per call of the service, each routing its request to the queues and joining their answers; the table of forwarded calls of issue 42 is where the per-call routing goes',
   'apps/broker/src/gateway/session.ts':
     'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the request pipeline of issue 44 is where its per-request half goes',
   'packages/producer/src/producer.ts':
     'the producer’s one send lifecycle: a message queued, batched per route (its queue owner’s connection or the endpoint broker’s), on the wire, retried under R2/R3 or sent again on a stale route, settled; the options and the retry decision live beside it already',
+  'packages/push-consumer/src/push-consumer.ts':
+    'the push consumer’s own session: start and close, its subscription made, made again after a reconnect or in another scope, its deliveries into the one listener cache and their results out; owner-link.ts repeats the per-session half for the other owners’ sessions, and one subscription link for both is where a split goes',
   'packages/protocol/src/schemas/frames.ts':
     'the schema of every frame of the wire protocol, client frames then broker frames, each with the TSDoc that docs/protocol/frames.md restates; one table of the protocol, read top to bottom',
 };

@@ -7,9 +7,8 @@ import {
 } from '@ricochet/protocol';
 import type { StoredMessage } from '../store/records.js';
 import type { BrokerMetrics } from './broker-metrics.js';
-import type { BrokerService } from './broker-service.js';
+import type { BrokerService, ServiceSubscribeRequest } from './broker-service.js';
 import type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
-import type { SubscribeRequest } from './dispatch/push-dispatch.js';
 import type { ReceiveRequest } from './dispatch/simple-consumption.js';
 import { type BrokerEngineOptions, type EngineParts, wireEngine } from './engine-parts.js';
 import { driveGroupPause } from './lifecycle/lifecycle-driver.js';
@@ -127,9 +126,7 @@ export class BrokerEngine implements BrokerService {
     return queue === 0 ? this : undefined;
   }
 
-  subscribe(
-    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
-  ): number {
+  subscribe(request: ServiceSubscribeRequest): number {
     this.#assertOpen();
     const group = this.#parts.groups.require(request.group);
     if (group.config.consumeMode === 'broadcasting') return this.#parts.broadcast.subscribe(group, request);

@@ -17,6 +17,18 @@ import type { TopicView } from './views/topic-view.js';
 export type Awaitable<T> = T | Promise<T>;
 
 /**
+ * A client's push subscription, as the front doors ask a service for it. `scope: 'owned'`
+ * (`subscribe.scope`, granted with the `ownedSubscriptions` feature) limits it to the queues the
+ * broker owns, following them as they move (`cluster/routing/queue-subscriptions.ts`); an engine
+ * over one store owns its only queue, and serves every subscription alike.
+ */
+export type ServiceSubscribeRequest = SubscribeRequest & {
+  readonly group: string;
+  readonly clientId?: string | undefined;
+  readonly scope?: 'owned' | undefined;
+};
+
+/**
  * What the client front doors call (a session on WebSocket, TCP or HTTP, the RocketMQ gRPC
  * port): messages in and out, the leases on them and the push subscriptions that carry them.
  * Every call here is on a client's behalf and is what a forwarding broker carries to a queue's
@@ -32,9 +44,7 @@ export interface MessagingService {
     receiptHandle: string,
     invisibleDurationMs: number,
   ): Promise<{ readonly messageId: string; readonly receiptHandle: string }>;
-  subscribe(
-    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
-  ): Awaitable<number>;
+  subscribe(request: ServiceSubscribeRequest): Awaitable<number>;
   unsubscribe(subscriptionId: number): Awaitable<boolean>;
   credit(subscriptionId: number, credits: number): void;
   nack(items: readonly SettleItem[], settledBy?: string): Promise<SettleFailure[]>;

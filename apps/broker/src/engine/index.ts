@@ -6,7 +6,13 @@
 export type { BrokerEngineOptions } from './broker-engine.js';
 export { BrokerEngine } from './broker-engine.js';
 export { BrokerMetrics } from './broker-metrics.js';
-export type { AdminService, Awaitable, BrokerService, MessagingService } from './broker-service.js';
+export type {
+  AdminService,
+  Awaitable,
+  BrokerService,
+  MessagingService,
+  ServiceSubscribeRequest,
+} from './broker-service.js';
 export type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
 export { DEFAULT_REDRIVE_RATE_PER_SECOND } from './dead-letter/dead-letter-admin.js';
 export { RedrivePacer } from './dead-letter/redrive-pacer.js';

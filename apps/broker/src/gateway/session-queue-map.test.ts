@@ -70,11 +70,25 @@ function mapWith(owners: (string | null)[]): QueueMapFrame {
   };
 }
 
-function openSession(feed: QueueMapFeed | undefined) {
+/** The subscribe requests an engine was asked, and the id it answers each with. */
+function subscribingEngine() {
+  const requests: { scope?: string | undefined }[] = [];
+  const engine = {
+    metrics: { rejected: () => {} },
+    endSubscriptions: () => {},
+    subscribe: (request: { scope?: string | undefined }) => {
+      requests.push(request);
+      return requests.length;
+    },
+  } as unknown as MessagingService;
+  return { engine, requests };
+}
+
+function openSession(feed: QueueMapFeed | undefined, engine: MessagingService = subscribingEngine().engine) {
   const registry = new Registry();
   const channel = new MemoryChannel();
   const session = new Session(channel, {
-    engine: { metrics: { rejected: () => {} }, endSubscriptions: () => {} } as unknown as MessagingService,
+    engine,
     log: silent as never,
     access: new AccessControl({ authFile: undefined, registry, log: silent, clock: new ManualClock(0) }),
     helloTimeoutMs: 60_000,
@@ -136,5 +150,66 @@ describe('the queueMap feature of hello', () => {
     expect(channel.sent.map((frame) => frame.type)).toEqual(['welcome']);
     feed.change(['a', 'a']);
     expect(channel.sent.at(-1)).toEqual(mapWith(['a', 'a']));
+  });
+});
+
+describe('the ownedSubscriptions feature of hello', () => {
+  const subscribe = (scope?: 'owned'): ClientFrame => ({
+    type: 'subscribe',
+    id: 7,
+    group: 'billing',
+    subscriptions: { orders: '*' },
+    maxCachedMessages: 8,
+    ...(scope === undefined ? {} : { scope }),
+  });
+  /** The answer to request 7, once the session sent it. */
+  const answerOf = async (channel: MemoryChannel) => {
+    for (let turn = 0; turn < 100; turn++) {
+      const answer = channel.sent.find((frame) => 'id' in frame && frame.id === 7);
+      if (answer !== undefined) return answer;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    throw new Error('request 7 was not answered');
+  };
+
+  it('is granted beside queueMap by a broker with a map, and lets subscribe ask for the owned scope', async () => {
+    const { engine, requests } = subscribingEngine();
+    const { channel } = openSession(new TestFeed(), engine);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap', 'ownedSubscriptions'] });
+    expect(channel.sent[0]).toMatchObject({ type: 'welcome', features: ['queueMap', 'ownedSubscriptions'] });
+    channel.receive(subscribe('owned'));
+    expect(await answerOf(channel)).toEqual({ type: 'subscribed', id: 7, subscriptionId: 1 });
+    expect(requests).toEqual([expect.objectContaining({ scope: 'owned' })]);
+  });
+
+  it('is granted alone, to the session a consumer opens with another owner (no map asked for)', () => {
+    const { channel } = openSession(new TestFeed());
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['ownedSubscriptions'] });
+    expect(channel.sent).toEqual([
+      expect.objectContaining({ type: 'welcome', features: ['ownedSubscriptions'] }),
+    ]);
+  });
+
+  it('is not granted by a broker without a map, which refuses an owned-scope subscribe with 400', async () => {
+    const { engine, requests } = subscribingEngine();
+    const { channel } = openSession(undefined, engine);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap', 'ownedSubscriptions'] });
+    expect(channel.sent[0]).not.toHaveProperty('features');
+    channel.receive(subscribe('owned'));
+    expect(await answerOf(channel)).toMatchObject({ type: 'error', id: 7, code: 400 });
+    expect(requests).toEqual([]);
+  });
+
+  it('is needed for the owned scope even where it would be granted: today’s subscribe spans every queue', async () => {
+    const { engine, requests } = subscribingEngine();
+    const { channel } = openSession(new TestFeed(), engine);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap'] });
+    channel.receive(subscribe('owned'));
+    expect(await answerOf(channel)).toMatchObject({ type: 'error', id: 7, code: 400 });
+    channel.receive({ ...subscribe(), id: 8 } as ClientFrame);
+    for (let turn = 0; turn < 100 && requests.length === 0; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(requests).toEqual([expect.objectContaining({ scope: undefined })]);
   });
 });

@@ -9,6 +9,7 @@ import {
   ERROR_CODES,
   encodeFrame,
   type OnBehalfOf,
+  OWNED_SUBSCRIPTIONS_FEATURE,
   PROTOCOL_VERSION,
   QUEUE_MAP_FEATURE,
   splitDeliveries,
@@ -69,6 +70,8 @@ export class Session {
   #untrackPeer: (() => void) | undefined;
   /** Stop telling this session of queue map changes (granted `queueMap` only). */
   #unwatchQueueMap: (() => void) | undefined;
+  /** Granted `ownedSubscriptions`: its subscribes may carry `scope: 'owned'`. */
+  #ownedSubscriptions = false;
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
@@ -188,13 +191,22 @@ export class Session {
     // broker that has one: an older client never asks, and goes on being forwarded for.
     const queueMap =
       peer === undefined && hello.features?.includes(QUEUE_MAP_FEATURE) ? this.#options.queueMap : undefined;
+    // Owned scope only where there is a map to follow the owners by (a spread store, a stream).
+    this.#ownedSubscriptions =
+      peer === undefined &&
+      this.#options.queueMap !== undefined &&
+      hello.features?.includes(OWNED_SUBSCRIPTIONS_FEATURE) === true;
+    const features = [
+      ...(queueMap === undefined ? [] : [QUEUE_MAP_FEATURE]),
+      ...(this.#ownedSubscriptions ? [OWNED_SUBSCRIPTIONS_FEATURE] : []),
+    ];
     this.#send({
       type: 'welcome',
       protocolVersion: PROTOCOL_VERSION,
       sessionId: this.id,
       maxBodyBytes: this.#options.maxBodyBytes,
       maxFrameBytes: this.#options.maxFrameBytes,
-      ...(queueMap === undefined ? {} : { features: [QUEUE_MAP_FEATURE] }),
+      ...(features.length === 0 ? {} : { features }),
     });
     if (queueMap !== undefined) {
       const tell = () => {
@@ -310,6 +322,12 @@ export class Session {
         await engine.register(frame.group, frame.subscriptions);
         return { type: 'ok', id: frame.id };
       case 'subscribe': {
+        if (frame.scope !== undefined && !this.#ownedSubscriptions) {
+          throw BrokerError.of(
+            'BAD_REQUEST',
+            `scope '${frame.scope}' needs the ${OWNED_SUBSCRIPTIONS_FEATURE} feature, not granted on this session`,
+          );
+        }
         const subscriptionId = await engine.subscribe({
           group: frame.group,
           subscriptions: frame.subscriptions,
@@ -317,6 +335,7 @@ export class Session {
           maxCachedBytes: frame.maxCachedBytes,
           consumerId,
           clientId: this.#peer ? behalf?.clientId : this.#ownClientId,
+          scope: frame.scope,
           sink: (id, messages) => this.#deliver(id, messages),
           ...(this.#peer
             ? {

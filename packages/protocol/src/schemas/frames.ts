@@ -106,6 +106,13 @@ export const subscribeFrameSchema = z.object({
    * own. A broker that does not know the field ignores it. @default no limit but the count
    */
   maxCachedBytes: z.number().int().min(1).exactOptional(),
+  /**
+   * `owned`: deliver only from the queues the session's broker owns, now and as queues move to and
+   * from it, never forwarding from another broker. Sent only on a session granted the
+   * `ownedSubscriptions` feature; refused (`400`) on any other. @default every queue (forwarded
+   * from their owners)
+   */
+  scope: z.literal('owned').exactOptional(),
   onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 

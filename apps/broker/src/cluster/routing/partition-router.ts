@@ -16,10 +16,10 @@ import {
   type ReceiveRequest,
   RedrivePacer,
   type RetentionPassReport,
+  type ServiceSubscribeRequest,
   type SettleFailure,
   type SettleItem,
   type StoreWatermarks,
-  type SubscribeRequest,
   systemTimers,
   type TopicBacklog,
   type TopicView,
@@ -246,9 +246,7 @@ export class PartitionRouter implements BrokerService {
     return { messageId: changed.messageId, receiptHandle: withQueue(changed.receiptHandle, routed.queue) };
   }
 
-  subscribe(
-    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
-  ): Promise<number> {
+  subscribe(request: ServiceSubscribeRequest): Promise<number> {
     return this.#subscriptions.subscribe(request);
   }
 

@@ -1,4 +1,9 @@
-import { type CreditPool, creditPoolOf, grantCredits, type SubscribeRequest } from '../../engine/index.js';
+import {
+  type CreditPool,
+  creditPoolOf,
+  grantCredits,
+  type ServiceSubscribeRequest,
+} from '../../engine/index.js';
 import { CreditLending } from './credit-lending.js';
 import { deliveryOfQueue } from './merged-views.js';
 import { QueueRotation } from './queue-addressing.js';
@@ -9,8 +14,10 @@ interface RoutedSubscription {
   /** The one id the client was given. */
   readonly id: number;
   /** What the client asked for, with the sink that tags deliveries with their queue. */
-  readonly request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined };
+  readonly request: ServiceSubscribeRequest;
   readonly group: string;
+  /** Owned scope (`subscribe.scope`): only the queues this broker owns, joined and left as they move. */
+  readonly owned: boolean;
   readonly pool: CreditPool;
   /** The client's credit as lent to the queues other brokers own. */
   readonly lending: CreditLending;
@@ -48,9 +55,7 @@ export class QueueSubscriptions {
     this.#rotation = new QueueRotation(queues.length);
   }
 
-  async subscribe(
-    request: SubscribeRequest & { readonly group: string; readonly clientId?: string | undefined },
-  ): Promise<number> {
+  async subscribe(request: ServiceSubscribeRequest): Promise<number> {
     const id = ++this.#lastId;
     // The byte limit holds over the queues this broker owns; a remote owner's deliveries count
     // only toward the credit it borrows (docs/guides/scale-out.md).
@@ -64,6 +69,7 @@ export class QueueSubscriptions {
       id,
       request,
       group: request.group,
+      owned: request.scope === 'owned',
       pool,
       lending,
       perQueue: new Array<number>(this.#queues.length).fill(-1),
@@ -73,10 +79,9 @@ export class QueueSubscriptions {
     // Every queue at once: each remote one opens its first loan as it is asked, all in this turn,
     // before a local queue's first pass (its next turn) spends the pool; none takes it all, so
     // none opens owing the client credit it never granted (`CreditLending.expectLoans`).
-    lending.expectLoans(this.#queues.filter((queue) => queue.engine === undefined).length);
-    const made = await Promise.allSettled(
-      this.#queues.map((queue) => this.#subscribeIn(subscription, id, queue)),
-    );
+    const queues = this.#queues.filter((queue) => servesIn(subscription, queue));
+    lending.expectLoans(queues.filter((queue) => queue.engine === undefined).length);
+    const made = await Promise.allSettled(queues.map((queue) => this.#subscribeIn(subscription, id, queue)));
     lending.expectLoans(0);
     const refused = made.find((result) => result.status === 'rejected');
     if (refused) {
@@ -95,6 +100,9 @@ export class QueueSubscriptions {
    * `queue` is routed anew (`PartitionRouter.replaceQueue`): every client subscription ends in
    * the old one (what it held there is released, C2, and what a remote queue had not spent of its
    * loan comes back) and is made again in the new one, unless the client unsubscribed meanwhile.
+   * An owned-scope subscription is made again only in a queue this broker now owns: a queue that
+   * moved away is served by its new owner's owned-scope subscriptions, and one that moved here
+   * joins this broker's.
    */
   async move(queue: number, old: RoutedQueue, next: RoutedQueue): Promise<void> {
     const moving = [...this.#subscriptions.entries()];
@@ -107,7 +115,7 @@ export class QueueSubscriptions {
       routed.perQueue[queue] = -1;
       routed.earlyLoans.delete(queue);
       routed.lending.forget(queue);
-      if (routed.unsubscribed || !this.#subscriptions.has(id)) continue;
+      if (routed.unsubscribed || !this.#subscriptions.has(id) || !servesIn(routed, next)) continue;
       try {
         await this.#subscribeIn(routed, id, next);
       } catch (error) {
@@ -238,4 +246,13 @@ export class QueueSubscriptions {
       report(error);
     }
   }
+}
+
+/**
+ * Whether a client subscription is made in `queue`: every queue for one over every queue (those
+ * owned elsewhere forwarded); for an owned-scope one, the queues this broker owns (`engine` set),
+ * so none of its deliveries is forwarded.
+ */
+function servesIn(routed: RoutedSubscription, queue: RoutedQueue): boolean {
+  return !routed.owned || queue.engine !== undefined;
 }
