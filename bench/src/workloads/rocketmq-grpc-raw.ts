@@ -69,7 +69,7 @@ function checkOk(method: string, status: Status | null | undefined): void {
  * template with a fresh `message_id` written over the placeholder's bytes (ids must differ, or R3's
  * dedup would answer without storing).
  */
-export class SendTemplate {
+class SendTemplate {
   static readonly #ID_LENGTH = 32;
   readonly #frame: Buffer;
   readonly #idAt: number;
