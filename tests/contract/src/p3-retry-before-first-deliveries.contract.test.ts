@@ -16,8 +16,11 @@ describe('P3: a retry that fell due is delivered before messages that were never
     });
     await using producer = await startProducer(broker.endpoint);
     // Sent first, so the consumer's first take parks them until their time; then the plain one.
+    // Their time is well after that take (1.5 s: a consumer connecting on a loaded machine can
+    // take hundreds of ms), and the same for all: they fall due together.
+    const deliverAt = Date.now() + 1_500;
     for (let index = 0; index < delayedCount; index++)
-      await producer.send({ topic: 'orders', body: `d${index}`, delayMs: 50 });
+      await producer.send({ topic: 'orders', body: `d${index}`, deliverAt });
     const failing = await producer.send({ topic: 'orders', body: 'm0' });
 
     const started: string[] = [];
@@ -47,6 +50,7 @@ describe('P3: a retry that fell due is delivered before messages that were never
     await eventually(
       () => broker.admin.getGroup('billing'),
       (group) => group.stats.ready === delayedCount,
+      10_000,
     );
 
     // m0 fails: its credit brings a delay message (m0's retry is 100 ms away), which holds it.
