@@ -203,7 +203,8 @@ export class EffectApplier {
 
   /**
    * After a restart, take on a stored record as it stands: count its state, queue it when Ready
-   * (in the `again` line when it was delivered before, lease 0 being a message never delivered),
+   * (in the `again` line when a delivery of it failed or was released, as for a Ready state core
+   * requeues; a message never delivered, or redriven with its attempts given back, in `first`),
    * and hold its FIFO message group while it is Inflight or WaitingRetry (P5).
    */
   adopt(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord): void {
@@ -213,7 +214,10 @@ export class EffectApplier {
       const messageGroup = group.config.fifo ? this.#messageGroupOf(address) : undefined;
       if (messageGroup !== undefined) group.fifoGate.claim(address.topic, messageGroup, address.offset);
     }
-    if (state === 'ready') this.#requeue(group, address, record.state.lease === 0 ? 'first' : 'again');
+    if (state === 'ready') {
+      const { failures, releases } = record.state;
+      this.#requeue(group, address, failures + releases === 0 ? 'first' : 'again');
+    }
   }
 
   /**
