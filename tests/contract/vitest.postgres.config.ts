@@ -28,6 +28,7 @@ export const POSTGRES_CONTRACT_FILES = [
   'start-from-latest-at-start',
   'bad-input',
   'p3-retry-before-cached-messages',
+  'p3-retry-before-first-deliveries',
   'store-watermarks',
   'admin-listings',
   't1-delay-messages',

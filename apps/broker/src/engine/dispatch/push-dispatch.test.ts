@@ -172,7 +172,7 @@ describe('PushDispatch', () => {
     h.appendMany('t', 700);
     // 600 messages the group took long ago are Ready again (retries that fell due); 100 are new.
     group.cursors.set('t', 600);
-    for (let offset = 0; offset < 600; offset++) group.readyQueue.push({ topic: 't', offset });
+    for (let offset = 0; offset < 600; offset++) group.readyQueue.push({ topic: 't', offset }, 'again');
     const id = subscribe(2_000);
     await turns(1);
     // More Ready again than one pass hands out (256): this pass may hand out up to 1,024.

@@ -85,7 +85,7 @@ describe('ReadySource', () => {
     expect(parts.readySource.hasReady(group, all)).toBe(true);
     take();
     expect(parts.readySource.hasReady(group, all)).toBe(false);
-    group.readyQueue.push({ topic: 't', offset: 0 });
+    group.readyQueue.push({ topic: 't', offset: 0 }, 'again');
     expect(parts.readySource.hasReady(group, all)).toBe(true);
   });
 
@@ -123,10 +123,10 @@ describe('ReadySource', () => {
     h.appendMany('u', 1);
     const [first] = candidates(2);
     const resume = vi.spyOn(parts.scheduler, 'resume');
-    group.readyQueue.push({ topic: 'u', offset: 0 });
-    group.readyQueue.push({ topic: 't', offset: 1 });
-    group.readyQueue.push({ topic: 't', offset: 0 });
-    group.readyQueue.push({ topic: 't', offset: 99 });
+    group.readyQueue.push({ topic: 'u', offset: 0 }, 'again');
+    group.readyQueue.push({ topic: 't', offset: 1 }, 'again');
+    group.readyQueue.push({ topic: 't', offset: 0 }, 'again');
+    group.readyQueue.push({ topic: 't', offset: 99 }, 'again');
     lease(first);
     // t-0 is Inflight meanwhile, t-99 does not exist: both references are stale.
     expect(take(10)).toEqual(['t-1', 't-2', 't-3']);

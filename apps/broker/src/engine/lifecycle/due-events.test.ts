@@ -127,6 +127,37 @@ describe('DueEvents', () => {
     expect(queued()).toEqual([0]);
   });
 
+  it("reads a due retry's record from the cache of records written at once, not from the store", async () => {
+    failPush();
+    const reads: string[] = [];
+    const { getDelivery, hasDelivery } = h.store;
+    h.store.getDelivery = (address) => {
+      reads.push(`get ${address.offset}`);
+      return getDelivery.call(h.store, address);
+    };
+    h.store.hasDelivery = (address) => {
+      reads.push(`has ${address.offset}`);
+      return hasDelivery.call(h.store, address);
+    };
+    await timersAdvance(RETRY_MS);
+    expect(stateOf(0)).toMatchObject({ state: 'ready', failures: 1 });
+    expect(reads).toEqual([]);
+  });
+
+  it("queues a due retry ahead of delay messages that fell due before it (P3's order)", async () => {
+    failPush();
+    for (let i = 0; i < 3; i++) {
+      const message = h.append('t', { deliverAt: START_MS + RETRY_MS - 1 });
+      parts.applier.scheduleDelay(group, message);
+    }
+    await timersAdvance(RETRY_MS - 1);
+    expect(group.readyQueue.size).toBe(3);
+    await timersAdvance(1);
+    expect(stateOf(0)).toMatchObject({ state: 'ready', failures: 1 });
+    expect(group.readyQueue.againSize).toBe(1);
+    expect(queued()).toEqual([0, 1, 2, 3]);
+  });
+
   it("removes a due retry's entry at once and leaves its Ready state to the write-behind flush", async () => {
     failPush();
     await timersAdvance(RETRY_MS);

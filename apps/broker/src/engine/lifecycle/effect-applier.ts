@@ -17,7 +17,7 @@ import type {
 import { copyToDeadLetterQueue } from '../dead-letter/dead-letter-copy.js';
 import type { AppendWaker } from '../log/append-waker.js';
 import type { GroupRuntime } from '../model/group-registry.js';
-import type { ReadyRef } from '../model/ready-queue.js';
+import type { ReadyLane, ReadyRef } from '../model/ready-queue.js';
 import type { TopicRegistry } from '../model/topic-registry.js';
 import type { PushLeaseTable } from '../timers/push-lease-table.js';
 import type { Scheduler } from '../timers/scheduler.js';
@@ -149,7 +149,9 @@ export class EffectApplier {
           this.#deps.metrics.retried(group.name);
           break;
         case 'requeue':
-          this.#requeue(group, address);
+          // Only a delivered message is requeued by core: a retry that fell due, a release, a
+          // lease that expired. It goes ahead of the messages never delivered (P3's order).
+          this.#requeue(group, address, 'again');
           break;
         case 'recordOutcome':
           this.#recordOutcome(change, effect);
@@ -206,7 +208,9 @@ export class EffectApplier {
   }
 
   /**
-   * After a restart, take on a stored record as it stands: count its state, queue it when Ready,
+   * After a restart, take on a stored record as it stands: count its state, queue it when Ready
+   * (in the `again` line when a delivery of it failed or was released, as for a Ready state core
+   * requeues; a message never delivered, or redriven with its attempts given back, in `first`),
    * and hold its FIFO message group while it is Inflight or WaitingRetry (P5).
    */
   adopt(group: GroupRuntime, address: DeliveryAddress, record: DeliveryRecord): void {
@@ -216,7 +220,10 @@ export class EffectApplier {
       const messageGroup = group.config.fifo ? this.#messageGroupOf(address) : undefined;
       if (messageGroup !== undefined) group.fifoGate.claim(address.topic, messageGroup, address.offset);
     }
-    if (state === 'ready') this.#requeue(group, address);
+    if (state === 'ready') {
+      const { failures, releases } = record.state;
+      this.#requeue(group, address, failures + releases === 0 ? 'first' : 'again');
+    }
   }
 
   /**
@@ -233,7 +240,7 @@ export class EffectApplier {
       messageId: message.messageId,
     };
     this.#deps.records.put(address, record, 'now');
-    this.#requeue(group, address);
+    this.#requeue(group, address, 'first');
     return true;
   }
 
@@ -258,7 +265,7 @@ export class EffectApplier {
     messageGroup: string,
   ): void {
     this.#deps.records.put(address, { consumer: 'push', state: initialReadyState(), messageId }, 'deferred');
-    group.readyQueue.push({ topic: address.topic, offset: address.offset, messageGroup });
+    group.readyQueue.push({ topic: address.topic, offset: address.offset, messageGroup }, 'first');
   }
 
   /**
@@ -291,7 +298,8 @@ export class EffectApplier {
     topics.rewrite({ ...dlqMessage, deadLetter: { ...deadLetter, redrivenAt } });
     group.redriven++;
     this.#countersChanged(group);
-    this.#requeue(group, address);
+    // Its attempts start over: it waits with the messages never delivered, not ahead of retries.
+    this.#requeue(group, address, 'first');
     return true;
   }
 
@@ -305,8 +313,8 @@ export class EffectApplier {
 
   // ─── Effects ──────────────────────────────────────────────────────────────────────────────
 
-  #requeue(group: GroupRuntime, address: DeliveryAddress): void {
-    group.readyQueue.push(this.readyRefOf(group, address));
+  #requeue(group: GroupRuntime, address: DeliveryAddress, lane: ReadyLane): void {
+    group.readyQueue.push(this.readyRefOf(group, address), lane);
     this.#wake(group);
   }
 

@@ -177,6 +177,23 @@ describe('recoverDeliveries', () => {
     expect([group.inflight, group.waitingRetry, group.committed, group.deadLettered]).toEqual([0, 0, 0, 0]);
   });
 
+  it("queues a stored Ready that was delivered before ahead of those never delivered (P3's order)", async () => {
+    h.appendMany('t', 3);
+    const put = (offset: number, counters: { failures: number; releases: number; lease: number }) =>
+      void h.store.putDelivery(at(offset), {
+        consumer: 'push',
+        messageId: `t-${offset}`,
+        state: { state: 'ready', ...counters },
+      });
+    // A delay message admitted, a message redriven from the DLQ (attempts given back), a release.
+    put(0, { failures: 0, releases: 0, lease: 0 });
+    put(1, { failures: 0, releases: 0, lease: 3 });
+    put(2, { failures: 0, releases: 1, lease: 1 });
+    await restart();
+    expect(group.readyQueue.againSize).toBe(1);
+    expect(queued()).toEqual([2, 0, 1]);
+  });
+
   it('keeps counters of terminal arrivals and derives the rest from the records', async () => {
     parts.settlement.settle([{ receiptHandle: leasePush() }], 'ack');
     parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');

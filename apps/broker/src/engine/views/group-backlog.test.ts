@@ -48,7 +48,7 @@ describe('GroupBacklog', () => {
     const group = h.groups.put('g', {});
     readFrom(group, 'a', 6);
     readFrom(group, 'b', 5);
-    group.readyQueue.push({ topic: 'a', offset: 1 });
+    group.readyQueue.push({ topic: 'a', offset: 1 }, 'again');
     Object.assign(group, { inflight: 2, waitingRetry: 3, committed: 100, deadLettered: 7 });
     expect(backlog.of(group)).toBe(4 + 1 + 2 + 3);
   });

@@ -18,8 +18,8 @@ describe('groupStatsOf', () => {
     const group = h.groups.put('g', {});
     group.cursors.set('a', 7);
     group.cursors.set('b', 0);
-    group.readyQueue.push({ topic: 'a', offset: 2 });
-    group.readyQueue.push({ topic: 'b', offset: 9 });
+    group.readyQueue.push({ topic: 'a', offset: 2 }, 'again');
+    group.readyQueue.push({ topic: 'b', offset: 9 }, 'again');
     expect(groupStatsOf(group, h.topics).ready).toBe(3 + 4 + 2);
   });
 
