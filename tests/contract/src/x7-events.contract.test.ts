@@ -170,16 +170,21 @@ describe('X7: GET /v1/events streams what happens to groups as server-sent event
       );
 
       // 80 dead-lettered messages of 256 KiB: each event carries the body, ~28 MB in all, more than
-      // the stuck socket's buffers (a few MB) and the 16 MiB a listener may have waiting.
+      // the stuck socket's buffers (a few MB) and the 16 MiB a listener may have waiting. They go in
+      // rounds of 10, the next once the reader has seen the last: 28 MB dead-lettered in one burst
+      // would be more than any listener may have waiting, and the reader is there to show that one
+      // that keeps reading stays.
       await using _consumer = await deadLetteringGroup(broker, 'billing');
       await using producer = await startProducer(broker.endpoint);
       const body = new Uint8Array(256 * 1024).fill(7);
-      const sent = await Promise.all(
-        Array.from({ length: 80 }, () => producer.send({ topic: 'orders', body })),
-      );
-      await reader.next(
-        (event) => event.type === 'dead_lettered' && event.entry.messageId === sent.at(-1)?.messageId,
-      );
+      for (let round = 0; round < 8; round += 1) {
+        const sent = await Promise.all(
+          Array.from({ length: 10 }, () => producer.send({ topic: 'orders', body })),
+        );
+        for (const { messageId } of sent) {
+          await reader.next((event) => event.type === 'dead_lettered' && event.entry.messageId === messageId);
+        }
+      }
       await eventually(
         () => metricsText(broker),
         (text) => /^ricochet_events_listeners_dropped_total 1$/m.test(text),
