@@ -3,7 +3,10 @@
  * write scheduled after its socket closed throws from a `setImmediate` (porsager/postgres#1154,
  * #1208), which no caller can catch and which ends the broker on a database failover; the patch
  * fails those queries with `CONNECTION_CLOSED` instead, which the store handles like any dropped
- * connection.
+ * connection. And a socket that closed while a write waited for its `setImmediate` left that timer
+ * set: the connection, connected again, never sent its StartupMessage, so the store's next
+ * transaction hung until the lease ran out and the store was given up (seen after
+ * `pg_terminate_backend`; `driver.test.ts`). The patch drops the waiting write with its timer.
  *
  * The workspace installs the patched driver, but a team installing `@ricochet/broker` from npm
  * would get plain 3.4.9 from the registry, the newest release, without the fix. So every module
