@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { LabelSeries, LabelTexts, seriesKey } from './label-series.js';
-import { type DeliveryRateGauge, type GroupGaugeSource, Scrape } from './metrics-scrape.js';
+import { type DeliveryRateGauge, type GroupGaugeSource, type GroupValues, Scrape } from './metrics-scrape.js';
 import { SlicedExposition, type SliceOptions } from './sliced-exposition.js';
 
 export type { DeliveryRateGauge, GroupGaugeSource };
@@ -319,7 +319,7 @@ export class BrokerMetrics {
 
   async #renderSlices(): Promise<readonly string[]> {
     const out = new SlicedExposition(this.#slicing);
-    const scrape = new Scrape(out, this.#source, this.#rateSources);
+    const scrape = new Scrape(out, this.#source, this.#rateSources, this.#groupLabelTexts);
     for (const metric of this.registry.getMetricsAsArray()) {
       const name = (metric as unknown as { readonly name: string }).name;
       const own = this.#ownFamilies.get(name);
@@ -364,13 +364,10 @@ export class BrokerMetrics {
   }
 
   /** A gauge family by group whose values are read anew at each scrape: written by `render()`, and a twin. */
-  #scrapedGroupFamily(
-    name: string,
-    help: string,
-    pick: (scrape: Scrape) => Promise<ReadonlyMap<string, number>>,
-  ): void {
+  #scrapedGroupFamily(name: string, help: string, pick: (scrape: Scrape) => Promise<GroupValues>): void {
     const source = this.#source;
     const rateSources = this.#rateSources;
+    const labelTexts = this.#groupLabelTexts;
     new Gauge({
       name,
       help,
@@ -378,15 +375,17 @@ export class BrokerMetrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        const values = await pick(new Scrape(new SlicedExposition(), source, rateSources));
-        for (const [group, value] of values) this.set({ group }, value);
+        const { groups, values } = await pick(
+          new Scrape(new SlicedExposition(), source, rateSources, labelTexts),
+        );
+        for (const [index, group] of groups.entries()) this.set({ group }, values[index] ?? 0);
       },
     });
     this.#ownFamilies.set(name, async (out, scrape) => {
-      const values = await pick(scrape);
+      const { labelTexts, values } = await pick(scrape);
       out.family(name, help, 'gauge');
-      for (const [group, value] of values) {
-        const slice = out.line(name, this.#groupLabelTexts.of(group), value);
+      for (let index = 0; index < values.length; index++) {
+        const slice = out.line(name, labelTexts[index] ?? '', values[index] ?? 0);
         if (slice) await slice;
       }
     });
