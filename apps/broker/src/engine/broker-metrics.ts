@@ -1,21 +1,12 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { LabelSeries, LabelTexts, seriesKey } from './label-series.js';
+import { type DeliveryRateGauge, type GroupGaugeSource, type GroupValues, Scrape } from './metrics-scrape.js';
+import { SlicedExposition, type SliceOptions } from './sliced-exposition.js';
+
+export type { DeliveryRateGauge, GroupGaugeSource };
 
 /** The prefix of every metric the broker exports, its own and Node's process metrics alike. */
 const METRIC_PREFIX = 'ricochet_';
-
-/** Per-group numbers the gauges read at scrape time. */
-export interface GroupGaugeSource {
-  groupGauges(): Iterable<{ readonly group: string; readonly inflight: number; readonly backlog: number }>;
-}
-
-/** A group's delivery-rate limit and its measured rate (X5), as one engine knows them. */
-export interface DeliveryRateGauge {
-  readonly group: string;
-  /** The group's `maxDeliveriesPerSecond` (the whole group's, not an engine's share). */
-  readonly limitPerSecond: number;
-  /** Deliveries per second the engine made to the group over its last window of a second or more. */
-  readonly ratePerSecond: number;
-}
 
 type GroupCounterName = 'delivered' | 'acked' | 'retried' | 'deadLettered' | 'released';
 
@@ -31,38 +22,46 @@ export interface CounterTotals {
  */
 export class BrokerMetrics {
   readonly registry = new Registry();
-  // The counters the message path moves, once or more per message: counted here and handed to
-  // prom-client when it collects, since its `inc` hashes the labels on every call (a few per cent
-  // of the broker's CPU on a push stream).
-  readonly #sentCounts = new LabelCounts();
-  readonly #deliveredCounts = new LabelCounts();
-  readonly #ackedCounts = new LabelCounts();
-  readonly #retriedCounts = new LabelCounts();
-  readonly #deadLetteredCounts = new LabelCounts();
-  readonly #releasedCounts = new LabelCounts();
-  readonly #sent: Counter<'topic'>;
-  readonly #delivered: Counter<'group'>;
-  readonly #acked: Counter<'group'>;
-  readonly #retried: Counter<'group'>;
-  readonly #deadLettered: Counter<'group'>;
-  readonly #released: Counter<'group'>;
-  readonly #broadcastFailures: Counter<'group'>;
-  readonly #groupPaused: Gauge<'group' | 'reason'>;
-  readonly #breakerTransitions: Counter<'group' | 'from' | 'to'>;
-  readonly #deliveriesHeld: Counter<'group' | 'reason'>;
+  // Every family labelled by group or topic (as many series as tenants) is counted here, in a
+  // LabelSeries, and written by `render()` from there in slices; prom-client holds a twin of each
+  // whose `collect` copies the series in, for whoever reads it through the registry (tests).
+  readonly #sentCounts = new LabelSeries(['topic']);
+  readonly #deliveredCounts = new LabelSeries(['group']);
+  readonly #ackedCounts = new LabelSeries(['group']);
+  readonly #retriedCounts = new LabelSeries(['group']);
+  readonly #deadLetteredCounts = new LabelSeries(['group']);
+  readonly #releasedCounts = new LabelSeries(['group']);
+  readonly #broadcastFailures = new LabelSeries(['group']);
+  readonly #groupPaused = new LabelSeries(['group', 'reason']);
+  readonly #breakerTransitions = new LabelSeries(['group', 'from', 'to']);
+  readonly #deliveriesHeld = new LabelSeries(['group', 'reason']);
+  readonly #expired = new LabelSeries(['group']);
+  readonly #retentionDeleted = new LabelSeries(['topic']);
+  /** The families `render()` writes itself, by name; the others prom-client renders. */
+  readonly #ownFamilies = new Map<string, (out: SlicedExposition, scrape: Scrape) => Promise<void>>();
+  /** Per group name, its label text, for the gauges read anew at each scrape. */
+  readonly #groupLabelTexts = new LabelTexts('group');
+  readonly #source: GroupGaugeSource;
+  readonly #slicing: SliceOptions;
+  /** The render in progress, if one is. */
+  #rendering: Promise<readonly string[]> | undefined;
   readonly #rejected: Counter<'code'>;
   /** Every engine's delivery-rate gauges: one engine's, or each queue's of a partitioned store. */
   readonly #rateSources = new Set<() => Iterable<DeliveryRateGauge>>();
   readonly #sendLatency: Histogram;
   readonly #retryLateness: Histogram;
-  readonly #expired: Counter<'group'>;
-  readonly #retentionDeleted: Counter<'topic'>;
   readonly #retentionBatch: Histogram;
   readonly #watermark: Gauge<'watermark'>;
   readonly #storeBytes: Gauge;
   readonly #diskFreeBytes: Gauge;
 
-  constructor(source: GroupGaugeSource) {
+  /**
+   * @param source the per-group numbers the inflight and backlog gauges read at each scrape
+   * @param slicing how `render()` shares the event loop (@see {@link SlicedExposition})
+   */
+  constructor(source: GroupGaugeSource, slicing: SliceOptions = {}) {
+    this.#source = source;
+    this.#slicing = slicing;
     // prom-client's own names already say `process_` or `nodejs_`: the one prefix every Ricochet
     // metric shares goes in front of them (`ricochet_process_cpu_seconds_total`).
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
@@ -73,93 +72,71 @@ export class BrokerMetrics {
       this.registry.removeSingleMetric(`${METRIC_PREFIX}nodejs_active_${name}_total`);
     }
     const registers = [this.registry];
-    this.#sent = new Counter({
-      name: 'ricochet_messages_sent_total',
-      help: 'Messages stored by send',
-      labelNames: ['topic'],
-      registers,
-      collect: collectFrom(this.#sentCounts, 'topic'),
-    });
-    this.#delivered = new Counter({
-      name: 'ricochet_messages_delivered_total',
-      help: 'Deliveries to consumers, retries included',
-      labelNames: ['group'],
-      registers,
-      collect: collectFrom(this.#deliveredCounts, 'group'),
-    });
-    this.#acked = new Counter({
-      name: 'ricochet_messages_acked_total',
-      help: 'Messages committed',
-      labelNames: ['group'],
-      registers,
-      collect: collectFrom(this.#ackedCounts, 'group'),
-    });
-    this.#retried = new Counter({
-      name: 'ricochet_messages_retried_total',
-      help: 'Failed deliveries that will be delivered again (WaitingRetry or Ready after a lease expired)',
-      labelNames: ['group'],
-      registers,
-      collect: collectFrom(this.#retriedCounts, 'group'),
-    });
-    this.#deadLettered = new Counter({
-      name: 'ricochet_messages_dead_lettered_total',
-      help: 'Messages moved to the group DLQ',
-      labelNames: ['group'],
-      registers,
-      collect: collectFrom(this.#deadLetteredCounts, 'group'),
-    });
-    this.#released = new Counter({
-      name: 'ricochet_messages_released_total',
-      help: 'Deliveries handed back unprocessed (not failures, C2)',
-      labelNames: ['group'],
-      registers,
-      collect: collectFrom(this.#releasedCounts, 'group'),
-    });
-    this.#broadcastFailures = new Counter({
-      name: 'ricochet_broadcast_failures_total',
-      help: 'Broadcast deliveries that failed or timed out: recorded, never retried (B1)',
-      labelNames: ['group'],
-      registers,
-    });
-    this.#groupPaused = new Gauge({
-      name: 'ricochet_group_paused',
-      help: '1 while the group holds its deliveries, by reason: manual, or failures (its breaker is open or half-open; DESIGN.md §11)',
-      labelNames: ['group', 'reason'],
-      registers,
-    });
-    this.#breakerTransitions = new Counter({
-      name: 'ricochet_group_breaker_transitions_total',
-      help: "Moves of a group's failure-storm breaker between closed, open and halfOpen (DESIGN.md §11)",
-      labelNames: ['group', 'from', 'to'],
-      registers,
-    });
-    this.#deliveriesHeld = new Counter({
-      name: 'ricochet_group_deliveries_held_total',
-      help: 'Times a consumer asked for messages of a group and got none, by reason: paused (manual, failures), or over its maxDeliveriesPerSecond (rate)',
-      labelNames: ['group', 'reason'],
-      registers,
-    });
-    const rateSources = this.#rateSources;
-    new Gauge({
-      name: 'ricochet_group_max_deliveries_per_second',
-      help: "The group's maxDeliveriesPerSecond, for groups that have one (X5)",
-      labelNames: ['group'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [group, { limit }] of sumRates(rateSources)) this.set({ group }, limit);
-      },
-    });
-    new Gauge({
-      name: 'ricochet_group_delivery_rate_per_second',
-      help: 'Deliveries per second to a group with a maxDeliveriesPerSecond, over the last window of a second or more (X5)',
-      labelNames: ['group'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [group, { rate }] of sumRates(rateSources)) this.set({ group }, rate);
-      },
-    });
+    this.#seriesFamily(
+      'counter',
+      'ricochet_messages_sent_total',
+      'Messages stored by send',
+      this.#sentCounts,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_messages_delivered_total',
+      'Deliveries to consumers, retries included',
+      this.#deliveredCounts,
+    );
+    this.#seriesFamily('counter', 'ricochet_messages_acked_total', 'Messages committed', this.#ackedCounts);
+    this.#seriesFamily(
+      'counter',
+      'ricochet_messages_retried_total',
+      'Failed deliveries that will be delivered again (WaitingRetry or Ready after a lease expired)',
+      this.#retriedCounts,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_messages_dead_lettered_total',
+      'Messages moved to the group DLQ',
+      this.#deadLetteredCounts,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_messages_released_total',
+      'Deliveries handed back unprocessed (not failures, C2)',
+      this.#releasedCounts,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_broadcast_failures_total',
+      'Broadcast deliveries that failed or timed out: recorded, never retried (B1)',
+      this.#broadcastFailures,
+    );
+    this.#seriesFamily(
+      'gauge',
+      'ricochet_group_paused',
+      '1 while the group holds its deliveries, by reason: manual, or failures (its breaker is open or half-open; DESIGN.md §11)',
+      this.#groupPaused,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_group_breaker_transitions_total',
+      "Moves of a group's failure-storm breaker between closed, open and halfOpen (DESIGN.md §11)",
+      this.#breakerTransitions,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_group_deliveries_held_total',
+      'Times a consumer asked for messages of a group and got none, by reason: paused (manual, failures), or over its maxDeliveriesPerSecond (rate)',
+      this.#deliveriesHeld,
+    );
+    this.#scrapedGroupFamily(
+      'ricochet_group_max_deliveries_per_second',
+      "The group's maxDeliveriesPerSecond, for groups that have one (X5)",
+      async (scrape) => (await scrape.rates()).limits,
+    );
+    this.#scrapedGroupFamily(
+      'ricochet_group_delivery_rate_per_second',
+      'Deliveries per second to a group with a maxDeliveriesPerSecond, over the last window of a second or more (X5)',
+      async (scrape) => (await scrape.rates()).rates,
+    );
     this.#rejected = new Counter({
       name: 'ricochet_requests_rejected_total',
       help: 'Requests or messages answered with an error, by error code',
@@ -178,18 +155,18 @@ export class BrokerMetrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers,
     });
-    this.#expired = new Counter({
-      name: 'ricochet_messages_expired_total',
-      help: 'Messages a group skipped because retention deleted them before it consumed them',
-      labelNames: ['group'],
-      registers,
-    });
-    this.#retentionDeleted = new Counter({
-      name: 'ricochet_retention_deleted_messages_total',
-      help: 'Messages deleted by retention (age or size), per topic',
-      labelNames: ['topic'],
-      registers,
-    });
+    this.#seriesFamily(
+      'counter',
+      'ricochet_messages_expired_total',
+      'Messages a group skipped because retention deleted them before it consumed them',
+      this.#expired,
+    );
+    this.#seriesFamily(
+      'counter',
+      'ricochet_retention_deleted_messages_total',
+      'Messages deleted by retention (age or size), per topic',
+      this.#retentionDeleted,
+    );
     this.#retentionBatch = new Histogram({
       name: 'ricochet_retention_batch_seconds',
       help: 'How long one retention batch held the event loop',
@@ -214,26 +191,16 @@ export class BrokerMetrics {
     });
     this.#watermark.set({ watermark: 'min_free_disk' }, 0);
     this.#watermark.set({ watermark: 'max_store' }, 0);
-    new Gauge({
-      name: 'ricochet_group_inflight_messages',
-      help: 'Messages leased to consumers',
-      labelNames: ['group'],
-      registers,
-      collect() {
-        this.reset();
-        for (const { group, inflight } of source.groupGauges()) this.set({ group }, inflight);
-      },
-    });
-    new Gauge({
-      name: 'ricochet_group_backlog_messages',
-      help: 'Messages of the group not yet committed or dead-lettered',
-      labelNames: ['group'],
-      registers,
-      collect() {
-        this.reset();
-        for (const { group, backlog } of source.groupGauges()) this.set({ group }, backlog);
-      },
-    });
+    this.#scrapedGroupFamily(
+      'ricochet_group_inflight_messages',
+      'Messages leased to consumers',
+      async (scrape) => (await scrape.groups()).inflight,
+    );
+    this.#scrapedGroupFamily(
+      'ricochet_group_backlog_messages',
+      'Messages of the group not yet committed or dead-lettered',
+      async (scrape) => (await scrape.groups()).backlog,
+    );
   }
 
   messagesSent(topic: string, count: number): void {
@@ -255,16 +222,16 @@ export class BrokerMetrics {
     this.#releasedCounts.add(group, count);
   }
   broadcastFailed(group: string): void {
-    this.#broadcastFailures.inc({ group });
+    this.#broadcastFailures.add(group, 1);
   }
   groupPaused(group: string, reason: 'manual' | 'failures', paused: boolean): void {
-    this.#groupPaused.set({ group, reason }, paused ? 1 : 0);
+    this.#groupPaused.set(seriesKey(group, reason), paused ? 1 : 0, [group, reason]);
   }
   breakerTransitioned(group: string, from: string, to: string): void {
-    this.#breakerTransitions.inc({ group, from, to });
+    this.#breakerTransitions.add(seriesKey(group, from, to), 1, [group, from, to]);
   }
   deliveriesHeld(group: string, reason: 'manual' | 'failures' | 'rate'): void {
-    this.#deliveriesHeld.inc({ group, reason });
+    this.#deliveriesHeld.add(seriesKey(group, reason), 1, [group, reason]);
   }
   /** Read an engine's delivery-rate gauges at every scrape, until the returned function is called. */
   addDeliveryRates(source: () => Iterable<DeliveryRateGauge>): () => void {
@@ -282,10 +249,10 @@ export class BrokerMetrics {
   }
 
   messagesExpired(group: string, count: number): void {
-    this.#expired.inc({ group }, count);
+    this.#expired.add(group, count);
   }
   retentionDeleted(topic: string, count: number): void {
-    this.#retentionDeleted.inc({ topic }, count);
+    this.#retentionDeleted.add(topic, count);
   }
   retentionBatch(seconds: number): void {
     this.#retentionBatch.observe(seconds);
@@ -302,21 +269,21 @@ export class BrokerMetrics {
    * /v1/counters`: a dashboard derives rates from two readings, without parsing `/metrics`.
    */
   async counterTotals(): Promise<CounterTotals> {
-    const topics = new Map<string, { sent: number }>();
-    for (const { labels, value } of (await this.#sent.get()).values) {
-      topics.set(String(labels.topic), { sent: value });
-    }
+    const topics = [...this.#sentCounts.values()].map(({ values, value }) => ({
+      name: values[0] ?? '',
+      sent: value,
+    }));
     const groups = new Map<string, Record<GroupCounterName, number>>();
-    const perGroup: [GroupCounterName, Counter<'group'>][] = [
-      ['delivered', this.#delivered],
-      ['acked', this.#acked],
-      ['retried', this.#retried],
-      ['deadLettered', this.#deadLettered],
-      ['released', this.#released],
+    const perGroup: [GroupCounterName, LabelSeries<'group'>][] = [
+      ['delivered', this.#deliveredCounts],
+      ['acked', this.#ackedCounts],
+      ['retried', this.#retriedCounts],
+      ['deadLettered', this.#deadLetteredCounts],
+      ['released', this.#releasedCounts],
     ];
-    for (const [name, counter] of perGroup) {
-      for (const { labels, value } of (await counter.get()).values) {
-        const group = String(labels.group);
+    for (const [name, counts] of perGroup) {
+      for (const { values, value } of counts.values()) {
+        const group = values[0] ?? '';
         const totals = groups.get(group) ?? {
           delivered: 0,
           acked: 0,
@@ -328,55 +295,99 @@ export class BrokerMetrics {
         groups.set(group, totals);
       }
     }
-    return {
-      topics: [...topics].map(([name, totals]) => ({ name, ...totals })),
-      groups: [...groups].map(([name, totals]) => ({ name, ...totals })),
-    };
+    return { topics, groups: [...groups].map(([name, totals]) => ({ name, ...totals })) };
   }
 
-  /** The exposition text for `GET /metrics`. */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  /** The exposition text of {@link renderSlices}, in one string. */
+  async render(): Promise<string> {
+    return (await this.renderSlices()).join('');
   }
-}
 
-/** Per group, its limit and its rate summed over the engines (the queues of a partitioned store). */
-function sumRates(
-  sources: ReadonlySet<() => Iterable<DeliveryRateGauge>>,
-): Map<string, { limit: number; rate: number }> {
-  const groups = new Map<string, { limit: number; rate: number }>();
-  for (const source of sources) {
-    for (const { group, limitPerSecond, ratePerSecond } of source()) {
-      const sum = groups.get(group) ?? { limit: limitPerSecond, rate: 0 };
-      sum.rate += ratePerSecond;
-      groups.set(group, sum);
+  /**
+   * The exposition text for `GET /metrics`, in the registry's order, as the slices it was written
+   * in (`GET /metrics` streams them). The families labelled by group or topic are written here
+   * from their series, a slice of the loop at a time (see {@link SlicedExposition}); the others,
+   * a few lines each, prom-client renders.
+   */
+  renderSlices(): Promise<readonly string[]> {
+    // Scrapes that come while one renders (two Prometheus servers, a dashboard) share its text.
+    this.#rendering ??= this.#renderSlices().finally(() => {
+      this.#rendering = undefined;
+    });
+    return this.#rendering;
+  }
+
+  async #renderSlices(): Promise<readonly string[]> {
+    const out = new SlicedExposition(this.#slicing);
+    const scrape = new Scrape(out, this.#source, this.#rateSources, this.#groupLabelTexts);
+    for (const metric of this.registry.getMetricsAsArray()) {
+      const name = (metric as unknown as { readonly name: string }).name;
+      const own = this.#ownFamilies.get(name);
+      if (own !== undefined) await own(out, scrape);
+      else await out.rendered(await this.registry.getSingleMetricAsString(name));
     }
-  }
-  return groups;
-}
-
-/** Running totals per label value, for a counter prom-client reads when it collects. */
-class LabelCounts {
-  readonly #totals = new Map<string, number>();
-
-  add(label: string, count: number): void {
-    this.#totals.set(label, (this.#totals.get(label) ?? 0) + count);
+    return out.slices();
   }
 
-  entries(): IterableIterator<[string, number]> {
-    return this.#totals.entries();
-  }
-}
-
-/** A prom-client `collect` hook that sets a counter to the totals of `counts`, under `labelName`. */
-function collectFrom<TLabel extends string>(
-  counts: LabelCounts,
-  labelName: TLabel,
-): (this: Counter<TLabel>) => void {
-  return function (this: Counter<TLabel>) {
-    this.reset();
-    for (const [label, total] of counts.entries()) {
-      this.inc({ [labelName]: label } as Partial<Record<TLabel, string>>, total);
+  /** A family whose series `series` holds: written by `render()`, and a prom-client twin. */
+  #seriesFamily<TLabel extends string>(
+    type: 'counter' | 'gauge',
+    name: string,
+    help: string,
+    series: LabelSeries<TLabel>,
+  ): void {
+    const twin = { name, help, labelNames: series.labelNames, registers: [this.registry] };
+    if (type === 'counter') {
+      new Counter({
+        ...twin,
+        collect() {
+          this.reset();
+          for (const { labels, value } of series.labelled()) this.inc(labels, value);
+        },
+      });
+    } else {
+      new Gauge({
+        ...twin,
+        collect() {
+          this.reset();
+          for (const { labels, value } of series.labelled()) this.set(labels, value);
+        },
+      });
     }
-  };
+    this.#ownFamilies.set(name, async (out) => {
+      out.family(name, help, type);
+      for (const { labelText, value } of series.values()) {
+        const slice = out.line(name, labelText, value);
+        if (slice) await slice;
+      }
+    });
+  }
+
+  /** A gauge family by group whose values are read anew at each scrape: written by `render()`, and a twin. */
+  #scrapedGroupFamily(name: string, help: string, pick: (scrape: Scrape) => Promise<GroupValues>): void {
+    const source = this.#source;
+    const rateSources = this.#rateSources;
+    const labelTexts = this.#groupLabelTexts;
+    new Gauge({
+      name,
+      help,
+      labelNames: ['group'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const { groups, values } = await pick(
+          new Scrape(new SlicedExposition(), source, rateSources, labelTexts),
+        );
+        for (const [index, group] of groups.entries()) this.set({ group }, values[index] ?? 0);
+      },
+    });
+    this.#ownFamilies.set(name, async (out, scrape) => {
+      const { labelTexts, values } = await pick(scrape);
+      out.family(name, help, 'gauge');
+      for (let index = 0; index < values.length; index++) {
+        const slice = out.line(name, labelTexts[index] ?? '', values[index] ?? 0);
+        if (slice) await slice;
+      }
+    });
+  }
 }

@@ -1,9 +1,10 @@
 import type { PushState } from '@ricochet/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeliveryAddress, DeliveryRecord, HistoryRecord, StoredMessage } from '../../store/records.js';
 import { BroadcastInstance, heldKey } from '../broadcast/broadcast-instance.js';
 import { EngineHarness, heldDelivery } from '../engine-test-harness.test-support.js';
 import type { DeliveryRecords } from '../model/delivery-records.js';
+import type { GroupRuntime } from '../model/group-registry.js';
 import { describeMessage, type MessageViewDeps } from './message-view.js';
 
 let h: EngineHarness;
@@ -65,6 +66,12 @@ function states(messageId: string): string[] | undefined {
   );
 }
 
+/** `group` has a cursor on `topic` at `offset`, and reads it, as the dispatcher records it. */
+function reads(group: GroupRuntime, topic: string, offset: number): void {
+  group.cursors.set(topic, offset);
+  h.groups.addReader(group, topic);
+}
+
 beforeEach(() => {
   h = new EngineHarness('message-view');
   live = new Map();
@@ -84,11 +91,23 @@ describe('describeMessage', () => {
   it('lists only the groups that read the message’s topic', async () => {
     const message = h.append('a');
     await h.committed();
-    h.groups.put('reads-a', {}).cursors.set('a', 0);
-    h.groups.put('reads-b', {}).cursors.set('b', 0);
+    reads(h.groups.put('reads-a', {}), 'a', 0);
+    reads(h.groups.put('reads-b', {}), 'b', 0);
     const view = describeMessage(message.messageId, deps());
     expect(view?.message).toBe(message);
     expect(view?.groups).toEqual([{ group: 'reads-a', state: 'pending', history: [] }]);
+  });
+
+  it('asks the topic’s readers only, never every group of the broker, and still lists each reader', async () => {
+    const message = h.append('a');
+    await h.committed();
+    for (let tenant = 0; tenant < 1_000; tenant++)
+      reads(h.groups.put(`tenant-${tenant}`, {}), `t${tenant}`, 0);
+    reads(h.groups.put('first', {}), 'a', 0);
+    reads(h.groups.put('second', {}), 'a', 1);
+    const walk = vi.spyOn(h.groups, 'list');
+    expect(states(message.messageId)).toEqual(['first: pending', 'second: committed']);
+    expect(walk).not.toHaveBeenCalled();
   });
 
   it('takes a clustering group’s state from its live delivery record', async () => {
@@ -102,7 +121,7 @@ describe('describeMessage', () => {
       ['dlq', { state: 'dlq', reason: 'FAILURE', ...counters }],
     ];
     for (const [group, state] of byState) {
-      h.groups.put(group, {}).cursors.set('a', 1);
+      reads(h.groups.put(group, {}), 'a', 1);
       setRecord(group, message, state);
     }
     const view = describeMessage(message.messageId, deps());
@@ -118,13 +137,13 @@ describe('describeMessage', () => {
 
   it('is pending at or after the cursor; behind it, says what the last delivery did', async () => {
     const message = h.append('a');
-    h.groups.put('ahead', {}).cursors.set('a', 0);
-    h.groups.put('done', {}).cursors.set('a', 1);
-    h.groups.put('dead', {}).cursors.set('a', 1);
-    h.groups.put('filtered', { history: 'full' }).cursors.set('a', 1);
+    reads(h.groups.put('ahead', {}), 'a', 0);
+    reads(h.groups.put('done', {}), 'a', 1);
+    reads(h.groups.put('dead', {}), 'a', 1);
+    reads(h.groups.put('filtered', { history: 'full' }), 'a', 1);
     // Keeping failures only, a success leaves no entry: the cursor alone says it was consumed.
-    h.groups.put('succeeded', {}).cursors.set('a', 1);
-    h.groups.put('retried', {}).cursors.set('a', 1);
+    reads(h.groups.put('succeeded', {}), 'a', 1);
+    reads(h.groups.put('retried', {}), 'a', 1);
     void history(message, 'retried', 'failed', 1);
     void history(message, 'done', 'failed', 1);
     void history(message, 'done', 'committed', 2);
@@ -143,7 +162,7 @@ describe('describeMessage', () => {
 
   it('puts a held retry (stored under its negated lease) where it happened, and reads state past it', async () => {
     const message = h.append('a');
-    h.groups.put('paused', {}).cursors.set('a', 1);
+    reads(h.groups.put('paused', {}), 'a', 1);
     void history(message, 'paused', 'failed', 1);
     void history(message, 'paused', 'failed', 2);
     // The retry after delivery 2 fell due at 4 and waited; delivery 3 went at 9, when the pause ended.
@@ -174,8 +193,8 @@ describe('describeMessage', () => {
   it('shows a delay message the cursor passed as pending until its time, then skipped (or, keeping failures only, committed)', async () => {
     const message = h.append('a', { deliverAt: h.clock.now() + 1_000 });
     await h.committed();
-    h.groups.put('g', { history: 'full' }).cursors.set('a', 1);
-    h.groups.put('h', {}).cursors.set('a', 1);
+    reads(h.groups.put('g', { history: 'full' }), 'a', 1);
+    reads(h.groups.put('h', {}), 'a', 1);
     expect(states(message.messageId)).toEqual(['g: pending', 'h: pending']);
     h.clock.advanceBy(1_000);
     expect(states(message.messageId)).toEqual(['g: skipped', 'h: committed']);
@@ -183,9 +202,8 @@ describe('describeMessage', () => {
 
   it('gives each group its own history of this message only, in delivery order', async () => {
     const message = h.append('a');
-    const g = h.groups.put('g', {});
-    g.cursors.set('a', 1);
-    h.groups.put('other', {}).cursors.set('a', 1);
+    reads(h.groups.put('g', {}), 'a', 1);
+    reads(h.groups.put('other', {}), 'a', 1);
     void history(message, 'g', 'timedOut', 1);
     void history(message, 'other', 'committed', 1);
     void history(message, 'g', 'committed', 2);
@@ -204,6 +222,7 @@ describe('describeMessage', () => {
     const group = h.groups.put('b', { consumeMode: 'broadcasting' });
     const instance = new BroadcastInstance(group, 'c1', 0);
     instance.cursors.set('a', 5);
+    h.groups.addReader(group, 'a');
     const elsewhere = new BroadcastInstance(group, 'c2', 0);
     elsewhere.cursors.set('other', 0);
     instances.set('b', [instance, elsewhere]);
@@ -230,6 +249,7 @@ describe('describeMessage', () => {
     const two = new BroadcastInstance(group, 'c2', 0);
     one.cursors.set('a', 1);
     two.cursors.set('a', 1);
+    h.groups.addReader(group, 'a');
     instances.set('b', [one, two]);
     void history(message, 'b', 'released', 1, 'c1');
     void history(message, 'b', 'failed', 2, 'c1');

@@ -30,6 +30,11 @@ export interface MessageViewDeps {
  * `GET /v1/messages/:messageId`: the message, and per group its state — from the live delivery
  * record when there is one, else from the cursor and the delivery history — with that history
  * (every ended delivery, or all but successes: the group's `history`).
+ *
+ * Its cost does not grow with the broker's groups: the store's index gives the message's topic
+ * and offset, and only the topic's readers are asked (every group with a cursor there, or with a
+ * broadcast instance that has one, is one: `GroupRegistry.readersOf`). A walk over every group
+ * cost an admin lookup on a broker of 100,000 groups a pass over all of them.
  */
 export function describeMessage(messageId: string, deps: MessageViewDeps): MessageView | undefined {
   const location = deps.store.locateMessage(messageId);
@@ -37,7 +42,7 @@ export function describeMessage(messageId: string, deps: MessageViewDeps): Messa
   if (!message) return undefined;
   const history = deps.store.readHistory(messageId);
   const groups: MessageGroupView[] = [];
-  for (const group of deps.groups.list()) {
+  for (const group of deps.groups.readersOf(message.topic)) {
     if (group.config.consumeMode === 'broadcasting') {
       for (const instance of deps.broadcastInstances(group.name)) {
         const view = instanceView(instance, message, history, deps.clock.now());
