@@ -17,8 +17,9 @@ describe.each(transportsServing('request'))(
         subscriptions: { orders: '*' },
       });
 
-      // Invisible long enough for the two admin reads below to see it Inflight on a loaded machine.
-      const [leased] = await consumer.receive(1, 1_000);
+      // Invisible long enough for the two admin reads below to see it Inflight on a loaded machine
+      // (1 s was not, spread over three brokers: each read forwarded to the queues' owners).
+      const [leased] = await consumer.receive(1, 3_000);
       expect((await broker.admin.getMessage(messageId)).groups[0]).toMatchObject({
         state: 'inflight',
         deliveryAttempt: 1,

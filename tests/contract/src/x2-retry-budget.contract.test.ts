@@ -36,8 +36,11 @@ describe('X2: a failed message whose next retry would fall past the group’s ma
     expect(entry?.attempts).toBe(history.length);
     expect(history.length).toBeLessThan(17);
     expect(last?.result).toBe('deadLettered');
-    // Every delivery made fell within the budget; the one refused would have fallen past it.
-    for (const delivery of history) expect(delivery.deliveredAt - first).toBeLessThanOrEqual(1_000);
+    // Every retry was scheduled within the budget, and the one refused would have fallen past it.
+    // The schedule (each failure + 300 ms), not when the retry arrived: a loaded machine delivers a
+    // retry due at 900 ms a little late, and X2 judges the time the failure schedules.
+    for (const failure of history.slice(0, -1))
+      expect((failure.settledAt ?? Number.POSITIVE_INFINITY) + 300 - first).toBeLessThanOrEqual(1_000);
     expect((last?.settledAt ?? 0) + 300 - first).toBeGreaterThan(1_000);
     expect(consumer.deliveries).toHaveLength(history.length);
   });
