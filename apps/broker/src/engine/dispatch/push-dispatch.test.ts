@@ -94,6 +94,34 @@ describe('PushDispatch', () => {
     expect(pool.credits).toBe(0);
   });
 
+  it("asks its lender for credit as late work only for messages Ready again, not a first delivery's (P3)", async () => {
+    h.appendMany('t', 3);
+    const wanted: boolean[] = [];
+    const pool = { credits: 1 };
+    dispatch.subscribe(group, {
+      subscriptions: { t: '*' },
+      maxCachedMessages: 1,
+      consumerId: 'c1',
+      creditPool: pool,
+      lender: { wanted: (_, _ready, late) => wanted.push(late), returned: () => {} },
+      sink: () => {},
+    });
+    await turns();
+    // t-0 spent the loan; t-1 and t-2 are first deliveries: one want, not late.
+    expect(wanted).toEqual([false]);
+    // A first delivery Ready from the ready queue (a delay message that fell due, a FIFO message
+    // parked behind its head, a redrive) is no late work: no second want.
+    group.readyQueue.push({ topic: 't', offset: 1 }, 'first');
+    group.wake();
+    await turns();
+    expect(wanted).toEqual([false]);
+    // A message Ready again (a retry that fell due, a release) is: the lender serves it first.
+    group.readyQueue.push({ topic: 't', offset: 0 }, 'again');
+    group.wake();
+    await turns();
+    expect(wanted).toEqual([false, true]);
+  });
+
   it('leases each delivery to its subscription and consumer, with one frame per pass', async () => {
     h.appendMany('t', 3);
     const id = subscribe(10, 'consumer-7');
