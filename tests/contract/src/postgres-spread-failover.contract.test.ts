@@ -6,7 +6,7 @@ import { ConsumeResult, PushConsumer } from '@ricochet/push-consumer';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildBroker } from './support/child-broker.js';
-import { FAST_BACKOFF, startProducer, text } from './support/clients.js';
+import { FAST_BACKOFF, sendsKeepingIds, startProducer, text } from './support/clients.js';
 import { eventually, startRecordingConsumer } from './support/push.js';
 import {
   adminOf,
@@ -102,17 +102,8 @@ async function killOwnerUnderLoad(consumerOn: 'a third broker' | 'the victim'): 
   });
   await consumer.start();
   await using producer = await startProducer(producerBroker.endpoint);
-  const acknowledged = new Set<string>();
-  const refused: { readonly body: string; readonly messageId: string }[] = [];
   // R2/R3: a message keeps its id when sent again, so one stored before a refusal is stored once.
-  const send = async (body: string, messageId: string) => {
-    try {
-      await producer.send({ topic: 'orders', body, messageId });
-      acknowledged.add(body);
-    } catch {
-      refused.push({ body, messageId });
-    }
-  };
+  const { acknowledged, refused, send } = sendsKeepingIds(producer, 'orders');
   const messages = 480;
   const killAfter = 150;
   let next = 0;

@@ -4,7 +4,7 @@ import { ConsumeResult, PushConsumer, type PushConsumerOptions } from '@ricochet
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildBroker } from './support/child-broker.js';
-import { FAST_BACKOFF, startProducer, text } from './support/clients.js';
+import { FAST_BACKOFF, sendsKeepingIds, startProducer, text } from './support/clients.js';
 import { eventually } from './support/push.js';
 import { adminOf, pickRoles, startSpreadCluster, untilRoutedToLiveOwners } from './support/spread-cluster.js';
 import { storedMessages } from './support/test-store.js';
@@ -180,16 +180,7 @@ describe('§9: a push consumer takes each queue’s deliveries from its owner', 
     const survivors = [producerBroker, consumerBroker];
     const forwardedBefore = await forwarded(survivors, 'deliver');
     await using producer = await startProducer(producerBroker.endpoint);
-    const acknowledged = new Set<string>();
-    const refused: { readonly body: string; readonly messageId: string }[] = [];
-    const send = async (body: string, messageId: string) => {
-      try {
-        await producer.send({ topic: 'orders', body, messageId });
-        acknowledged.add(body);
-      } catch {
-        refused.push({ body, messageId });
-      }
-    };
+    const { acknowledged, refused, send } = sendsKeepingIds(producer, 'orders');
     const messages = 600;
     let next = 0;
     let takeover: Promise<unknown> | undefined;

@@ -1,3 +1,5 @@
+import { realWorkClock } from './timers/loop-budget.js';
+
 /** How `GET /metrics` shares the event loop while it renders. */
 export interface SliceOptions {
   /**
@@ -5,7 +7,10 @@ export interface SliceOptions {
    * in milliseconds. @default 5
    */
   readonly sliceMs?: number;
-  /** The time, in milliseconds, slices are measured by. @default performance.now */
+  /**
+   * The time, in milliseconds, slices are measured by: how long the render held the loop, as the
+   * engine's passes measure theirs. @default realWorkClock
+   */
   readonly now?: () => number;
   /** Resolves on a later turn of the event loop, after other I/O had its go. @default setImmediate */
   readonly nextTurn?: () => Promise<void>;
@@ -43,7 +48,7 @@ export class SlicedExposition {
 
   constructor(options: SliceOptions = {}) {
     this.#sliceMs = options.sliceMs ?? 5;
-    this.#now = options.now ?? (() => performance.now());
+    this.#now = options.now ?? realWorkClock;
     this.#nextTurn = options.nextTurn ?? nextTurnOfLoop;
     this.#sliceStartedAt = this.#now();
   }

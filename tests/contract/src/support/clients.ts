@@ -14,6 +14,25 @@ export async function startProducer(
   return producer;
 }
 
+/**
+ * Sends to `topic` that keep their message id when sent again (R2/R3), for tests that send through
+ * a fault: `acknowledged` holds the bodies whose send resolved, `refused` the sends that failed,
+ * to be sent again with the same ids, so a message stored before its refusal is stored once.
+ */
+export function sendsKeepingIds(producer: Producer, topic: string) {
+  const acknowledged = new Set<string>();
+  const refused: { readonly body: string; readonly messageId: string }[] = [];
+  const send = async (body: string, messageId: string): Promise<void> => {
+    try {
+      await producer.send({ topic, body, messageId });
+      acknowledged.add(body);
+    } catch {
+      refused.push({ body, messageId });
+    }
+  };
+  return { acknowledged, refused, send };
+}
+
 /** A started simple consumer; `await using` closes it. */
 export async function startSimpleConsumer(
   endpoint: string,
