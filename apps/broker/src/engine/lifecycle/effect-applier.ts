@@ -46,8 +46,11 @@ export type DeliveryChange = {
   readonly inRun?: boolean | undefined;
   /**
    * When the event was decided, if its caller read the clock for it (a run reads it once for all
-   * its settles): its history's `settledAt`, so the entry agrees with the retry time core drew
-   * from the same instant. Without it, the clock is read when the outcome is recorded.
+   * its settles; a single event carries its own): its history's `settledAt`, and a delivery's
+   * `deliveredAt`, so the record agrees with the times core drew from the same instant (the
+   * retry's due time, and the first delivery that X2's budget counts from). A second clock read
+   * could fall milliseconds later on a loaded loop, and the history would then show a retry budget
+   * spent early. Without it, the clock is read when the outcome is recorded.
    */
   readonly atMs?: number | undefined;
 } & (
@@ -393,7 +396,7 @@ export class EffectApplier {
     const consumerId = inflight ? (change.holder?.consumerId ?? change.before?.consumerId) : undefined;
     const deliveredAt = inflight
       ? change.eventType === 'delivered'
-        ? this.#deps.clock.now()
+        ? (change.atMs ?? this.#deps.clock.now())
         : change.before?.deliveredAt
       : undefined;
     // Built field by field: this runs for every delivery and every result, where spreads showed

@@ -65,6 +65,27 @@ describe('LeaseGrant', () => {
     expect(group.inflight).toBe(1);
   });
 
+  it('records a delivery at the instant core leased it, however late the clock is read again', () => {
+    // A loaded loop reads the clock milliseconds apart: here every read is 3 ms after the last.
+    // The record's deliveredAt is the history's first delivery, and X2's budget counts from core's
+    // firstDeliveredAtMs: the two are one instant, or the history shows a budget spent early.
+    const read = h.clock.now.bind(h.clock);
+    h.clock.now = () => {
+      const nowMs = read();
+      h.clock.advanceBy(3);
+      return nowMs;
+    };
+    parts.leaseGrant.toPush(group, candidate(), 4, 'c1');
+    const record = parts.records.get(at(0));
+    const state = record?.state;
+    expect(state?.state).toBe('inflight');
+    expect(record?.deliveredAt).toBeDefined();
+    expect(record?.deliveredAt).toBe(state?.state === 'inflight' ? state.firstDeliveredAtMs : undefined);
+    expect(record?.deliveredAt).toBe(
+      state?.state === 'inflight' ? state.leaseDeadlineMs - TIMEOUT_MS : undefined,
+    );
+  });
+
   it('leases to a simple consumer until now + its invisible duration, written with the next flush', async () => {
     const delivered = parts.leaseGrant.toSimple(group, candidate(), 2_000, 's1');
     expect(decodeReceiptHandle(delivered?.receiptHandle ?? '')).toEqual({

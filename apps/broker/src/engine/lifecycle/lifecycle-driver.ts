@@ -78,6 +78,7 @@ export function drivePush(
     next: result.state,
     holder: moving.holder,
     settledBy: moving.settledBy,
+    atMs: event.atMs,
   });
   feedStormRule(deps, moving, event, result.state.lease, result.effects);
   noteHeldRetry(deps, moving, event.atMs, 'push', result.state);
@@ -104,6 +105,7 @@ export function driveSimple(
     next: result.state,
     holder: moving.holder,
     settledBy: moving.settledBy,
+    atMs: event.atMs,
   });
   feedStormRule(deps, moving, event, result.state.lease, result.effects);
   noteHeldRetry(deps, moving, event.atMs, 'simple', result.state);
