@@ -194,7 +194,9 @@ export class BroadcastDispatch {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return false;
     grantCredits(subscription.pool, credits);
-    if (credits > 0) subscription.wantSent = false;
+    // Credit came, to this subscription or to the pool it shares (its holder looks with 0): a want
+    // is answered, and the next time the pool runs dry another may be sent.
+    if (credits > 0 || subscription.pool.credits > 0) subscription.wantSent = false;
     this.#queue(subscription.instance);
     return true;
   }
