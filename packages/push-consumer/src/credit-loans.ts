@@ -99,6 +99,11 @@ export class CreditLoans<B> {
     if (this.#accounts.delete(borrower)) this.#serve();
   }
 
+  /** Lend what the pool has to the borrowers that wait (one that could not be lent to may be now). */
+  serve(): void {
+    this.#serve();
+  }
+
   /** Lend what the pool has to the borrowers that wait, late ones first (P3). */
   #serve(): void {
     const waiting = [...this.#accounts.entries()]
