@@ -1,11 +1,21 @@
 /** How {@link CreditLoans} lends a borrower credit (a `credit` frame); `false` when it cannot now (its session is gone). */
 export type LendCredit<B> = (borrower: B, credits: number) => boolean;
 
-/** A borrower's account: what its broker holds on loan, what it delivered and is not settled, and what it asked for. */
+/** A borrower's account: what its broker holds on loan, and what it asked for. */
 interface Account {
   held: number;
-  out: number;
   wanted: { readonly ready: number; readonly late: boolean } | undefined;
+}
+
+/** Options of {@link CreditLoans}. */
+export interface CreditLoansOptions<B> {
+  /** The most the pool may be: the consumer's `maxCachedMessages` less what subscriptions that do not borrow may hold. */
+  readonly capacity: () => number;
+  /** The pool it starts at and never goes below (the consumer's `2 × concurrency`). */
+  readonly floor: number;
+  /** The deliveries the consumer holds unsettled now (running and cached), whichever subscription brought them. */
+  readonly outstanding: () => number;
+  readonly lend: LendCredit<B>;
 }
 
 /**
@@ -16,10 +26,12 @@ interface Account {
  * {@link wanted}), and gives back what its broker cannot spend (`creditReturned`, {@link returned}).
  *
  * - **Never more than the pool in all**: a borrower's credit counts against the pool from the
- *   loan until the result of the delivery that spent it is sent (or the credit comes back), so
- *   the credit held by all the brokers and the deliveries not yet settled together never exceed
- *   {@link capacity} (but for the 1 each first loan needs when the pool is smaller than the
- *   number of owners).
+ *   loan until the delivery that spent it is settled (or the credit comes back), so the credit
+ *   held by all the brokers and the deliveries the consumer holds together never exceed the pool
+ *   (but for the 1 each first loan needs when the pool is smaller than the number of owners).
+ *   The pool is sized as one subscription's credit window is (`CreditWindow`): it starts at its
+ *   floor, doubles when the listeners starve while a broker waits for credit, and shrinks when
+ *   the cache holds more than the listeners need, never above its capacity (`maxCachedMessages`).
  * - **Retries first (P3)**: credit that comes back goes to the borrowers that said a retry waits
  *   (`late`) before the others, so a retry at one owner is delivered before later first
  *   deliveries at another, whose broker holds no credit it was not lent.
@@ -27,21 +39,47 @@ interface Account {
  *   gave its credit back asks again only once new work reaches it.
  */
 export class CreditLoans<B> {
-  readonly #capacity: () => number;
-  readonly #lend: LendCredit<B>;
+  readonly #options: CreditLoansOptions<B>;
   readonly #accounts = new Map<B, Account>();
+  /** The pool now, from the floor up to the capacity (the window, as `CreditWindow` keeps one subscription's). */
+  #size: number;
+  /** Results sent in the current epoch. */
+  #epochSettled = 0;
+  /** The fewest startable messages cached at a result this epoch; 0 once the listeners ran dry. */
+  #epochMinWaiting = Number.POSITIVE_INFINITY;
 
-  /** `capacity`: the pool, the consumer's `maxCachedMessages` less what subscriptions that do not borrow may hold. */
-  constructor(capacity: () => number, lend: LendCredit<B>) {
-    this.#capacity = capacity;
-    this.#lend = lend;
+  constructor(options: CreditLoansOptions<B>) {
+    this.#options = options;
+    this.#size = this.#floor;
+  }
+
+  get #floor(): number {
+    return Math.max(1, this.#options.floor);
+  }
+
+  /** The pool now: what borrowers may hold and the consumer have out in all. */
+  get size(): number {
+    return Math.max(1, Math.min(this.#size, this.#options.capacity()));
   }
 
   /** What the pool has left to lend now (below 0 while first loans are owed). */
   get available(): number {
-    let taken = 0;
-    for (const account of this.#accounts.values()) taken += account.held + account.out;
-    return this.#capacity() - taken;
+    let taken = this.#options.outstanding();
+    for (const account of this.#accounts.values()) taken += account.held;
+    return this.size - taken;
+  }
+
+  /**
+   * The listeners ran out of work (a listener free, nothing startable). If a borrower waits for
+   * credit the pool does not have, the pool, not the brokers, made them wait: it doubles, up to
+   * its capacity, and the waiting are lent the difference. An idle consumer (no want) keeps it.
+   */
+  starved(): void {
+    this.#epochMinWaiting = 0;
+    const waits = [...this.#accounts.values()].some((account) => account.wanted !== undefined);
+    if (!waits || this.available > 0) return;
+    this.#size = Math.min(this.#options.capacity(), this.size * 2);
+    this.#serve();
   }
 
   /** Whether `borrower` has an account (it subscribed, and was not forgotten since). */
@@ -57,23 +95,34 @@ export class CreditLoans<B> {
   open(borrower: B, credits: number): number {
     this.#accounts.delete(borrower);
     const loan = Math.max(1, Math.min(credits, this.available));
-    this.#accounts.set(borrower, { held: loan, out: 0, wanted: undefined });
+    this.#accounts.set(borrower, { held: loan, wanted: undefined });
     return loan;
   }
 
-  /** `deliver` from `borrower`: `count` credits it held are deliveries out now. */
+  /** `deliver` from `borrower`: `count` credits it held are deliveries the consumer holds now. */
   delivered(borrower: B, count: number): void {
     const account = this.#accounts.get(borrower);
     if (account === undefined) return;
     account.held = Math.max(0, account.held - count);
-    account.out += count;
   }
 
-  /** The results of `count` of `borrower`'s deliveries were sent: their credit is the pool's again. */
-  settled(borrower: B, count: number): void {
-    const account = this.#accounts.get(borrower);
-    if (account === undefined) return;
-    account.out = Math.max(0, account.out - count);
+  /**
+   * The results of `count` of `borrower`'s deliveries were sent, with `waiting` startable messages
+   * cached: their credit is the pool's again. Over a pool's worth of results (an epoch) in which
+   * the cache never ran below N messages, those N were not needed to keep the listeners busy: the
+   * pool shrinks by half of them, no lower than its floor, so that a slow consumer does not take
+   * first deliveries a retry elsewhere would wait behind (P3).
+   */
+  settled(count: number, waiting = Number.POSITIVE_INFINITY): void {
+    this.#epochSettled += count;
+    if (waiting < this.#epochMinWaiting) this.#epochMinWaiting = waiting;
+    if (this.#epochSettled >= this.size) {
+      if (this.#epochMinWaiting > 0 && Number.isFinite(this.#epochMinWaiting)) {
+        this.#size = Math.max(this.#floor, this.size - Math.ceil(this.#epochMinWaiting / 2));
+      }
+      this.#epochSettled = 0;
+      this.#epochMinWaiting = Number.POSITIVE_INFINITY;
+    }
     this.#serve();
   }
 
@@ -94,7 +143,7 @@ export class CreditLoans<B> {
     this.#serve();
   }
 
-  /** `borrower`'s subscription is gone (its session ended, or it was retired): what it held and had out comes back. */
+  /** `borrower`'s subscription is gone (its session ended, or it was retired): what it held comes back. */
   forget(borrower: B): void {
     if (this.#accounts.delete(borrower)) this.#serve();
   }
@@ -115,7 +164,7 @@ export class CreditLoans<B> {
       const wanted = account.wanted;
       if (wanted === undefined) continue;
       const loan = Math.min(available, wanted.ready);
-      if (!this.#lend(borrower, loan)) continue;
+      if (!this.#options.lend(borrower, loan)) continue;
       account.wanted = undefined;
       account.held += loan;
     }

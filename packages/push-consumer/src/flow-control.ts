@@ -121,17 +121,25 @@ export class FlowControl {
   /** A result frame was handed to the connection. */
   sent(results: readonly ResultEntry[]): void {
     const subscription = this.#options.creditable();
-    if (subscription === undefined) return;
     let settled = 0;
-    for (const result of results) if (result.creditTo === subscription) settled += 1;
-    if (settled === 0) return;
+    if (subscription !== undefined) {
+      for (const result of results) if (result.creditTo === subscription) settled += 1;
+    }
     // Borrowed credit goes back to the pool, which lends it where it is wanted.
-    if (this.#borrowing) this.#options.loans?.settled(this, settled);
-    else this.#grant(subscription, this.#window.settled(settled, this.#options.startableCount()));
+    if (this.#borrowing) {
+      this.#options.loans?.settled(settled, this.#options.startableCount());
+      return;
+    }
+    // The pool counts every delivery the consumer holds, an earlier subscription's too (one made
+    // before the owners were known): their results free it as well.
+    if (results.length > 0) this.#options.loans?.serve();
+    if (subscription === undefined || settled === 0) return;
+    this.#grant(subscription, this.#window.settled(settled, this.#options.startableCount()));
   }
 
   /** The listeners ran out of work: perhaps the window is what they wait for. */
   starved(): void {
+    // A borrowing subscription has no window: the consumer tells its pool, once (`CreditLoans.starved`).
     if (this.#borrowing) return;
     const subscription = this.#options.creditable();
     if (subscription !== undefined) this.#grant(subscription, this.#window.starved());

@@ -52,7 +52,7 @@ describe('a push consumer lending its credit to the queue owners', () => {
     const consumer = createConsumer(home.endpoint, {
       listener: async () => ConsumeResult.SUCCESS,
       maxCachedMessages: 4,
-      concurrency: 1,
+      concurrency: 2,
       routeToOwners: true,
     });
     await consumer.start();

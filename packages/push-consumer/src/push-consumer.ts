@@ -91,6 +91,8 @@ export class PushConsumer {
   readonly #pool: ListenerPool<Delivery>;
   readonly #batcher: ResultBatcher<ResultEntry>;
   readonly #flow: FlowControl;
+  /** The consumer's credit, lent to its owned-scope subscriptions on owners that grant `creditLending`. */
+  readonly #loans: CreditLoans<FlowControl>;
   /** Paces attempts to subscribe again on one session after a retryable refusal. */
   readonly #resubscribeBackoff: ExponentialBackoff;
   readonly #lifecycle = new PushConsumerLifecycle();
@@ -118,10 +120,13 @@ export class PushConsumer {
         : {}),
     });
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
-    const loans = new CreditLoans<FlowControl>(
-      () => this.#loanCapacity(),
-      (flow, credits) => flow.lend(credits),
-    );
+    this.#loans = new CreditLoans<FlowControl>({
+      capacity: () => this.#loanCapacity(),
+      // As one subscription's window: every listener busy, and as many messages on their way.
+      floor: 2 * this.#options.concurrency,
+      outstanding: () => this.#pool.runningCount + this.#pool.cachedCount,
+      lend: (flow, credits) => flow.lend(credits),
+    });
     this.#flow = new FlowControl({
       ...this.#options, // maxCachedMessages, concurrency
       creditable: () => {
@@ -130,7 +135,7 @@ export class PushConsumer {
       },
       startableCount: () => this.#pool.startableCount,
       send: (frame) => this.#connection.sendOneWay(frame),
-      loans,
+      loans: this.#loans,
     });
     this.#pool = new ListenerPool<Delivery>({
       ...this.#options, // listener, concurrency, consumptionTimeoutMs, clock, isNonRetryable, onListenerError
@@ -142,6 +147,7 @@ export class PushConsumer {
       },
       startSpan: (message) => startProcessSpan(message, this.#options.group),
       onStarved: () => {
+        this.#loans.starved();
         this.#flow.starved();
         this.#owners?.starved();
       },
@@ -173,7 +179,7 @@ export class PushConsumer {
           startableCount: () => this.#pool.startableCount,
           report: (error) => this.#report(error),
           reconnectBackoff: options.reconnectBackoff,
-          loans,
+          loans: this.#loans,
           onChange: () => this.#ownersChanged(),
         })
       : undefined;

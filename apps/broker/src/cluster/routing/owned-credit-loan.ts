@@ -52,6 +52,19 @@ export class OwnedCreditLoan {
   /** `queue`'s subscription ended (the queue moved away). */
   leave(queue: number): void {
     this.#idle.delete(queue);
+    this.settleEmpty();
+  }
+
+  /**
+   * With no queue of its own (this broker owns none now, or none yet), nothing would ever spend
+   * or give back what the subscription holds: it goes back to the client at once.
+   */
+  settleEmpty(): void {
+    if (this.#idle.size > 0 || this.#pool.credits <= 0) return;
+    const credits = this.#pool.credits;
+    this.#pool.credits = 0;
+    this.#asked = undefined;
+    this.#lender.returned(this.#subscriptionId, credits);
   }
 
   /** `queue` delivered: it has work. */

@@ -100,6 +100,7 @@ export class QueueSubscriptions {
       throw refused.reason;
     }
     this.#subscriptions.set(id, subscription);
+    subscription.loan?.settleEmpty();
     return id;
   }
 

@@ -60,6 +60,8 @@ export interface LentCredit {
   readonly lender: CreditLender | undefined;
   /** A `wanted` was sent and no credit came since. */
   wantSent: boolean;
+  /** That `wanted` said a retry waits: a later one, once a retry falls due, says so (P3). */
+  wantedLate?: boolean;
   /**
    * The credit was returned for want of messages: no `wanted` until new work wakes the
    * subscription, so that messages the Ready check sees but a pass cannot deliver (a blocked FIFO
@@ -71,7 +73,8 @@ export interface LentCredit {
 /**
  * After a dispatch pass, a subscription with lent credit gives back what it could not spend (after
  * the deliveries that spent the rest, on the same connection) when the pass found nothing for it
- * (`exhausted`), or asks for credit if it has none and `readyNow` finds messages Ready for it.
+ * (`exhausted`), or asks for credit if it has none and `readyNow` finds messages Ready for it,
+ * once, and once more should a retry fall due while it waits.
  */
 export function settleLoan(
   member: LentCredit,
@@ -89,9 +92,13 @@ export function settleLoan(
     lender.returned(member.id, credits);
     return;
   }
-  if (member.wantSent || member.quiet) return;
+  if (member.quiet || (member.wantSent && member.wantedLate === true)) return;
   const wanted = readyNow();
   if (wanted === undefined) return;
+  // Asked already for first deliveries only: ask again only now that a retry waits, so that the
+  // lender serves it before them (P3).
+  if (member.wantSent && !wanted.late) return;
   member.wantSent = true;
+  member.wantedLate = wanted.late;
   lender.wanted(member.id, wanted.ready, wanted.late);
 }
