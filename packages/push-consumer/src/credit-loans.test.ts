@@ -141,6 +141,25 @@ describe('CreditLoans', () => {
     expect(loans.size).toBe(5);
   });
 
+  it('lends a waiting retry the credit a result frees even while the pool is over-committed (P3)', () => {
+    const { loans, lent, deliver, settle } = loansOf(100, { floor: 2 });
+    loans.open('a', 2);
+    loans.open('b', 2);
+    // b opened owing 1: the pool of 2 has 3 out.
+    deliver('a', 2);
+    deliver('b', 1);
+    loans.wanted('a', 10, false);
+    loans.wanted('b', 1, true);
+    settle(1);
+    expect(lent).toEqual([['b', 1]]);
+    expect(loans.size).toBe(3);
+    // A first delivery does not grow it: it waits for credit the pool has.
+    deliver('b', 1);
+    settle(0);
+    expect(lent).toEqual([['b', 1]]);
+    expect(loans.size).toBe(3);
+  });
+
   it('never has more out than the pool, whatever the brokers ask and give back', () => {
     const owners = ['a', 'b', 'c'];
     const ownerOf = fc.constantFrom(...owners);

@@ -114,6 +114,13 @@ export class CreditLoans<B> {
    * first deliveries a retry elsewhere would wait behind (P3).
    */
   settled(count: number, waiting = Number.POSITIVE_INFINITY): void {
+    // A result frees credit for a retry that waits (P3), even while the pool is over-committed
+    // (the first loans owed at start, a delivery of an earlier subscription): it grows, within its
+    // capacity, by what it lacks, as one subscription's credit would bring the retry next.
+    const available = this.available;
+    if (count > 0 && available <= 0 && this.#lateWaits()) {
+      this.#size = Math.min(this.#options.capacity(), this.size + 1 - available);
+    }
     this.#epochSettled += count;
     if (waiting < this.#epochMinWaiting) this.#epochMinWaiting = waiting;
     if (this.#epochSettled >= this.size) {
@@ -151,6 +158,10 @@ export class CreditLoans<B> {
   /** Lend what the pool has to the borrowers that wait (one that could not be lent to may be now). */
   serve(): void {
     this.#serve();
+  }
+
+  #lateWaits(): boolean {
+    return [...this.#accounts.values()].some((account) => account.wanted?.late === true);
   }
 
   /** Lend what the pool has to the borrowers that wait, late ones first (P3). */
