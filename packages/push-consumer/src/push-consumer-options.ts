@@ -104,9 +104,9 @@ export interface PushConsumerOptions extends ClientOptions {
    * queue owner, each delivering from the queues it owns, the listeners shared. Its
    * `maxCachedMessages` is one pool lent to the owners that ask for it, retries first
    * (docs/protocol/README.md#credit-lending); an owner that does not grant `creditLending` keeps a
-   * static share, and `maxCachedBytes` is split over the subscriptions. Opt-in for now: at start
-   * the pool can be over-committed by up to one delivery per owner (each subscription needs a
-   * first credit), and a retry may then wait for more than one result (see the scale-out guide).
+   * static share, and `maxCachedBytes` is split over the subscriptions. Opt-in for now: the
+   * spread run's `p3-retry-before-cached-messages` still times out now and then with it on (see
+   * the scale-out guide).
    * Without it, on a broker of one store, or one that grants neither, the `endpoint` broker
    * delivers from every queue, forwarding from their owners.
    * @default false
