@@ -99,12 +99,14 @@ export interface PushConsumerOptions extends ClientOptions {
   readonly concurrency?: number;
   /**
    * Take each queue's deliveries from its owner (DESIGN.md §9, docs/protocol/README.md#owned-subscriptions):
-   * the consumer asks for the queue map and the `ownedSubscriptions` feature; a broker that serves
-   * a spread store grants them, and the consumer then subscribes on every queue owner, each
-   * delivering from the queues it owns, `maxCachedMessages` (and `maxCachedBytes`) split over
-   * those subscriptions, the listeners shared. Opt-in for now: with the credit split, a retry that
-   * falls due at one owner waits for that owner's share of the credit, where one subscription
-   * through one broker has it delivered with the next credit from any queue (P3 across owners).
+   * the consumer asks for the queue map and the `ownedSubscriptions` and `creditLending` features;
+   * a broker that serves a spread store grants them, and the consumer then subscribes on every
+   * queue owner, each delivering from the queues it owns, the listeners shared. Its
+   * `maxCachedMessages` is one pool lent to the owners that ask for it, retries first
+   * (docs/protocol/README.md#credit-lending); an owner that does not grant `creditLending` keeps a
+   * static share, and `maxCachedBytes` is split over the subscriptions. Opt-in for now: the
+   * spread run's `p3-retry-before-cached-messages` still times out now and then with it on (see
+   * the scale-out guide).
    * Without it, on a broker of one store, or one that grants neither, the `endpoint` broker
    * delivers from every queue, forwarding from their owners.
    * @default false

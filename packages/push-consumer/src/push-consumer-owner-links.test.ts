@@ -67,11 +67,11 @@ describe('a push consumer taking deliveries from the queue owners', () => {
     const told = tellMap();
     await consumer.start();
     await told;
-    expect(home.sessions[0]?.hello.features).toEqual(['queueMap', 'ownedSubscriptions']);
-    // The owner is subscribed on a session of its own, asking for the feature only.
+    expect(home.sessions[0]?.hello.features).toEqual(['queueMap', 'ownedSubscriptions', 'creditLending']);
+    // The owner is subscribed on a session of its own, asking for the features of owned subscriptions only.
     const [atOwner] = await owner.waitForFrames('subscribe');
     expect(atOwner).toMatchObject({ group: 'billing', scope: 'owned' });
-    expect(owner.sessions[0]?.hello.features).toEqual(['ownedSubscriptions']);
+    expect(owner.sessions[0]?.hello.features).toEqual(['ownedSubscriptions', 'creditLending']);
     // The own subscription is made again owned-scope once the owner has its link.
     const subscribes = await home.waitForFrames('subscribe', 2);
     expect(subscribes[0]).not.toHaveProperty('scope');

@@ -1,34 +1,8 @@
-import type { WebSocketConstructor } from '@ricochet/client';
-import { decodeBrokerFrame } from '@ricochet/protocol';
 import { ConsumeResult, type ConsumeResultValue } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { startProducer, text } from './support/clients.js';
-import { eventually, startRecordingConsumer } from './support/push.js';
+import { type Arrival, eventually, startRecordingConsumer, tracingWebSocket } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
-
-/** A delivery as it came off the wire, before the consumer's cache. */
-interface Arrival {
-  readonly body: string;
-  readonly deliveryAttempt: number;
-}
-
-/** The `ws` WebSocket, telling `onArrival` of every message a `deliver` frame brings, first. */
-function tracingWebSocket(onArrival: (arrival: Arrival) => void): WebSocketConstructor {
-  return class TracingWebSocket extends WebSocket {
-    constructor(url: string, protocols: string | string[]) {
-      super(url, protocols);
-      // Added before the client's own handler, so it runs first for every message.
-      this.addEventListener('message', (event) => {
-        const decoded = decodeBrokerFrame(new Uint8Array(event.data as ArrayBuffer | Buffer));
-        if (!decoded.ok || decoded.frame.type !== 'deliver') return;
-        for (const message of decoded.frame.messages) {
-          onArrival({ body: text(message.body), deliveryAttempt: message.deliveryAttempt });
-        }
-      });
-    }
-  };
-}
 
 describe('P3: a retry that falls due does not wait behind the first deliveries a push consumer has cached', () => {
   // The order is the client's own (its local cache), whatever the transport: traced over WebSocket.
