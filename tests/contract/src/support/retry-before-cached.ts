@@ -1,0 +1,89 @@
+import { ConsumeResult, type ConsumeResultValue } from '@ricochet/push-consumer';
+import { expect } from 'vitest';
+import { startProducer, text } from './clients.js';
+import { type Arrival, eventually, startRecordingConsumer, tracingWebSocket } from './push.js';
+import type { TestBroker } from './test-broker.js';
+
+/**
+ * P3 against a push consumer's cache: six messages, the first delivered failing at once and the
+ * others held by two slow listeners (a cache of 4), so its retry falls due while first deliveries
+ * wait in the cache; the retry must run before every first delivery cached when it arrived. On
+ * one broker (`p3-retry-before-cached-messages`), and subscribed on every queue owner with its
+ * credit lent from one pool (`routeToOwners`, `postgres-spread-credit-lending`).
+ */
+export async function retryRunsBeforeCachedFirstDeliveries(
+  broker: TestBroker,
+  { routeToOwners = false }: { readonly routeToOwners?: boolean } = {},
+): Promise<void> {
+  await broker.admin.putGroup('billing', {
+    startFrom: 'earliest',
+    retryPolicy: { type: 'fixed', delayMs: 100 },
+  });
+  await using producer = await startProducer(broker.endpoint);
+  const sent: { messageId: string }[] = [];
+  for (let index = 0; index < 6; index++)
+    sent.push(await producer.send({ topic: 'orders', body: `m${index}` }));
+
+  const arrivals: Arrival[] = [];
+  let retryArrived: () => void = () => {};
+  const retryArrival = new Promise<void>((resolve) => (retryArrived = resolve));
+  // Listeners hold their first deliveries (but m0's, which fails at once) until the test lets go.
+  const holds = new Map<string, () => void>();
+  let holding = true;
+  const started: string[] = [];
+  // The first message delivered fails at once (m0 with one queue; with queues, whichever comes first).
+  let failing: string | undefined;
+  await using consumer = await startRecordingConsumer(
+    broker.endpoint,
+    {
+      group: 'billing',
+      subscriptions: { orders: '*' },
+      // Two slow listeners, and a cache of 4: two running, two waiting, the broker out of credit.
+      concurrency: 2,
+      maxCachedMessages: 4,
+      ...(routeToOwners ? { routeToOwners } : {}),
+      webSocket: tracingWebSocket((arrival) => {
+        arrivals.push(arrival);
+        if (arrival.deliveryAttempt > 1) retryArrived();
+      }),
+    },
+    (message) => {
+      const body = text(message.body);
+      started.push(`${body}@${message.deliveryAttempt}`);
+      if (message.deliveryAttempt > 1) return ConsumeResult.SUCCESS;
+      failing ??= body;
+      if (body === failing) return ConsumeResult.FAILURE;
+      if (!holding) return ConsumeResult.SUCCESS;
+      return new Promise<ConsumeResultValue>((resolve) =>
+        holds.set(body, () => resolve(ConsumeResult.SUCCESS)),
+      );
+    },
+  );
+  await consumer.delivered(3);
+  // m0's retry is Ready again at the broker, behind a full window: m1 and m2 running, m3 and m4
+  // (or the retry itself, if it fell due first) cached.
+  await eventually(
+    () => broker.admin.getMessage(sent[Number(failing?.slice(1))]?.messageId ?? ''),
+    ({ groups: [view] }) =>
+      view?.state === 'ready' || (view?.state === 'inflight' && view.deliveryAttempt === 2),
+  );
+  // One listener finishes: its credit brings the retry, the broker's first choice.
+  [...holds.values()][0]?.();
+  await retryArrival;
+  const retryIndex = arrivals.findIndex((arrival) => arrival.deliveryAttempt > 1);
+  const cachedAtRetry = arrivals
+    .slice(0, retryIndex)
+    .map((arrival) => `${arrival.body}@1`)
+    .filter((delivery) => !started.includes(delivery));
+  expect(cachedAtRetry.length).toBeGreaterThan(0);
+
+  holding = false;
+  for (const release of holds.values()) release();
+  await consumer.delivered(7);
+  // The retry went first: before every first delivery that was waiting when it arrived.
+  const retryStart = started.indexOf(`${failing}@2`);
+  expect(retryStart).toBeGreaterThan(-1);
+  for (const delivery of cachedAtRetry) {
+    expect(started.indexOf(delivery), `${delivery} started before the retry`).toBeGreaterThan(retryStart);
+  }
+}
