@@ -79,14 +79,18 @@ describe.each(transportsServing('stream'))(
       );
       await using producer = await startProducer(broker.endpointFor(transport));
       const { messageId } = await producer.send({ topic: 'orders', body: 'x' });
-      const [first, second] = await consumer.delivered(2);
+      const [, second] = await consumer.delivered(2);
       expect(second?.message).toMatchObject({ messageId, deliveryAttempt: 2 });
-      expect((second?.atMs ?? 0) - (first?.atMs ?? 0)).toBeGreaterThanOrEqual(150);
       const view = await eventually(
         () => broker.admin.getMessage(messageId),
         (message) => message.groups[0]?.state === 'committed',
       );
-      expect(view.groups[0]?.history[0]).toMatchObject({ result: 'timedOut', reason: 'consumption timeout' });
+      const [timedOut] = view.groups[0]?.history ?? [];
+      expect(timedOut).toMatchObject({ result: 'timedOut', reason: 'consumption timeout' });
+      // The lease ran its whole timeout on the broker's clock. Not the gap between the two
+      // arrivals at the client: forwarded through another broker, the first can arrive a few
+      // milliseconds later than the second does (146 ms apart, once, in a spread run).
+      expect((timedOut?.settledAt ?? 0) - (timedOut?.deliveredAt ?? 0)).toBeGreaterThanOrEqual(150);
       unblock();
     });
   },

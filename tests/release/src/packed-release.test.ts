@@ -200,6 +200,9 @@ describe('a release, packed and installed with npm into a fresh app', () => {
     expect(driver).not.toContain("from 'postgres';");
     const connection = readFileSync(join(brokerDir, 'vendor', 'postgres', 'src', 'connection.js'), 'utf8');
     expect(connection).toMatch(/if \(socket === null\) \{\s+clearImmediate\(nextWriteTimer\)/);
+    // And its own array-types query, failing as a failover terminates a starting connection, no
+    // longer ends the process (porsager/postgres#1192, #1223).
+    expect(connection).toContain('return fetchArrayTypes().catch(() => {})');
     // And it loads, with nothing beside Node's own modules.
     const { stdout } = await run(
       process.execPath,

@@ -40,7 +40,67 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
+/**
+ * The ErrorResponse a backend sends as it is terminated (`pg_terminate_backend`, or the primary's
+ * postmaster going away in a failover): FATAL 57P01.
+ */
+function terminationError(): Buffer {
+  const fields = Buffer.from(
+    'SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0',
+  );
+  const header = Buffer.alloc(5);
+  header.write('E', 0);
+  header.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([header, fields]);
+}
+
 describe('the PostgreSQL driver, patched', () => {
+  it('connects again and answers when the backend is terminated while the connection fetches its array types', async () => {
+    const url = new URL(await pg.createDatabase('driver'));
+    const sockets: Socket[] = [];
+    // The first socket's backend "is terminated" the moment the driver asks for its array types,
+    // the first query of every new connection: the ErrorResponse arrives, then the socket closes,
+    // as a failover's first seconds do to connections still starting.
+    const options = {
+      max: 1,
+      onnotice: () => {},
+      socket: () => {
+        const socket = connect(Number(url.port), url.hostname);
+        if (sockets.length === 0) {
+          const write = socket.write.bind(socket) as (chunk: Uint8Array) => boolean;
+          socket.write = ((chunk: Uint8Array) => {
+            if (!Buffer.from(chunk).includes('typarray')) return write(chunk);
+            setImmediate(() => {
+              socket.emit('data', terminationError());
+              socket.destroy();
+            });
+            return true;
+          }) as typeof socket.write;
+        }
+        sockets.push(socket);
+        return socket;
+      },
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const sql = postgres(url.toString(), options);
+      pg.cleanup(() => sql.end({ timeout: 5 }));
+      // Unpatched, the driver's own types query rejected with nobody to catch it (which ends a
+      // broker), and the next socket's ReadyForQuery replayed the old backend's 57P01 onto this
+      // query (porsager/postgres#1192, #1223).
+      expect(await within(sql`select 1 as one`.execute(), 5_000, 'the first query')).toEqual([{ one: 1 }]);
+      expect(sockets).toHaveLength(2);
+      // Unhandled rejections are reported once the microtasks of a turn ran out.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('connects again and answers after its socket closed with a write still waiting to go out', async () => {
     const { sql, sockets } = await driverWithSockets();
     expect(await sql`select 1 as one`).toEqual([{ one: 1 }]);

@@ -7,6 +7,11 @@
  * set: the connection, connected again, never sent its StartupMessage, so the store's next
  * transaction hung until the lease ran out and the store was given up (seen after
  * `pg_terminate_backend`; `driver.test.ts`). The patch drops the waiting write with its timer.
+ * And a backend terminated while its connection was still starting (a failover's first seconds,
+ * while the driver fetches the array types every new connection asks for first) rejected the
+ * driver's own query with nobody to catch it, which ended the broker (porsager/postgres#1192,
+ * #1205), and replayed its 57P01 onto the first query of the next connection (#1223); the patch
+ * handles that query and forgets the old error.
  *
  * The workspace installs the patched driver, but a team installing `@ricochet/broker` from npm
  * would get plain 3.4.9 from the registry, the newest release, without the fix. So every module
