@@ -11,42 +11,27 @@
 // options, so nothing is checked under looser settings than its own package's: `core` and
 // `protocol`, which have no Node types, stay in a program without them, and the dashboard keeps
 // its DOM lib and JSX.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The workspace's package directories, as pnpm-workspace.yaml lists them (`dir` or `dir/*`). */
+/** The workspace's package directories, as pnpm lists them (the root, which checks none, left out). */
 function workspaceDirs() {
-  const yaml = readFileSync(join(root, 'pnpm-workspace.yaml'), 'utf8');
-  const block = yaml.split(/^packages:\s*$/m)[1] ?? '';
-  const patterns = [];
-  for (const line of block.split('\n').slice(1)) {
-    const item = /^\s+-\s+(\S+)\s*$/.exec(line);
-    if (!item) break;
-    patterns.push(item[1]);
-  }
-  return patterns.flatMap((pattern) => {
-    if (!pattern.endsWith('/*')) return [join(root, pattern)];
-    const parent = join(root, pattern.slice(0, -2));
-    return readdirSync(parent)
-      .map((name) => join(parent, name))
-      .filter((dir) => statSync(dir).isDirectory());
-  });
+  const listed = JSON.parse(
+    execFileSync('pnpm', ['ls', '--recursive', '--depth', '-1', '--json'], { cwd: root, encoding: 'utf8' }),
+  );
+  return listed.map((pkg) => pkg.path).filter((dir) => resolve(dir) !== root);
 }
 
 /** The tsconfig.json of every package whose `typecheck` script checks one, parsed. */
 function typecheckedConfigs() {
   const configs = [];
   for (const dir of workspaceDirs()) {
-    let manifest;
-    try {
-      manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    } catch {
-      continue;
-    }
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     const script = manifest.scripts?.typecheck;
     if (script === undefined) continue;
     const project = /^tsc -p (\S+) --noEmit$/.exec(script)?.[1];

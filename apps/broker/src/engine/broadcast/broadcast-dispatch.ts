@@ -13,7 +13,7 @@ import type { BrokerMetrics } from '../broker-metrics.js';
 import {
   type CreditLender,
   type CreditPool,
-  grantCredits,
+  grantLentCredits,
   type LentCredit,
   MAX_CREDIT_WANTED,
   settleLoan,
@@ -193,10 +193,7 @@ export class BroadcastDispatch {
   credit(subscriptionId: number, credits: number): boolean {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return false;
-    grantCredits(subscription.pool, credits);
-    // Credit came, to this subscription or to the pool it shares (its holder looks with 0): a want
-    // is answered, and the next time the pool runs dry another may be sent.
-    if (credits > 0 || subscription.pool.credits > 0) subscription.wantSent = false;
+    grantLentCredits(subscription, credits);
     this.#queue(subscription.instance);
     return true;
   }

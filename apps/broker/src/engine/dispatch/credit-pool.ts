@@ -36,6 +36,16 @@ export function grantCredits(pool: CreditPool, credits: number): void {
 }
 
 /**
+ * A client's grant to a subscription that may borrow: into its pool, and a want it sent is
+ * answered once credit came, to it or to the pool it shares (whose holder looks with 0), so the
+ * next time the pool runs dry it may ask again.
+ */
+export function grantLentCredits(member: LentCredit, credits: number): void {
+  grantCredits(member.pool, credits);
+  if (credits > 0 || member.pool.credits > 0) member.wantSent = false;
+}
+
+/**
  * Between brokers (a peer session, `hello.queue`): the credit of a subscription is lent by the
  * forwarding broker that holds its client's credit, over every queue. The subscription asks for
  * credit when it has messages Ready and none left ({@link wanted}), and gives back what it holds

@@ -9,7 +9,7 @@ import {
   type CreditLender,
   type CreditPool,
   creditPoolOf,
-  grantCredits,
+  grantLentCredits,
   type LentCredit,
   MAX_CREDIT_WANTED,
   settleLoan,
@@ -146,10 +146,7 @@ export class PushDispatch {
   credit(subscriptionId: number, credits: number): void {
     const subscription = this.#subscriptions.get(subscriptionId);
     if (!subscription) return;
-    grantCredits(subscription.pool, credits);
-    // Credit came, to this subscription or to the pool it shares (its holder looks with 0): a want
-    // is answered, and the next time the pool runs dry another may be sent.
-    if (credits > 0 || subscription.pool.credits > 0) subscription.wantSent = false;
+    grantLentCredits(subscription, credits);
     this.#queue(subscription.group);
   }
 

@@ -10,8 +10,13 @@ import { postgresForThisFile } from './postgres-server.test-support.js';
  */
 const pg = postgresForThisFile();
 
-/** A driver of one connection whose sockets the test holds, the newest last. */
-async function driverWithSockets(): Promise<{ readonly sql: postgres.Sql; readonly sockets: Socket[] }> {
+/**
+ * A driver of one connection whose sockets the test holds, the newest last; `prepare` sees each
+ * new socket, with its index, before the driver does.
+ */
+async function driverWithSockets(
+  prepare: (socket: Socket, index: number) => void = () => {},
+): Promise<{ readonly sql: postgres.Sql; readonly sockets: Socket[] }> {
   const url = new URL(await pg.createDatabase('driver'));
   const sockets: Socket[] = [];
   // postgres.js takes a socket of the caller's (the same TCP connection it would make itself);
@@ -21,6 +26,7 @@ async function driverWithSockets(): Promise<{ readonly sql: postgres.Sql; readon
     onnotice: () => {},
     socket: () => {
       const socket = connect(Number(url.port), url.hostname);
+      prepare(socket, sockets.length);
       sockets.push(socket);
       return socket;
     },
@@ -56,37 +62,25 @@ function terminationError(): Buffer {
 
 describe('the PostgreSQL driver, patched', () => {
   it('connects again and answers when the backend is terminated while the connection fetches its array types', async () => {
-    const url = new URL(await pg.createDatabase('driver'));
-    const sockets: Socket[] = [];
-    // The first socket's backend "is terminated" the moment the driver asks for its array types,
-    // the first query of every new connection: the ErrorResponse arrives, then the socket closes,
-    // as a failover's first seconds do to connections still starting.
-    const options = {
-      max: 1,
-      onnotice: () => {},
-      socket: () => {
-        const socket = connect(Number(url.port), url.hostname);
-        if (sockets.length === 0) {
-          const write = socket.write.bind(socket) as (chunk: Uint8Array) => boolean;
-          socket.write = ((chunk: Uint8Array) => {
-            if (!Buffer.from(chunk).includes('typarray')) return write(chunk);
-            setImmediate(() => {
-              socket.emit('data', terminationError());
-              socket.destroy();
-            });
-            return true;
-          }) as typeof socket.write;
-        }
-        sockets.push(socket);
-        return socket;
-      },
-    };
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
-      const sql = postgres(url.toString(), options);
-      pg.cleanup(() => sql.end({ timeout: 5 }));
+      // The first socket's backend "is terminated" the moment the driver asks for its array
+      // types, the first query of every new connection: the ErrorResponse arrives, then the
+      // socket closes, as a failover's first seconds do to connections still starting.
+      const { sql, sockets } = await driverWithSockets((socket, index) => {
+        if (index > 0) return;
+        const write = socket.write.bind(socket) as (chunk: Uint8Array) => boolean;
+        socket.write = ((chunk: Uint8Array) => {
+          if (!Buffer.from(chunk).includes('typarray')) return write(chunk);
+          setImmediate(() => {
+            socket.emit('data', terminationError());
+            socket.destroy();
+          });
+          return true;
+        }) as typeof socket.write;
+      });
       // Unpatched, the driver's own types query rejected with nobody to catch it (which ends a
       // broker), and the next socket's ReadyForQuery replayed the old backend's 57P01 onto this
       // query (porsager/postgres#1192, #1223).
