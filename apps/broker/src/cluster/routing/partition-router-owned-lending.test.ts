@@ -108,6 +108,44 @@ describe('PartitionRouter: an owned-scope subscription on lent credit', () => {
     expect(lent.wanted).toHaveLength(2);
   });
 
+  it('opens with no credit when its client has none left to lend, and asks for the messages already waiting', async () => {
+    await send([...idsIn(0, 2), ...idsIn(1, 1)]);
+    const lent = await subscribeLent(0);
+    await turns();
+    expect(lent.delivered).toHaveLength(0);
+    expect(lent.returned).toEqual([]);
+    expect(lent.wanted).toEqual([
+      { subscriptionId: lent.subscriptionId, ready: expect.any(Number), late: false },
+    ]);
+    router.credit(lent.subscriptionId, 3);
+    await turns();
+    expect(lent.delivered).toHaveLength(3);
+  });
+
+  it('asks again for a queue whose want a grant answered, when another queue spent the grant on a retry first (P3)', async () => {
+    await send(idsIn(0, 1));
+    const lent = await subscribeLent(1);
+    await turns();
+    expect(lent.delivered).toHaveLength(1);
+    // Queue 1 has first deliveries and no credit: a want.
+    await send(idsIn(1, 2));
+    await turns();
+    expect(lent.wanted).toEqual([expect.objectContaining({ late: false })]);
+    // Queue 0's message is Ready again: a second want says a retry waits.
+    await router.release([lent.delivered[0]?.receiptHandle ?? '']);
+    await turns();
+    expect(lent.wanted).toHaveLength(2);
+    expect(lent.wanted[1]).toMatchObject({ late: true });
+    // One credit: queue 0's retry takes it first, and queue 1, its want answered but its messages
+    // still waiting, asks again.
+    router.credit(lent.subscriptionId, 1);
+    await turns();
+    expect(lent.delivered.map((message) => message.deliveryAttempt)).toEqual([1, 1]);
+    expect(lent.delivered[1]?.messageId).toBe(lent.delivered[0]?.messageId);
+    expect(lent.wanted).toHaveLength(3);
+    expect(lent.wanted[2]).toMatchObject({ late: false });
+  });
+
   it('is not lent credit without a lender: a client that did not ask for it spends its own', async () => {
     const delivered: DeliveredMessage[] = [];
     await router.subscribe({

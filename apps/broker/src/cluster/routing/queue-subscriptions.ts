@@ -204,9 +204,13 @@ export class QueueSubscriptions {
     });
   }
 
-  /** Let these local queues look for messages to spend the pool on. */
+  /**
+   * Let these local queues look for messages to spend the pool on. A subscription its client lends
+   * to looks even once the pool is spent: a queue whose want the grant answered, but that another
+   * queue spent first, asks its client again (`settleLoan`), or it would wait for credit forever.
+   */
   #look(routed: RoutedSubscription, queues: readonly number[]): void {
-    if (routed.unsubscribed || routed.pool.credits <= 0) return;
+    if (routed.unsubscribed || (routed.pool.credits <= 0 && routed.loan === undefined)) return;
     for (const queue of queues) {
       const subscriptionId = routed.perQueue[queue] as number;
       if (subscriptionId >= 0) this.#queues[queue]?.look(subscriptionId);
