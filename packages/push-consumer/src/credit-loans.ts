@@ -27,8 +27,10 @@ export interface CreditLoansOptions<B> {
  *
  * - **Never more than the pool in all**: a borrower's credit counts against the pool from the
  *   loan until the delivery that spent it is settled (or the credit comes back), so the credit
- *   held by all the brokers and the deliveries the consumer holds together never exceed the pool
- *   (but for the 1 each first loan needs when the pool is smaller than the number of owners).
+ *   held by all the brokers and the deliveries the consumer holds together never exceed the pool.
+ *   A first loan is what the pool has left, 0 once it is spent (the borrower asks when its broker
+ *   has messages), so a consumer subscribed on more owners than its pool holds never holds more
+ *   than `maxCachedMessages`, and a retry waits for no more results than on one broker.
  *   The pool is sized as one subscription's credit window is (`CreditWindow`): it starts at its
  *   floor, doubles when the listeners starve while a broker waits for credit, and shrinks when
  *   the cache holds more than the listeners need, never above its capacity (`maxCachedMessages`).
@@ -62,7 +64,7 @@ export class CreditLoans<B> {
     return Math.max(1, Math.min(this.#size, this.#options.capacity()));
   }
 
-  /** What the pool has left to lend now (below 0 while first loans are owed). */
+  /** What the pool has left to lend now (below 0 only while the pool shrinks under what is out). */
   get available(): number {
     let taken = this.#options.outstanding();
     for (const account of this.#accounts.values()) taken += account.held;
@@ -90,11 +92,11 @@ export class CreditLoans<B> {
   /**
    * `borrower` subscribes (again): whatever it had is forgotten (its last session's deliveries
    * were released, C2), and its first loan, `subscribe.maxCachedMessages`, is up to `credits`
-   * of what is left, and at least 1, which `subscribe` needs.
+   * of what is left: 0 when the pool is spent (the borrower asks once it has messages).
    */
   open(borrower: B, credits: number): number {
     this.#accounts.delete(borrower);
-    const loan = Math.max(1, Math.min(credits, this.available));
+    const loan = Math.max(0, Math.min(credits, this.available));
     this.#accounts.set(borrower, { held: loan, wanted: undefined });
     return loan;
   }
@@ -115,8 +117,8 @@ export class CreditLoans<B> {
    */
   settled(count: number, waiting = Number.POSITIVE_INFINITY): void {
     // A result frees credit for a retry that waits (P3), even while the pool is over-committed
-    // (the first loans owed at start, a delivery of an earlier subscription): it grows, within its
-    // capacity, by what it lacks, as one subscription's credit would bring the retry next.
+    // (it shrank below what was out, or an earlier subscription's deliveries fill it): it grows,
+    // within its capacity, by what it lacks, as one subscription's credit would bring the retry next.
     const available = this.available;
     if (count > 0 && available <= 0 && this.#lateWaits()) {
       this.#size = Math.min(this.#options.capacity(), this.size + 1 - available);

@@ -2,7 +2,6 @@ import {
   badRequestError,
   type ClientOptions,
   checkConsumerGroup,
-  checkIntegerField,
   checkIntegerInRange,
   checkSubscriptions,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -202,9 +201,12 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
       ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),
     onError: options.onError ?? ((error) => console.warn(error)),
   };
-  checkIntegerField(
-    subscribeFrameSchema.shape.maxCachedMessages,
+  // At least 1, though `subscribe` may carry 0 (a lent subscription's first loan): a consumer
+  // that may hold no message would never run one.
+  checkIntegerInRange(
     resolved.maxCachedMessages,
+    1,
+    subscribeFrameSchema.shape.maxCachedMessages.maxValue ?? Number.MAX_SAFE_INTEGER,
     'maxCachedMessages',
   );
   checkIntegerInRange(resolved.maxCachedBytes, 1, Number.MAX_SAFE_INTEGER, 'maxCachedBytes');
