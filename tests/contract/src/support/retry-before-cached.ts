@@ -3,12 +3,13 @@ import { expect } from 'vitest';
 import { startProducer, text } from './clients.js';
 import { type Arrival, eventually, startRecordingConsumer, tracingWebSocket } from './push.js';
 import type { TestBroker } from './test-broker.js';
+import { storeQueues } from './test-store.js';
 
 /**
- * P3 against a push consumer's cache: six messages, the first delivered failing at once and the
- * others held by two slow listeners (a cache of 4), so its retry falls due while first deliveries
- * wait in the cache; the retry must run before every first delivery cached when it arrived. On
- * one broker (`p3-retry-before-cached-messages`), and subscribed on every queue owner with its
+ * P3 against a push consumer's cache: six messages (more, until every queue has one), the first
+ * delivered failing at once and the others held by two slow listeners (a cache of 4), so its
+ * retry falls due while first deliveries wait in the cache; the retry must run before every first
+ * delivery cached when it arrived. On one broker (`p3-retry-before-cached-messages`), and subscribed on every queue owner with its
  * credit lent from one pool (`routeToOwners`, `postgres-spread-credit-lending`).
  */
 export async function retryRunsBeforeCachedFirstDeliveries(
@@ -20,11 +21,23 @@ export async function retryRunsBeforeCachedFirstDeliveries(
     retryPolicy: { type: 'fixed', delayMs: 100 },
   });
   await using producer = await startProducer(broker.endpoint);
+  // Six messages at least, and one in every queue: a queue owner with none would keep the credit
+  // it was first lent, idle, and with the pool that small no first delivery would wait in the
+  // cache when the retry comes: nothing to run the retry ahead of.
+  const queues = storeQueues();
   const sent: { messageId: string }[] = [];
-  for (let index = 0; index < 6; index++)
-    sent.push(await producer.send({ topic: 'orders', body: `m${index}` }));
+  const filled = new Set<number>();
+  for (let index = 0; index < 64 && (index < 6 || filled.size < queues); index++) {
+    const result = await producer.send({ topic: 'orders', body: `m${index}` });
+    // A queue's offsets are interleaved: `offset × queues + queue` (store-queues.ts).
+    filled.add(result.offset % queues);
+    sent.push(result);
+  }
+  expect(filled.size).toBe(queues);
 
   const arrivals: Arrival[] = [];
+  // Set by the socket's trace when the retry arrives.
+  const atRetry: { cached?: string[] } = {};
   let retryArrived: () => void = () => {};
   const retryArrival = new Promise<void>((resolve) => (retryArrived = resolve));
   // Listeners hold their first deliveries (but m0's, which fails at once) until the test lets go.
@@ -43,8 +56,15 @@ export async function retryRunsBeforeCachedFirstDeliveries(
       maxCachedMessages: 4,
       ...(routeToOwners ? { routeToOwners } : {}),
       webSocket: tracingWebSocket((arrival) => {
+        // The first deliveries cached when the retry arrives: read now, before the consumer takes
+        // the retry in (a listener may be free already, and start one of them in the same turn).
+        if (arrival.deliveryAttempt > 1 && atRetry.cached === undefined) {
+          atRetry.cached = arrivals
+            .map((earlier) => `${earlier.body}@1`)
+            .filter((delivery) => !started.includes(delivery));
+          retryArrived();
+        }
         arrivals.push(arrival);
-        if (arrival.deliveryAttempt > 1) retryArrived();
       }),
     },
     (message) => {
@@ -70,16 +90,12 @@ export async function retryRunsBeforeCachedFirstDeliveries(
   // One listener finishes: its credit brings the retry, the broker's first choice.
   [...holds.values()][0]?.();
   await retryArrival;
-  const retryIndex = arrivals.findIndex((arrival) => arrival.deliveryAttempt > 1);
-  const cachedAtRetry = arrivals
-    .slice(0, retryIndex)
-    .map((arrival) => `${arrival.body}@1`)
-    .filter((delivery) => !started.includes(delivery));
+  const cachedAtRetry = atRetry.cached ?? [];
   expect(cachedAtRetry.length).toBeGreaterThan(0);
 
   holding = false;
   for (const release of holds.values()) release();
-  await consumer.delivered(7);
+  await consumer.delivered(sent.length + 1);
   // The retry went first: before every first delivery that was waiting when it arrived.
   const retryStart = started.indexOf(`${failing}@2`);
   expect(retryStart).toBeGreaterThan(-1);
