@@ -103,12 +103,10 @@ export interface PushConsumerOptions extends ClientOptions {
    * queue owner, each delivering from the queues it owns, the listeners shared. Its
    * `maxCachedMessages` is one pool lent to the owners that ask for it, retries first
    * (docs/protocol/README.md#credit-lending); an owner that does not grant `creditLending` keeps a
-   * static share, and `maxCachedBytes` is split over the subscriptions. Opt-in for now: the
-   * spread run's `p3-retry-before-cached-messages` still times out now and then with it on (see
-   * the scale-out guide).
-   * Without it, on a broker of one store, or one that grants neither, the `endpoint` broker
+   * static share, and `maxCachedBytes` is split over the subscriptions.
+   * With `false`, on a broker of one store, or one that grants neither, the `endpoint` broker
    * delivers from every queue, forwarding from their owners.
-   * @default false
+   * @default true
    */
   readonly routeToOwners?: boolean;
   /**
@@ -191,7 +189,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     maxCachedMessages: options.maxCachedMessages ?? DEFAULT_MAX_CACHED_MESSAGES,
     maxCachedBytes: options.maxCachedBytes ?? DEFAULT_MAX_CACHED_BYTES,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    routeToOwners: options.routeToOwners ?? false,
+    routeToOwners: options.routeToOwners ?? true,
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     clock: options.clock ?? systemConsumptionClock,
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,

@@ -62,7 +62,7 @@ describe('a push consumer taking deliveries from the queue owners', () => {
       listener,
       maxCachedMessages: 8,
       concurrency: 2,
-      routeToOwners: true,
+      // routeToOwners is the default.
     });
     const told = tellMap();
     await consumer.start();
@@ -126,9 +126,9 @@ describe('a push consumer taking deliveries from the queue owners', () => {
     expect(plain.framesOf('subscribe')).toHaveLength(1);
   });
 
-  it('asks for nothing without routeToOwners (the default)', async () => {
+  it('asks for nothing with routeToOwners: false', async () => {
     const { home } = await grantingBrokers();
-    const consumer = createConsumer(home.endpoint, { listener: acking().listener });
+    const consumer = createConsumer(home.endpoint, { listener: acking().listener, routeToOwners: false });
     await consumer.start();
     expect(home.sessions[0]?.hello).not.toHaveProperty('features');
     const [own] = await home.waitForFrames('subscribe');

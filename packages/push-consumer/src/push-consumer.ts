@@ -64,7 +64,7 @@ import { ResultBatcher } from './result-batcher.js';
  * the lost session (C2) and delivers them again, so the cached messages of that session are
  * dropped unprocessed and results of listeners still running for it are not sent.
  *
- * Against brokers that spread their queues, with `routeToOwners`, it also subscribes on
+ * Against brokers that spread their queues (unless `routeToOwners` is false), it also subscribes on
  * every other queue owner with the owned scope, and its own subscription takes its broker's queues
  * only (`owner-links.ts`); each delivery's result goes back on the session that delivered it.
  *

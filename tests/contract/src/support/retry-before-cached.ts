@@ -9,13 +9,13 @@ import { storeQueues } from './test-store.js';
  * P3 against a push consumer's cache: six messages (more, until every queue has one), the first
  * delivered failing at once and the others held by two slow listeners (a cache of 4), so its
  * retry falls due while first deliveries wait in the cache; the retry must run before every first
- * delivery cached when it arrived. On one broker (`p3-retry-before-cached-messages`), and subscribed on every queue owner with its
- * credit lent from one pool (`routeToOwners`, `postgres-spread-credit-lending`).
+ * delivery cached when it arrived. On one broker; and in the spread run on three brokers, where
+ * the consumer subscribes on every queue owner (`routeToOwners`, the default) and lends its credit
+ * to them from one pool (docs/protocol/README.md#credit-lending): with the credit split
+ * statically, the credit a finished listener frees goes back to the owner that delivered, and a
+ * retry that fell due at another, whose share is spent, never arrives.
  */
-export async function retryRunsBeforeCachedFirstDeliveries(
-  broker: TestBroker,
-  { routeToOwners = false }: { readonly routeToOwners?: boolean } = {},
-): Promise<void> {
+export async function retryRunsBeforeCachedFirstDeliveries(broker: TestBroker): Promise<void> {
   await broker.admin.putGroup('billing', {
     startFrom: 'earliest',
     retryPolicy: { type: 'fixed', delayMs: 100 },
@@ -54,7 +54,6 @@ export async function retryRunsBeforeCachedFirstDeliveries(
       // Two slow listeners, and a cache of 4: two running, two waiting, the broker out of credit.
       concurrency: 2,
       maxCachedMessages: 4,
-      ...(routeToOwners ? { routeToOwners } : {}),
       webSocket: tracingWebSocket((arrival) => {
         // The first deliveries cached when the retry arrives: read now, before the consumer takes
         // the retry in (a listener may be free already, and start one of them in the same turn).
