@@ -1,5 +1,7 @@
 import {
   type BrokerFrame,
+  type CreditReturnedFrame,
+  type CreditWantedFrame,
   type DeliverFrame,
   decodeBrokerFrame,
   type ErrorFrame,
@@ -8,12 +10,16 @@ import {
 import { ClientError } from './client-error.js';
 import type { RequestTable } from './request-table.js';
 
-/** A broker frame that answers no request: `deliver`, `queueMap`, and `error` without `id`. */
+/** A broker frame that answers no request: `deliver`, `queueMap`, `creditWanted`, `creditReturned`, and `error` without `id`. */
 export interface UnsolicitedFrames {
   readonly deliver: DeliverFrame;
   readonly error: ErrorFrame;
   /** Sent only on a session granted the `queueMap` feature (`hello.features`). */
   readonly queueMap: QueueMapFrame;
+  /** Sent only on a session granted the `creditLending` feature, for an owned-scope subscription. */
+  readonly creditWanted: CreditWantedFrame;
+  /** As `creditWanted`. */
+  readonly creditReturned: CreditReturnedFrame;
 }
 
 /** The type of an {@link UnsolicitedFrames} frame. */
@@ -96,11 +102,10 @@ export class FrameRouter {
         this.#reportProtocolError(new ClientError('PROTOCOL_ERROR', 'the broker sent a second welcome'));
         return;
       case 'creditWanted':
+        this.#emit('creditWanted', frame);
+        return;
       case 'creditReturned':
-        // Frames between brokers: a client session never lends credit.
-        this.#reportProtocolError(
-          new ClientError('PROTOCOL_ERROR', `the broker sent ${frame.type}, a frame between brokers`),
-        );
+        this.#emit('creditReturned', frame);
         return;
       case 'error':
         if (frame.id === undefined) this.#emit('error', frame);

@@ -64,6 +64,7 @@ export {
 } from './names.js';
 export { MAX_FRAME_NESTING } from './nesting-depth.js';
 export {
+  CREDIT_LENDING_FEATURE,
   OWNED_SUBSCRIPTIONS_FEATURE,
   PLACEMENT_RULE,
   QUEUE_MAP_FEATURE,

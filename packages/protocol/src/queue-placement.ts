@@ -29,6 +29,17 @@ export const QUEUE_MAP_FEATURE = 'queueMap';
 export const OWNED_SUBSCRIPTIONS_FEATURE = 'ownedSubscriptions';
 
 /**
+ * The feature a client names in `hello.features`, beside {@link OWNED_SUBSCRIPTIONS_FEATURE}, to
+ * lend its credit to its owned-scope subscriptions as a forwarding broker lends a client's credit
+ * to other brokers' queues; a broker that grants `ownedSubscriptions` grants it too when asked.
+ * Such a subscription asks its client for credit when messages are Ready for it and it has none
+ * (`creditWanted`), and gives back what it cannot spend (`creditReturned`), so one client's credit
+ * goes where the work is, retries first (P3). A client without it splits its credit over the
+ * owners itself. @see docs/protocol/README.md#credit-lending
+ */
+export const CREDIT_LENDING_FEATURE = 'creditLending';
+
+/**
  * The queue a message is stored in, when a store is split into `queues`: a hash of its message
  * group when it has one, so that every message of a FIFO group is in one queue, in order (P5);
  * else of its id, so that a send retried with the same id reaches the queue that may hold it, and

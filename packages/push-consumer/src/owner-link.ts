@@ -9,10 +9,12 @@ import {
 import { ExponentialBackoff } from '@ricochet/core';
 import {
   BrokerError,
+  CREDIT_LENDING_FEATURE,
   type DeliverFrame,
   OWNED_SUBSCRIPTIONS_FEATURE,
   type RicochetError,
 } from '@ricochet/protocol';
+import type { CreditLoans } from './credit-loans.js';
 import { type Delivery, problemsOf, type ResultEntry, releaseOf } from './delivery-results.js';
 import { FlowControl } from './flow-control.js';
 import type { DeliveryRoute, PendingSubscribe, Subscription } from './push-consumer-lifecycle.js';
@@ -44,6 +46,8 @@ export interface OwnerLinkDeps {
   readonly onLost: () => void;
   /** Paces connect attempts; shared with the consumer's own connection. */
   readonly reconnectBackoff: ConstructorParameters<typeof ExponentialBackoff>[0];
+  /** The consumer's credit as one pool, lent to owned-scope subscriptions granted `creditLending`. */
+  readonly loans: CreditLoans<FlowControl>;
 }
 
 /**
@@ -82,7 +86,7 @@ export class OwnerLink implements DeliveryRoute {
       ...options,
       endpoint,
       requireStream: true,
-      features: [OWNED_SUBSCRIPTIONS_FEATURE],
+      features: [OWNED_SUBSCRIPTIONS_FEATURE, CREDIT_LENDING_FEATURE],
     });
     this.#backoff = new ExponentialBackoff(deps.reconnectBackoff);
     this.#flow = new FlowControl({
@@ -94,6 +98,7 @@ export class OwnerLink implements DeliveryRoute {
       },
       startableCount: deps.startableCount,
       send: (frame) => this.#connection.sendOneWay(frame),
+      loans: deps.loans,
     });
     this.#batcher = new ResultBatcher<ResultEntry>({
       flushDelayMs: RESULT_FLUSH_DELAY_MS,
@@ -107,9 +112,16 @@ export class OwnerLink implements DeliveryRoute {
     });
     this.#stopListening = [
       this.#connection.onFrame('deliver', (frame) => this.#onDeliver(frame)),
+      this.#connection.onFrame('creditWanted', (frame) => this.#flow.wanted(frame)),
+      this.#connection.onFrame('creditReturned', (frame) => this.#flow.returned(frame)),
       this.#connection.onFrame('error', (frame) => deps.report(BrokerError.fromFrame(frame))),
       this.#connection.onReconnected(() => this.#onReconnected()),
     ];
+  }
+
+  /** The link's side of the consumer's credit. */
+  get flow(): FlowControl {
+    return this.#flow;
   }
 
   /** Whether the session is gone for good (its first connect timed out, or the link stopped). */
@@ -157,6 +169,7 @@ export class OwnerLink implements DeliveryRoute {
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     await drainWithTimeout(this.#pending?.settled ?? Promise.resolve(), this.#deps.options.closeTimeoutMs);
     const subscription = this.#subscription;
+    this.#flow.ended();
     if (subscription === undefined || !subscription.active) return;
     subscription.active = false;
     if (subscription.sessionId !== this.liveSessionId()) return;
@@ -195,7 +208,10 @@ export class OwnerLink implements DeliveryRoute {
     const sessionId = this.liveSessionId();
     if (sessionId === undefined || this.#stopped) return;
     if (this.#subscription?.sessionId === sessionId || this.#pending?.sessionId === sessionId) return;
-    const granted = this.#connection.session?.features.includes(OWNED_SUBSCRIPTIONS_FEATURE) === true;
+    const features = this.#connection.session?.features ?? [];
+    const granted = features.includes(OWNED_SUBSCRIPTIONS_FEATURE);
+    // An owned-scope subscription on a session granted creditLending borrows the consumer's credit.
+    const borrow = granted && features.includes(CREDIT_LENDING_FEATURE);
     const pending: PendingSubscribe = { sessionId, stash: [], settled: Promise.resolve() };
     this.#pending = pending;
     const share = this.#deps.share();
@@ -204,7 +220,7 @@ export class OwnerLink implements DeliveryRoute {
         type: 'subscribe',
         group: this.#deps.options.group,
         subscriptions: this.#deps.options.subscriptions,
-        maxCachedMessages: this.#flow.subscribing(),
+        maxCachedMessages: this.#flow.subscribing(borrow),
         maxCachedBytes: share.bytes,
         ...(granted ? { scope: 'owned' as const } : {}),
       })
@@ -224,12 +240,14 @@ export class OwnerLink implements DeliveryRoute {
     };
     this.#subscription = subscription;
     if (subscription.active) this.#backoff.reset();
+    this.#flow.subscribed();
     // Deliveries can arrive in the same read as `subscribed`, before this ran.
     for (const frame of pending.stash) this.#onDeliver(frame);
   }
 
   #onSubscribeFailed(pending: PendingSubscribe, error: RicochetError): void {
     if (this.#pending === pending) this.#pending = undefined;
+    this.#flow.ended();
     for (const frame of pending.stash) this.#onDeliver(frame);
     // The session ended first: the reconnect hook subscribes again on the next one (C1).
     if (this.#stopped || error.code === 'CONNECTION_CLOSED' || error.code === 'CLIENT_CLOSED') return;
@@ -245,6 +263,8 @@ export class OwnerLink implements DeliveryRoute {
     const sessionId = this.liveSessionId();
     if (this.#subscription !== undefined && this.#subscription.sessionId !== sessionId) {
       this.#subscription.active = false;
+      // What the owner held and delivered on the lost session was released (C2): the pool's again.
+      this.#flow.ended();
     }
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;

@@ -1,5 +1,6 @@
 import { type Connection, otherOwnerEndpoints } from '@ricochet/client';
 import { OWNED_SUBSCRIPTIONS_FEATURE, type QueueMapFrame } from '@ricochet/protocol';
+import type { FlowControl } from './flow-control.js';
 import { OwnerLink, type OwnerLinkDeps } from './owner-link.js';
 
 /** What {@link OwnerLinks} needs beyond what each link does. */
@@ -20,9 +21,11 @@ export interface OwnerLinksDeps extends Omit<OwnerLinkDeps, 'share' | 'onLost'> 
  * A consumer places no message, so the map's placement rule does not matter here: only who owns
  * which queue, and where they are.
  *
- * `maxCachedMessages` and `maxCachedBytes` are split evenly over the consumer's subscriptions
- * ({@link share}), so that all of them together never hold more than the consumer's bounds (but for
- * one delivery each when there are more owners than `maxCachedMessages`).
+ * `maxCachedBytes` is split evenly over the consumer's subscriptions ({@link share}), and so is
+ * `maxCachedMessages` for a subscription whose broker does not grant `creditLending`, so that all
+ * of them together never hold more than the consumer's bounds (but for one delivery each when
+ * there are more owners than `maxCachedMessages`). The subscriptions that borrow share the rest
+ * of `maxCachedMessages` as one pool (`CreditLoans`), lent where the work is, retries first (P3).
  */
 export class OwnerLinks {
   readonly #home: Connection;
@@ -73,6 +76,11 @@ export class OwnerLinks {
   activate(): void {
     this.#active = true;
     this.#follow();
+  }
+
+  /** The links' sides of the consumer's credit. */
+  flows(): FlowControl[] {
+    return [...this.#links.values()].map((link) => link.flow);
   }
 
   /** The listeners ran out of work: each link's window may be what they wait for. */

@@ -2,7 +2,6 @@ import {
   badRequestError,
   type ClientOptions,
   checkConsumerGroup,
-  checkIntegerField,
   checkIntegerInRange,
   checkSubscriptions,
   DEFAULT_DRAIN_TIMEOUT_MS,
@@ -99,15 +98,15 @@ export interface PushConsumerOptions extends ClientOptions {
   readonly concurrency?: number;
   /**
    * Take each queue's deliveries from its owner (DESIGN.md §9, docs/protocol/README.md#owned-subscriptions):
-   * the consumer asks for the queue map and the `ownedSubscriptions` feature; a broker that serves
-   * a spread store grants them, and the consumer then subscribes on every queue owner, each
-   * delivering from the queues it owns, `maxCachedMessages` (and `maxCachedBytes`) split over
-   * those subscriptions, the listeners shared. Opt-in for now: with the credit split, a retry that
-   * falls due at one owner waits for that owner's share of the credit, where one subscription
-   * through one broker has it delivered with the next credit from any queue (P3 across owners).
-   * Without it, on a broker of one store, or one that grants neither, the `endpoint` broker
+   * the consumer asks for the queue map and the `ownedSubscriptions` and `creditLending` features;
+   * a broker that serves a spread store grants them, and the consumer then subscribes on every
+   * queue owner, each delivering from the queues it owns, the listeners shared. Its
+   * `maxCachedMessages` is one pool lent to the owners that ask for it, retries first
+   * (docs/protocol/README.md#credit-lending); an owner that does not grant `creditLending` keeps a
+   * static share, and `maxCachedBytes` is split over the subscriptions.
+   * With `false`, on a broker of one store, or one that grants neither, the `endpoint` broker
    * delivers from every queue, forwarding from their owners.
-   * @default false
+   * @default true
    */
   readonly routeToOwners?: boolean;
   /**
@@ -190,7 +189,7 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
     maxCachedMessages: options.maxCachedMessages ?? DEFAULT_MAX_CACHED_MESSAGES,
     maxCachedBytes: options.maxCachedBytes ?? DEFAULT_MAX_CACHED_BYTES,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    routeToOwners: options.routeToOwners ?? false,
+    routeToOwners: options.routeToOwners ?? true,
     consumptionTimeoutMs: options.consumptionTimeoutMs ?? DEFAULT_CONSUMPTION_TIMEOUT_MS,
     clock: options.clock ?? systemConsumptionClock,
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
@@ -200,9 +199,12 @@ export function resolvePushConsumerOptions(options: PushConsumerOptions): Resolv
       ((error, message) => console.warn(`the listener failed on message ${message.messageId}:`, error)),
     onError: options.onError ?? ((error) => console.warn(error)),
   };
-  checkIntegerField(
-    subscribeFrameSchema.shape.maxCachedMessages,
+  // At least 1, though `subscribe` may carry 0 (a lent subscription's first loan): a consumer
+  // that may hold no message would never run one.
+  checkIntegerInRange(
     resolved.maxCachedMessages,
+    1,
+    subscribeFrameSchema.shape.maxCachedMessages.maxValue ?? Number.MAX_SAFE_INTEGER,
     'maxCachedMessages',
   );
   checkIntegerInRange(resolved.maxCachedBytes, 1, Number.MAX_SAFE_INTEGER, 'maxCachedBytes');

@@ -62,16 +62,16 @@ describe('a push consumer taking deliveries from the queue owners', () => {
       listener,
       maxCachedMessages: 8,
       concurrency: 2,
-      routeToOwners: true,
+      // routeToOwners is the default.
     });
     const told = tellMap();
     await consumer.start();
     await told;
-    expect(home.sessions[0]?.hello.features).toEqual(['queueMap', 'ownedSubscriptions']);
-    // The owner is subscribed on a session of its own, asking for the feature only.
+    expect(home.sessions[0]?.hello.features).toEqual(['queueMap', 'ownedSubscriptions', 'creditLending']);
+    // The owner is subscribed on a session of its own, asking for the features of owned subscriptions only.
     const [atOwner] = await owner.waitForFrames('subscribe');
     expect(atOwner).toMatchObject({ group: 'billing', scope: 'owned' });
-    expect(owner.sessions[0]?.hello.features).toEqual(['ownedSubscriptions']);
+    expect(owner.sessions[0]?.hello.features).toEqual(['ownedSubscriptions', 'creditLending']);
     // The own subscription is made again owned-scope once the owner has its link.
     const subscribes = await home.waitForFrames('subscribe', 2);
     expect(subscribes[0]).not.toHaveProperty('scope');
@@ -126,9 +126,9 @@ describe('a push consumer taking deliveries from the queue owners', () => {
     expect(plain.framesOf('subscribe')).toHaveLength(1);
   });
 
-  it('asks for nothing without routeToOwners (the default)', async () => {
+  it('asks for nothing with routeToOwners: false', async () => {
     const { home } = await grantingBrokers();
-    const consumer = createConsumer(home.endpoint, { listener: acking().listener });
+    const consumer = createConsumer(home.endpoint, { listener: acking().listener, routeToOwners: false });
     await consumer.start();
     expect(home.sessions[0]?.hello).not.toHaveProperty('features');
     const [own] = await home.waitForFrames('subscribe');

@@ -17,11 +17,13 @@ import {
 import { ExponentialBackoff } from '@ricochet/core';
 import {
   BrokerError,
+  CREDIT_LENDING_FEATURE,
   type DeliverFrame,
   OWNED_SUBSCRIPTIONS_FEATURE,
   QUEUE_MAP_FEATURE,
   type RicochetError,
 } from '@ricochet/protocol';
+import { CreditLoans } from './credit-loans.js';
 import { type Delivery, problemsOf, type ResultEntry, releaseOf, resultOf } from './delivery-results.js';
 import { FlowControl } from './flow-control.js';
 import { ListenerPool } from './listener-pool.js';
@@ -62,7 +64,7 @@ import { ResultBatcher } from './result-batcher.js';
  * the lost session (C2) and delivers them again, so the cached messages of that session are
  * dropped unprocessed and results of listeners still running for it are not sent.
  *
- * Against brokers that spread their queues, with `routeToOwners`, it also subscribes on
+ * Against brokers that spread their queues (unless `routeToOwners` is false), it also subscribes on
  * every other queue owner with the owned scope, and its own subscription takes its broker's queues
  * only (`owner-links.ts`); each delivery's result goes back on the session that delivered it.
  *
@@ -89,6 +91,8 @@ export class PushConsumer {
   readonly #pool: ListenerPool<Delivery>;
   readonly #batcher: ResultBatcher<ResultEntry>;
   readonly #flow: FlowControl;
+  /** The consumer's credit, lent to its owned-scope subscriptions on owners that grant `creditLending`. */
+  readonly #loans: CreditLoans<FlowControl>;
   /** Paces attempts to subscribe again on one session after a retryable refusal. */
   readonly #resubscribeBackoff: ExponentialBackoff;
   readonly #lifecycle = new PushConsumerLifecycle();
@@ -111,9 +115,18 @@ export class PushConsumer {
     this.#connection = new Connection({
       ...connectionOptions,
       requireStream: true,
-      ...(this.#options.routeToOwners ? { features: [QUEUE_MAP_FEATURE, OWNED_SUBSCRIPTIONS_FEATURE] } : {}),
+      ...(this.#options.routeToOwners
+        ? { features: [QUEUE_MAP_FEATURE, OWNED_SUBSCRIPTIONS_FEATURE, CREDIT_LENDING_FEATURE] }
+        : {}),
     });
     this.#resubscribeBackoff = new ExponentialBackoff(options.reconnectBackoff);
+    this.#loans = new CreditLoans<FlowControl>({
+      capacity: () => this.#loanCapacity(),
+      // As one subscription's window: every listener busy, and as many messages on their way.
+      floor: 2 * this.#options.concurrency,
+      outstanding: () => this.#pool.runningCount + this.#pool.cachedCount,
+      lend: (flow, credits) => flow.lend(credits),
+    });
     this.#flow = new FlowControl({
       ...this.#options, // maxCachedMessages, concurrency
       creditable: () => {
@@ -122,6 +135,7 @@ export class PushConsumer {
       },
       startableCount: () => this.#pool.startableCount,
       send: (frame) => this.#connection.sendOneWay(frame),
+      loans: this.#loans,
     });
     this.#pool = new ListenerPool<Delivery>({
       ...this.#options, // listener, concurrency, consumptionTimeoutMs, clock, isNonRetryable, onListenerError
@@ -133,6 +147,7 @@ export class PushConsumer {
       },
       startSpan: (message) => startProcessSpan(message, this.#options.group),
       onStarved: () => {
+        this.#loans.starved();
         this.#flow.starved();
         this.#owners?.starved();
       },
@@ -150,6 +165,8 @@ export class PushConsumer {
       },
     });
     this.#connection.onFrame('deliver', (frame) => this.#onDeliver(frame));
+    this.#connection.onFrame('creditWanted', (frame) => this.#flow.wanted(frame));
+    this.#connection.onFrame('creditReturned', (frame) => this.#flow.returned(frame));
     this.#connection.onFrame('error', (frame) => this.#report(BrokerError.fromFrame(frame)));
     this.#connection.onReconnected(() => this.#onReconnected());
     this.#owners = this.#options.routeToOwners
@@ -162,6 +179,7 @@ export class PushConsumer {
           startableCount: () => this.#pool.startableCount,
           report: (error) => this.#report(error),
           reconnectBackoff: options.reconnectBackoff,
+          loans: this.#loans,
           onChange: () => this.#ownersChanged(),
         })
       : undefined;
@@ -298,6 +316,9 @@ export class PushConsumer {
     if (this.#lifecycle.subscription?.sessionId === sessionId) return;
     if (this.#lifecycle.pendingSubscribe?.sessionId === sessionId) return;
     const scope = this.#owners?.ownedScope === true ? ('owned' as const) : undefined;
+    // Owned scope on a session granted creditLending: the subscription borrows the consumer's credit.
+    const borrow =
+      scope === 'owned' && this.#connection.session?.features.includes(CREDIT_LENDING_FEATURE) === true;
     const pending: PendingSubscribe = { sessionId, scope, stash: [], settled: Promise.resolve() };
     this.#lifecycle.subscribing(pending);
     // Written at once, on this session: the status is `connected`, so nothing is queued.
@@ -306,7 +327,7 @@ export class PushConsumer {
         type: 'subscribe',
         group: this.#options.group,
         subscriptions: this.#options.subscriptions,
-        maxCachedMessages: this.#flow.subscribing(),
+        maxCachedMessages: this.#flow.subscribing(borrow),
         maxCachedBytes: this.#owners?.share().bytes ?? this.#options.maxCachedBytes,
         ...(scope === undefined ? {} : { scope }),
       })
@@ -331,6 +352,7 @@ export class PushConsumer {
     }
     this.#lifecycle.subscribed(subscription);
     this.#resubscribeBackoff.reset();
+    this.#flow.subscribed();
     // Deliveries can arrive in the same tick as `subscribed`, before this callback ran.
     for (const frame of pending.stash) this.#onDeliver(frame);
     // Running: the owners' subscriptions follow the map now; the scope may have changed meanwhile.
@@ -339,6 +361,7 @@ export class PushConsumer {
 
   #onSubscribeFailed(pending: PendingSubscribe, error: RicochetError): void {
     this.#lifecycle.subscribeEnded(pending);
+    this.#flow.ended();
     for (const frame of pending.stash) this.#onDeliver(frame);
     if (!this.#lifecycle.subscribes) return;
     // The session ended first: the reconnect hook subscribes again on the next one (C1).
@@ -359,6 +382,8 @@ export class PushConsumer {
     const sessionId = this.#liveSessionId();
     this.#lifecycle.reconnected(sessionId);
     this.#strays.clear();
+    // What the lost session held and delivered was released (C2): a borrowed loan is the pool's again.
+    this.#flow.ended();
     // Their receipt handles died with the old session: the broker released them (C2) and will
     // deliver them again, with new handles.
     this.#pool.takeCached(
@@ -411,6 +436,7 @@ export class PushConsumer {
   /** Stop the subscription (it stays known, inactive, so its late deliveries are released). */
   async #unsubscribe(): Promise<void> {
     const subscription = this.#lifecycle.subscription;
+    this.#flow.ended();
     if (subscription === undefined || !subscription.active) return;
     subscription.active = false;
     if (subscription.sessionId !== this.#liveSessionId()) return;
@@ -451,6 +477,17 @@ export class PushConsumer {
    * The owner links changed: the own subscription's share of `maxCachedMessages` follows, and it
    * is made again when its scope should change (owned only while every other owner has a link).
    */
+  /**
+   * The pool the borrowing subscriptions share: `maxCachedMessages`, less the share of each
+   * subscription that does not borrow (an owner that does not grant `creditLending`).
+   */
+  #loanCapacity(): number {
+    const flows = [this.#flow, ...(this.#owners?.flows() ?? [])];
+    const keeping = flows.filter((flow) => !flow.borrowing).length;
+    const share = this.#owners?.share().messages ?? this.#options.maxCachedMessages;
+    return this.#options.maxCachedMessages - keeping * share;
+  }
+
   #ownersChanged(): void {
     const owners = this.#owners;
     if (owners === undefined) return;

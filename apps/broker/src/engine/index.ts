@@ -16,7 +16,7 @@ export type {
 export type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';
 export { DEFAULT_REDRIVE_RATE_PER_SECOND } from './dead-letter/dead-letter-admin.js';
 export { RedrivePacer } from './dead-letter/redrive-pacer.js';
-export type { CreditPool } from './dispatch/credit-pool.js';
+export type { CreditLender, CreditPool } from './dispatch/credit-pool.js';
 export { creditPoolOf, grantCredits } from './dispatch/credit-pool.js';
 export type { SubscribeRequest } from './dispatch/push-dispatch.js';
 export type { ReceiveBudget, ReceiveRequest } from './dispatch/simple-consumption.js';

@@ -9,7 +9,7 @@ import {
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { AccessControl } from '../auth/access-control.js';
-import type { MessagingService } from '../engine/index.js';
+import type { CreditLender, MessagingService } from '../engine/index.js';
 import { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel, FrameChannelListener } from './frame-channel.js';
 import type { QueueMapFeed } from './queue-map-feed.js';
@@ -72,11 +72,11 @@ function mapWith(owners: (string | null)[]): QueueMapFrame {
 
 /** The subscribe requests an engine was asked, and the id it answers each with. */
 function subscribingEngine() {
-  const requests: { scope?: string | undefined }[] = [];
+  const requests: { scope?: string | undefined; lender?: CreditLender | undefined }[] = [];
   const engine = {
     metrics: { rejected: () => {} },
     endSubscriptions: () => {},
-    subscribe: (request: { scope?: string | undefined }) => {
+    subscribe: (request: { scope?: string | undefined; lender?: CreditLender | undefined }) => {
       requests.push(request);
       return requests.length;
     },
@@ -211,5 +211,57 @@ describe('the ownedSubscriptions feature of hello', () => {
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(requests).toEqual([expect.objectContaining({ scope: undefined })]);
+  });
+});
+
+describe('the creditLending feature of hello', () => {
+  const subscribe = (id: number, scope?: 'owned'): ClientFrame => ({
+    type: 'subscribe',
+    id,
+    group: 'billing',
+    subscriptions: { orders: '*' },
+    maxCachedMessages: 8,
+    ...(scope === undefined ? {} : { scope }),
+  });
+  const settle = async (requests: readonly unknown[], count: number) => {
+    for (let turn = 0; turn < 100 && requests.length < count; turn++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+
+  it('is granted with ownedSubscriptions: an owned-scope subscription asks its client for credit and gives it back', async () => {
+    const { engine, requests } = subscribingEngine();
+    const { channel } = openSession(new TestFeed(), engine);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['ownedSubscriptions', 'creditLending'] });
+    expect(channel.sent[0]).toMatchObject({
+      type: 'welcome',
+      features: ['ownedSubscriptions', 'creditLending'],
+    });
+    channel.receive(subscribe(7, 'owned'));
+    channel.receive(subscribe(8));
+    await settle(requests, 2);
+    const [owned, everywhere] = requests;
+    // A subscription over every queue spends the credit it is granted, as before.
+    expect(everywhere?.lender).toBeUndefined();
+    owned?.lender?.wanted(1, 12, true);
+    owned?.lender?.returned(1, 3);
+    expect(channel.sent.slice(-2)).toEqual([
+      { type: 'creditWanted', subscriptionId: 1, ready: 12, late: true },
+      { type: 'creditReturned', subscriptionId: 1, credits: 3 },
+    ]);
+  });
+
+  it('is not granted without ownedSubscriptions, and without it an owned-scope subscription keeps its credit', async () => {
+    const alone = openSession(new TestFeed());
+    alone.channel.receive({ type: 'hello', protocolVersion: 1, features: ['creditLending'] });
+    expect(alone.channel.sent[0]).not.toHaveProperty('features');
+
+    const { engine, requests } = subscribingEngine();
+    const { channel } = openSession(new TestFeed(), engine);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['ownedSubscriptions'] });
+    channel.receive(subscribe(7, 'owned'));
+    await settle(requests, 1);
+    expect(requests).toEqual([expect.objectContaining({ scope: 'owned' })]);
+    expect(requests[0]?.lender).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import {
   BrokerError,
   type BrokerFrame,
   type ClientFrame,
+  CREDIT_LENDING_FEATURE,
   type DeliveredMessage,
   decodeClientFrame,
   deliveryFrameBudget,
@@ -72,6 +73,8 @@ export class Session {
   #unwatchQueueMap: (() => void) | undefined;
   /** Granted `ownedSubscriptions`: its subscribes may carry `scope: 'owned'`. */
   #ownedSubscriptions = false;
+  /** Granted `creditLending`: its owned-scope subscriptions borrow its credit, as a peer session's do. */
+  #creditLending = false;
   #clientId: string;
   /** The `clientId` the client named itself with in `hello`, if it did: what identifies a broadcast instance (B1). */
   #ownClientId: string | undefined;
@@ -196,9 +199,12 @@ export class Session {
       peer === undefined &&
       this.#options.queueMap !== undefined &&
       hello.features?.includes(OWNED_SUBSCRIPTIONS_FEATURE) === true;
+    this.#creditLending =
+      this.#ownedSubscriptions && hello.features?.includes(CREDIT_LENDING_FEATURE) === true;
     const features = [
       ...(queueMap === undefined ? [] : [QUEUE_MAP_FEATURE]),
       ...(this.#ownedSubscriptions ? [OWNED_SUBSCRIPTIONS_FEATURE] : []),
+      ...(this.#creditLending ? [CREDIT_LENDING_FEATURE] : []),
     ];
     this.#send({
       type: 'welcome',
@@ -337,7 +343,9 @@ export class Session {
           clientId: this.#peer ? behalf?.clientId : this.#ownClientId,
           scope: frame.scope,
           sink: (id, messages) => this.#deliver(id, messages),
-          ...(this.#peer
+          // A forwarding broker lends its client's credit; a client granted `creditLending` lends
+          // its own to its owned-scope subscriptions, one per owner.
+          ...(this.#peer || (this.#creditLending && frame.scope === 'owned')
             ? {
                 lender: {
                   wanted: (subscriptionId, ready, late) =>

@@ -98,8 +98,8 @@ export const subscribeFrameSchema = z.object({
   id: requestIdSchema,
   group: groupNameSchema,
   subscriptions: subscriptionsSchema,
-  /** The initial credit: how many unsettled deliveries the client can hold. */
-  maxCachedMessages: z.number().int().min(1).max(65_536),
+  /** The initial credit: how many unsettled deliveries the client can hold (0: none until it grants some). */
+  maxCachedMessages: z.number().int().min(0).max(65_536),
   /**
    * The most bytes of unsettled deliveries (as `deliveredMessageBytes` estimates them) the client
    * holds: the broker delivers no more while that many are out, but for one message larger on its

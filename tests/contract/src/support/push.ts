@@ -1,6 +1,8 @@
-import type { ReceivedMessage } from '@ricochet/client';
+import type { ReceivedMessage, WebSocketConstructor } from '@ricochet/client';
+import { decodeBrokerFrame } from '@ricochet/protocol';
 import { type ConsumeResultValue, PushConsumer, type PushConsumerOptions } from '@ricochet/push-consumer';
-import { FAST_BACKOFF } from './clients.js';
+import WebSocket from 'ws';
+import { FAST_BACKOFF, text } from './clients.js';
 
 /** One delivery as a test saw it. */
 export interface SeenDelivery {
@@ -110,4 +112,27 @@ export function untilDeadLettered(
     (dlq) => dlq === count,
     timeoutMs,
   );
+}
+
+/** A delivery as it came off the wire, before the consumer's cache. */
+export interface Arrival {
+  readonly body: string;
+  readonly deliveryAttempt: number;
+}
+
+/** The `ws` WebSocket, telling `onArrival` of every message a `deliver` frame brings, first. */
+export function tracingWebSocket(onArrival: (arrival: Arrival) => void): WebSocketConstructor {
+  return class TracingWebSocket extends WebSocket {
+    constructor(url: string, protocols: string | string[]) {
+      super(url, protocols);
+      // Added before the client's own handler, so it runs first for every message.
+      this.addEventListener('message', (event) => {
+        const decoded = decodeBrokerFrame(new Uint8Array(event.data as ArrayBuffer | Buffer));
+        if (!decoded.ok || decoded.frame.type !== 'deliver') return;
+        for (const message of decoded.frame.messages) {
+          onArrival({ body: text(message.body), deliveryAttempt: message.deliveryAttempt });
+        }
+      });
+    }
+  };
 }

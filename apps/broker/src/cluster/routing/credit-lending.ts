@@ -60,8 +60,8 @@ export class CreditLending {
 
   /**
    * The first loan, made with the subscription itself (`subscribe`'s `maxCachedMessages`): up to
-   * `credits`, less what is kept for the loans still expected, and at least 1, which `subscribe`
-   * requires. With an empty pool that 1 is owed: the pool goes below zero, nobody spends it, and
+   * `credits`, less what is kept for the loans still expected, and at least 1, which a peer older
+   * than credit lending requires of `subscribe` (a client's own loans may open at 0). With an empty pool that 1 is owed: the pool goes below zero, nobody spends it, and
    * the client's next grant pays it back first. So a client may be handed, at first, up to one
    * delivery per remote queue beyond its credit, only when its credit is smaller than the number
    * of queues other brokers own.

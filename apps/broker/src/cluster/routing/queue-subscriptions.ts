@@ -6,6 +6,7 @@ import {
 } from '../../engine/index.js';
 import { CreditLending } from './credit-lending.js';
 import { deliveryOfQueue } from './merged-views.js';
+import { OwnedCreditLoan } from './owned-credit-loan.js';
 import { QueueRotation } from './queue-addressing.js';
 import type { RoutedQueue } from './routed-queue.js';
 
@@ -25,6 +26,8 @@ interface RoutedSubscription {
   readonly perQueue: number[];
   /** Per queue, credit lent before the queue's subscription id was known: sent once it is. */
   readonly earlyLoans: Map<number, number>;
+  /** An owned-scope subscription whose client lends it its credit (`request.lender`). */
+  readonly loan: OwnedCreditLoan | undefined;
   /** Unsubscribed: no more deliveries, but its leases are released only when its session ends. */
   unsubscribed: boolean;
 }
@@ -74,6 +77,10 @@ export class QueueSubscriptions {
       lending,
       perQueue: new Array<number>(this.#queues.length).fill(-1),
       earlyLoans: new Map(),
+      loan:
+        request.lender !== undefined && request.scope === 'owned'
+          ? new OwnedCreditLoan(id, pool, request.lender, (queues) => this.#look(subscription, queues))
+          : undefined,
       unsubscribed: false,
     };
     // Every queue at once: each remote one opens its first loan as it is asked, all in this turn,
@@ -93,6 +100,7 @@ export class QueueSubscriptions {
       throw refused.reason;
     }
     this.#subscriptions.set(id, subscription);
+    subscription.loan?.settleEmpty();
     return id;
   }
 
@@ -115,6 +123,7 @@ export class QueueSubscriptions {
       routed.perQueue[queue] = -1;
       routed.earlyLoans.delete(queue);
       routed.lending.forget(queue);
+      routed.loan?.leave(queue);
       if (routed.unsubscribed || !this.#subscriptions.has(id) || !servesIn(routed, next)) continue;
       try {
         await this.#subscribeIn(routed, id, next);
@@ -143,6 +152,7 @@ export class QueueSubscriptions {
     const routed = this.#subscriptions.get(subscriptionId);
     if (!routed || routed.unsubscribed) return;
     grantCredits(routed.pool, credits);
+    routed.loan?.lent();
     this.#spend(routed);
   }
 
@@ -194,9 +204,13 @@ export class QueueSubscriptions {
     });
   }
 
-  /** Let these local queues look for messages to spend the pool on. */
+  /**
+   * Let these local queues look for messages to spend the pool on. A subscription its client lends
+   * to looks even once the pool is spent: a queue whose want the grant answered, but that another
+   * queue spent first, asks its client again (`settleLoan`), or it would wait for credit forever.
+   */
   #look(routed: RoutedSubscription, queues: readonly number[]): void {
-    if (routed.unsubscribed || routed.pool.credits <= 0) return;
+    if (routed.unsubscribed || (routed.pool.credits <= 0 && routed.loan === undefined)) return;
     for (const queue of queues) {
       const subscriptionId = routed.perQueue[queue] as number;
       if (subscriptionId >= 0) this.#queues[queue]?.look(subscriptionId);
@@ -219,15 +233,21 @@ export class QueueSubscriptions {
   /** Subscribe in `queue` for the client subscription `id`, and send it what was lent to it before its id was known. */
   async #subscribeIn(routed: RoutedSubscription, id: number, queue: RoutedQueue): Promise<void> {
     const queues = this.#queues.length;
+    const { lender: _, ...request } = routed.request;
+    const loan = routed.loan;
     const subscriptionId = await queue.subscribe({
-      ...routed.request,
+      ...request,
       creditPool: routed.pool,
       lending: routed.lending,
-      sink: (_, messages) =>
+      // Only a queue this broker owns borrows: an owned-scope subscription is made in no other.
+      ...(loan !== undefined && queue.engine !== undefined ? { lender: loan.lenderFor(queue.queue) } : {}),
+      sink: (_, messages) => {
+        loan?.delivered(queue.queue);
         routed.request.sink(
           id,
           messages.map((message) => deliveryOfQueue(message, queue.queue, queues)),
-        ),
+        );
+      },
     });
     routed.perQueue[queue.queue] = subscriptionId;
     const early = routed.earlyLoans.get(queue.queue);

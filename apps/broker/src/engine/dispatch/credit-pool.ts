@@ -7,6 +7,11 @@
  */
 export interface CreditPool {
   credits: number;
+  /**
+   * How many grants came to the pool (of any size but 0): a subscription that shares it and asked
+   * for credit knows its want was answered when this moved, even if another queue spent the grant.
+   */
+  grants?: number;
   /** The bytes the client lets be out to it unsettled (`subscribe.maxCachedBytes`), when it set a limit. */
   readonly bytes?: ByteCredit;
 }
@@ -33,6 +38,7 @@ export const MAX_CREDITS = 1_048_576;
 /** Add a client's grant to a pool, capped at {@link MAX_CREDITS}. */
 export function grantCredits(pool: CreditPool, credits: number): void {
   pool.credits = Math.min(pool.credits + credits, MAX_CREDITS);
+  if (credits > 0) pool.grants = (pool.grants ?? 0) + 1;
 }
 
 /**
@@ -70,6 +76,12 @@ export interface LentCredit {
   readonly lender: CreditLender | undefined;
   /** A `wanted` was sent and no credit came since. */
   wantSent: boolean;
+  /**
+   * The pool's {@link CreditPool.grants} when that `wanted` was sent. A pool shared by the queues
+   * of one subscription may be granted credit that another queue spends before this one looks:
+   * the want was answered all the same, and this queue asks again if it still has none.
+   */
+  wantSentAtGrants?: number;
   /** That `wanted` said a retry waits: a later one, once a retry falls due, says so (P3). */
   wantedLate?: boolean;
   /**
@@ -93,6 +105,7 @@ export function settleLoan(
 ): void {
   const lender = member.lender;
   if (lender === undefined) return;
+  if (member.wantSent && (member.pool.grants ?? 0) !== member.wantSentAtGrants) member.wantSent = false;
   if (member.pool.credits > 0) {
     if (!exhausted) return;
     const credits = member.pool.credits;
@@ -109,6 +122,7 @@ export function settleLoan(
   // lender serves it before them (P3).
   if (member.wantSent && !wanted.late) return;
   member.wantSent = true;
+  member.wantSentAtGrants = member.pool.grants ?? 0;
   member.wantedLate = wanted.late;
   lender.wanted(member.id, wanted.ready, wanted.late);
 }
