@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveBrokerConfig } from '../../config.js';
 import { openLmdbStore } from '../../store/lmdb-store.js';
 import { PartitionRouter } from './partition-router.js';
-import { queueOf } from './queue-addressing.js';
+import { idsInQueue } from './queue-ids.test-support.js';
 
 /**
  * An owned-scope subscription whose client lends it credit (`creditLending`,
@@ -19,14 +19,8 @@ let dir: string;
 let router: PartitionRouter;
 
 const body = new Uint8Array([1]);
-const idsIn = (queue: number, count: number, prefix = 'm') => {
-  const found: string[] = [];
-  for (let i = 0; found.length < count && i < 10_000; i++) {
-    const id = `${prefix}-${i}`;
-    if (queueOf({ messageId: id }, QUEUES) === queue) found.push(id);
-  }
-  return found;
-};
+/** `count` message ids that go to `queue`. */
+const idsIn = (queue: number, count: number, prefix = 'm') => idsInQueue(queue, count, QUEUES, prefix);
 const send = (messageIds: readonly string[]) =>
   router.send(messageIds.map((messageId) => ({ messageId, topic: 'orders', body, bornAt: 1 })));
 /** Let the engines' passes (one per turn) run out. */

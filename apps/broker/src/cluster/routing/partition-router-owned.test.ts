@@ -10,7 +10,7 @@ import { PeerConnection } from '../peers/peer-connection.js';
 import { RemoteAdmin } from '../peers/remote-admin.js';
 import { RemoteQueue } from '../peers/remote-queue.js';
 import { PartitionRouter } from './partition-router.js';
-import { queueOf } from './queue-addressing.js';
+import { idsInQueue } from './queue-ids.test-support.js';
 
 /**
  * Owned-scope push subscriptions (`subscribe.scope: 'owned'`, docs/protocol/README.md#owned-subscriptions):
@@ -27,14 +27,7 @@ let router: PartitionRouter;
 
 const body = new Uint8Array([1]);
 /** `count` message ids that go to `queue`. */
-const idsIn = (queue: number, count: number, prefix = 'm') => {
-  const found: string[] = [];
-  for (let i = 0; found.length < count && i < 10_000; i++) {
-    const id = `${prefix}-${i}`;
-    if (queueOf({ messageId: id }, QUEUES) === queue) found.push(id);
-  }
-  return found;
-};
+const idsIn = (queue: number, count: number, prefix = 'm') => idsInQueue(queue, count, QUEUES, prefix);
 const send = (messageIds: readonly string[]) =>
   router.send(messageIds.map((messageId) => ({ messageId, topic: 'orders', body, bornAt: 1 })));
 
