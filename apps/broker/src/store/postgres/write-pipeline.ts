@@ -159,11 +159,16 @@ export class WritePipeline {
     const batch = this.#inFlight ? undefined : this.#closed.shift();
     if (!batch) return;
     this.#inFlight = batch;
-    void this.#send(batch).finally(() => {
-      this.#inFlight = undefined;
-      if (this.#closed.length > 0) this.#sendNext();
-      else if (this.#gathering) this.#planTurnEnd();
-    });
+    // A throw past the transaction (a replay on the local copy that threw, its environment closed)
+    // loses the store as a failed local write does: left alone it would keep the batch pending
+    // for ever, and its rejection, unhandled, would end the process.
+    void this.#send(batch)
+      .catch((error: unknown) => this.#loseStore(batch, error))
+      .finally(() => {
+        this.#inFlight = undefined;
+        if (this.#closed.length > 0) this.#sendNext();
+        else if (this.#gathering) this.#planTurnEnd();
+      });
   }
 
   async #send(batch: QueuedBatch): Promise<void> {

@@ -1,0 +1,55 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BrokerStore } from '../broker-store.js';
+import type { Sql } from './driver.js';
+import type { StoreLease } from './store-lease.js';
+import { WritePipeline } from './write-pipeline.js';
+
+/**
+ * The pipeline between a turn's writes and their commit, with the database and the lease faked:
+ * every transaction commits at once, so what is tested is what follows the commit.
+ */
+const writer = { unsafe: async () => [] } as unknown as Sql;
+const lease = {
+  ttlMs: 60_000,
+  fenceCall: () => ({ text: 'select 1', parameters: [] }),
+  fence: async () => [],
+  keepLive: async () => {},
+} as unknown as StoreLease;
+const mirror = { committed: async () => {} } as unknown as BrokerStore;
+
+let pipeline: WritePipeline | undefined;
+afterEach(() => pipeline?.stop());
+
+describe('WritePipeline', () => {
+  it('loses the store when replaying a committed batch on the local copy throws, failing the batch instead of leaving it pending', async () => {
+    const lost: unknown[] = [];
+    pipeline = new WritePipeline({
+      writer,
+      lease,
+      mirror,
+      localFailures: [],
+      writeRetryMs: 1_000,
+      onLost: (error) => lost.push(error),
+    });
+    const batch = pipeline.batch();
+    batch.writes.local((): Promise<void> => {
+      throw new Error('the environment is closed');
+    });
+    await expect(batch.done).rejects.toThrow('the environment is closed');
+    expect(lost).toHaveLength(1);
+    // Every later write fails with it: a later commit could refer to what this one lost.
+    await expect(pipeline.batch().done).rejects.toThrow('the environment is closed');
+  });
+
+  it('resolves a batch once it committed and its replay on the local copy is done', async () => {
+    pipeline = new WritePipeline({ writer, lease, mirror, localFailures: [], writeRetryMs: 1_000 });
+    const replayed: string[] = [];
+    const batch = pipeline.batch();
+    batch.writes.local(async () => {
+      replayed.push('a');
+    });
+    await batch.done;
+    expect(replayed).toEqual(['a']);
+    expect(pipeline.lost).toBeUndefined();
+  });
+});
