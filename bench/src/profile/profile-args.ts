@@ -17,6 +17,7 @@ export const PROFILED_WORKLOADS = [
   'w2s-grpc',
   'w1-grpc-raw',
   'w2s-grpc-raw',
+  'idle',
 ] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
@@ -39,7 +40,7 @@ export class ProfileArgsError extends Error {
 const MAX_TOP = 200;
 
 /**
- * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc|w1-grpc-raw|w2s-grpc-raw> [--heap] [--top N] [--store lmdb|postgres]
+ * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc|w1-grpc-raw|w2s-grpc-raw|idle> [--heap] [--top N] [--store lmdb|postgres]
  * [--store-queues N] [--store-spread N]`, case-insensitive. With `--store-spread`, every broker of
  * the spread cluster is profiled.
  */

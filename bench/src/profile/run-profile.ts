@@ -33,8 +33,8 @@ import {
 import { type ProfileArgs, ProfileArgsError, parseProfileArgs } from './profile-args.js';
 
 /**
- * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc|w1-grpc-raw|w2s-grpc-raw> [--heap] [--top N] [--store lmdb|postgres]`: one workload
- * against the broker (over WebSocket, on the chosen store), with V8's profiler on the broker and on the client process over the measured window
+ * `pnpm bench:profile <w1|w2|w2c10|w2s|w3|w4|w1-grpc|w2s-grpc|w1-grpc-raw|w2s-grpc-raw|idle> [--heap] [--top N] [--store lmdb|postgres]`: one workload
+ * (or, `idle`, {@link IDLE_MS} of none: what a broker or a cluster spends doing nothing) against the broker (over WebSocket, on the chosen store), with V8's profiler on the broker and on the client process over the measured window
  * only, and, over the same window, both event loops' delay and both processes' CPU time per
  * message. Prints where the time (with `--heap`, the allocation) went and how long each event loop
  * was held at a time; writes the profiles under bench/profiles/ for DevTools (Performance or
@@ -143,6 +143,9 @@ function profilingWindow(brokerLoop: boolean): { window: MeasuredWindow; reading
   };
 }
 
+/** How long `idle` watches brokers that serve no client. */
+const IDLE_MS = 10_000;
+
 const profile = { out: brokerOut, kind } as const;
 let messages: number;
 let brokerLoop: EventLoopDelay | undefined;
@@ -191,6 +194,16 @@ switch (args.workload) {
     outcome = `latency p50 ${ms(w3.latency.p50Ms)}, p99 ${ms(w3.latency.p99Ms)}, max ${ms(w3.latency.maxMs)}`;
     break;
   }
+  case 'idle': {
+    // Figures per second instead of per message: `messages` is the window's seconds.
+    messages = IDLE_MS / 1_000;
+    await using broker = await startBrokerProcess([], { eventLoopProbe: true, profile });
+    await window.begin(broker);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    await window.end(broker);
+    outcome = `${IDLE_MS / 1_000} s serving no client`;
+    break;
+  }
   case 'w4': {
     // Deliveries, not messages: each fails once and is delivered again.
     messages = 2 * W4_MESSAGES;
@@ -204,7 +217,10 @@ await stopBenchStore();
 
 const seen = readings();
 brokerLoop ??= seen.brokerLoop;
-const perMessage = (cpuMs: number) => `${((cpuMs * 1_000) / messages).toFixed(1)} µs`;
+const perMessage = (cpuMs: number) =>
+  args.workload === 'idle'
+    ? `${(cpuMs / messages).toFixed(1)} ms per s`
+    : `${((cpuMs * 1_000) / messages).toFixed(1)} µs per message`;
 const loop = (delay: EventLoopDelay | undefined) =>
   delay ? `p50 ${ms(delay.p50Ms)}, p99 ${ms(delay.p99Ms)}, max ${ms(delay.maxMs)}` : 'not read';
 console.log(`${args.workload.toUpperCase()} profiled (${kind}): ${outcome}`);
@@ -212,10 +228,8 @@ const brokerCpu =
   seen.brokerCpuMs.length === 1
     ? perMessage(seen.brokerCpuMs[0] ?? 0)
     : `${perMessage(seen.brokerCpuMs.reduce((sum, each) => sum + each, 0))} (${seen.brokerCpuMs.map(perMessage).join(' + ')}: the clients' broker, then its spread peers)`;
-console.log(`  broker: CPU ${brokerCpu} per message, event-loop delay ${loop(brokerLoop)}`);
-console.log(
-  `  client: CPU ${perMessage(seen.clientCpuMs)} per message, event-loop delay ${loop(seen.clientLoop)}`,
-);
+console.log(`  broker: CPU ${brokerCpu}, event-loop delay ${loop(brokerLoop)}`);
+console.log(`  client: CPU ${perMessage(seen.clientCpuMs)}, event-loop delay ${loop(seen.clientLoop)}`);
 const peerOuts = seen.brokerCpuMs
   .slice(1)
   .map((_, index) => [`spread peer ${index + 1}`, peerProfilePath(brokerOut, index + 1)] as const);

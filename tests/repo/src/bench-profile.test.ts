@@ -142,7 +142,12 @@ describe('parseProfileArgs', () => {
       'w2s-grpc',
       'w1-grpc-raw',
       'w2s-grpc-raw',
+      'idle',
     ]);
+    // No client at all: what the brokers spend doing nothing.
+    expect(
+      parseProfileArgs(['idle', '--store', 'postgres', '--store-queues', '4', '--store-spread', '3']),
+    ).toMatchObject({ workload: 'idle', storeQueues: 4, spreadBrokers: 3 });
   });
 
   it.each([
