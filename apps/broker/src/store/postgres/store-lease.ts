@@ -162,13 +162,22 @@ export class StoreLease {
       freeSightings = locked ? freeSightings + 1 : 0;
       const holderGone = freeSightings >= FREE_SIGHTINGS_BEFORE_TAKEOVER;
       const mayTake = options.gate?.isOpen ?? true;
-      const taken = !mayTake
-        ? []
-        : await withLockTimeout(
-            sql,
-            Math.max(ttlMs, pollMs),
-            // The take and its fence record commit together: no epoch without its owner's row.
-            (tx) => tx<{ epoch: string }[]>`
+      // The take is a transaction of four round trips: tried only when the holder read just now
+      // leaves it a chance (no holder, an expired lease, this broker's own, or a holder whose
+      // session is gone), not at every poll of a standby behind a live owner. A lease that
+      // expires right after the read is taken at the next poll, as one that expired between two
+      // polls always was.
+      const holder = await leaseHolder(sql);
+      const worthTrying =
+        holder === undefined || holder.expiresInMs === 0 || holder.owner === owner || holderGone;
+      const taken =
+        !mayTake || !worthTrying
+          ? []
+          : await withLockTimeout(
+              sql,
+              Math.max(ttlMs, pollMs),
+              // The take and its fence record commit together: no epoch without its owner's row.
+              (tx) => tx<{ epoch: string }[]>`
         with taken as (
         update ricochet_lease
            set owner = ${owner}, epoch = epoch + 1, advertise_url = ${options.advertiseUrl ?? ''},
@@ -181,16 +190,15 @@ export class StoreLease {
         returning epoch, owner)
         insert into ricochet_lease_takes (epoch, owner) select epoch, owner from taken
         returning epoch`,
-          ).catch(async (error: unknown) => {
-            if (!isLockTimeout(error)) throw error;
-            await endStalledHolder(sql);
-            return [];
-          });
+            ).catch(async (error: unknown) => {
+              if (!isLockTimeout(error)) throw error;
+              await endStalledHolder(sql);
+              return [];
+            });
       const row = taken[0];
       if (row) return new StoreLease(Number(row.epoch), ttlMs, liveness);
       // Free for the owner to take back, should its session have dropped only for a moment.
       if (locked) await liveness?.giveBack();
-      const holder = await leaseHolder(sql);
       if (holder) options.onWaiting?.(holder);
       await delay(pollMs, options.signal, mayTake ? undefined : options.gate?.opened);
     }
