@@ -13,5 +13,6 @@ export {
 } from './fake-traffic.js';
 export { FAST_BACKOFF } from './fast-backoff.js';
 export { gate } from './gate.js';
+export { twoOwnerQueueMap } from './queue-maps.js';
 export { rejectionOf } from './rejection-of.js';
 export { nextStatus, recordStatuses, type StateStatus, type StatusSource } from './status-feeds.js';

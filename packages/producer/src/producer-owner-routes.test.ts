@@ -1,4 +1,4 @@
-import { FakeBroker } from '@ricochet/client-testkit';
+import { FakeBroker, twoOwnerQueueMap } from '@ricochet/client-testkit';
 import { type QueueMapFrame, queueOfMessage } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { producersPerTest } from './producer.fixture.js';
@@ -28,18 +28,6 @@ function idsByQueue(count: number): [string[], string[]] {
   return byQueue;
 }
 
-function mapOf(home: FakeBroker, owner: FakeBroker, fields: Partial<QueueMapFrame> = {}): QueueMapFrame {
-  return {
-    type: 'queueMap',
-    placement: 'fnv1a-group-or-id',
-    queues: 2,
-    broker: 'home',
-    owners: ['home', 'owner'],
-    endpoints: { home: home.endpoint, owner: owner.endpoint },
-    ...fields,
-  };
-}
-
 /** A home broker that grants the map and tells `map` on each session, and the owner of queue 1. */
 async function grantingBrokers(fields: Partial<QueueMapFrame> = {}) {
   const home = await brokers.start({ welcomeExtra: { features: ['queueMap'] } });
@@ -47,7 +35,7 @@ async function grantingBrokers(fields: Partial<QueueMapFrame> = {}) {
   owners.push(owner);
   const tellMap = async () => {
     const session = await home.waitForSession(home.sessions.length + 1);
-    session.send(mapOf(home, owner, fields));
+    session.send(twoOwnerQueueMap(home, owner, fields));
   };
   return { home, owner, tellMap };
 }
@@ -116,7 +104,7 @@ describe('a producer routing to queue owners', () => {
     await untilRoutedToOwner(producer, owner, probe as string);
     const ownerSession = owner.sessions[0];
     // Queue 1 moved to the endpoint broker (the owner left, say): the map tells so.
-    home.sessions[0]?.send(mapOf(home, owner, { owners: ['home', 'home'] }));
+    home.sessions[0]?.send(twoOwnerQueueMap(home, owner, { owners: ['home', 'home'] }));
     expect((await ownerSession?.closed)?.code).toBe(1000);
     await producer.send({ topic: 'orders', body: 'x', messageId: after as string });
     expect(sentIds(home).at(-1)).toBe(after);

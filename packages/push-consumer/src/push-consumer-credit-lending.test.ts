@@ -1,5 +1,4 @@
-import { FakeBroker } from '@ricochet/client-testkit';
-import type { QueueMapFrame } from '@ricochet/protocol';
+import { FakeBroker, twoOwnerQueueMap } from '@ricochet/client-testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsumeResult } from './consume-result.js';
 import { pushConsumersPerTest } from './push-consumer.fixture.js';
@@ -23,14 +22,7 @@ async function lendingBrokers(ownerFeatures: readonly string[] = ['ownedSubscrip
   });
   const owner = await FakeBroker.start({ welcomeExtra: { features: ownerFeatures } });
   owners.push(owner);
-  const map: QueueMapFrame = {
-    type: 'queueMap',
-    placement: 'fnv1a-group-or-id',
-    queues: 2,
-    broker: 'home',
-    owners: ['home', 'owner'],
-    endpoints: { home: home.endpoint, owner: owner.endpoint },
-  };
+  const map = twoOwnerQueueMap(home, owner);
   const told = home.waitForSession(1).then((session) => session.send(map));
   return { home, owner, told };
 }

@@ -1,4 +1,4 @@
-import { FakeBroker } from '@ricochet/client-testkit';
+import { FakeBroker, twoOwnerQueueMap } from '@ricochet/client-testkit';
 import type { QueueMapFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsumeResult } from './consume-result.js';
@@ -18,18 +18,6 @@ afterEach(async () => {
   await Promise.all(owners.splice(0).map((owner) => owner.close()));
 });
 
-function mapOf(home: FakeBroker, owner: FakeBroker, fields: Partial<QueueMapFrame> = {}): QueueMapFrame {
-  return {
-    type: 'queueMap',
-    placement: 'fnv1a-group-or-id',
-    queues: 2,
-    broker: 'home',
-    owners: ['home', 'owner'],
-    endpoints: { home: home.endpoint, owner: owner.endpoint },
-    ...fields,
-  };
-}
-
 /** A home broker that grants both features and tells `map` on its first session, and an owner that grants ownedSubscriptions. */
 async function grantingBrokers() {
   const home = await brokers.start({ welcomeExtra: { features: ['queueMap', 'ownedSubscriptions'] } });
@@ -37,7 +25,7 @@ async function grantingBrokers() {
   owners.push(owner);
   const tellMap = async (fields: Partial<QueueMapFrame> = {}) => {
     const session = await home.waitForSession(1);
-    session.send(mapOf(home, owner, fields));
+    session.send(twoOwnerQueueMap(home, owner, fields));
   };
   return { home, owner, tellMap };
 }
@@ -109,7 +97,7 @@ describe('a push consumer taking deliveries from the queue owners', () => {
     const ownerSession = await owner.waitForSession(1);
     // The owner is gone from the map, and queue 1's owner is one without an endpoint here.
     home.sessions[0]?.send(
-      mapOf(home, owner, { owners: ['home', 'elsewhere'], endpoints: { home: home.endpoint } }),
+      twoOwnerQueueMap(home, owner, { owners: ['home', 'elsewhere'], endpoints: { home: home.endpoint } }),
     );
     await ownerSession.closed;
     const [, , again] = await home.waitForFrames('subscribe', 3);
