@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import websocket from '@fastify/websocket';
 import { ERROR_CODES, WEBSOCKET_PATH, WEBSOCKET_SUBPROTOCOL } from '@ricochet/protocol';
 import type { FastifyInstance } from 'fastify';
@@ -40,6 +41,11 @@ export interface Gateway {
  */
 export async function registerGateway(app: FastifyInstance, options: GatewayOptions): Promise<Gateway> {
   const sessions = new Set<Session>();
+  // An upgrade Fastify answers itself (its 503 while the broker closes, after the drain) is left
+  // with no owner: Node handed the socket over, and nothing ends it when the client hangs up, so
+  // the server's close would wait for it for ever. End our side when the client ends its own (ws
+  // does the same for the sockets it owns, so for those this changes nothing).
+  app.server.on('upgrade', (_request, socket: Duplex) => socket.once('end', () => socket.end()));
   await app.register(websocket, {
     options: {
       maxPayload: options.maxFrameBytes,
