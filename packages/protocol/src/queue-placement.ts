@@ -29,6 +29,15 @@ export const QUEUE_MAP_FEATURE = 'queueMap';
 export const OWNED_SUBSCRIPTIONS_FEATURE = 'ownedSubscriptions';
 
 /**
+ * The feature a client names in `hello.features` to receive with `scope: 'owned'` (leases from the
+ * queues the session's broker owns only), and that a broker whose queues are spread over brokers
+ * names in `welcome.features` when it accepts that scope. A simple consumer granted it receives from
+ * every owner the queue map names, and no broker forwards its leases.
+ * @see docs/protocol/README.md#owned-receives
+ */
+export const OWNED_RECEIVES_FEATURE = 'ownedReceives';
+
+/**
  * The feature a client names in `hello.features`, beside {@link OWNED_SUBSCRIPTIONS_FEATURE}, to
  * lend its credit to its owned-scope subscriptions as a forwarding broker lends a client's credit
  * to other brokers' queues; a broker that grants `ownedSubscriptions` grants it too when asked.

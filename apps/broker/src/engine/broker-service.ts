@@ -29,6 +29,14 @@ export type ServiceSubscribeRequest = SubscribeRequest & {
 };
 
 /**
+ * A simple consumer's receive, as the front doors ask a service for it. `scope: 'owned'`
+ * (`receive.scope`, granted with the `ownedReceives` feature) limits it to the queues the broker
+ * owns now (`cluster/routing/partition-router.ts`); an engine over one store owns its only queue,
+ * and serves every receive alike.
+ */
+export type ServiceReceiveRequest = ReceiveRequest & { readonly scope?: 'owned' | undefined };
+
+/**
  * What the client front doors call (a session on WebSocket, TCP or HTTP, the RocketMQ gRPC
  * port): messages in and out, the leases on them and the push subscriptions that carry them.
  * Every call here is on a client's behalf and is what a forwarding broker carries to a queue's
@@ -38,7 +46,7 @@ export interface MessagingService {
   readonly metrics: BrokerMetrics;
   send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]>;
   register(group: string, subscriptions: Readonly<Record<string, string>>): Awaitable<void>;
-  receive(request: ReceiveRequest): Promise<DeliveredMessage[]>;
+  receive(request: ServiceReceiveRequest): Promise<DeliveredMessage[]>;
   ack(receiptHandles: readonly string[], settledBy?: string): Promise<SettleFailure[]>;
   changeInvisibleDuration(
     receiptHandle: string,

@@ -11,6 +11,7 @@ export type {
   Awaitable,
   BrokerService,
   MessagingService,
+  ServiceReceiveRequest,
   ServiceSubscribeRequest,
 } from './broker-service.js';
 export type { DeadLetterPage } from './dead-letter/dead-letter-admin.js';

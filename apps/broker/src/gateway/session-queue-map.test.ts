@@ -109,6 +109,16 @@ function openSession(feed: QueueMapFeed | undefined, engine: MessagingService = 
   return { channel, session };
 }
 
+/** The answer to request 7, once the session sent it. */
+async function answerOf(channel: MemoryChannel) {
+  for (let turn = 0; turn < 100; turn++) {
+    const answer = channel.sent.find((frame) => 'id' in frame && frame.id === 7);
+    if (answer !== undefined) return answer;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error('request 7 was not answered');
+}
+
 describe('the queueMap feature of hello', () => {
   it('is granted to a client that asks, which is told the map at once and at every change until it closes', () => {
     const feed = new TestFeed();
@@ -162,16 +172,6 @@ describe('the ownedSubscriptions feature of hello', () => {
     maxCachedMessages: 8,
     ...(scope === undefined ? {} : { scope }),
   });
-  /** The answer to request 7, once the session sent it. */
-  const answerOf = async (channel: MemoryChannel) => {
-    for (let turn = 0; turn < 100; turn++) {
-      const answer = channel.sent.find((frame) => 'id' in frame && frame.id === 7);
-      if (answer !== undefined) return answer;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    throw new Error('request 7 was not answered');
-  };
-
   it('is granted beside queueMap by a broker with a map, and lets subscribe ask for the owned scope', async () => {
     const { engine, requests } = subscribingEngine();
     const { channel } = openSession(new TestFeed(), engine);
@@ -263,5 +263,63 @@ describe('the creditLending feature of hello', () => {
     await settle(requests, 1);
     expect(requests).toEqual([expect.objectContaining({ scope: 'owned' })]);
     expect(requests[0]?.lender).toBeUndefined();
+  });
+});
+
+describe('the ownedReceives feature of hello', () => {
+  const receive = (scope?: 'owned'): ClientFrame => ({
+    type: 'receive',
+    id: 7,
+    group: 'billing',
+    subscriptions: { orders: '*' },
+    maxMessages: 32,
+    invisibleDurationMs: 30_000,
+    awaitDurationMs: 0,
+    ...(scope === undefined ? {} : { scope }),
+  });
+  /** The receive requests an engine was asked; it leases nothing. */
+  function receivingEngine() {
+    const requests: { scope?: string | undefined }[] = [];
+    const engine = {
+      metrics: { rejected: () => {} },
+      endSubscriptions: () => {},
+      receive: async (request: { scope?: string | undefined }) => {
+        requests.push(request);
+        return [];
+      },
+    } as unknown as MessagingService;
+    return { engine, requests };
+  }
+
+  it('is granted by a broker with a map, alone or beside queueMap, and lets receive ask for the owned scope', async () => {
+    const { engine, requests } = receivingEngine();
+    const { channel } = openSession(new TestFeed(), engine);
+    channel.receive({ type: 'hello', protocolVersion: 1, features: ['queueMap', 'ownedReceives'] });
+    expect(channel.sent[0]).toMatchObject({ type: 'welcome', features: ['queueMap', 'ownedReceives'] });
+    channel.receive(receive('owned'));
+    expect(await answerOf(channel)).toEqual({ type: 'messages', id: 7, messages: [] });
+    expect(requests).toEqual([expect.objectContaining({ scope: 'owned' })]);
+
+    const alone = openSession(new TestFeed());
+    alone.channel.receive({ type: 'hello', protocolVersion: 1, features: ['ownedReceives'] });
+    expect(alone.channel.sent).toEqual([
+      expect.objectContaining({ type: 'welcome', features: ['ownedReceives'] }),
+    ]);
+  });
+
+  it('is not granted by a broker without a map, and is needed for the owned scope: else 400, nothing asked of the engine', async () => {
+    for (const [feed, features] of [
+      [undefined, ['queueMap', 'ownedReceives']],
+      [new TestFeed(), ['queueMap', 'ownedSubscriptions']],
+    ] as const) {
+      const { engine, requests } = receivingEngine();
+      const { channel } = openSession(feed, engine);
+      channel.receive({ type: 'hello', protocolVersion: 1, features: [...features] });
+      expect(channel.sent[0]).toMatchObject({ type: 'welcome' });
+      expect((channel.sent[0] as { features?: string[] }).features ?? []).not.toContain('ownedReceives');
+      channel.receive(receive('owned'));
+      expect(await answerOf(channel)).toMatchObject({ type: 'error', id: 7, code: 400 });
+      expect(requests).toEqual([]);
+    }
   });
 });

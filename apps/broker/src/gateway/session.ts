@@ -10,6 +10,7 @@ import {
   ERROR_CODES,
   encodeFrame,
   type OnBehalfOf,
+  OWNED_RECEIVES_FEATURE,
   OWNED_SUBSCRIPTIONS_FEATURE,
   PROTOCOL_VERSION,
   QUEUE_MAP_FEATURE,
@@ -73,6 +74,8 @@ export class Session {
   #unwatchQueueMap: (() => void) | undefined;
   /** Granted `ownedSubscriptions`: its subscribes may carry `scope: 'owned'`. */
   #ownedSubscriptions = false;
+  /** Granted `ownedReceives`: its receives may carry `scope: 'owned'`. */
+  #ownedReceives = false;
   /** Granted `creditLending`: its owned-scope subscriptions borrow its credit, as a peer session's do. */
   #creditLending = false;
   #clientId: string;
@@ -195,16 +198,16 @@ export class Session {
     const queueMap =
       peer === undefined && hello.features?.includes(QUEUE_MAP_FEATURE) ? this.#options.queueMap : undefined;
     // Owned scope only where there is a map to follow the owners by (a spread store, a stream).
-    this.#ownedSubscriptions =
-      peer === undefined &&
-      this.#options.queueMap !== undefined &&
-      hello.features?.includes(OWNED_SUBSCRIPTIONS_FEATURE) === true;
+    const ownedScope = peer === undefined && this.#options.queueMap !== undefined;
+    this.#ownedSubscriptions = ownedScope && hello.features?.includes(OWNED_SUBSCRIPTIONS_FEATURE) === true;
+    this.#ownedReceives = ownedScope && hello.features?.includes(OWNED_RECEIVES_FEATURE) === true;
     this.#creditLending =
       this.#ownedSubscriptions && hello.features?.includes(CREDIT_LENDING_FEATURE) === true;
     const features = [
       ...(queueMap === undefined ? [] : [QUEUE_MAP_FEATURE]),
       ...(this.#ownedSubscriptions ? [OWNED_SUBSCRIPTIONS_FEATURE] : []),
       ...(this.#creditLending ? [CREDIT_LENDING_FEATURE] : []),
+      ...(this.#ownedReceives ? [OWNED_RECEIVES_FEATURE] : []),
     ];
     this.#send({
       type: 'welcome',
@@ -299,6 +302,12 @@ export class Session {
         return { type: 'sendResult', id: frame.id, receipts };
       }
       case 'receive':
+        if (frame.scope !== undefined && !this.#ownedReceives) {
+          throw BrokerError.of(
+            'BAD_REQUEST',
+            `scope '${frame.scope}' needs the ${OWNED_RECEIVES_FEATURE} feature, not granted on this session`,
+          );
+        }
         return {
           type: 'messages',
           id: frame.id,
@@ -312,6 +321,7 @@ export class Session {
             awaitDurationMs: frame.awaitDurationMs,
             consumerId,
             signal: this.#ended.signal,
+            scope: frame.scope,
           }),
         };
       case 'ack':

@@ -208,6 +208,13 @@ export const receiveFrameSchema = z.object({
    * session's `hello`. Sent by a forwarding broker with what its client's answer has left.
    */
   maxBytes: z.number().int().min(1).exactOptional(),
+  /**
+   * `owned`: lease only from the queues the session's broker owns now, never forwarding from another
+   * broker; a broker that owns none answers at once with none. Sent only on a session granted the
+   * `ownedReceives` feature; refused (`400`) on any other. @default every queue (forwarded from
+   * their owners)
+   */
+  scope: z.literal('owned').exactOptional(),
   onBehalfOf: onBehalfOfSchema.exactOptional(),
 });
 

@@ -13,8 +13,8 @@ import { PartitionRouter } from './partition-router.js';
 import { idsInQueue } from './queue-ids.test-support.js';
 
 /**
- * Owned-scope push subscriptions (`subscribe.scope: 'owned'`, docs/protocol/README.md#owned-subscriptions):
- * a router over two queues, queue 0 its own and queue 1 another broker's, reached over a real
+ * Owned-scope push subscriptions (`subscribe.scope: 'owned'`, docs/protocol/README.md#owned-subscriptions)
+ * and receives (`receive.scope: 'owned'`, docs/protocol/README.md#owned-receives): a router over two queues, queue 0 its own and queue 1 another broker's, reached over a real
  * session between brokers, as in `partition-router-remote.test.ts`.
  */
 const PEER_TOKEN = 'peer-token-for-tests';
@@ -159,5 +159,40 @@ describe('PartitionRouter: owned-scope subscriptions', () => {
     await send([stillOwn as string]);
     await owned.until(3);
     expect(owned.delivered[2]?.messageId).toBe(stillOwn);
+  });
+});
+
+describe('PartitionRouter: owned-scope receives', () => {
+  /** worker-1's receive of up to 32 from `billing`'s `orders`, leased 10 s, not waiting. */
+  const receiveOf = (scope?: 'owned') => ({
+    group: 'billing',
+    subscriptions: { orders: '*' },
+    maxMessages: 32,
+    invisibleDurationMs: 10_000,
+    awaitDurationMs: 0,
+    consumerId: 'worker-1',
+    scope,
+  });
+
+  it("leases from this broker's queues only, and answers at once with none when it owns none", async () => {
+    const own = idsIn(0, 3);
+    const remote = idsIn(1, 3);
+    await send([...own, ...remote]);
+    await router.register('billing', { orders: '*' });
+    const owned = await router.receive(receiveOf('owned'));
+    expect(owned.map((message) => message.messageId).sort()).toEqual([...own].sort());
+    // Its handles name queue 0, so any broker of the cluster settles them.
+    expect(owned.every((message) => message.offset % QUEUES === 0)).toBe(true);
+    expect(await router.ack(owned.map((message) => message.receiptHandle))).toEqual([]);
+    expect(await ownerGroupStats()).toMatchObject({ committed: 0, inflight: 0 });
+    // Without the scope, the same router leases the other queue's messages, forwarded.
+    const everywhere = await router.receive(receiveOf());
+    expect(everywhere.map((message) => message.messageId).sort()).toEqual([...remote].sort());
+
+    // Queue 0 between owners: the router owns no queue, and an owned-scope receive does not wait.
+    await router.replaceQueue(0, undefined);
+    const startedAt = performance.now();
+    expect(await router.receive({ ...receiveOf('owned'), awaitDurationMs: 10_000 })).toEqual([]);
+    expect(performance.now() - startedAt).toBeLessThan(5_000);
   });
 });

@@ -13,9 +13,9 @@ import {
   type MessageView,
   malformedReceiptHandle,
   type NamePage,
-  type ReceiveRequest,
   RedrivePacer,
   type RetentionPassReport,
+  type ServiceReceiveRequest,
   type ServiceSubscribeRequest,
   type SettleFailure,
   type SettleItem,
@@ -202,8 +202,8 @@ export class PartitionRouter implements BrokerService {
     await Promise.all(this.#queues.map((queue) => queue.register(group, subscriptions)));
   }
 
-  /** A receive over every queue (`queue-fan-out.ts`), starting with the next queue in turn. */
-  receive(request: ReceiveRequest): Promise<DeliveredMessage[]> {
+  /** A receive over every queue in turn, or this broker's only for `scope: 'owned'` (`queue-fan-out.ts`). */
+  receive(request: ServiceReceiveRequest): Promise<DeliveredMessage[]> {
     return receiveOverQueues(this.#queues, this.#receiveRotation.next(), request, this.#onError);
   }
 

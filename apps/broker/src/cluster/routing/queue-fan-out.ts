@@ -10,8 +10,8 @@ import {
   type BrokerEngine,
   malformedReceiptHandle,
   type ReceiveBudget,
-  type ReceiveRequest,
   type RedrivePacer,
+  type ServiceReceiveRequest,
   type SettleFailure,
   type SettleItem,
 } from '../../engine/index.js';
@@ -170,13 +170,21 @@ export async function settleOverQueues<TItem extends SettleItem>(
  * A queue this broker owns spends the budget lease by lease, so the local queues never lease more
  * than asked together. A remote one spends it when its answer comes, and cannot be told to stop
  * waiting: what it leases past what was asked, or after another queue answered, is handed back.
+ *
+ * With `scope: 'owned'` (`receive.scope`), only the queues this broker owns are leased from, so
+ * that a client that asks each owner is never forwarded for; owning none, it answers at once.
  */
 export async function receiveOverQueues(
   queues: readonly RoutedQueue[],
-  order: readonly number[],
-  request: ReceiveRequest,
+  queueOrder: readonly number[],
+  request: ServiceReceiveRequest,
   onError: ErrorReporter,
 ): Promise<DeliveredMessage[]> {
+  const order =
+    request.scope === 'owned'
+      ? queueOrder.filter((queue) => queues[queue]?.engine !== undefined)
+      : queueOrder;
+  if (order.length === 0) return [];
   const maxBytes = request.maxBytes ?? Number.POSITIVE_INFINITY;
   const budget: ReceiveBudget = { remaining: request.maxMessages, remainingBytes: maxBytes };
   const leased: DeliveredMessage[] = [];
