@@ -31,7 +31,7 @@ export { createMessageId } from './message-id.js';
 export { OwnerRoutes, otherOwnerEndpoints } from './owner-routes.js';
 export { checkIntegerField, checkIntegerInRange } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
-export type { RequestFrameInput } from './request-table.js';
+export type { AnswerFrame, RequestFrameInput } from './request-table.js';
 export { TickBatcher } from './tick-batcher.js';
 export type { TlsOptions } from './tls-options.js';
 export {

@@ -32,6 +32,7 @@ interface OwnerLink {
 export class OwnerRoutes {
   readonly #home: Connection;
   readonly #options: ConnectionOptions;
+  readonly #linkFeatures: readonly string[];
   readonly #links = new Map<string, OwnerLink>();
   /** Retired connections still draining: `close()` waits for them too. */
   readonly #retiring = new Set<Promise<void>>();
@@ -42,11 +43,14 @@ export class OwnerRoutes {
   /**
    * @param home - the client's connection, opened with the `queueMap` feature.
    * @param options - the client's connection options; each owner's connection takes them with the
-   *   owner's endpoint, and without features (one session tells the map).
+   *   owner's endpoint, and without the features the client's own asks for (one session tells the map).
+   * @param linkFeatures - the features each owner's connection asks for instead: none for a producer,
+   *   `ownedReceives` for a simple consumer ({@link ownerSessions}).
    */
-  constructor(home: Connection, options: ConnectionOptions) {
+  constructor(home: Connection, options: ConnectionOptions, linkFeatures: readonly string[] = []) {
     this.#home = home;
     this.#options = options;
+    this.#linkFeatures = linkFeatures;
     this.#stopListening = [
       home.onFrame('queueMap', (map) => this.#apply(map)),
       // A session with a broker that grants no map (failed over to an older one): the last map's
@@ -77,6 +81,33 @@ export class OwnerRoutes {
     const endpoint = map.endpoints[owner];
     const link = endpoint === undefined ? undefined : this.#links.get(endpoint);
     return link?.connection.currentStatus.state === 'connected' ? link.connection : this.#home;
+  }
+
+  /**
+   * The sessions that together reach every queue's owner, each once: the client's own for the
+   * queues of the map's `broker`, and the connection to each other owner. `undefined` unless every
+   * queue has an owner whose session is open and was granted `feature`: while a queue is between
+   * owners, an owner is not yet connected, or an owner is older, the caller goes through its own
+   * connection, whose broker forwards.
+   */
+  ownerSessions(feature: string): Connection[] | undefined {
+    const map = this.#map;
+    if (map === undefined) return undefined;
+    const sessions = new Set<Connection>();
+    for (const owner of map.owners) {
+      if (owner === null) return undefined;
+      const endpoint = map.endpoints[owner];
+      const connection =
+        owner === map.broker
+          ? this.#home
+          : endpoint === undefined
+            ? undefined
+            : this.#links.get(endpoint)?.connection;
+      if (connection?.currentStatus.state !== 'connected') return undefined;
+      if (connection.session?.features.includes(feature) !== true) return undefined;
+      sessions.add(connection);
+    }
+    return [...sessions];
   }
 
   /**
@@ -128,8 +159,9 @@ export class OwnerRoutes {
   /** A connection to an owner, or `undefined` when its endpoint is not one this client can open. */
   #connectionTo(endpoint: string): Connection | undefined {
     const { features: _, ...options } = this.#options;
+    const features = this.#linkFeatures.length === 0 ? {} : { features: [...this.#linkFeatures] };
     try {
-      return new Connection({ ...options, endpoint });
+      return new Connection({ ...options, ...features, endpoint });
     } catch {
       // A scheme this client has no transport for (say, tcp:// in a browser): forwarded instead.
       return undefined;

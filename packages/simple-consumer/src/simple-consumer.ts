@@ -18,8 +18,9 @@ import {
   untilAborted,
 } from '@ricochet/client';
 import { BrokerError, changeInvisibleDurationFrameSchema, receiveFrameSchema } from '@ricochet/protocol';
-import { AckBatcher } from './ack-batcher.js';
 import { AttemptSpans } from './attempt-spans.js';
+import { type Leases, OWNER_RECEIVE_FEATURES, OwnerReceives } from './owner-receives.js';
+import { SettleSessions } from './settle-sessions.js';
 import {
   DEFAULT_AWAIT_DURATION_MS,
   DEFAULT_UNAVAILABLE_RETRY_MS,
@@ -38,10 +39,11 @@ const MAX_REASON_LENGTH = 1_024;
  * again, so the retry interval is the invisible duration minus the processing time.
  *
  * Leases are not tied to a connection: a message received before a reconnect can still be acked
- * after it, until its deadline. A `receive` or `ack` answered `503` (a queue between owners while a
- * spread cluster moves it) is retried after a short backoff for up to `unavailableRetryMs`; other
- * failed calls are not retried here, and a `retryable` one (`CONNECTION_CLOSED`, `TIMEOUT`, a `503`
- * past that time) may be retried by the caller.
+ * after it, until its deadline. Against brokers that spread their queues, it leases each queue's
+ * messages from its owner and settles them there (`routeToOwners`). A `receive` or `ack` answered
+ * `503` (a queue between owners while a spread cluster moves it) is retried after a short backoff
+ * for up to `unavailableRetryMs`; other failed calls are not retried here, and a `retryable` one
+ * (`CONNECTION_CLOSED`, `TIMEOUT`, a `503` past that time) may be retried by the caller.
  *
  * @example
  * await using consumer = new SimpleConsumer({ endpoint, group: 'billing', subscriptions: { orders: '*' } });
@@ -63,9 +65,10 @@ export class SimpleConsumer {
   readonly #lifetime = new AbortController();
   /** The running `changeInvisibleDuration` of each message, so calls on one message run in order. */
   readonly #handleChanges = new WeakMap<ReceivedMessage, Promise<void>>();
-  readonly #acks = new AckBatcher((receiptHandles) =>
-    this.#connection.request({ type: 'ack', receiptHandles }),
-  );
+  /** With `routeToOwners`: the queue map, a session per owner, and where each message was leased. */
+  readonly #owners: OwnerReceives | undefined;
+  /** Where each settle goes: the session that leased the message, else the own one. */
+  readonly #settles: SettleSessions;
   /** The `process` span of each traced message from `receive` to the end of its attempt. */
   readonly #spans: AttemptSpans;
   #started = false;
@@ -93,7 +96,13 @@ export class SimpleConsumer {
     const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // docs/protocol: a receive's timeout MUST be longer than its awaitDurationMs.
     this.#receiveTimeoutMs = this.#awaitDurationMs + requestTimeoutMs;
-    this.#connection = new Connection(connectionOptionsOf(options, requestTimeoutMs));
+    const connectionOptions = connectionOptionsOf(options, requestTimeoutMs);
+    const routeToOwners = options.routeToOwners ?? true;
+    this.#connection = new Connection(
+      routeToOwners ? { ...connectionOptions, features: OWNER_RECEIVE_FEATURES } : connectionOptions,
+    );
+    this.#owners = routeToOwners ? new OwnerReceives(this.#connection, connectionOptions) : undefined;
+    this.#settles = new SettleSessions(this.#connection, this.#owners);
   }
 
   /** The consumer group. */
@@ -182,25 +191,20 @@ export class SimpleConsumer {
         ? this.#lifetime.signal
         : AbortSignal.any([options.signal, this.#lifetime.signal]);
     try {
-      const request = () =>
-        this.#connection.request(
-          {
-            type: 'receive',
-            group: this.#group,
-            subscriptions: this.#subscriptions,
-            maxMessages,
-            invisibleDurationMs,
-            awaitDurationMs: this.#awaitDurationMs,
-          },
-          { signal, timeoutMs: this.#receiveTimeoutMs },
-        );
-      let answer: Awaited<ReturnType<typeof request>>;
+      const request = () => this.#lease(maxMessages, invisibleDurationMs, signal);
+      let leases: Leases[];
       try {
-        answer = await request();
+        leases = await request();
       } catch (error) {
-        answer = await retryIfUnavailable(error, request, this.#unavailableRetryMs, signal, 'the receive');
+        leases = await retryIfUnavailable(error, request, this.#unavailableRetryMs, signal, 'the receive');
       }
-      const messages = answer.messages.map((delivered) => new ReceivedMessage(delivered));
+      const messages = leases.flatMap(({ session, messages: leased }) =>
+        leased.map((delivered) => {
+          const message = new ReceivedMessage(delivered);
+          this.#owners?.leasedOn(message, session);
+          return message;
+        }),
+      );
       // Once, if this receive overtook start(): its messages are traced like every later one.
       if (!isTracingLoaded()) await loadTracing();
       this.#spans.received(messages, invisibleDurationMs);
@@ -211,6 +215,29 @@ export class SimpleConsumer {
       }
       throw error;
     }
+  }
+
+  /**
+   * One receive's leases: from the owners, none waiting, when there is a route to each
+   * (`OwnerReceives`); else, or when none had a message and the receive is to wait, through the
+   * consumer's own session, whose broker waits on every queue.
+   */
+  async #lease(maxMessages: number, invisibleDurationMs: number, signal: AbortSignal): Promise<Leases[]> {
+    const frame = {
+      type: 'receive',
+      group: this.#group,
+      subscriptions: this.#subscriptions,
+      maxMessages,
+      invisibleDurationMs,
+    } as const;
+    const options = { signal, timeoutMs: this.#receiveTimeoutMs };
+    const fromOwners = await this.#owners?.lease(frame, options);
+    if (fromOwners !== undefined && (fromOwners.length > 0 || this.#awaitDurationMs === 0)) return fromOwners;
+    const answer = await this.#connection.request(
+      { ...frame, awaitDurationMs: this.#awaitDurationMs },
+      options,
+    );
+    return [{ session: this.#connection, messages: answer.messages }];
   }
 
   /**
@@ -230,17 +257,12 @@ export class SimpleConsumer {
     const change = this.#handleChanges.get(message);
     if (change) await change.catch(() => {});
     const handle = receiptHandleOf(message);
+    const ack = () => this.#settles.ack(message, handle, options.signal);
     try {
-      await this.#acks.ack(handle, message.messageId, options.signal);
+      await ack();
     } catch (error) {
       // A 503 (its queue between owners) left the lease as it was: the retry acks it at most once.
-      await retryIfUnavailable(
-        error,
-        () => this.#acks.ack(handle, message.messageId, options.signal),
-        this.#unavailableRetryMs,
-        options.signal,
-        'the ack',
-      );
+      await retryIfUnavailable(error, ack, this.#unavailableRetryMs, options.signal, 'the ack');
     }
     this.#spans.acked(message);
   }
@@ -265,9 +287,10 @@ export class SimpleConsumer {
     const change = this.#handleChanges.get(message);
     if (change) await change.catch(() => {});
     const item = { receiptHandle: receiptHandleOf(message), deadLetter: true } as const;
-    const answer = await this.#connection.request(
+    const answer = await this.#settles.request(
+      message,
       { type: 'nack', items: [reason === undefined ? item : { ...item, reason }] },
-      options.signal === undefined ? {} : { signal: options.signal },
+      options,
     );
     const [failure] = answer.failures;
     if (failure !== undefined) {
@@ -306,9 +329,10 @@ export class SimpleConsumer {
     const change = (async () => {
       // Each change must present the handle the previous one returned, or the broker refuses it.
       await previous?.catch(() => {});
-      const answer = await this.#connection.request(
+      const answer = await this.#settles.request(
+        message,
         { type: 'changeInvisibleDuration', receiptHandle: receiptHandleOf(message), invisibleDurationMs },
-        options.signal === undefined ? {} : { signal: options.signal },
+        options,
       );
       if (answer.messageId !== message.messageId) {
         throw new ClientError(
@@ -339,8 +363,10 @@ export class SimpleConsumer {
   close(options: SimpleConsumerCloseOptions = {}): Promise<void> {
     if (this.#closing === undefined) {
       this.#lifetime.abort(closedError());
-      this.#closing = this.#connection
-        .close({ drainTimeoutMs: options.timeoutMs ?? options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS })
+      const drainTimeoutMs = options.timeoutMs ?? options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+      // The owners' sessions drain as the own one does: an ack in flight on either may still commit.
+      this.#closing = Promise.all([this.#connection.close({ drainTimeoutMs }), this.#owners?.close()])
+        .then(() => {})
         // After the drain: an ack that was in flight still ends its span as a success.
         .finally(() => this.#spans.closed());
     }
