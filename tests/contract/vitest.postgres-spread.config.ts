@@ -47,6 +47,7 @@ export default defineProject({
       'src/**/postgres-spread-admin-writes.contract.test.ts',
       'src/**/postgres-spread-owner-routes.contract.test.ts',
       'src/**/postgres-spread-owned-subscriptions.contract.test.ts',
+      'src/**/postgres-spread-owned-receives.contract.test.ts',
       'src/**/failure-storms-spread.contract.test.ts',
     ],
     globalSetup: ['./src/support/postgres-spread.global-setup.ts'],

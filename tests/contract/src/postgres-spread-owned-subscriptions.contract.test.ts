@@ -6,7 +6,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildBroker } from './support/child-broker.js';
 import { FAST_BACKOFF, sendsKeepingIds, startProducer, text } from './support/clients.js';
 import { eventually } from './support/push.js';
-import { adminOf, pickRoles, startSpreadCluster, untilRoutedToLiveOwners } from './support/spread-cluster.js';
+import {
+  adminOf,
+  forwardedMessages,
+  pickRoles,
+  startSpreadCluster,
+  untilRoutedToLiveOwners,
+} from './support/spread-cluster.js';
 import { storedMessages } from './support/test-store.js';
 
 /**
@@ -22,19 +28,6 @@ const directories: string[] = [];
 afterEach(() => {
   for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Messages forwarded for `request`, summed over `brokers` (each counts what it forwarded itself). */
-async function forwarded(brokers: readonly ChildBroker[], request: 'send' | 'deliver'): Promise<number> {
-  let sum = 0;
-  for (const broker of brokers) {
-    const response = await fetch(`${broker.endpoint.replace(/^ws/, 'http')}/metrics`);
-    const line = (await response.text())
-      .split('\n')
-      .find((l) => l.startsWith(`ricochet_cluster_forwarded_messages_total{request="${request}"} `));
-    sum += line === undefined ? 0 : Number(line.split(' ').at(-1));
-  }
-  return sum;
-}
 
 /** What a consumer's listener saw: successes per body, deliveries, and a wake-up on each success. */
 class Tally {
@@ -133,24 +126,24 @@ describe('§9: a push consumer takes each queue’s deliveries from its owner', 
     await expect
       .poll(
         async () => {
-          const before = await forwarded(brokers, 'deliver');
+          const before = await forwardedMessages(brokers, 'deliver');
           const bodies = Array.from({ length: 20 }, () => `w${warm++}`);
           await Promise.all(bodies.map((body) => producer.send({ topic: 'orders', body })));
           await tally.untilAll(bodies, 20_000);
-          return (await forwarded(brokers, 'deliver')) - before;
+          return (await forwardedMessages(brokers, 'deliver')) - before;
         },
         { timeout: 30_000, interval: 50 },
       )
       .toBe(0);
 
-    const before = await forwarded(brokers, 'deliver');
+    const before = await forwardedMessages(brokers, 'deliver');
     const bodies = Array.from({ length: 300 }, (_, n) => `m${n}`);
     const receipts = await Promise.all(
       bodies.map((body) => producer.send({ topic: 'orders', body, messageId: createMessageId() })),
     );
     expect(new Set(receipts.map((receipt) => receipt.offset % 4))).toEqual(new Set([0, 1, 2, 3]));
     await tally.untilAll(bodies, 30_000);
-    expect(await forwarded(brokers, 'deliver')).toBe(before);
+    expect(await forwardedMessages(brokers, 'deliver')).toBe(before);
     // Each processed once; a failed one was delivered again with its attempt counted (P6).
     for (const body of bodies) {
       expect(tally.successes.get(body), body).toBe(1);
@@ -178,7 +171,7 @@ describe('§9: a push consumer takes each queue’s deliveries from its owner', 
     });
     await consumer.start();
     const survivors = [producerBroker, consumerBroker];
-    const forwardedBefore = await forwarded(survivors, 'deliver');
+    const forwardedBefore = await forwardedMessages(survivors, 'deliver');
     await using producer = await startProducer(producerBroker.endpoint);
     const { acknowledged, refused, send } = sendsKeepingIds(producer, 'orders');
     const messages = 600;
@@ -204,7 +197,7 @@ describe('§9: a push consumer takes each queue’s deliveries from its owner', 
         `processed; ${duplicates} processed twice (at-least-once: settled with the dead owner, or released by it)`,
     );
     // Before the kill and after it, every delivery came from its queue's owner.
-    expect(await forwarded(survivors, 'deliver')).toBe(forwardedBefore);
+    expect(await forwardedMessages(survivors, 'deliver')).toBe(forwardedBefore);
     const sql = postgres(store, { max: 1, onnotice: () => {} });
     await using _sql = { [Symbol.asyncDispose]: () => sql.end({ timeout: 5 }) };
     expect(await storedMessages(sql)).toBe(acknowledged.size);
@@ -224,11 +217,11 @@ describe('§9: a push consumer that does not ask is forwarded for, as before', (
     await using consumer = consumerOf(entry.endpoint, tally, () => false, { routeToOwners: false });
     await consumer.start();
     await using producer = await startProducer(entry.endpoint);
-    const before = await forwarded(brokers, 'deliver');
+    const before = await forwardedMessages(brokers, 'deliver');
     const bodies = Array.from({ length: 80 }, (_, n) => `o${n}`);
     await Promise.all(bodies.map((body) => producer.send({ topic: 'orders', body })));
     await tally.untilAll(bodies, 30_000);
-    expect(await forwarded(brokers, 'deliver')).toBeGreaterThan(before);
+    expect(await forwardedMessages(brokers, 'deliver')).toBeGreaterThan(before);
     for (const body of bodies) expect(tally.successes.get(body), body).toBe(1);
     await committedInGroup(entry, bodies.length);
   });

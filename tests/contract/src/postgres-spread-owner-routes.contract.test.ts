@@ -9,6 +9,7 @@ import { type ChildBroker, startChildBroker } from './support/child-broker.js';
 import { startProducer } from './support/clients.js';
 import { RawSocket } from './support/raw-socket.js';
 import {
+  forwardedMessages,
   LEASE_MS,
   pickRoles,
   QUEUES,
@@ -31,19 +32,6 @@ const directories: string[] = [];
 afterEach(() => {
   for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Messages forwarded for sends, summed over `brokers` (each counts what it forwarded itself). */
-async function forwardedSends(brokers: readonly ChildBroker[]): Promise<number> {
-  let sum = 0;
-  for (const broker of brokers) {
-    const response = await fetch(`${broker.endpoint.replace(/^ws/, 'http')}/metrics`);
-    const line = (await response.text())
-      .split('\n')
-      .find((l) => l.startsWith('ricochet_cluster_forwarded_messages_total{request="send"} '));
-    sum += line === undefined ? 0 : Number(line.split(' ').at(-1));
-  }
-  return sum;
-}
 
 /**
  * The broker that owns the fewest queues: at most one of the four, so most sends through it are
@@ -76,12 +64,12 @@ async function untilSentStraightToOwners(
   await expect
     .poll(
       async () => {
-        const before = await forwardedSends(brokers);
+        const before = await forwardedMessages(brokers, 'send');
         await Promise.all(
           Array.from({ length: batch }, () => producer.send({ topic: 'orders', body: 'warm' })),
         );
         sent += batch;
-        return (await forwardedSends(brokers)) - before;
+        return (await forwardedMessages(brokers, 'send')) - before;
       },
       { timeout: 20_000, interval: 50 },
     )
@@ -103,11 +91,11 @@ describe('§9: a producer sends each message straight to its queue’s owner', (
     const [entry] = brokers;
     await using producer = await startProducer(entry.endpoint);
     const warmed = await untilSentStraightToOwners(producer, brokers);
-    const before = await forwardedSends(brokers);
+    const before = await forwardedMessages(brokers, 'send');
     const receipts = await Promise.all(
       Array.from({ length: 400 }, (_, n) => producer.send({ topic: 'orders', body: `m${n}` })),
     );
-    expect(await forwardedSends(brokers)).toBe(before);
+    expect(await forwardedMessages(brokers, 'send')).toBe(before);
     // Every queue took some: offsets name their queue (offset mod 4), so the sends were spread.
     expect(new Set(receipts.map((receipt) => receipt.offset % QUEUES))).toEqual(new Set([0, 1, 2, 3]));
     const view = await readCluster(entry);
@@ -140,11 +128,11 @@ describe('§9: a producer sends each message straight to its queue’s owner', (
     expect(tcpEndpoint).toMatch(/^tcp:\/\//);
     await using producer = await startProducer(tcpEndpoint as string);
     const warmed = await untilSentStraightToOwners(producer, brokers);
-    const before = await forwardedSends(brokers);
+    const before = await forwardedMessages(brokers, 'send');
     const receipts = await Promise.all(
       Array.from({ length: 200 }, (_, n) => producer.send({ topic: 'orders', body: `t${n}` })),
     );
-    expect(await forwardedSends(brokers)).toBe(before);
+    expect(await forwardedMessages(brokers, 'send')).toBe(before);
     expect(new Set(receipts.map((receipt) => receipt.offset % QUEUES))).toEqual(new Set([0, 1, 2, 3]));
     await expectStoredOnce(store, warmed + receipts.length);
   });
@@ -202,17 +190,17 @@ describe('§9: clients that do not route are forwarded for, as before', () => {
       body: new Uint8Array([n]),
       bornAt: Date.now(),
     }));
-    const before = await forwardedSends(brokers);
+    const before = await forwardedMessages(brokers, 'send');
     raw.sendFrame({ type: 'send', id: 1, messages });
     // The next frame is the answer: no queueMap frame comes to a session that did not ask.
     const answer = await raw.next();
     expect(answer).toMatchObject({ type: 'sendResult', id: 1 });
     expect(answer.type === 'sendResult' && answer.receipts.every((receipt) => receipt.ok)).toBe(true);
-    expect(await forwardedSends(brokers)).toBeGreaterThan(before);
+    expect(await forwardedMessages(brokers, 'send')).toBeGreaterThan(before);
 
     await using older = await startProducer(entry.endpoint, { routeToOwners: false });
-    const forwardedBefore = await forwardedSends(brokers);
+    const forwardedBefore = await forwardedMessages(brokers, 'send');
     await Promise.all(Array.from({ length: 40 }, () => older.send({ topic: 'orders', body: 'old' })));
-    expect(await forwardedSends(brokers)).toBeGreaterThan(forwardedBefore);
+    expect(await forwardedMessages(brokers, 'send')).toBeGreaterThan(forwardedBefore);
   });
 });

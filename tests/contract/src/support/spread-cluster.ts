@@ -22,6 +22,26 @@ export type SpreadClusterView = ClusterView & { readonly routes: readonly QueueR
 export const adminOf = (broker: ChildBroker) => new AdminApi(broker.endpoint.replace(/^ws/, 'http'));
 
 /**
+ * Messages forwarded for `request` (`ricochet_cluster_forwarded_messages_total`), summed over
+ * `brokers`, each of which counts what it forwarded itself: what clients that route to the queue
+ * owners are to keep still.
+ */
+export async function forwardedMessages(
+  brokers: readonly ChildBroker[],
+  request: 'send' | 'deliver',
+): Promise<number> {
+  let sum = 0;
+  for (const broker of brokers) {
+    const response = await fetch(`${broker.endpoint.replace(/^ws/, 'http')}/metrics`);
+    const line = (await response.text())
+      .split('\n')
+      .find((l) => l.startsWith(`ricochet_cluster_forwarded_messages_total{request="${request}"} `));
+    sum += line === undefined ? 0 : Number(line.split(' ').at(-1));
+  }
+  return sum;
+}
+
+/**
  * Three brokers on one fresh database, started together, their data directories added to
  * `directories` (for the caller to remove); none is left running if one fails to start, and all
  * are killed when the cluster is disposed.
