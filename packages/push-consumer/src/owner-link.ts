@@ -44,6 +44,8 @@ export interface OwnerLinkDeps {
   readonly report: (error: RicochetError) => void;
   /** The session is gone for good (its first connect failed): the link is to be made again. */
   readonly onLost: () => void;
+  /** The link's first subscription was answered: the owner delivers from its queues now. */
+  readonly onFirstSubscribed: () => void;
   /** Paces connect attempts; shared with the consumer's own connection. */
   readonly reconnectBackoff: ConstructorParameters<typeof ExponentialBackoff>[0];
   /** The consumer's credit as one pool, lent to owned-scope subscriptions granted `creditLending`. */
@@ -76,6 +78,8 @@ export class OwnerLink implements DeliveryRoute {
   /** `sessionId/subscriptionId` of stray subscriptions already asked to stop. */
   readonly #strays = new Set<string>();
   #stopped = false;
+  /** Whether a subscription of this link was ever answered ({@link subscribedOnce}). */
+  #subscribedOnce = false;
 
   /** @throws ClientError `400` when `endpoint` is not one this client can open (the caller skips it). */
   constructor(endpoint: string, deps: OwnerLinkDeps) {
@@ -127,6 +131,14 @@ export class OwnerLink implements DeliveryRoute {
   /** Whether the session is gone for good (its first connect timed out, or the link stopped). */
   get closed(): boolean {
     return this.#connection.currentStatus.state === 'closed';
+  }
+
+  /**
+   * Whether the owner ever answered this link's subscription: from then on it delivers from its
+   * queues (again after each reconnect, C1), so the consumer's own subscription may leave them.
+   */
+  get subscribedOnce(): boolean {
+    return this.#subscribedOnce;
   }
 
   liveSessionId(): string | undefined {
@@ -243,6 +255,10 @@ export class OwnerLink implements DeliveryRoute {
     this.#flow.subscribed();
     // Deliveries can arrive in the same read as `subscribed`, before this ran.
     for (const frame of pending.stash) this.#onDeliver(frame);
+    if (subscription.active && !this.#subscribedOnce) {
+      this.#subscribedOnce = true;
+      this.#deps.onFirstSubscribed();
+    }
   }
 
   #onSubscribeFailed(pending: PendingSubscribe, error: RicochetError): void {

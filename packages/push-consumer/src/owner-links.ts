@@ -4,7 +4,7 @@ import type { FlowControl } from './flow-control.js';
 import { OwnerLink, type OwnerLinkDeps } from './owner-link.js';
 
 /** What {@link OwnerLinks} needs beyond what each link does. */
-export interface OwnerLinksDeps extends Omit<OwnerLinkDeps, 'share' | 'onLost'> {
+export interface OwnerLinksDeps extends Omit<OwnerLinkDeps, 'share' | 'onLost' | 'onFirstSubscribed'> {
   /** The links changed: the consumer's own subscription takes `share` now, and may change scope. */
   readonly onChange: () => void;
 }
@@ -15,8 +15,10 @@ export interface OwnerLinksDeps extends Omit<OwnerLinkDeps, 'share' | 'onLost'> 
  * one {@link OwnerLink} per owner the map names, opened when a map first names it and retired
  * when one no longer does. The consumer's own subscription is owned-scope only while
  * {@link ownedScope} holds: its session was granted `ownedSubscriptions` and every other owner the
- * map names has a link, so that every queue has a subscription that delivers from it. Else it
- * spans every queue, as before, and its broker forwards.
+ * map names has a link whose subscription was answered, so that every queue has a subscription
+ * that delivers from it. Else it spans every queue, as before, and its broker forwards. Waiting
+ * for the answers keeps the consumer subscribed at every queue while it moves onto the owners: a
+ * broadcasting instance (B1) is never absent from an owner, to be forgotten there.
  *
  * A consumer places no message, so the map's placement rule does not matter here: only who owns
  * which queue, and where they are.
@@ -36,6 +38,8 @@ export class OwnerLinks {
   #map: QueueMapFrame | undefined;
   /** Links are made only while the consumer runs. */
   #active = false;
+  /** The own subscription moved onto its broker's queues ({@link ownedScope}). */
+  #moved = false;
 
   constructor(home: Connection, deps: OwnerLinksDeps) {
     this.#home = home;
@@ -53,14 +57,16 @@ export class OwnerLinks {
     ];
   }
 
-  /** Whether the consumer's own subscription is to be owned-scope now (see the class). */
+  /**
+   * Whether the consumer's own subscription is to be owned-scope now (see the class). The move
+   * waits for every owner's answer; once made, it holds while every owner has a link, so a link
+   * made again later (its owner restarted, or the map named another) does not move the own
+   * subscription back over every queue and forward meanwhile. Without a link to every owner it
+   * is over every queue, and the next move waits for the answers again.
+   */
   get ownedScope(): boolean {
-    if (!this.#active || !this.#granted || this.#map === undefined) return false;
-    const wanted = otherOwnerEndpoints(this.#map);
-    const named = this.#map.owners.filter((owner) => owner !== null && owner !== this.#map?.broker);
-    // An owner without an endpoint on this transport is reached only through the own session.
-    if (named.some((owner) => this.#map?.endpoints[owner as string] === undefined)) return false;
-    return [...wanted].every((endpoint) => this.#links.has(endpoint));
+    this.#moved = this.#movable() && (this.#moved || this.#answeredByEveryOwner());
+    return this.#moved;
   }
 
   /** Each subscription's share of the consumer's bounds: one for its own, one per link. */
@@ -103,6 +109,19 @@ export class OwnerLinks {
     await Promise.all([...links.map((link) => link.close()), ...this.#retiring]);
   }
 
+  /** Whether every owner the map names has a link, on a session that grants the owned scope. */
+  #movable(): boolean {
+    if (!this.#active || !this.#granted || this.#map === undefined) return false;
+    const named = this.#map.owners.filter((owner) => owner !== null && owner !== this.#map?.broker);
+    // An owner without an endpoint on this transport is reached only through the own session.
+    if (named.some((owner) => this.#map?.endpoints[owner as string] === undefined)) return false;
+    return [...otherOwnerEndpoints(this.#map)].every((endpoint) => this.#links.has(endpoint));
+  }
+
+  #answeredByEveryOwner(): boolean {
+    return [...this.#links.values()].every((link) => link.subscribedOnce);
+  }
+
   get #granted(): boolean {
     return this.#home.session?.features.includes(OWNED_SUBSCRIPTIONS_FEATURE) === true;
   }
@@ -140,6 +159,7 @@ export class OwnerLinks {
         ...this.#deps,
         share: () => this.share(),
         onLost: () => this.#follow(),
+        onFirstSubscribed: () => this.#deps.onChange(),
       });
     } catch {
       return undefined;

@@ -86,6 +86,27 @@ describe('a push consumer taking deliveries from the queue owners', () => {
     }
   });
 
+  it('keeps its own subscription over every queue until the owner answered its owned-scope subscribe', async () => {
+    const { home, owner, tellMap } = await grantingBrokers();
+    // The owner holds its answer: until it subscribes there, nothing else delivers queue 1's messages.
+    let answer = (): void => {};
+    owner.on('subscribe', (frame, session) => {
+      answer = () => session.send({ type: 'subscribed', id: frame.id, subscriptionId: 1 });
+    });
+    const consumer = createConsumer(home.endpoint, { listener: acking().listener, maxCachedMessages: 8 });
+    const told = tellMap();
+    await consumer.start();
+    await told;
+    // The link's subscribe comes a connect and a handshake after the map: a rescope on the map
+    // alone (the link made, not yet subscribed) would have reached the home broker by now.
+    await owner.waitForFrames('subscribe');
+    expect(home.framesOf('subscribe')).toHaveLength(1);
+    expect(home.framesOf('unsubscribe')).toEqual([]);
+    answer();
+    const [, owned] = await home.waitForFrames('subscribe', 2);
+    expect(owned).toMatchObject({ scope: 'owned' });
+  });
+
   it('retires the session with an owner the map no longer names, and takes every queue on its own subscription again when an owner has no endpoint', async () => {
     const { home, owner, tellMap } = await grantingBrokers();
     const { listener } = acking();
