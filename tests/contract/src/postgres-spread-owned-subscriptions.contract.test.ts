@@ -6,9 +6,9 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildBroker } from './support/child-broker.js';
 import { FAST_BACKOFF, sendsKeepingIds, startProducer, text } from './support/clients.js';
-import { eventually } from './support/push.js';
 import {
   adminOf,
+  expectCommitted,
   forwardedMessages,
   pickRoles,
   startSpreadCluster,
@@ -123,15 +123,6 @@ async function untilDeliveredFromOwners(
   return warm;
 }
 
-async function committedInGroup(broker: ChildBroker, committed: number): Promise<void> {
-  const group = await eventually(
-    () => adminOf(broker).getGroup('billing'),
-    (view) => view.stats.committed >= committed,
-    30_000,
-  );
-  expect(group.stats).toMatchObject({ committed, dlq: 0, inflight: 0 });
-}
-
 describe('§9: a push consumer takes each queue’s deliveries from its owner', () => {
   it('given one broker, it is delivered from all four queues with none forwarded; each processed once, a failure retried (P1–P6)', async () => {
     await using cluster = await startSpreadCluster(directories);
@@ -164,7 +155,7 @@ describe('§9: a push consumer takes each queue’s deliveries from its owner', 
       expect(tally.attempts.get(body), body).toBe(tally.failedOnce.has(body) ? 2 : 1);
     }
     expect(tally.failedOnce.size).toBeGreaterThanOrEqual(100);
-    await committedInGroup(entry, warm + bodies.length);
+    await expectCommitted(entry, 'billing', warm + bodies.length);
   });
 
   it('loses nothing when an owner is killed (kill -9) during consumption: its queues’ new owners deliver what it held', async () => {
@@ -217,7 +208,7 @@ describe('§9: a push consumer takes each queue’s deliveries from its owner', 
     await using _sql = { [Symbol.asyncDispose]: () => sql.end({ timeout: 5 }) };
     expect(await storedMessages(sql)).toBe(warm + acknowledged.size);
     // Each committed once in the group, whatever was processed twice.
-    await committedInGroup(consumerBroker, warm + acknowledged.size);
+    await expectCommitted(consumerBroker, 'billing', warm + acknowledged.size);
   });
 });
 
@@ -238,6 +229,6 @@ describe('§9: a push consumer that does not ask is forwarded for, as before', (
     await tally.untilAll(bodies, 30_000);
     expect(await forwardedMessages(brokers, 'deliver')).toBeGreaterThan(before);
     for (const body of bodies) expect(tally.successes.get(body), body).toBe(1);
-    await committedInGroup(entry, bodies.length);
+    await expectCommitted(entry, 'billing', bodies.length);
   });
 });

@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ClusterView, QueueRoute } from '@ricochet/broker';
+import { expect } from 'vitest';
 import { AdminApi } from './admin.js';
 import { type ChildBroker, startChildBroker } from './child-broker.js';
+import { eventually } from './push.js';
 import { postgresDatabase } from './test-store.js';
 
 /**
@@ -157,4 +159,17 @@ export async function pickRoles(brokers: readonly [ChildBroker, ChildBroker, Chi
   if (!owner || !target || !producerBroker || !consumerBroker)
     throw new Error(`no owner: ${JSON.stringify(view)}`);
   return { target, targetQueues: owner.ownedQueues, producerBroker, consumerBroker };
+}
+
+/**
+ * Wait (up to 30 s, over `broker`'s admin API) until `group` has `committed` messages committed,
+ * and check that that is all: none more, none in the DLQ, none in flight.
+ */
+export async function expectCommitted(broker: ChildBroker, group: string, committed: number): Promise<void> {
+  const view = await eventually(
+    () => adminOf(broker).getGroup(group),
+    (found) => found.stats.committed >= committed,
+    30_000,
+  );
+  expect(view.stats).toMatchObject({ committed, dlq: 0, inflight: 0 });
 }
