@@ -10,7 +10,13 @@ export async function startProducer(
   options: Partial<ProducerOptions> = {},
 ): Promise<Producer> {
   const producer = new Producer({ endpoint, reconnectBackoff: FAST_BACKOFF, ...options });
-  await producer.start();
+  try {
+    await producer.start();
+  } catch (error) {
+    // The caller gets no handle to close it with: close it here, or it reconnects for ever.
+    await producer.close();
+    throw error;
+  }
   return producer;
 }
 
@@ -44,7 +50,13 @@ export async function startSimpleConsumer(
     reconnectBackoff: FAST_BACKOFF,
     ...options,
   });
-  await consumer.start();
+  try {
+    await consumer.start();
+  } catch (error) {
+    // The caller gets no handle to close it with: close it here, or it reconnects for ever.
+    await consumer.close();
+    throw error;
+  }
   return consumer;
 }
 

@@ -76,7 +76,13 @@ export async function startRecordingConsumer(
   verdict: Verdict,
 ): Promise<RecordingPushConsumer> {
   const consumer = new RecordingPushConsumer(endpoint, options, verdict);
-  await consumer.start();
+  try {
+    await consumer.start();
+  } catch (error) {
+    // The caller gets no handle to close it with: close it here, or it reconnects for ever.
+    await consumer.close();
+    throw error;
+  }
   return consumer;
 }
 
