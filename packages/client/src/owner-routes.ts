@@ -78,8 +78,7 @@ export class OwnerRoutes {
     if (map === undefined) return this.#home;
     const owner = map.owners[queueOfMessage(message, map.queues)];
     if (owner === null || owner === undefined || owner === map.broker) return this.#home;
-    const endpoint = map.endpoints[owner];
-    const link = endpoint === undefined ? undefined : this.#links.get(endpoint);
+    const link = this.#linkOf(map, owner);
     return link?.connection.currentStatus.state === 'connected' ? link.connection : this.#home;
   }
 
@@ -96,13 +95,7 @@ export class OwnerRoutes {
     const sessions = new Set<Connection>();
     for (const owner of map.owners) {
       if (owner === null) return undefined;
-      const endpoint = map.endpoints[owner];
-      const connection =
-        owner === map.broker
-          ? this.#home
-          : endpoint === undefined
-            ? undefined
-            : this.#links.get(endpoint)?.connection;
+      const connection = owner === map.broker ? this.#home : this.#linkOf(map, owner)?.connection;
       if (connection?.currentStatus.state !== 'connected') return undefined;
       if (connection.session?.features.includes(feature) !== true) return undefined;
       sessions.add(connection);
@@ -131,6 +124,12 @@ export class OwnerRoutes {
       ...links.map((link) => link.connection.close({ drainTimeoutMs: 0 })),
       ...this.#retiring,
     ]);
+  }
+
+  /** The connection to `owner`, made when a map named it at its endpoint here. */
+  #linkOf(map: QueueMapFrame, owner: string): OwnerLink | undefined {
+    const endpoint = map.endpoints[owner];
+    return endpoint === undefined ? undefined : this.#links.get(endpoint);
   }
 
   #apply(map: QueueMapFrame | undefined): void {

@@ -2,7 +2,7 @@ import { deliveredMessage, FakeBroker, twoOwnerQueueMap } from '@ricochet/client
 import type { QueueMapFrame, ReceiveFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simpleConsumersPerTest } from './simple-consumer.fixture.js';
-import type { SimpleConsumer } from './simple-consumer.js';
+import type { SimpleConsumerOptions } from './simple-consumer-options.js';
 
 /**
  * DESIGN.md §9, docs/protocol/README.md#owned-receives: a simple consumer asks for the queue map
@@ -18,18 +18,6 @@ afterEach(async () => {
   await Promise.all(owners.splice(0).map((owner) => owner.close()));
 });
 
-/** A home broker that grants the map and `ownedReceives` and tells `map`, and the owner of queue 1. */
-async function grantingBrokers(fields: Partial<QueueMapFrame> = {}) {
-  const home = await brokers.start({ welcomeExtra: { features: ['queueMap', 'ownedReceives'] } });
-  const owner = await FakeBroker.start({ welcomeExtra: { features: ['ownedReceives'] } });
-  owners.push(owner);
-  const tellMap = async () => {
-    const session = await home.waitForSession(home.sessions.length + 1);
-    session.send(twoOwnerQueueMap(home, owner, fields));
-  };
-  return { home, owner, tellMap };
-}
-
 /** Messages `prefix-0`… ready at `broker`'s default receive handler. */
 function ready(broker: FakeBroker, prefix: string, count: number): string[] {
   const ids = Array.from({ length: count }, (_, n) => `${prefix}-${n}`);
@@ -38,28 +26,33 @@ function ready(broker: FakeBroker, prefix: string, count: number): string[] {
 }
 
 /**
- * Receive until the consumer asks the owner too: it routes once its session there is open, which no
- * event of the consumer tells. Each receive answers (with nothing) through the endpoint broker until then.
+ * A home broker that grants the map and `ownedReceives` and tells the two-owner map, the owner of
+ * queue 1 (which grants `ownedReceives`), and a started consumer given the home broker that asks
+ * the owner too. It routes once its session there is open, which no event of the consumer tells:
+ * it receives until the owner is asked (each receive answers with nothing until then).
  */
-async function untilReceivingFromOwner(consumer: SimpleConsumer, owner: FakeBroker): Promise<void> {
+async function routedConsumer(options: Partial<SimpleConsumerOptions> = {}) {
+  const home = await brokers.start({ welcomeExtra: { features: ['queueMap', 'ownedReceives'] } });
+  const owner = await FakeBroker.start({ welcomeExtra: { features: ['ownedReceives'] } });
+  owners.push(owner);
+  const told = home.waitForSession(1).then((session) => session.send(twoOwnerQueueMap(home, owner)));
+  const consumer = createConsumer(home.endpoint, options);
+  await consumer.start();
+  await told;
   await expect
     .poll(async () => {
       await consumer.receive(32, 30_000);
       return owner.framesOf('receive').length;
     })
     .toBeGreaterThan(0);
+  return { home, owner, consumer };
 }
 
 const receivesOf = (broker: FakeBroker, after = 0): ReceiveFrame[] => broker.framesOf('receive').slice(after);
 
 describe('a simple consumer receiving from queue owners', () => {
   it('asks for the map and ownedReceives, leases from each owner in turn, and settles each message where it was leased', async () => {
-    const { home, owner, tellMap } = await grantingBrokers();
-    const consumer = createConsumer(home.endpoint);
-    const told = tellMap();
-    await consumer.start();
-    await told;
-    await untilReceivingFromOwner(consumer, owner);
+    const { home, owner, consumer } = await routedConsumer();
     expect(home.sessions[0]?.hello.features).toEqual(['queueMap', 'ownedReceives']);
     // The session with an owner asks for owned receives only: the map comes from the endpoint broker.
     expect(owner.sessions[0]?.hello.features).toEqual(['ownedReceives']);
@@ -84,12 +77,7 @@ describe('a simple consumer receiving from queue owners', () => {
   });
 
   it('waits through the endpoint broker, over every queue, only when no owner had a message', async () => {
-    const { home, owner, tellMap } = await grantingBrokers();
-    const consumer = createConsumer(home.endpoint, { awaitDurationMs: 5_000 });
-    const told = tellMap();
-    await consumer.start();
-    await told;
-    await untilReceivingFromOwner(consumer, owner);
+    const { home, owner, consumer } = await routedConsumer({ awaitDurationMs: 5_000 });
     const before = { home: receivesOf(home).length, owner: receivesOf(owner).length };
     const [id] = ready(owner, 'late', 1);
     // The endpoint broker waits on every queue: its owner's message arrives through it.
@@ -123,12 +111,7 @@ describe('a simple consumer receiving from queue owners', () => {
   });
 
   it('settles on the endpoint broker when the session that leased the message dropped', async () => {
-    const { home, owner, tellMap } = await grantingBrokers();
-    const consumer = createConsumer(home.endpoint);
-    const told = tellMap();
-    await consumer.start();
-    await told;
-    await untilReceivingFromOwner(consumer, owner);
+    const { home, owner, consumer } = await routedConsumer();
     ready(owner, 'owner', 1);
     const [message] = await consumer.receive(1, 30_000);
     expect(message?.messageId).toBe('owner-0');

@@ -13,9 +13,11 @@ import { PartitionRouter } from './partition-router.js';
 import { idsInQueue } from './queue-ids.test-support.js';
 
 /**
- * Owned-scope push subscriptions (`subscribe.scope: 'owned'`, docs/protocol/README.md#owned-subscriptions)
- * and receives (`receive.scope: 'owned'`, docs/protocol/README.md#owned-receives): a router over two queues, queue 0 its own and queue 1 another broker's, reached over a real
- * session between brokers, as in `partition-router-remote.test.ts`.
+ * Owned-scope push subscriptions (`subscribe.scope: 'owned'`,
+ * docs/protocol/README.md#owned-subscriptions) and receives (`receive.scope: 'owned'`,
+ * docs/protocol/README.md#owned-receives): a router over two queues, queue 0 its own and queue 1
+ * another broker's, reached over a real session between brokers, as in
+ * `partition-router-remote.test.ts`.
  */
 const PEER_TOKEN = 'peer-token-for-tests';
 const QUEUES = 2;
