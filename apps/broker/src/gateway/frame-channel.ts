@@ -17,6 +17,12 @@ export interface FrameChannel {
   close(code: number, reason: string): void;
   /** Start telling `listener` what arrives; called once, by the session. */
   listen(listener: FrameChannelListener): void;
+  /**
+   * Stop reading the connection until {@link resumeReading}: the session has frames waiting for a
+   * later turn (`frame-inbox.ts`). Frames already read may still arrive meanwhile.
+   */
+  pauseReading(): void;
+  resumeReading(): void;
 }
 
 /** Who a {@link FrameChannel} tells about what arrives. */

@@ -20,6 +20,11 @@ export class HttpFrameChannel implements FrameChannel {
     this.#listener = listener;
   }
 
+  /** Nothing to pause: the request's frames are handed over one at a time, each after the last's answer. */
+  pauseReading(): void {}
+
+  resumeReading(): void {}
+
   /**
    * A frame the session sends: the answer to the frame in progress. Nothing is sent unasked, as
    * push (`deliver` frames) is refused before a session sees it.

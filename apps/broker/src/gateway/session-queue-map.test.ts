@@ -1,43 +1,8 @@
-import { ManualClock } from '@ricochet/core';
-import {
-  type BrokerFrame,
-  type ClientFrame,
-  decodeBrokerFrame,
-  encodeFrame,
-  type QueueMapFrame,
-} from '@ricochet/protocol';
-import { Registry } from 'prom-client';
+import type { ClientFrame, QueueMapFrame } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
-import { AccessControl } from '../auth/access-control.js';
 import type { CreditLender, MessagingService } from '../engine/index.js';
-import { ConnectionLimits } from './connection-limits.js';
-import type { FrameChannel, FrameChannelListener } from './frame-channel.js';
+import { type MemoryChannel, openMemorySession } from './memory-session.test-support.js';
 import type { QueueMapFeed } from './queue-map-feed.js';
-import { Session } from './session.js';
-
-const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
-
-/** A channel in memory: what the session sends, decoded, in order. */
-class MemoryChannel implements FrameChannel {
-  open = true;
-  readonly sent: BrokerFrame[] = [];
-  listener: FrameChannelListener | undefined;
-  send(frame: Uint8Array): void {
-    const decoded = decodeBrokerFrame(frame);
-    if (!decoded.ok) throw new Error(decoded.error.message);
-    this.sent.push(decoded.frame);
-  }
-  close(): void {
-    this.open = false;
-    this.listener?.onClose();
-  }
-  listen(listener: FrameChannelListener): void {
-    this.listener = listener;
-  }
-  receive(frame: ClientFrame): void {
-    this.listener?.onFrame(encodeFrame(frame));
-  }
-}
 
 /** A feed whose map the test sets, telling its watchers as the cluster's does. */
 class TestFeed implements QueueMapFeed {
@@ -85,28 +50,7 @@ function subscribingEngine() {
 }
 
 function openSession(feed: QueueMapFeed | undefined, engine: MessagingService = subscribingEngine().engine) {
-  const registry = new Registry();
-  const channel = new MemoryChannel();
-  const session = new Session(channel, {
-    engine,
-    log: silent as never,
-    access: new AccessControl({ authFile: undefined, registry, log: silent, clock: new ManualClock(0) }),
-    helloTimeoutMs: 60_000,
-    maxBodyBytes: 1_024,
-    maxFrameBytes: 65_536,
-    accepting: () => true,
-    limits: new ConnectionLimits(
-      {
-        maxConnections: 10,
-        maxInflightRequestsPerConnection: 10,
-        maxWaitingReceivesPerConnection: 10,
-        maxSubscriptionsPerConnection: 10,
-      },
-      registry,
-    ),
-    queueMap: feed,
-  });
-  return { channel, session };
+  return openMemorySession(engine, { queueMap: feed });
 }
 
 /** The answer to request 7, once the session sent it. */

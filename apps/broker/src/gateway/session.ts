@@ -22,6 +22,7 @@ import type { MessagingService, SettleFailure } from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
+import { EVENT_LOOP_INBOUND, FrameInbox, type InboundBudget } from './frame-inbox.js';
 import type { PeerAccess } from './peer-access.js';
 import type { QueueMapFeed } from './queue-map-feed.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
@@ -47,6 +48,8 @@ export interface SessionOptions {
    * (`hello.features`); without it (one broker, or a transport without a stream) none is granted.
    */
   readonly queueMap?: QueueMapFeed | undefined;
+  /** The event loop's budget for incoming frames, shared by every session. @default EVENT_LOOP_INBOUND */
+  readonly inbound?: InboundBudget | undefined;
 }
 
 /**
@@ -98,6 +101,8 @@ export class Session {
   #invalidFrameLogged = false;
   #idleWaiters: (() => void)[] = [];
   readonly #subscriptions = new SessionSubscriptions();
+  /** Frames that came after the turn's budget for incoming frames ran out, for the next turns. */
+  readonly #inbox: FrameInbox;
 
   constructor(channel: FrameChannel, options: SessionOptions) {
     this.#channel = channel;
@@ -114,8 +119,13 @@ export class Session {
       );
     }, options.helloTimeoutMs);
     this.#helloTimer.unref();
+    this.#inbox = new FrameInbox(options.inbound ?? EVENT_LOOP_INBOUND, {
+      pauseReading: () => channel.pauseReading(),
+      resumeReading: () => channel.resumeReading(),
+      handle: (bytes) => this.#onFrame(bytes),
+    });
     channel.listen({
-      onFrame: (bytes) => this.#onFrame(bytes),
+      onFrame: (bytes) => this.#inbox.offer(bytes),
       onUnreadable: (description) => this.#onUnreadable(description),
       onClose: () => this.#onClose(),
     });
@@ -447,6 +457,15 @@ export class Session {
   }
 
   #onClose(): void {
+    if (this.#phase === 'closed') return;
+    // What the client sent before the connection ended is handled before its end is, as when no
+    // frame waited: its acks count, and C2's release below sees what they left.
+    this.#inbox.flush();
+    this.#end();
+  }
+
+  /** The session's end, once: a frame the inbox flushed may have ended it already. */
+  #end(): void {
     if (this.#phase === 'closed') return;
     this.#phase = 'closed';
     this.#untrackPeer?.();

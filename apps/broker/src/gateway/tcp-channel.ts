@@ -73,6 +73,14 @@ export class TcpChannel implements FrameChannel {
     socket.once('close', () => clearTimeout(timer));
   }
 
+  pauseReading(): void {
+    this.#socket.pause();
+  }
+
+  resumeReading(): void {
+    if (!this.#closing) this.#socket.resume();
+  }
+
   listen(listener: FrameChannelListener): void {
     const socket = this.#socket;
     socket.on('data', (chunk: Buffer) => {

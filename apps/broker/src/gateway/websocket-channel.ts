@@ -32,6 +32,14 @@ export class WebSocketChannel implements FrameChannel {
     this.#socket.close(code, reason);
   }
 
+  pauseReading(): void {
+    this.#socket.pause();
+  }
+
+  resumeReading(): void {
+    this.#socket.resume();
+  }
+
   listen(listener: FrameChannelListener): void {
     this.#socket.on('message', (data, isBinary) => {
       if (isBinary) listener.onFrame(toBytes(data));
