@@ -295,7 +295,14 @@ export async function startStandbyBrokerProcess(
   return Object.assign(process_, { endpoint: /ws:\/\/[\d.]+:\d+/.exec(process_.banner)?.[0] ?? '' });
 }
 
-/** The broker's event-loop delay, in ms beyond the probe's 1 ms timer, since the last reading. */
+/** The garbage collector's pauses of one kind since the last reading. */
+export interface GcPauses {
+  readonly count: number;
+  readonly totalMs: number;
+  readonly maxMs: number;
+}
+
+/** An event-loop delay, in ms beyond the probe's 1 ms timer, since the last reading. */
 export interface EventLoopDelay {
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -304,12 +311,21 @@ export interface EventLoopDelay {
 }
 
 /**
+ * A broker's event-loop delay and, over the same span, its garbage collector's pauses:
+ * scavenges (`gcMinor`) and full collections (`gcMajor`).
+ */
+export interface BrokerLoopReading extends EventLoopDelay {
+  readonly gcMinor: GcPauses;
+  readonly gcMajor: GcPauses;
+}
+
+/**
  * Read (and start over) the event-loop delay histogram of a broker started with
  * `eventLoopProbe`: read once before a workload to start its window, once after to get it.
  */
-export async function brokerEventLoopDelay(broker: BenchProcess): Promise<EventLoopDelay> {
+export async function brokerEventLoopDelay(broker: BenchProcess): Promise<BrokerLoopReading> {
   const match = await broker.signalForOutput('SIGUSR2', /event-loop-delay (\{.*\})\n/, 10_000);
-  return JSON.parse(match[1] ?? '{}') as EventLoopDelay;
+  return JSON.parse(match[1] ?? '{}') as BrokerLoopReading;
 }
 
 /** A broker the soak kills with SIGKILL and starts again on the same port and data directory. */

@@ -8,6 +8,7 @@ import { cpuTimeOf } from '../cpu-time.js';
 import type { MeasuredWindow } from '../measured-window.js';
 import {
   type BenchProcess,
+  type BrokerLoopReading,
   brokerEventLoopDelay,
   type EventLoopDelay,
   everyBrokerOf,
@@ -67,7 +68,7 @@ interface WindowReadings {
   /** The CPU time of each broker: the one the clients use, then its spread peers (`--store-spread`). */
   brokerCpuMs: number[];
   clientCpuMs: number;
-  brokerLoop: EventLoopDelay | undefined;
+  brokerLoop: BrokerLoopReading | undefined;
   clientLoop: EventLoopDelay;
 }
 
@@ -148,7 +149,7 @@ const IDLE_MS = 10_000;
 
 const profile = { out: brokerOut, kind } as const;
 let messages: number;
-let brokerLoop: EventLoopDelay | undefined;
+let brokerLoop: BrokerLoopReading | undefined;
 let outcome: string;
 const { window, readings } = profilingWindow(args.workload !== 'w3');
 useBenchStore(args);
@@ -223,12 +224,17 @@ const perMessage = (cpuMs: number) =>
     : `${((cpuMs * 1_000) / messages).toFixed(1)} µs per message`;
 const loop = (delay: EventLoopDelay | undefined) =>
   delay ? `p50 ${ms(delay.p50Ms)}, p99 ${ms(delay.p99Ms)}, max ${ms(delay.maxMs)}` : 'not read';
+/** The broker's GC pauses over the window, when its probe read them. */
+const gcPauses = (reading: BrokerLoopReading | undefined) =>
+  reading
+    ? `; GC ${reading.gcMinor.count} scavenges (longest ${ms(reading.gcMinor.maxMs)}), ${reading.gcMajor.count} full (longest ${ms(reading.gcMajor.maxMs)})`
+    : '';
 console.log(`${args.workload.toUpperCase()} profiled (${kind}): ${outcome}`);
 const brokerCpu =
   seen.brokerCpuMs.length === 1
     ? perMessage(seen.brokerCpuMs[0] ?? 0)
     : `${perMessage(seen.brokerCpuMs.reduce((sum, each) => sum + each, 0))} (${seen.brokerCpuMs.map(perMessage).join(' + ')}: the clients' broker, then its spread peers)`;
-console.log(`  broker: CPU ${brokerCpu}, event-loop delay ${loop(brokerLoop)}`);
+console.log(`  broker: CPU ${brokerCpu}, event-loop delay ${loop(brokerLoop)}${gcPauses(brokerLoop)}`);
 console.log(`  client: CPU ${perMessage(seen.clientCpuMs)}, event-loop delay ${loop(seen.clientLoop)}`);
 const peerOuts = seen.brokerCpuMs
   .slice(1)

@@ -30,6 +30,13 @@ const latency = [
   { key: 'p99Ms', format: fixed2 },
   { key: 'maxMs', format: fixed2 },
 ] as const;
+/** The broker's GC pauses over a window: scavenges, the longest, full collections, the longest. */
+const gcPauses = [
+  { key: 'minorCount', format: count },
+  { key: 'minorMaxMs', format: fixed2 },
+  { key: 'majorCount', format: count },
+  { key: 'majorMaxMs', format: fixed2 },
+] as const;
 const retry = [
   { key: 'totalMs', format: count },
   { key: 'latenessP50Ms', format: fixed2 },
@@ -77,6 +84,11 @@ export const ROWS = {
     label: 'W3 broker event-loop delay, ms',
     measures: latency,
     target: 'each stall ≤ ~1 ms',
+  },
+  w3Gc: {
+    label: 'W3 broker GC: scavenges / longest ms, full / longest ms',
+    measures: gcPauses,
+    target: '– (what of the stalls is the collector)',
   },
   w1Tcp: {
     label: 'W1 publish over TCP, msg/s',

@@ -6,8 +6,8 @@ import { countdown, percentile } from '../pool.js';
 import {
   BENCH_TRANSPORTS,
   type BenchTransport,
+  type BrokerLoopReading,
   brokerEventLoopDelay,
-  type EventLoopDelay,
   startBrokerProcess,
   startReferenceProcess,
 } from '../processes.js';
@@ -111,11 +111,11 @@ async function sendPaced(count: number, sendOne: () => void): Promise<void> {
  */
 export async function runW3(): Promise<{
   ricochet: Record<BenchTransport, LatencySummary>;
-  brokerEventLoop: Record<BenchTransport, EventLoopDelay>;
+  brokerEventLoop: Record<BenchTransport, BrokerLoopReading>;
   reference: LatencySummary;
 }> {
   const ricochet: Partial<Record<BenchTransport, LatencySummary>> = {};
-  const brokerEventLoop: Partial<Record<BenchTransport, EventLoopDelay>> = {};
+  const brokerEventLoop: Partial<Record<BenchTransport, BrokerLoopReading>> = {};
   for (const transport of BENCH_TRANSPORTS) {
     const measured = await ricochetW3(transport);
     ricochet[transport] = measured.latency;
@@ -123,7 +123,7 @@ export async function runW3(): Promise<{
   }
   return {
     ricochet: ricochet as Record<BenchTransport, LatencySummary>,
-    brokerEventLoop: brokerEventLoop as Record<BenchTransport, EventLoopDelay>,
+    brokerEventLoop: brokerEventLoop as Record<BenchTransport, BrokerLoopReading>,
     reference: await referenceW3(),
   };
 }
@@ -135,7 +135,7 @@ export async function runW3(): Promise<{
 export async function ricochetW3(
   transport: BenchTransport,
   options: RicochetRunOptions = {},
-): Promise<{ latency: LatencySummary; eventLoop: EventLoopDelay }> {
+): Promise<{ latency: LatencySummary; eventLoop: BrokerLoopReading }> {
   {
     await using broker = await startBrokerProcess([], { eventLoopProbe: true, profile: options.profile });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
