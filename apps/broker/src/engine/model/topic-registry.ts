@@ -153,8 +153,8 @@ export class TopicRegistry {
   append(topic: TopicRuntime, build: (offset: number) => StoredMessage): StoredMessage {
     const message = build(topic.nextOffset);
     topic.nextOffset++;
-    void this.#store.appendMessage(message);
-    topic.recent.append(message);
+    const written = this.#store.appendMessage(message);
+    topic.recent.append(message, { atMs: this.#clock.now(), written });
     return message;
   }
 
