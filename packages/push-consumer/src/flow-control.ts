@@ -125,14 +125,14 @@ export class FlowControl {
     if (subscription !== undefined) {
       for (const result of results) if (result.creditTo === subscription) settled += 1;
     }
-    // Borrowed credit goes back to the pool, which lends it where it is wanted.
-    if (this.#borrowing) {
-      this.#options.loans?.settled(settled, this.#options.startableCount());
-      return;
-    }
     // The pool counts every delivery the consumer holds, an earlier subscription's too (one made
-    // before the owners were known): their results free it as well.
-    if (results.length > 0) this.#options.loans?.serve();
+    // before the owners were known, or before this one moved onto its broker's queues): every
+    // result frees it, and every result may make room for a retry that waits at an owner (P3).
+    // Counting only the live subscription's results left a retry waiting for good once the pool
+    // was over-committed by an earlier subscription's deliveries, whose results then lent nothing.
+    if (results.length > 0) this.#options.loans?.settled(results.length, this.#options.startableCount());
+    // Borrowed credit goes back to the pool, which lends it where it is wanted.
+    if (this.#borrowing) return;
     if (subscription === undefined || settled === 0) return;
     this.#grant(subscription, this.#window.settled(settled, this.#options.startableCount()));
   }
