@@ -127,27 +127,30 @@ export function deadLetterStarts(fromOffset: number, queues: number): number[] {
 /**
  * One DLQ page from each queue's page of up to `limit`, each from {@link deadLetterStarts}: the
  * first `limit` messages by topic offset, and the cursor after the last of them when any queue
- * has more.
+ * has more. A queue's page holds every message of that queue below its cursor, and no further:
+ * one that stopped early (a page of redriven copies only, or one its owner cut to fit a frame)
+ * leaves the merge complete only below its cursor, so messages of other queues past it wait for
+ * the next page rather than be listed out of order and the ones between skipped.
  */
 export function mergeDeadLetterPages(
   pages: readonly DeadLetterPage[],
   queues: number,
   limit: number,
 ): DeadLetterPage {
+  const resumes = pages.flatMap((page, queue) =>
+    page.cursor === null ? [] : [topicOffset(page.cursor, queue, queues)],
+  );
+  const complete = resumes.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...resumes);
   const messages = pages
     .flatMap((page, queue) => page.messages.map((message) => messageOfQueue(message, queue, queues)))
+    .filter((message) => message.offset < complete)
     .sort((a, b) => a.offset - b.offset);
   const taken = messages.slice(0, limit);
   const last = taken.at(-1);
   if (messages.length > taken.length && last !== undefined)
     return { messages: taken, cursor: last.offset + 1 };
-  // Queues that stopped early (a page of redriven copies only) go on from where they stopped.
-  const resumes = pages.flatMap((page, queue) =>
-    page.cursor === null ? [] : [topicOffset(page.cursor, queue, queues)],
-  );
   if (resumes.length === 0) return { messages: taken, cursor: null };
-  const cursor = last === undefined ? Math.min(...resumes) : last.offset + 1;
-  return { messages: taken, cursor };
+  return { messages: taken, cursor: last === undefined ? complete : last.offset + 1 };
 }
 
 /** A delivery as the client of a split store sees it: its handle and its offset name its queue. */
