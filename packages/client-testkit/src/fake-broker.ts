@@ -321,6 +321,15 @@ export class FakeBroker {
       case 'hello':
         session.send({ type: 'error', code: 400, message: 'a second hello' });
         return;
+      case 'adminCall':
+        // As the real broker answers a client that sends it.
+        session.send({
+          type: 'error',
+          id: frame.id,
+          code: 400,
+          message: 'adminCall is only for sessions between brokers',
+        });
+        return;
       case 'credit': {
         const subscription = this.#push.subscriptionOf(session, frame.subscriptionId);
         if (subscription === undefined) return;

@@ -20,6 +20,8 @@ export const ANSWER_TYPES = {
   release: 'settled',
   receive: 'messages',
   changeInvisibleDuration: 'invisibilityChanged',
+  // Sent only by a broker to another, never by this client; here so the table covers every request.
+  adminCall: 'adminAnswer',
 } as const satisfies Record<ClientRequestFrame['type'], BrokerFrame['type']>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

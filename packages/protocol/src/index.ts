@@ -1,3 +1,4 @@
+export { ADMIN_CALL_ARGS, ADMIN_CALL_NAMES, ADMIN_CALLS_FEATURE, type AdminCallName } from './admin-calls.js';
 export {
   type AdminAttemptAnswer,
   type AdminRetryBounds,
@@ -158,7 +159,11 @@ export {
 } from './schemas/config.js';
 export {
   type AckFrame,
+  type AdminAnswerFrame,
+  type AdminCallFrame,
   ackFrameSchema,
+  adminAnswerFrameSchema,
+  adminCallFrameSchema,
   type BrokerFrame,
   brokerFrameSchema,
   type ChangeInvisibleDurationFrame,

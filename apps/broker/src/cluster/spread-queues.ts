@@ -5,6 +5,7 @@ import type { BrokerRegistry } from './membership/broker-registry.js';
 import type { ClusterHealth } from './membership/cluster-health.js';
 import { type ClusterView, readClusterView } from './membership/cluster-view.js';
 import { QueueOwnership, type QueueRoute } from './membership/queue-ownership.js';
+import { queueAdminOf } from './peers/peer-admin.js';
 import { PeerConnection } from './peers/peer-connection.js';
 import { RemoteAdmin } from './peers/remote-admin.js';
 import { type ForwardedRequest, RemoteQueue } from './peers/remote-queue.js';
@@ -45,7 +46,7 @@ export interface SpreadQueuesOptions {
 /**
  * Spread the queues of a split PostgreSQL store over the live brokers (DESIGN.md §9): each
  * broker owns the queues rendezvous hashing gives it and forwards the rest to their owners, over
- * sessions between brokers for messaging and the owners' admin API for the rest. Started, it runs
+ * sessions between brokers for messaging and admin calls alike. Started, it runs
  * until stopped; the router closes what it routes to.
  */
 export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
@@ -78,7 +79,7 @@ export function spreadQueues(options: SpreadQueuesOptions): QueueOwnership {
       });
       return {
         messaging: new RemoteQueue(queue, connection, options.onForwarded),
-        admin: new RemoteAdmin({ url, token: options.peerToken, queue }),
+        admin: queueAdminOf(connection, () => new RemoteAdmin({ url, token: options.peerToken, queue }).call),
       };
     },
     replaceQueue: (queue, parts) => options.router.replaceQueue(queue, parts),

@@ -36,6 +36,13 @@ export { fmix32 } from './log/murmur-finaliser.js';
 export type { RetentionPassReport } from './log/retention.js';
 export type { StoreWatermarks } from './log/store-watermarks.js';
 export type { NamePage } from './model/name-order.js';
+export type {
+  AdminCallAnswer,
+  AdminCallArgs,
+  QueueAdminCall,
+  StateSettingAdminCall,
+} from './queue-admin-calls.js';
+export { answerAdminCall, answerBetweenOwners, QUEUE_ADMIN_CALLS } from './queue-admin-calls.js';
 export type { TimerHandle, TimerService } from './timers/timer-service.js';
 export { systemTimers } from './timers/timer-service.js';
 export type { FifoHeadView } from './views/fifo-view.js';

@@ -149,6 +149,10 @@ function actionsOf(frame: Exclude<RequestFrame, { type: 'send' }>): Action[] {
     case 'unsubscribe':
       // Only this session's own subscriptions can be ended, and opening them was checked.
       return [];
+    case 'adminCall':
+      // Sessions between brokers only (the session refuses it on a client's before access is
+      // judged); were it judged, it would be the admin API's write.
+      return [{ type: 'admin', level: 'write' }];
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  ADMIN_CALLS_FEATURE,
   BrokerError,
   type BrokerFrame,
   type ClientFrame,
@@ -18,7 +19,12 @@ import {
 } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../auth/access-control.js';
-import type { MessagingService, SettleFailure } from '../engine/index.js';
+import {
+  type AdminService,
+  answerAdminCall,
+  type MessagingService,
+  type SettleFailure,
+} from '../engine/index.js';
 import { CLOSE_CODES } from './close-codes.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
@@ -71,6 +77,11 @@ export class Session {
    * and it may act `onBehalfOf` a client.
    */
   #peer = false;
+  /**
+   * A session between brokers' queue, for the admin calls the forwarding broker makes on it
+   * (`adminCall`); `undefined` on a client's session, which may not make them.
+   */
+  #peerAdmin: AdminService | undefined;
   /** Forget this session among its queue's (`PeerSessions`). */
   #untrackPeer: (() => void) | undefined;
   /** Stop telling this session of queue map changes (granted `queueMap` only). */
@@ -195,6 +206,7 @@ export class Session {
     if (peer !== undefined) {
       this.#engine = peer.service;
       this.#peer = true;
+      this.#peerAdmin = peer.service;
       this.#untrackPeer = this.#options.peers?.sessions?.track(peer.queue, () =>
         this.close(CLOSE_CODES.tryAgainLater, `queue ${peer.queue} changed hands`),
       );
@@ -214,6 +226,7 @@ export class Session {
     this.#creditLending =
       this.#ownedSubscriptions && hello.features?.includes(CREDIT_LENDING_FEATURE) === true;
     const features = [
+      ...(peer !== undefined && hello.features?.includes(ADMIN_CALLS_FEATURE) ? [ADMIN_CALLS_FEATURE] : []),
       ...(queueMap === undefined ? [] : [QUEUE_MAP_FEATURE]),
       ...(this.#ownedSubscriptions ? [OWNED_SUBSCRIPTIONS_FEATURE] : []),
       ...(this.#creditLending ? [CREDIT_LENDING_FEATURE] : []),
@@ -257,8 +270,9 @@ export class Session {
       this.#run(frame, { ok: true, principal: onBehalfOf(frame)?.principal });
       return;
     }
-    if (onBehalfOf(frame) !== undefined) {
-      this.#sendError(ERROR_CODES.BAD_REQUEST.code, 'onBehalfOf is only for sessions between brokers', id);
+    if (onBehalfOf(frame) !== undefined || frame.type === 'adminCall') {
+      const what = frame.type === 'adminCall' ? 'adminCall' : 'onBehalfOf';
+      this.#sendError(ERROR_CODES.BAD_REQUEST.code, `${what} is only for sessions between brokers`, id);
       return;
     }
     // Permission before anything is looked up: a refusal changes nothing and reveals nothing.
@@ -399,6 +413,13 @@ export class Session {
           id: frame.id,
           failures: settleFailures(await engine.release(frame.receiptHandles, settledBy)),
         };
+      case 'adminCall': {
+        // #dispatch lets it through on sessions between brokers only, which all have their queue.
+        const admin = this.#peerAdmin as AdminService;
+        // A DLQ page is cut to what one frame of the forwarding broker carries.
+        const value = await answerAdminCall(admin, frame.call, frame.args, this.#frameBudgetBytes);
+        return { type: 'adminAnswer', id: frame.id, ...(value === undefined ? {} : { value }) };
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import { MAX_INVISIBLE_DURATION_MS, MAX_RETRY_DELAY_MS, MIN_INVISIBLE_DURATION_MS } from '@ricochet/core';
 import { z } from 'zod';
+import { ADMIN_CALL_NAMES } from '../admin-calls.js';
 import {
   MAX_AWAIT_DURATION_MS,
   MAX_RECEIVE_MESSAGES,
@@ -226,6 +227,18 @@ export const changeInvisibleDurationFrameSchema = z.object({
   invisibleDurationMs: durationMsSchema(0, MAX_INVISIBLE_DURATION_MS),
 });
 
+/**
+ * Between brokers only, with the `adminCalls` feature: one admin call of the session's queue
+ * (`admin-calls.ts`), its arguments in order, as the owner's call of that name takes them (an
+ * argument left out is `nil`). Answered by `adminAnswer`, or an `error` with the call's own code.
+ */
+export const adminCallFrameSchema = z.object({
+  type: z.literal('adminCall'),
+  id: requestIdSchema,
+  call: z.enum(ADMIN_CALL_NAMES),
+  args: z.array(z.unknown()).max(8),
+});
+
 // ─── Broker → client ─────────────────────────────────────────────────────────────────────────
 
 /** The broker's answer to `hello`: the session is open. */
@@ -348,6 +361,16 @@ export const invisibilityChangedFrameSchema = z.object({
   receiptHandle: receiptHandleSchema,
 });
 
+/**
+ * The answer to an `adminCall`: the call's answer as it is (absent when it is `undefined`, "no
+ * such thing"). The forwarding broker trusts the owner's answer as it trusts its own engine's.
+ */
+export const adminAnswerFrameSchema = z.object({
+  type: z.literal('adminAnswer'),
+  id: requestIdSchema,
+  value: z.unknown().exactOptional(),
+});
+
 /** The answer to a request that returns nothing else (`register`, `unsubscribe`). */
 export const okFrameSchema = z.object({ type: z.literal('ok'), id: requestIdSchema });
 
@@ -374,6 +397,7 @@ export const clientFrameSchema = z.discriminatedUnion('type', [
   releaseFrameSchema,
   receiveFrameSchema,
   changeInvisibleDurationFrameSchema,
+  adminCallFrameSchema,
 ]);
 
 /** Every frame the broker may send. */
@@ -390,6 +414,7 @@ export const brokerFrameSchema = z.discriminatedUnion('type', [
   okFrameSchema,
   errorFrameSchema,
   queueMapFrameSchema,
+  adminAnswerFrameSchema,
 ]);
 
 /** Every frame of the protocol. */
@@ -409,6 +434,8 @@ export type NackFrame = z.infer<typeof nackFrameSchema>;
 export type ReleaseFrame = z.infer<typeof releaseFrameSchema>;
 export type ReceiveFrame = z.infer<typeof receiveFrameSchema>;
 export type ChangeInvisibleDurationFrame = z.infer<typeof changeInvisibleDurationFrameSchema>;
+export type AdminCallFrame = z.infer<typeof adminCallFrameSchema>;
+export type AdminAnswerFrame = z.infer<typeof adminAnswerFrameSchema>;
 export type WelcomeFrame = z.infer<typeof welcomeFrameSchema>;
 export type SendReceipt = z.infer<typeof sendReceiptSchema>;
 export type SendResultFrame = z.infer<typeof sendResultFrameSchema>;

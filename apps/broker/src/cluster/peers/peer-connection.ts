@@ -1,4 +1,5 @@
 import {
+  ADMIN_CALLS_FEATURE,
   BrokerError,
   type BrokerFrame,
   type ClientFrame,
@@ -85,6 +86,8 @@ export class PeerConnection {
   #awaitingPong = false;
   /** The frames of a turn in one write (`turn-cork.ts`), once the connection under the WebSocket is known. */
   #cork: TurnCork | undefined;
+  /** The features the owner granted in its `welcome`. */
+  #granted: readonly string[] = [];
 
   private constructor(socket: WebSocket, options: PeerConnectionOptions) {
     this.#socket = socket;
@@ -151,6 +154,7 @@ export class PeerConnection {
           queue: options.queue,
           // The owner keeps its frames of deliveries below what this connection reads (maxPayload).
           maxFrameBytes: options.maxFrameBytes,
+          features: [ADMIN_CALLS_FEATURE],
         });
       });
       socket.once('message', (data: WebSocket.RawData) => {
@@ -161,6 +165,7 @@ export class PeerConnection {
         if (decoded.frame.type !== 'welcome')
           return fail(unavailable(`${options.url} answered hello with ${decoded.frame.type}`));
         clearTimeout(timer);
+        connection.#granted = decoded.frame.features ?? [];
         socket.removeAllListeners('close');
         socket.removeAllListeners('error');
         socket.on('error', () => {});
@@ -177,16 +182,28 @@ export class PeerConnection {
   }
 
   /**
+   * Whether the owner granted `feature` in its `welcome` (`adminCalls`: it answers admin calls on
+   * this session; an owner of an older release does not).
+   */
+  granted(feature: string): boolean {
+    return this.#granted.includes(feature);
+  }
+
+  /**
    * Send a request and wait for its answer; an `error` answer rejects with its {@link BrokerError}.
    * `onAnswer` sees the answer as it is read, before any later frame. No answer within
-   * `requestTimeoutMs` (plus a receive's `awaitDurationMs`) rejects with `408 REQUEST_TIMEOUT`, and a
-   * late answer is then ignored.
+   * `requestTimeoutMs` (the connection's unless given; plus a receive's `awaitDurationMs`) rejects
+   * with `408 REQUEST_TIMEOUT`, and a late answer is then ignored.
    */
-  request(frame: PeerRequest, onAnswer?: (answer: BrokerFrame) => void): Promise<BrokerFrame> {
+  request(
+    frame: PeerRequest,
+    onAnswer?: (answer: BrokerFrame) => void,
+    requestTimeoutMs = this.#options.requestTimeoutMs ?? DEFAULT_PEER_REQUEST_TIMEOUT_MS,
+  ): Promise<BrokerFrame> {
     if (this.#closedBecause !== undefined) return Promise.reject(unavailable(this.#closedBecause));
     const id = this.#nextId++;
     const awaitMs = frame.type === 'receive' ? frame.awaitDurationMs : 0;
-    const timeoutMs = (this.#options.requestTimeoutMs ?? DEFAULT_PEER_REQUEST_TIMEOUT_MS) + awaitMs;
+    const timeoutMs = requestTimeoutMs + awaitMs;
     return new Promise<BrokerFrame>((resolve, reject) => {
       const timer = setTimeout(
         () =>

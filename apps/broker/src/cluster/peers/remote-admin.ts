@@ -7,6 +7,7 @@ import type {
   GroupView,
   MessageView,
   NamePage,
+  QueueAdminCall,
   TopicBacklog,
   TopicView,
 } from '../../engine/index.js';
@@ -33,9 +34,13 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const HTTP_SCHEME_OF: Readonly<Record<string, string>> = { 'ws:': 'http:', 'wss:': 'https:' };
 
 /**
- * The admin calls of a queue owned by another broker (DESIGN.md §9), as the router reaches it:
- * each answers what the same-named `BrokerEngine` method of the owner's queue answers, over the
+ * The admin calls of a queue owned by a broker of an older release, one that does not grant the
+ * `adminCalls` feature on a session between brokers (`peer-admin.ts` is the path between brokers
+ * of this release): during a rolling upgrade, the router still reaches such an owner's queues.
+ * Each answers what the same-named `BrokerEngine` method of the owner's queue answers, over the
  * owner's admin HTTP API with `ricochet-queue` and the peer token (`cluster/peers/queue-scope.ts`).
+ * Kept for one release after `adminCalls`, with `queue-scope.ts` that answers such calls for
+ * forwarding brokers of the older release.
  * Offsets are the queue's own, as an engine's are; the router tags them with the queue.
  *
  * The owner checks what the routes check, so arguments past the admin API's limits (a page of
@@ -48,6 +53,10 @@ export class RemoteAdmin {
   readonly #base: string;
   readonly #token: string;
   readonly #timeoutMs: number;
+
+  /** Any admin call of the queue by its name (`QUEUE_ADMIN_CALLS`), as the router makes them. */
+  readonly call: QueueAdminCall = (call, ...args) =>
+    (this[call] as (...given: unknown[]) => Promise<never>).apply(this, args);
 
   /** @throws TypeError for a URL that is not `ws://` or `wss://`. */
   constructor(options: RemoteAdminOptions) {

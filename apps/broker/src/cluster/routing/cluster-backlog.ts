@@ -61,7 +61,7 @@ export class ClusterBacklog {
     const remote = await Promise.all(
       queues
         .filter((queue) => queue.engine === undefined)
-        .map((queue) => queue.topicBacklog(topic).catch(() => undefined)),
+        .map((queue) => queue.admin('topicBacklog', topic).catch(() => undefined)),
     );
     const whole = mergeTopicBacklogs(topic, [...local, ...remote]);
     const limit = whole?.maxBacklogMessages;

@@ -6,10 +6,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestBroker } from '../../broker.test-support.js';
 import { resolveBrokerConfig } from '../../config.js';
 import { openLmdbStore } from '../../store/lmdb-store.js';
+import { peerAdminCalls } from '../peers/peer-admin.js';
 import { PeerConnection } from '../peers/peer-connection.js';
-import { RemoteAdmin } from '../peers/remote-admin.js';
 import { RemoteQueue } from '../peers/remote-queue.js';
-import { PartitionRouter } from './partition-router.js';
+import { PartitionRouter, type RemoteQueueParts } from './partition-router.js';
 import { idsInQueue } from './queue-ids.test-support.js';
 
 /**
@@ -38,7 +38,7 @@ async function ownerGroupStats(): Promise<Record<string, number>> {
   return ((await response.json()) as { stats: Record<string, number> }).stats;
 }
 
-async function remoteQueue1(): Promise<{ messaging: RemoteQueue; admin: RemoteAdmin }> {
+async function remoteQueue1(): Promise<RemoteQueueParts> {
   const session = await PeerConnection.open({
     url: owner.url,
     token: PEER_TOKEN,
@@ -48,7 +48,7 @@ async function remoteQueue1(): Promise<{ messaging: RemoteQueue; admin: RemoteAd
   });
   return {
     messaging: new RemoteQueue(1, session),
-    admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+    admin: peerAdminCalls(session),
   };
 }
 
@@ -89,7 +89,7 @@ beforeEach(async () => {
       openLmdbStore({ path: join(dir, 'q0'), flushPolicy: 'commit' }),
       {
         messaging: new RemoteQueue(1, connection),
-        admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+        admin: peerAdminCalls(connection),
       },
     ],
     { config: resolveBrokerConfig({ dataDir: dir }) },

@@ -7,8 +7,8 @@ import { startTestBroker } from '../../broker.test-support.js';
 import { resolveBrokerConfig } from '../../config.js';
 import type { BrokerEngine } from '../../engine/index.js';
 import { openLmdbStore } from '../../store/lmdb-store.js';
+import { peerAdminCalls } from '../peers/peer-admin.js';
 import { PeerConnection } from '../peers/peer-connection.js';
-import { RemoteAdmin } from '../peers/remote-admin.js';
 import { RemoteQueue } from '../peers/remote-queue.js';
 import { CreditLending } from './credit-lending.js';
 import { PartitionRouter } from './partition-router.js';
@@ -73,7 +73,7 @@ beforeEach(async () => {
       openLmdbStore({ path: join(dir, 'q0'), flushPolicy: 'commit' }),
       {
         messaging: new RemoteQueue(1, connection),
-        admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+        admin: peerAdminCalls(connection),
       },
     ],
     { config: resolveBrokerConfig({ dataDir: dir }) },
@@ -101,7 +101,7 @@ async function routeQueue1ToOwnerAgain(): Promise<void> {
   });
   await router.replaceQueue(1, {
     messaging: new RemoteQueue(1, again),
-    admin: new RemoteAdmin({ url: owner.url, token: PEER_TOKEN, queue: 0 }),
+    admin: peerAdminCalls(again),
   });
 }
 

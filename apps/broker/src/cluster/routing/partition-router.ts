@@ -1,6 +1,7 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
 import {
+  type AdminCallArgs,
   BrokerEngine,
   type BrokerEngineOptions,
   BrokerMetrics,
@@ -13,12 +14,14 @@ import {
   type MessageView,
   malformedReceiptHandle,
   type NamePage,
+  type QueueAdminCall,
   RedrivePacer,
   type RetentionPassReport,
   type ServiceReceiveRequest,
   type ServiceSubscribeRequest,
   type SettleFailure,
   type SettleItem,
+  type StateSettingAdminCall,
   type StoreWatermarks,
   systemTimers,
   type TopicBacklog,
@@ -43,19 +46,13 @@ import { QueueRotation, routeHandle } from './queue-addressing.js';
 import { receiveOverQueues, redriveOverQueues, sendOverQueues, settleOverQueues } from './queue-fan-out.js';
 import { QueueSubscriptions } from './queue-subscriptions.js';
 import { RerouteWaits } from './reroute-waits.js';
-import {
-  ForwardedQueue,
-  LocalQueue,
-  PendingQueue,
-  type QueueAdmin,
-  type RoutedQueue,
-} from './routed-queue.js';
+import { ForwardedQueue, LocalQueue, PendingQueue, type RoutedQueue } from './routed-queue.js';
 import { StormCounts } from './storm-counts.js';
 
 /** A queue another broker owns, as the router is given it: its messaging and its admin calls. */
 export interface RemoteQueueParts {
   readonly messaging: RemoteQueue;
-  readonly admin: QueueAdmin;
+  readonly admin: QueueAdminCall;
 }
 
 /**
@@ -265,49 +262,53 @@ export class PartitionRouter implements BrokerService {
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
 
   async putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }> {
-    const [first] = await this.#reroutes.onEveryOwner(this.queues, (routed) => routed.putTopic(name, config));
+    const [first] = await this.#onEveryOwner('putTopic', name, config);
     return first as { name: string; config: TopicConfig };
   }
 
   async describeTopic(name: string): Promise<TopicView | undefined> {
-    return mergeTopicViews(await Promise.all(this.#queues.map((queue) => queue.describeTopic(name))));
+    return mergeTopicViews(
+      await Promise.all(this.#queues.map((queue) => queue.admin('describeTopic', name))),
+    );
   }
 
   async topicBacklog(topic: string): Promise<TopicBacklog | undefined> {
     return mergeTopicBacklogs(
       topic,
-      await Promise.all(this.#queues.map((queue) => queue.topicBacklog(topic))),
+      await Promise.all(this.#queues.map((queue) => queue.admin('topicBacklog', topic))),
     );
   }
 
   /** A page of names over every queue (a topic a send created exists in the queues it reached). */
   async listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>> {
-    const pages = await Promise.all(this.#queues.map((queue) => queue.listTopics(afterName, limit)));
+    const pages = await Promise.all(this.#queues.map((queue) => queue.admin('listTopics', afterName, limit)));
     return mergeNamePages(pages, limit, mergeTopicViews);
   }
 
   async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
-    const views = await this.#reroutes.onEveryOwner(this.queues, (routed) => routed.putGroup(name, input));
+    const views = await this.#onEveryOwner('putGroup', name, input);
     return mergeGroupViews(views) as GroupView;
   }
 
   /** Every queue pauses or resumes its share of the group (DESIGN.md §11). */
   async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
-    const views = await this.#reroutes.onEveryOwner(this.queues, (routed) => routed.pauseGroup(name, paused));
+    const views = await this.#onEveryOwner('pauseGroup', name, paused);
     return mergeGroupViews(views);
   }
 
   async describeGroup(name: string): Promise<GroupView | undefined> {
-    return mergeGroupViews(await Promise.all(this.#queues.map((queue) => queue.describeGroup(name))));
+    return mergeGroupViews(
+      await Promise.all(this.#queues.map((queue) => queue.admin('describeGroup', name))),
+    );
   }
 
   async listGroups(afterName: string | undefined, limit: number): Promise<NamePage<GroupView>> {
-    const pages = await Promise.all(this.#queues.map((queue) => queue.listGroups(afterName, limit)));
+    const pages = await Promise.all(this.#queues.map((queue) => queue.admin('listGroups', afterName, limit)));
     return mergeNamePages(pages, limit, mergeGroupViews);
   }
 
   async describeMessage(messageId: string): Promise<MessageView | undefined> {
-    const views = await Promise.all(this.#queues.map((queue) => queue.describeMessage(messageId)));
+    const views = await Promise.all(this.#queues.map((queue) => queue.admin('describeMessage', messageId)));
     const queue = views.findIndex((view) => view !== undefined);
     const view = views[queue];
     return view === undefined ? undefined : messageViewOfQueue(view, queue, this.queues);
@@ -316,7 +317,9 @@ export class PartitionRouter implements BrokerService {
   async listDeadLetters(group: string, fromOffset: number, limit: number): Promise<DeadLetterPage> {
     const starts = deadLetterStarts(fromOffset, this.queues);
     const pages = await Promise.all(
-      this.#queues.map((queue) => queue.listDeadLetters(group, starts[queue.queue] as number, limit)),
+      this.#queues.map((queue) =>
+        queue.admin('listDeadLetters', group, starts[queue.queue] as number, limit),
+      ),
     );
     return mergeDeadLetterPages(pages, this.queues, limit);
   }
@@ -339,7 +342,9 @@ export class PartitionRouter implements BrokerService {
   }
 
   async fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]> {
-    const perQueue = await Promise.all(this.#queues.map((queue) => queue.fifoHeads(groupName, limit)));
+    const perQueue = await Promise.all(
+      this.#queues.map((queue) => queue.admin('fifoHeads', groupName, limit)),
+    );
     return mergeFifoHeads(perQueue, this.queues, limit);
   }
 
@@ -347,7 +352,9 @@ export class PartitionRouter implements BrokerService {
   async storedBytes(): Promise<number> {
     // An owner that does not answer counts as nothing until it does, as a queue between owners
     // does: the watermarks are a brake on growth, and its route changes when its lease does.
-    const perQueue = await Promise.all(this.#queues.map((queue) => queue.storedBytes().catch(() => 0)));
+    const perQueue = await Promise.all(
+      this.#queues.map((queue) => queue.admin('storedBytes').catch(() => 0)),
+    );
     return perQueue.reduce((sum, bytes) => sum + bytes, 0);
   }
 
@@ -382,6 +389,15 @@ export class PartitionRouter implements BrokerService {
   }
 
   // ─── Internals ────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * An admin write that sets a state, made in every queue on its owner, and again on a queue's
+   * next route when it met the queue between owners (`reroute-waits.ts`): each queue's answer, in
+   * queue order.
+   */
+  #onEveryOwner<K extends StateSettingAdminCall>(call: K, ...args: AdminCallArgs<K>) {
+    return this.#reroutes.onEveryOwner(this.queues, (routed) => routed.admin(call, ...args));
+  }
 
   #routedQueue(queue: number, parts: BrokerStore | RemoteQueueParts | undefined): RoutedQueue {
     if (parts === undefined) return new PendingQueue(queue);

@@ -8,6 +8,7 @@ import {
 } from '@ricochet/protocol';
 import {
   type BrokerEngine,
+  type DeadLetterPage,
   malformedReceiptHandle,
   type ReceiveBudget,
   type RedrivePacer,
@@ -347,7 +348,7 @@ export async function redriveOverQueues(
       if (listedHere.length > 0) queue.engine?.redriveNow(group, listedHere);
       if (elsewhere.length === 0) continue;
       queue
-        .redrive(group, {
+        .admin('redrive', group, {
           messageIds: elsewhere,
           ratePerSecond: options.ratePerSecond,
         })
@@ -370,7 +371,7 @@ async function redrivableIn(
   const found: QueuedRedrive[] = [];
   let cursor: number | null = 0;
   for (let page = 0; cursor !== null && page < MAX_REMOTE_PAGES; page++) {
-    const listed = await queue.listDeadLetters(group, cursor, REMOTE_PAGE);
+    const listed: DeadLetterPage = await queue.admin('listDeadLetters', group, cursor, REMOTE_PAGE);
     for (const message of listed.messages) {
       if (!wanted || wanted.has(message.messageId))
         found.push({ queue: queue.queue, engine: undefined, message });

@@ -59,7 +59,7 @@ describe('RerouteWaits', () => {
   it('answers an admin call with the last 503 of a queue that found no owner, once stopped', async () => {
     const { waits } = oneQueue();
     const calling = waits
-      .onOwner(0, (routed) => routed.putGroup('ledger', {}))
+      .onOwner(0, (routed) => routed.admin('putGroup', 'ledger', {}))
       .catch((error: unknown) => error);
     await new Promise((resolve) => setImmediate(resolve));
     waits.stop();

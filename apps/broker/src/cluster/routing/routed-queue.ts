@@ -1,25 +1,22 @@
-import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import {
+  type AdminCallName,
   BrokerError,
   type DeliveredMessage,
   type OutgoingMessage,
   type SendReceipt,
 } from '@ricochet/protocol';
-import type {
-  Awaitable,
-  BrokerEngine,
-  CreditPool,
-  DeadLetterPage,
-  FifoHeadView,
-  GroupView,
-  MessageView,
-  NamePage,
-  ReceiveRequest,
-  SettleFailure,
-  SettleItem,
-  SubscribeRequest,
-  TopicBacklog,
-  TopicView,
+import {
+  type AdminCallAnswer,
+  type AdminCallArgs,
+  type Awaitable,
+  answerBetweenOwners,
+  type BrokerEngine,
+  type CreditPool,
+  type QueueAdminCall,
+  type ReceiveRequest,
+  type SettleFailure,
+  type SettleItem,
+  type SubscribeRequest,
 } from '../../engine/index.js';
 import type { RemoteQueue } from '../peers/remote-queue.js';
 import type { CreditLending } from './credit-lending.js';
@@ -33,34 +30,18 @@ export type QueueSubscribeRequest = SubscribeRequest & {
   readonly lending: CreditLending;
 };
 
-/** The admin calls of a queue owned by another broker (`remote-admin.ts`): a local engine's, answered later. */
-export interface QueueAdmin {
-  putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }>;
-  describeTopic(name: string): Promise<TopicView | undefined>;
-  topicBacklog(topic: string): Promise<TopicBacklog | undefined>;
-  listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>>;
-  putGroup(name: string, input: GroupConfigInput): Promise<GroupView>;
-  describeGroup(name: string): Promise<GroupView | undefined>;
-  pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined>;
-  listGroups(afterName: string | undefined, limit: number): Promise<NamePage<GroupView>>;
-  describeMessage(messageId: string): Promise<MessageView | undefined>;
-  listDeadLetters(group: string, fromOffset: number, limit: number): Promise<DeadLetterPage>;
-  redrive(
-    group: string,
-    options: { messageIds?: readonly string[]; ratePerSecond?: number },
-  ): Promise<{ accepted: number }>;
-  fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]>;
-  /** Bytes the queue's store holds (`GET /v1/store`). */
-  storedBytes(): Promise<number>;
-}
-
 /**
  * One queue of a split store as the router reaches it: this broker's engine ({@link LocalQueue}),
  * or a queue another broker owns ({@link ForwardedQueue}). Offsets and receipt handles are the
  * queue's own; the router tags them. The calls are an engine's, answered now or later.
  */
-export interface RoutedQueue extends QueueAdmin {
+export interface RoutedQueue {
   readonly queue: number;
+  /**
+   * An admin call of this queue (`QUEUE_ADMIN_CALLS`): answered by the engine here, by the owner
+   * elsewhere, or as a queue between owners answers it.
+   */
+  readonly admin: QueueAdminCall;
   /** This broker's engine of the queue, or `undefined` when another broker owns it. */
   readonly engine: BrokerEngine | undefined;
   send(messages: readonly OutgoingMessage[]): Promise<SendReceipt[]>;
@@ -143,63 +124,34 @@ export class LocalQueue implements RoutedQueue {
     this.engine.drain();
     await this.engine.close();
   }
-  async putTopic(name: string, config: TopicConfig) {
-    return this.engine.putTopic(name, config);
-  }
-  async describeTopic(name: string) {
-    return this.engine.describeTopic(name);
-  }
-  async topicBacklog(topic: string) {
-    return this.engine.topicBacklog(topic);
-  }
-  async storedBytes() {
-    return this.engine.storedBytes();
-  }
-  async listTopics(afterName: string | undefined, limit: number) {
-    return this.engine.listTopics(afterName, limit);
-  }
-  async putGroup(name: string, input: GroupConfigInput) {
-    return this.engine.putGroup(name, input);
-  }
-  async describeGroup(name: string) {
-    return this.engine.describeGroup(name);
-  }
-  async pauseGroup(name: string, paused: boolean) {
-    return this.engine.pauseGroup(name, paused);
-  }
-  async listGroups(afterName: string | undefined, limit: number) {
-    return this.engine.listGroups(afterName, limit);
-  }
-  async describeMessage(messageId: string) {
-    return this.engine.describeMessage(messageId);
-  }
-  async listDeadLetters(group: string, fromOffset: number, limit: number) {
-    return this.engine.listDeadLetters(group, fromOffset, limit);
-  }
-  async redrive(group: string, options: { messageIds?: readonly string[]; ratePerSecond?: number }) {
-    return this.engine.redrive(group, options);
-  }
-  async fifoHeads(groupName: string, limit: number) {
-    return this.engine.fifoHeads(groupName, limit);
-  }
+  readonly admin: QueueAdminCall = async <K extends AdminCallName>(call: K, ...args: AdminCallArgs<K>) => {
+    const method = this.engine[call] as (
+      ...given: AdminCallArgs<K>
+    ) => AdminCallAnswer<K> | Promise<AdminCallAnswer<K>>;
+    return method.apply(this.engine, args);
+  };
 }
 
 /**
  * A queue another broker owns: its messaging over a session between brokers ({@link RemoteQueue}),
- * its admin calls over that broker's admin API ({@link QueueAdmin}). The router's subscription ids
- * for it are the owner's.
+ * its admin calls on the same session (`peer-admin.ts`), or over the owner's admin API when the
+ * owner predates them. The router's subscription ids for it are the owner's.
  */
 export class ForwardedQueue implements RoutedQueue {
   readonly queue: number;
   readonly engine = undefined;
+  readonly admin: QueueAdminCall;
   readonly #messaging: RemoteQueue;
-  readonly #admin: QueueAdmin;
   readonly #onError: (error: unknown, context: string) => void;
 
-  constructor(messaging: RemoteQueue, admin: QueueAdmin, onError: (error: unknown, context: string) => void) {
+  constructor(
+    messaging: RemoteQueue,
+    admin: QueueAdminCall,
+    onError: (error: unknown, context: string) => void,
+  ) {
     this.queue = messaging.queue;
     this.#messaging = messaging;
-    this.#admin = admin;
+    this.admin = admin;
     this.#onError = onError;
   }
 
@@ -249,45 +201,6 @@ export class ForwardedQueue implements RoutedQueue {
   close() {
     return this.#messaging.close();
   }
-  putTopic(name: string, config: TopicConfig) {
-    return this.#admin.putTopic(name, config);
-  }
-  describeTopic(name: string) {
-    return this.#admin.describeTopic(name);
-  }
-  topicBacklog(topic: string) {
-    return this.#admin.topicBacklog(topic);
-  }
-  storedBytes() {
-    return this.#admin.storedBytes();
-  }
-  listTopics(afterName: string | undefined, limit: number) {
-    return this.#admin.listTopics(afterName, limit);
-  }
-  putGroup(name: string, input: GroupConfigInput) {
-    return this.#admin.putGroup(name, input);
-  }
-  describeGroup(name: string) {
-    return this.#admin.describeGroup(name);
-  }
-  pauseGroup(name: string, paused: boolean) {
-    return this.#admin.pauseGroup(name, paused);
-  }
-  listGroups(afterName: string | undefined, limit: number) {
-    return this.#admin.listGroups(afterName, limit);
-  }
-  describeMessage(messageId: string) {
-    return this.#admin.describeMessage(messageId);
-  }
-  listDeadLetters(group: string, fromOffset: number, limit: number) {
-    return this.#admin.listDeadLetters(group, fromOffset, limit);
-  }
-  redrive(group: string, options: { messageIds?: readonly string[]; ratePerSecond?: number }) {
-    return this.#admin.redrive(group, options);
-  }
-  fifoHeads(groupName: string, limit: number) {
-    return this.#admin.fifoHeads(groupName, limit);
-  }
 }
 
 /**
@@ -302,6 +215,15 @@ export class PendingQueue implements RoutedQueue {
   constructor(queue: number) {
     this.queue = queue;
   }
+
+  /** A read finds the queue empty; a write is refused with `503` (`QUEUE_ADMIN_CALLS`). */
+  readonly admin: QueueAdminCall = (call, ..._args) => {
+    try {
+      return Promise.resolve(answerBetweenOwners(this.queue, call));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
 
   async send(): Promise<SendReceipt[]> {
     throw this.#unavailable();
@@ -336,47 +258,6 @@ export class PendingQueue implements RoutedQueue {
     return false;
   }
   async close() {}
-  async putTopic(): Promise<{ name: string; config: TopicConfig }> {
-    throw this.#unavailable();
-  }
-  async describeTopic() {
-    return undefined;
-  }
-  async topicBacklog() {
-    return undefined;
-  }
-  /** Unknown while nobody owns the queue: counted as nothing. */
-  async storedBytes() {
-    return 0;
-  }
-  async listTopics() {
-    return { items: [], lastName: null };
-  }
-  async putGroup(): Promise<GroupView> {
-    throw this.#unavailable();
-  }
-  async describeGroup() {
-    return undefined;
-  }
-  async pauseGroup(): Promise<GroupView | undefined> {
-    throw this.#unavailable();
-  }
-  async listGroups() {
-    return { items: [], lastName: null };
-  }
-  async describeMessage() {
-    return undefined;
-  }
-  async listDeadLetters(): Promise<DeadLetterPage> {
-    return { messages: [], cursor: null };
-  }
-  async redrive(): Promise<{ accepted: number }> {
-    throw this.#unavailable();
-  }
-  async fifoHeads() {
-    return [];
-  }
-
   #unavailable(): BrokerError {
     return BrokerError.of('BROKER_UNAVAILABLE', `queue ${this.queue} is between owners; try again`, {
       queue: this.queue,

@@ -43,7 +43,8 @@ function queue(groups: readonly GroupView[], owned: boolean, told: [string, Outc
     engine: owned
       ? { countedElsewhere: (name: string, counts: OutcomeCounts) => told.push([name, counts]) }
       : undefined,
-    listGroups: async () => ({ items: groups, lastName: null }),
+    // The only admin call a round makes is listGroups.
+    admin: async () => ({ items: groups, lastName: null }),
   } as unknown as RoutedQueue;
 }
 
@@ -68,7 +69,7 @@ describe('StormCounts', () => {
     const told: [string, OutcomeCounts][] = [];
     const silent = {
       engine: undefined,
-      listGroups: () => Promise.reject(new Error('unreachable')),
+      admin: () => Promise.reject(new Error('unreachable')),
     } as unknown as RoutedQueue;
     const counts = new StormCounts({
       queues: () => [queue([view('billing', { successes: 0, failures: 1 })], true, told), silent],
@@ -81,7 +82,7 @@ describe('StormCounts', () => {
     let asked = 0;
     const remote = {
       engine: undefined,
-      listGroups: async () => {
+      admin: async () => {
         asked++;
         return { items: [], lastName: null };
       },

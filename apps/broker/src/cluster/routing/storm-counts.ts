@@ -100,7 +100,7 @@ async function listEvery(queue: RoutedQueue): Promise<GroupView[]> {
   const groups: GroupView[] = [];
   let after: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const listed = await queue.listGroups(after, GROUPS_PER_PAGE);
+    const listed = await queue.admin('listGroups', after, GROUPS_PER_PAGE);
     groups.push(...listed.items);
     if (listed.lastName === null) break;
     after = listed.lastName;
