@@ -40,7 +40,7 @@ export type {
   AdminCallAnswer,
   AdminCallArgs,
   QueueAdminCall,
-  StateSettingAdminCall,
+  RepeatableAdminCall,
 } from './queue-admin-calls.js';
 export { answerAdminCall, answerBetweenOwners, QUEUE_ADMIN_CALLS } from './queue-admin-calls.js';
 export type { TimerHandle, TimerService } from './timers/timer-service.js';

@@ -23,7 +23,10 @@ export type QueueAdminCall = <K extends AdminCallName>(
  */
 type AdminCallRow<K extends AdminCallName> =
   | {
-      /** A read: nothing changes on the owner, so it may always be asked again. */
+      /**
+       * A read: nothing changes on the owner, so it is asked again on the queue's next route when
+       * its owner went away mid-call, and a listing during a queue move answers instead of failing.
+       */
       readonly kind: 'read';
       /**
        * What the queue answers while it is between owners: nothing is known of it, so it counts
@@ -74,9 +77,16 @@ export const QUEUE_ADMIN_CALLS = {
   storedBytes: { kind: 'read', betweenOwners: () => 0 },
 } as const satisfies { readonly [K in AdminCallName]: AdminCallRow<K> };
 
-/** The admin writes that set a state, made again on a queue's next route (`RerouteWaits.onEveryOwner`). */
-export type StateSettingAdminCall = {
-  [K in AdminCallName]: (typeof QUEUE_ADMIN_CALLS)[K] extends { readonly madeAgain: true } ? K : never;
+/**
+ * The admin calls made again on a queue's next route when they met the queue between owners or its
+ * owner went away mid-call (`RerouteWaits.onEveryOwner`): every read, and the writes that set a state.
+ */
+export type RepeatableAdminCall = {
+  [K in AdminCallName]: (typeof QUEUE_ADMIN_CALLS)[K] extends
+    | { readonly kind: 'read' }
+    | { readonly madeAgain: true }
+    ? K
+    : never;
 }[AdminCallName];
 
 /**

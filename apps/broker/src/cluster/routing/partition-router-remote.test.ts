@@ -1,47 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { BrokerError, type DeliveredMessage } from '@ricochet/protocol';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startTestBroker } from '../../broker.test-support.js';
-import { resolveBrokerConfig } from '../../config.js';
+import type { DeliveredMessage } from '@ricochet/protocol';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrokerEngine } from '../../engine/index.js';
-import { openLmdbStore } from '../../store/lmdb-store.js';
-import { peerAdminCalls } from '../peers/peer-admin.js';
-import { PeerConnection } from '../peers/peer-connection.js';
-import { RemoteQueue } from '../peers/remote-queue.js';
 import { CreditLending } from './credit-lending.js';
-import { PartitionRouter } from './partition-router.js';
 import { queueOf } from './queue-addressing.js';
-import { ADMIN_REROUTES, SEND_REROUTES } from './reroute-waits.js';
-
-const REROUTE_WAIT_MS = SEND_REROUTES.waitMs;
+import { ids, QUEUES, type RemoteRouter, remoteRouterFixture } from './remote-router.test-support.js';
 
 /**
- * A router over two queues, queue 0 its own and queue 1 another broker's (the owner, whose only
- * queue it is), reached over a real session between brokers and the owner's admin API.
+ * A router over two queues, queue 0 its own and queue 1 another broker's
+ * (`remote-router.test-support.ts`): every call of the service reaches both, over a real session
+ * between brokers. What happens while queue 1 moves is `partition-router-reroutes.test.ts`.
  */
-const PEER_TOKEN = 'peer-token-for-tests';
-const QUEUES = 2;
-
-let dir: string;
-let owner: Awaited<ReturnType<typeof startTestBroker>>;
-let connection: PeerConnection;
-let router: PartitionRouter;
-
-const body = new Uint8Array([1]);
-/** Ids that go to queue 0 and to queue 1, alternately. */
-const ids = (count: number) => {
-  const inQueue: [string[], string[]] = [[], []];
-  for (let i = 0; inQueue[0].length + inQueue[1].length < count && i < 10_000; i++) {
-    const id = `m-${i}`;
-    const found = inQueue[queueOf({ messageId: id }, QUEUES) as 0 | 1];
-    if (found.length < Math.ceil(count / 2)) found.push(id);
-  }
-  return [...inQueue[0], ...inQueue[1]].slice(0, count);
-};
-const send = (messageIds: readonly string[]) =>
-  router.send(messageIds.map((messageId) => ({ messageId, topic: 'orders', body, bornAt: 1 })));
+const remote = remoteRouterFixture();
+const { routeQueue1ToOwnerAgain, send } = remote;
+let owner: RemoteRouter['owner'];
+let router: RemoteRouter['router'];
+beforeEach(() => {
+  ({ owner, router } = remote.current());
+});
 
 /** worker-1's receive of up to `maxMessages` from `billing`'s `orders`, leased 10 s, not waiting. */
 const receiveOf = (maxMessages: number) => ({
@@ -56,53 +31,6 @@ const receiveOf = (maxMessages: number) => ({
 async function ownerGroupStats(): Promise<Record<string, number>> {
   const response = await fetch(`http://127.0.0.1:${owner.address?.port}/v1/groups/billing`);
   return ((await response.json()) as { stats: Record<string, number> }).stats;
-}
-
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ricochet-router-remote-'));
-  owner = await startTestBroker({}, { peerToken: PEER_TOKEN });
-  connection = await PeerConnection.open({
-    url: owner.url,
-    token: PEER_TOKEN,
-    queue: 0,
-    clientId: 'peer:router',
-    maxFrameBytes: 8 * 1024 * 1024,
-  });
-  router = new PartitionRouter(
-    [
-      openLmdbStore({ path: join(dir, 'q0'), flushPolicy: 'commit' }),
-      {
-        messaging: new RemoteQueue(1, connection),
-        admin: peerAdminCalls(connection),
-      },
-    ],
-    { config: resolveBrokerConfig({ dataDir: dir }) },
-  );
-  router.start();
-  await router.putGroup('billing', { startFrom: 'earliest', retryPolicy: { type: 'fixed', delayMs: 20 } });
-});
-
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await router.close();
-  await connection.close();
-  await owner.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** Route queue 1 to its owner again, over a new session, as a broker does once it finds the owner. */
-async function routeQueue1ToOwnerAgain(): Promise<void> {
-  const again = await PeerConnection.open({
-    url: owner.url,
-    token: PEER_TOKEN,
-    queue: 0,
-    clientId: 'peer:router',
-    maxFrameBytes: 8 * 1024 * 1024,
-  });
-  await router.replaceQueue(1, {
-    messaging: new RemoteQueue(1, again),
-    admin: peerAdminCalls(again),
-  });
 }
 
 /** A push subscription of worker-1 to `billing` through the router, and what it was delivered. */
@@ -127,80 +55,6 @@ async function subscribe(maxCachedMessages: number) {
 }
 
 describe('PartitionRouter with a queue another broker owns', () => {
-  it('holds a send that meets a queue between owners until the queue has its next owner, and sends it there', async () => {
-    const [id] = ids(6).filter((candidate) => queueOf({ messageId: candidate }, QUEUES) === 1);
-    await router.replaceQueue(1, undefined);
-    const startedAt = performance.now();
-    const sending = send([id as string]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await routeQueue1ToOwnerAgain();
-    expect(await sending).toEqual([expect.objectContaining({ ok: true, messageId: id })]);
-    expect(performance.now() - startedAt).toBeLessThan(REROUTE_WAIT_MS);
-  });
-
-  it('holds the admin writes that meet a queue between owners until it has its next owner, and makes them there', async () => {
-    await router.replaceQueue(1, undefined);
-    const startedAt = performance.now();
-    const writes = Promise.all([
-      router.putTopic('audit', { type: 'fifo' }),
-      router.putGroup('ledger', { maxRetries: 2 }),
-      router.pauseGroup('billing', true),
-    ]);
-    // Each write has met the queue between owners (503) and waits: the rejections are settled
-    // in microtasks, which all run before the next turn of the event loop.
-    await new Promise((resolve) => setImmediate(resolve));
-    await routeQueue1ToOwnerAgain();
-    const [topic, group, paused] = await writes;
-    // Woken by the new route, not by the end of the wait.
-    expect(performance.now() - startedAt).toBeLessThan(ADMIN_REROUTES.budgetMs);
-    expect(topic).toMatchObject({ name: 'audit', config: { type: 'fifo' } });
-    expect(group).toMatchObject({ name: 'ledger', config: { maxRetries: 2 } });
-    expect(paused).toMatchObject({ name: 'billing', pause: { manuallyPaused: true } });
-    // Made on the owner of queue 1 too, not only on this router's own queue.
-    const ownerAdmin = `http://127.0.0.1:${owner.address?.port}`;
-    expect(await (await fetch(`${ownerAdmin}/v1/groups/ledger`)).json()).toMatchObject({
-      config: { maxRetries: 2 },
-    });
-    expect(await (await fetch(`${ownerAdmin}/v1/topics/audit`)).json()).toMatchObject({
-      config: { type: 'fifo' },
-    });
-    expect(await (await fetch(`${ownerAdmin}/v1/groups/billing`)).json()).toMatchObject({
-      pause: { manuallyPaused: true },
-    });
-  });
-
-  it('answers an admin write 503 BROKER_UNAVAILABLE, its catalogue code, when the waits end without an owner', async () => {
-    await router.replaceQueue(1, undefined);
-    const writing = router.putGroup('ledger', { maxRetries: 2 }).catch((error: unknown) => error);
-    // The write met queue 1 between owners and waits (see above); draining ends the wait as its
-    // bound would (`ADMIN_REROUTES`, 5 s: its budget is tested in `reroute-waits.test.ts`).
-    await new Promise((resolve) => setImmediate(resolve));
-    const drainedAt = performance.now();
-    router.drain();
-    const failure = await writing;
-    expect(failure).toBeInstanceOf(BrokerError);
-    expect(failure).toMatchObject({ code: 503, errorName: 'BROKER_UNAVAILABLE', details: { queue: 1 } });
-    expect(performance.now() - drainedAt).toBeLessThan(ADMIN_REROUTES.waitMs / 2);
-  });
-
-  it('answers 503 once a queue between owners found none within the wait, and at once when the router drains', async () => {
-    const [first, second] = ids(6).filter((candidate) => queueOf({ messageId: candidate }, QUEUES) === 1);
-    await router.replaceQueue(1, undefined);
-    const startedAt = performance.now();
-    expect(await send([first as string])).toEqual([
-      { ok: false, messageId: first, error: expect.objectContaining({ code: 503 }) },
-    ]);
-    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(REROUTE_WAIT_MS - 2);
-    const sending = send([second as string]);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const drainedAt = performance.now();
-    router.drain();
-    expect(await sending).toEqual([
-      { ok: false, messageId: second, error: expect.objectContaining({ code: 503 }) },
-    ]);
-    expect(performance.now() - drainedAt).toBeLessThan(REROUTE_WAIT_MS / 2);
-  });
-
   it('sends to both, leases from both within maxMessages, and settles each handle where it was leased', async () => {
     const messageIds = ids(6);
     const receipts = await send(messageIds);

@@ -1,6 +1,7 @@
 import type { GroupConfigInput, TopicConfig } from '@ricochet/core';
 import type { DeliveredMessage, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
 import {
+  type AdminCallAnswer,
   type AdminCallArgs,
   BrokerEngine,
   type BrokerEngineOptions,
@@ -16,12 +17,12 @@ import {
   type NamePage,
   type QueueAdminCall,
   RedrivePacer,
+  type RepeatableAdminCall,
   type RetentionPassReport,
   type ServiceReceiveRequest,
   type ServiceSubscribeRequest,
   type SettleFailure,
   type SettleItem,
-  type StateSettingAdminCall,
   type StoreWatermarks,
   systemTimers,
   type TopicBacklog,
@@ -68,8 +69,10 @@ export interface RemoteQueueParts {
  *   receive leases from the queues in turn, and a waiting receive waits on all of them with one
  *   shared budget, so it never leases more than asked.
  * - Receipt handles and offsets name their queue (`queue-addressing.ts`).
- * - Topic and group configs are written to every queue, on its owner, waiting for a queue between
- *   owners as a send does (`reroute-waits.ts`); admin reads join the queues' answers (`merged-views.ts`).
+ * - Admin calls are made in every queue on its owner (`QUEUE_ADMIN_CALLS`): topic and group
+ *   configs written, waiting for a queue between owners as a send does, and reads asked again on
+ *   a queue's next route when its owner went away mid-call (`reroute-waits.ts`); the reads' answers
+ *   are joined (`merged-views.ts`).
  * - The engines share one set of metrics, one pair of disk watermarks over every queue's store,
  *   and R4's backlog summed over the queues.
  *
@@ -262,53 +265,46 @@ export class PartitionRouter implements BrokerService {
   // ─── Admin ────────────────────────────────────────────────────────────────────────────────
 
   async putTopic(name: string, config: TopicConfig): Promise<{ name: string; config: TopicConfig }> {
-    const [first] = await this.#onEveryOwner('putTopic', name, config);
+    const [first] = await this.#onEveryOwner('putTopic', () => [name, config]);
     return first as { name: string; config: TopicConfig };
   }
 
   async describeTopic(name: string): Promise<TopicView | undefined> {
-    return mergeTopicViews(
-      await Promise.all(this.#queues.map((queue) => queue.admin('describeTopic', name))),
-    );
+    return mergeTopicViews(await this.#onEveryOwner('describeTopic', () => [name]));
   }
 
   async topicBacklog(topic: string): Promise<TopicBacklog | undefined> {
-    return mergeTopicBacklogs(
-      topic,
-      await Promise.all(this.#queues.map((queue) => queue.admin('topicBacklog', topic))),
-    );
+    return mergeTopicBacklogs(topic, await this.#onEveryOwner('topicBacklog', () => [topic]));
   }
 
   /** A page of names over every queue (a topic a send created exists in the queues it reached). */
   async listTopics(afterName: string | undefined, limit: number): Promise<NamePage<TopicView>> {
-    const pages = await Promise.all(this.#queues.map((queue) => queue.admin('listTopics', afterName, limit)));
+    const pages = await this.#onEveryOwner('listTopics', () => [afterName, limit]);
     return mergeNamePages(pages, limit, mergeTopicViews);
   }
 
   async putGroup(name: string, input: GroupConfigInput): Promise<GroupView> {
-    const views = await this.#onEveryOwner('putGroup', name, input);
+    const views = await this.#onEveryOwner('putGroup', () => [name, input]);
     return mergeGroupViews(views) as GroupView;
   }
 
   /** Every queue pauses or resumes its share of the group (DESIGN.md §11). */
   async pauseGroup(name: string, paused: boolean): Promise<GroupView | undefined> {
-    const views = await this.#onEveryOwner('pauseGroup', name, paused);
+    const views = await this.#onEveryOwner('pauseGroup', () => [name, paused]);
     return mergeGroupViews(views);
   }
 
   async describeGroup(name: string): Promise<GroupView | undefined> {
-    return mergeGroupViews(
-      await Promise.all(this.#queues.map((queue) => queue.admin('describeGroup', name))),
-    );
+    return mergeGroupViews(await this.#onEveryOwner('describeGroup', () => [name]));
   }
 
   async listGroups(afterName: string | undefined, limit: number): Promise<NamePage<GroupView>> {
-    const pages = await Promise.all(this.#queues.map((queue) => queue.admin('listGroups', afterName, limit)));
+    const pages = await this.#onEveryOwner('listGroups', () => [afterName, limit]);
     return mergeNamePages(pages, limit, mergeGroupViews);
   }
 
   async describeMessage(messageId: string): Promise<MessageView | undefined> {
-    const views = await Promise.all(this.#queues.map((queue) => queue.admin('describeMessage', messageId)));
+    const views = await this.#onEveryOwner('describeMessage', () => [messageId]);
     const queue = views.findIndex((view) => view !== undefined);
     const view = views[queue];
     return view === undefined ? undefined : messageViewOfQueue(view, queue, this.queues);
@@ -316,11 +312,11 @@ export class PartitionRouter implements BrokerService {
 
   async listDeadLetters(group: string, fromOffset: number, limit: number): Promise<DeadLetterPage> {
     const starts = deadLetterStarts(fromOffset, this.queues);
-    const pages = await Promise.all(
-      this.#queues.map((queue) =>
-        queue.admin('listDeadLetters', group, starts[queue.queue] as number, limit),
-      ),
-    );
+    const pages = await this.#onEveryOwner('listDeadLetters', (queue) => [
+      group,
+      starts[queue] as number,
+      limit,
+    ]);
     return mergeDeadLetterPages(pages, this.queues, limit);
   }
 
@@ -342,9 +338,7 @@ export class PartitionRouter implements BrokerService {
   }
 
   async fifoHeads(groupName: string, limit: number): Promise<FifoHeadView[]> {
-    const perQueue = await Promise.all(
-      this.#queues.map((queue) => queue.admin('fifoHeads', groupName, limit)),
-    );
+    const perQueue = await this.#onEveryOwner('fifoHeads', () => [groupName, limit]);
     return mergeFifoHeads(perQueue, this.queues, limit);
   }
 
@@ -391,12 +385,16 @@ export class PartitionRouter implements BrokerService {
   // ─── Internals ────────────────────────────────────────────────────────────────────────────
 
   /**
-   * An admin write that sets a state, made in every queue on its owner, and again on a queue's
-   * next route when it met the queue between owners (`reroute-waits.ts`): each queue's answer, in
-   * queue order.
+   * An admin call made in every queue on its owner, with `argsOf(queue)`: a read, or a write that
+   * sets a state. Made again on a queue's next route when it met the queue between owners or its
+   * owner went away mid-call (`reroute-waits.ts`), so a write right after brokers start and a
+   * listing during a queue move answer instead of failing `503`. Each queue's answer, in queue order.
    */
-  #onEveryOwner<K extends StateSettingAdminCall>(call: K, ...args: AdminCallArgs<K>) {
-    return this.#reroutes.onEveryOwner(this.queues, (routed) => routed.admin(call, ...args));
+  #onEveryOwner<K extends RepeatableAdminCall>(
+    call: K,
+    argsOf: (queue: number) => AdminCallArgs<K>,
+  ): Promise<AdminCallAnswer<K>[]> {
+    return this.#reroutes.onEveryOwner(this.queues, (routed) => routed.admin(call, ...argsOf(routed.queue)));
   }
 
   #routedQueue(queue: number, parts: BrokerStore | RemoteQueueParts | undefined): RoutedQueue {

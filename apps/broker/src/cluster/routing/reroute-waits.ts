@@ -26,11 +26,12 @@ export interface RerouteBound {
 export const SEND_REROUTES: RerouteBound = Object.freeze({ maxReroutes: 3, waitMs: 1_000, budgetMs: 3_000 });
 
 /**
- * An admin write's: up to 5 s in all, however often the queue is routed anew meanwhile (a bound
- * on the count too, 8). Longer than a send's: an operator's write is not retried by a producer,
- * and a handover right after brokers start, while they are still busy starting, was measured
- * past a send's 1 s; shorter than an admin client's timeout (the CLI's 10 s) and than a
- * forwarding broker's wait for an owner's answer (`RemoteAdmin`, 10 s).
+ * An admin call's (a write, or a read whose owner went away mid-call): up to 5 s in all, however
+ * often the queue is routed anew meanwhile (a bound on the count too, 8). Longer than a send's:
+ * an operator's request is not retried by a producer, and a handover right after brokers start,
+ * while they are still busy starting, was measured past a send's 1 s; shorter than an admin
+ * client's timeout (the CLI's 10 s) and than a forwarding broker's wait for an owner's answer
+ * (`ADMIN_CALL_TIMEOUT_MS`, 10 s).
  */
 export const ADMIN_REROUTES: RerouteBound = Object.freeze({ maxReroutes: 8, waitMs: 5_000, budgetMs: 5_000 });
 
@@ -50,7 +51,7 @@ export function isBetweenOwners(error: unknown): boolean {
 
 /**
  * The requests of a `PartitionRouter` that met a queue between owners, waiting for the queue's
- * next route: {@link onEachRoute} makes a request again on each next route (sends, admin writes
+ * next route: {@link onEachRoute} makes a request again on each next route (sends, admin calls
  * through {@link onOwner}), {@link rerouted} wakes the waits of one queue, {@link stop} all of
  * them for good (draining).
  */
@@ -89,8 +90,9 @@ export class RerouteWaits {
   };
 
   /**
-   * An admin call of queue `queue` (a topic or group write), made on its owner: on the queue's
-   * next route when it is between owners, as a send is ({@link onEachRoute}), within
+   * An admin call of queue `queue` (a topic or group write, or a read), made on its owner: on the
+   * queue's next route when it met the queue between owners or its owner went away mid-call, as a
+   * send is ({@link onEachRoute}), within
    * {@link ADMIN_REROUTES}. Resolves with the call's answer; rejects with its error, the last
    * `503` once the waits are spent.
    */
@@ -116,9 +118,10 @@ export class RerouteWaits {
   }
 
   /**
-   * An admin write made in each of `queues` queues, on each queue's owner ({@link onOwner}): a
-   * write right after brokers start or leave waits for the queues it meets between owners
-   * instead of being answered `503`. Resolves with each queue's answer, in queue order.
+   * An admin call made in each of `queues` queues, on each queue's owner ({@link onOwner}): a
+   * write right after brokers start or leave waits for the queues it meets between owners, and a
+   * read whose owner went away mid-call asks the queue's next route, instead of being answered
+   * `503`. Resolves with each queue's answer, in queue order.
    */
   onEveryOwner<T>(queues: number, call: (routed: RoutedQueue) => Promise<T>): Promise<T[]> {
     return Promise.all(Array.from({ length: queues }, (_, queue) => this.onOwner(queue, call)));
