@@ -72,14 +72,9 @@ export class Session {
   /** What requests reach: the broker's service, or one queue's for a session between brokers. */
   #engine: MessagingService;
   /**
-   * A session between brokers (`hello.queue`, `peer-access.ts`): trusted with everything, free of
-   * the per-connection caps (it carries many clients' requests, each capped where it connected),
-   * and it may act `onBehalfOf` a client.
-   */
-  #peer = false;
-  /**
-   * A session between brokers' queue, for the admin calls the forwarding broker makes on it
-   * (`adminCall`); `undefined` on a client's session, which may not make them.
+   * The queue's service of a session between brokers (`hello.queue`, `peer-access.ts`), for the
+   * admin calls the forwarding broker makes on it (`adminCall`); `undefined` on a client's
+   * session, which may not make them.
    */
   #peerAdmin: AdminService | undefined;
   /** Forget this session among its queue's (`PeerSessions`). */
@@ -160,6 +155,15 @@ export class Session {
     this.#onClose();
   }
 
+  /**
+   * A session between brokers: trusted with everything, free of the per-connection caps (it
+   * carries many clients' requests, each capped where it connected), and it may act `onBehalfOf`
+   * a client.
+   */
+  get #peer(): boolean {
+    return this.#peerAdmin !== undefined;
+  }
+
   #onUnreadable(message: string): void {
     if (this.#phase === 'closed') return;
     this.#logInvalidFrameOnce(message);
@@ -205,7 +209,6 @@ export class Session {
     const { hello, peer } = verdict;
     if (peer !== undefined) {
       this.#engine = peer.service;
-      this.#peer = true;
       this.#peerAdmin = peer.service;
       this.#untrackPeer = this.#options.peers?.sessions?.track(peer.queue, () =>
         this.close(CLOSE_CODES.tryAgainLater, `queue ${peer.queue} changed hands`),
