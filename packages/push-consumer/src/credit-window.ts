@@ -68,6 +68,11 @@ export class CreditWindow {
     return this.#size;
   }
 
+  /** Credit granted to the current subscription that its broker has not spent on a `deliver` yet. */
+  get unspent(): number {
+    return Math.max(0, this.#granted - this.#received);
+  }
+
   /**
    * The largest window is now `max` (at least 1): the consumer's `maxCachedMessages` was split
    * over another number of subscriptions (one per queue owner). A smaller window is kept by

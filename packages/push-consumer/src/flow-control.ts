@@ -43,6 +43,8 @@ export class FlowControl {
   readonly #window: CreditWindow;
   /** The current subscription borrows from {@link FlowControlOptions.loans} instead of keeping its window. */
   #borrowing = false;
+  /** A subscription was asked for and has not ended: its broker may hold the window's credit. */
+  #open = false;
 
   constructor(options: FlowControlOptions) {
     this.#options = options;
@@ -59,6 +61,16 @@ export class FlowControl {
   }
 
   /**
+   * Credit of a subscription that keeps its window, granted and not yet spent on a delivery: its
+   * broker may deliver that many more without asking. The pool counts it as out
+   * ({@link CreditLoans}), so that a window and the pool's loans never both bring a message for
+   * the same room (a consumer moving onto its owners keeps its window until it has moved).
+   */
+  get unspentCredit(): number {
+    return this.#open && !this.#borrowing ? this.#window.unspent : 0;
+  }
+
+  /**
    * A `subscribe` is sent: returns its `maxCachedMessages`, the new subscription's initial credit.
    * With `borrow` (an owned-scope subscription on a session granted `creditLending`), it is a
    * first loan out of the consumer's pool, as large as the window would be.
@@ -66,6 +78,7 @@ export class FlowControl {
   subscribing(borrow = false): number {
     const loans = this.#options.loans;
     const size = this.#window.open();
+    this.#open = true;
     this.#borrowing = borrow && loans !== undefined;
     if (loans === undefined) return size;
     if (!this.#borrowing) {
@@ -77,6 +90,7 @@ export class FlowControl {
 
   /** The subscription is gone (its session ended, or the link retired): what it borrowed is the pool's again. */
   ended(): void {
+    this.#open = false;
     this.#borrowing = false;
     this.#options.loans?.forget(this);
   }
@@ -125,16 +139,18 @@ export class FlowControl {
     if (subscription !== undefined) {
       for (const result of results) if (result.creditTo === subscription) settled += 1;
     }
+    // A window tops itself up first: the pool counts what it grants as out (`unspentCredit`), so
+    // the same result does not also become a loan to another subscription.
+    if (!this.#borrowing && subscription !== undefined && settled > 0) {
+      this.#grant(subscription, this.#window.settled(settled, this.#options.startableCount()));
+    }
     // The pool counts every delivery the consumer holds, an earlier subscription's too (one made
     // before the owners were known, or before this one moved onto its broker's queues): every
     // result frees it, and every result may make room for a retry that waits at an owner (P3).
     // Counting only the live subscription's results left a retry waiting for good once the pool
     // was over-committed by an earlier subscription's deliveries, whose results then lent nothing.
+    // Borrowed credit goes back to the pool this way, which lends it where it is wanted.
     if (results.length > 0) this.#options.loans?.settled(results.length, this.#options.startableCount());
-    // Borrowed credit goes back to the pool, which lends it where it is wanted.
-    if (this.#borrowing) return;
-    if (subscription === undefined || settled === 0) return;
-    this.#grant(subscription, this.#window.settled(settled, this.#options.startableCount()));
   }
 
   /** The listeners ran out of work: perhaps the window is what they wait for. */

@@ -58,18 +58,34 @@ describe('a push consumer lending its credit to the queue owners', () => {
     const ownerSubscription = owner.subscriptions[0]?.subscriptionId ?? -1;
     const homeSubscription = home.subscriptions[1]?.subscriptionId ?? -1;
 
-    // The owner has messages and no credit: nothing is free to lend, so nothing is lent yet.
+    // The owner's first loan came while the own subscription still spanned every queue with a
+    // window of its own: home held that credit (4, unspent, it had nothing to deliver), and the
+    // pool counted it as out. Lending the owner credit too would have let a message in for room
+    // the window already promised. Home's owned-scope subscription, once moved, holds credit.
+    expect(ownerLoan).toBe(0);
+    expect(homeLoan).toBeGreaterThan(0);
+
+    // The owner has more messages than credit: it is lent what the pool has free, and no more.
+    const free = 4 - ownerLoan - homeLoan;
     owner.sessions[0]?.send({
       type: 'creditWanted',
       subscriptionId: ownerSubscription,
       ready: 10,
       late: true,
     });
+    await until(() => creditsTo(owner, ownerSubscription) >= free);
+    // It still has messages, and asks for them: nothing is free now, so nothing more is lent.
+    owner.sessions[0]?.send({
+      type: 'creditWanted',
+      subscriptionId: ownerSubscription,
+      ready: 10 - free,
+      late: true,
+    });
     await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(creditsTo(owner, ownerSubscription)).toBe(0);
+    expect(creditsTo(owner, ownerSubscription)).toBe(free);
     // Home has nothing to deliver and gives its loan back: the owner, which asked, is lent it.
     home.sessions[0]?.send({ type: 'creditReturned', subscriptionId: homeSubscription, credits: homeLoan });
-    await until(() => creditsTo(owner, ownerSubscription) > 0);
+    await until(() => creditsTo(owner, ownerSubscription) > free);
     expect(creditsTo(owner, ownerSubscription)).toBe(4 - ownerLoan);
     // Home asks again: the pool is spent, so it waits.
     home.sessions[0]?.send({ type: 'creditWanted', subscriptionId: homeSubscription, ready: 5, late: false });

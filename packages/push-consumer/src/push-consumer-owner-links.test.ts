@@ -107,6 +107,39 @@ describe('a push consumer taking deliveries from the queue owners', () => {
     expect(owned).toMatchObject({ scope: 'owned' });
   });
 
+  it('processes what its own subscription delivered before the broker answered the unsubscribe of its move, and releases what comes later', async () => {
+    const { home, tellMap } = await grantingBrokers();
+    const { processed, listener } = acking();
+    const written = home.lease(FakeBroker.deliveredMessage({ messageId: 'c'.repeat(32) }));
+    const stray = home.lease(FakeBroker.deliveredMessage({ messageId: 'd'.repeat(32) }));
+    // The home broker writes a delivery of the subscription over every queue right before it
+    // answers the unsubscribe that moves it onto its own queues (it was on its way)…
+    let moved = false;
+    home.on('unsubscribe', (frame, session) => {
+      // Only the move's: the consumer also unsubscribes the stray's subscription once more.
+      if (moved) return session.send({ type: 'ok', id: frame.id });
+      moved = true;
+      session.send({ type: 'deliver', subscriptionId: frame.subscriptionId, messages: [written] });
+      session.send({ type: 'ok', id: frame.id });
+      // …and, once that one is acknowledged, one more for the subscription it ended.
+      home.on('ack', (ack, ackSession) => {
+        ackSession.send({ type: 'settled', id: ack.id, failures: [] });
+        ackSession.send({ type: 'deliver', subscriptionId: frame.subscriptionId, messages: [stray] });
+      });
+    });
+    const consumer = createConsumer(home.endpoint, { listener, maxCachedMessages: 8 });
+    const told = tellMap();
+    await consumer.start();
+    await told;
+    const [ack] = await home.waitForFrames('ack');
+    const [release] = await home.waitForFrames('release');
+    // Its handle lived on the open session: processed and acknowledged, not handed back.
+    expect(ack?.receiptHandles).toEqual([written.receiptHandle]);
+    // Past the answer the subscription is gone: a stray, handed back at once, never processed.
+    expect(release?.receiptHandles).toEqual([stray.receiptHandle]);
+    expect(processed).toEqual([written.messageId]);
+  });
+
   it('retires the session with an owner the map no longer names, and takes every queue on its own subscription again when an owner has no endpoint', async () => {
     const { home, owner, tellMap } = await grantingBrokers();
     const { listener } = acking();

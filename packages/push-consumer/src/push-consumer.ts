@@ -100,6 +100,11 @@ export class PushConsumer {
   readonly #strays = new Set<string>();
   /** With `routeToOwners`: a session and an owned-scope subscription per other queue owner. */
   readonly #owners: OwnerLinks | undefined;
+  /**
+   * Own subscriptions made again in another scope whose `unsubscribe` is not answered yet: what
+   * their broker delivered before it read the `unsubscribe` is still this consumer's to process.
+   */
+  readonly #rescoping = new Set<Subscription>();
 
   /**
    * @throws ClientError `400` when the group, a subscription or an option is invalid, or an
@@ -124,7 +129,10 @@ export class PushConsumer {
       capacity: () => this.#loanCapacity(),
       // As one subscription's window: every listener busy, and as many messages on their way.
       floor: 2 * this.#options.concurrency,
-      outstanding: () => this.#pool.runningCount + this.#pool.cachedCount,
+      outstanding: () =>
+        this.#pool.runningCount +
+        this.#pool.cachedCount +
+        [this.#flow, ...(this.#owners?.flows() ?? [])].reduce((sum, flow) => sum + flow.unspentCredit, 0),
       lend: (flow, credits) => flow.lend(credits),
     });
     this.#flow = new FlowControl({
@@ -409,6 +417,20 @@ export class PushConsumer {
       );
       return;
     }
+    const rescoping = this.#rescopingOf(sessionId, frame.subscriptionId);
+    if (rescoping !== undefined && this.#lifecycle.state.state === 'running') {
+      // Written before the broker read the `unsubscribe`, on the session that is still open: its
+      // handles live, so the messages are processed as if they had come a moment earlier, not
+      // handed back (a `release` would show in their history, and on a spread store every
+      // consumer's start moves its subscription so). Outside the window: the new subscription owns it.
+      this.#pool.add(
+        frame.messages.map((delivered) => ({
+          message: new ReceivedMessage(delivered),
+          subscription: rescoping,
+        })),
+      );
+      return;
+    }
     const pending = this.#lifecycle.pendingSubscribe;
     if (!known && pending?.sessionId === sessionId) {
       pending.stash.push(frame);
@@ -474,10 +496,6 @@ export class PushConsumer {
   }
 
   /**
-   * The owner links changed: the own subscription's share of `maxCachedMessages` follows, and it
-   * is made again when its scope should change (owned only while every other owner has a link).
-   */
-  /**
    * The pool the borrowing subscriptions share: `maxCachedMessages`, less the share of each
    * subscription that does not borrow (an owner that does not grant `creditLending`).
    */
@@ -488,6 +506,10 @@ export class PushConsumer {
     return this.#options.maxCachedMessages - keeping * share;
   }
 
+  /**
+   * The owner links changed: the own subscription's share of `maxCachedMessages` follows, and it
+   * is made again when its scope should change (owned only while every other owner has a link).
+   */
   #ownersChanged(): void {
     const owners = this.#owners;
     if (owners === undefined) return;
@@ -496,8 +518,21 @@ export class PushConsumer {
     if (subscription?.active !== true || subscription.sessionId !== this.#liveSessionId()) return;
     if ((subscription.scope === 'owned') === owners.ownedScope) return;
     this.#lifecycle.rescoped(subscription);
-    this.#connection.request({ type: 'unsubscribe', subscriptionId: subscription.id }).catch(() => {});
+    this.#rescoping.add(subscription);
+    this.#connection
+      .request({ type: 'unsubscribe', subscriptionId: subscription.id })
+      .catch(() => {})
+      // The broker answers after the last delivery it wrote for the subscription: any later is a stray.
+      .finally(() => this.#rescoping.delete(subscription));
     this.#subscribe();
+  }
+
+  /** The subscription `subscriptionId` of `sessionId` being made again in another scope, if it is one. */
+  #rescopingOf(sessionId: string, subscriptionId: number): Subscription | undefined {
+    for (const subscription of this.#rescoping) {
+      if (subscription.sessionId === sessionId && subscription.id === subscriptionId) return subscription;
+    }
+    return undefined;
   }
 
   #report(error: RicochetError): void {
