@@ -66,6 +66,7 @@ export const simpleEvent: fc.Arbitrary<SimpleEvent> = fc.oneof(
     reason: fc.constantFrom('', 'poison'),
   }),
   fc.record({ type: fc.constant('leaseExpired' as const), atMs, lease }),
+  fc.record({ type: fc.constant('released' as const), atMs, lease }),
 );
 
 export const policy: fc.Arbitrary<RetryPolicy> = fc.oneof(

@@ -115,3 +115,23 @@ describe('dead-letter now (D3)', () => {
     );
   });
 });
+
+describe('release of a simple lease (C2 for leases nobody received)', () => {
+  it('makes the message Ready at once without counting the attempt: the next lease is the same attempt', () => {
+    let state = apply(initialSimpleState(), { type: 'delivered', atMs: 0, invisibleDurationMs: 10_000 });
+    state = apply(state, { type: 'released', atMs: 5, lease: 1 });
+    expect(state).toMatchObject({ state: 'ready', failures: 0, releases: 1 });
+    state = apply(state, { type: 'delivered', atMs: 6, invisibleDurationMs: 10_000 });
+    expect(state).toMatchObject({ state: 'inflight', deliveryAttempt: 1, lease: 2 });
+    // The old lease is gone with its release.
+    expect(outcome(state, { type: 'released', atMs: 7, lease: 1 })).toBe('staleLease');
+  });
+
+  it('counts a release at or past the deadline as the expiry it already was, to the DLQ on the last attempt (S5)', () => {
+    let state = apply(initialSimpleState(), { type: 'delivered', atMs: 0, invisibleDurationMs: 30 });
+    state = apply(state, { type: 'released', atMs: 30, lease: 1 });
+    expect(state).toMatchObject({ state: 'ready', failures: 1, releases: 0 });
+    state = apply(state, { type: 'delivered', atMs: 31, invisibleDurationMs: 30 }, { maxRetries: 1 });
+    expect(apply(state, { type: 'released', atMs: 61, lease: 2 }, { maxRetries: 1 }).state).toBe('dlq');
+  });
+});

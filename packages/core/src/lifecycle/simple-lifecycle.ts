@@ -30,7 +30,7 @@ export const MAX_INVISIBLE_DURATION_MS = 12 * 60 * 60 * 1_000;
 
 /**
  * Where a message stands for one simple-consuming group (rule S1):
- * Ready → Inflight → Commit | Ready (lease expired) | DLQ. There is no WaitingRetry: the retry
+ * Ready → Inflight → Commit | Ready (lease expired, or released) | DLQ. There is no WaitingRetry: the retry
  * interval is what is left of the invisible duration.
  */
 export type SimpleState =
@@ -64,7 +64,13 @@ export type SimpleEvent =
   /** `deadLetter` while the lease is live: to the DLQ now, whatever attempts remain (D3). */
   | { readonly type: 'deadLettered'; readonly atMs: number; readonly lease: number; readonly reason: string }
   /** The lease reached its deadline unacked. */
-  | { readonly type: 'leaseExpired'; readonly atMs: number; readonly lease: number };
+  | { readonly type: 'leaseExpired'; readonly atMs: number; readonly lease: number }
+  /**
+   * `release` while the lease is live: handed back unprocessed, Ready again with the attempt not
+   * counted (as C2 for push). A broker does this with a lease it took for a receive that was
+   * answered without it (a queue of a spread store leasing after another one answered).
+   */
+  | { readonly type: 'released'; readonly atMs: number; readonly lease: number };
 
 /** The name of a simple event. */
 export type SimpleEventType = SimpleEvent['type'];
@@ -96,6 +102,8 @@ export const SIMPLE_TRANSITIONS: readonly TransitionEdge<SimpleStateName, Simple
   { from: 'inflight', event: 'deadLettered', to: 'dlq' },
   { from: 'inflight', event: 'leaseExpired', to: 'ready' },
   { from: 'inflight', event: 'leaseExpired', to: 'dlq' },
+  { from: 'inflight', event: 'released', to: 'ready' },
+  { from: 'inflight', event: 'released', to: 'dlq' },
 ];
 
 /** The reason recorded when a simple consumer's lease runs out. */
@@ -166,17 +174,42 @@ function nextSimpleState(
       if (event.atMs < current.leaseDeadlineMs) {
         return reject('notDue', current.state, event.type, `the lease runs until ${current.leaseDeadlineMs}`);
       }
-      if (current.failures + 1 > context.maxRetries) {
-        return { ok: true, state: deadLettered(current, event.atMs, LEASE_EXPIRED_REASON, 'maxRetries') };
-      }
-      // X2: Ready again means the next delivery may come at once; past the budget, the DLQ.
-      if (retryBudgetSpent(current.firstDeliveredAtMs, event.atMs, context.maxRetryDurationMs)) {
-        return { ok: true, state: deadLettered(current, event.atMs, LEASE_EXPIRED_REASON, 'retryBudget') };
-      }
-      const changes = failureCounted(current, event.atMs, LEASE_EXPIRED_REASON);
-      return { ok: true, state: withCounters({ state: 'ready' }, current, changes) };
+      return afterExpiry(current, event.atMs, context);
+    }
+    case 'released': {
+      if (current.state !== 'inflight') return illegalTransition(current.state, event.type);
+      const leaseProblem = checkLease(current, event, false);
+      if (leaseProblem) return leaseProblem;
+      // At or past the deadline the lease has expired already: a release must not undo that
+      // attempt's count, or a consumer could dodge maxRetries (S5) by releasing late.
+      if (event.atMs >= current.leaseDeadlineMs) return afterExpiry(current, event.atMs, context);
+      // C2's rule for simple leases: a release is not a failure; only `releases` moves.
+      return {
+        ok: true,
+        state: withCounters({ state: 'ready' }, current, { releases: current.releases + 1 }),
+      };
     }
     default:
       return assertNever(event, 'simple event');
   }
+}
+
+/**
+ * A lease that ran out unacked (S2): Ready again with the failure counted, or the DLQ when it was
+ * the last attempt (S5) or past the retry budget (X2).
+ */
+function afterExpiry(
+  current: Extract<SimpleState, { readonly state: 'inflight' }>,
+  atMs: number,
+  context: SimpleLifecycleContext,
+): Step<SimpleState, SimpleEventType> {
+  if (current.failures + 1 > context.maxRetries) {
+    return { ok: true, state: deadLettered(current, atMs, LEASE_EXPIRED_REASON, 'maxRetries') };
+  }
+  // X2: Ready again means the next delivery may come at once; past the budget, the DLQ.
+  if (retryBudgetSpent(current.firstDeliveredAtMs, atMs, context.maxRetryDurationMs)) {
+    return { ok: true, state: deadLettered(current, atMs, LEASE_EXPIRED_REASON, 'retryBudget') };
+  }
+  const changes = failureCounted(current, atMs, LEASE_EXPIRED_REASON);
+  return { ok: true, state: withCounters({ state: 'ready' }, current, changes) };
 }

@@ -1,6 +1,7 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrokerEngine } from '../../engine/index.js';
+import { RemoteQueue } from '../peers/remote-queue.js';
 import { CreditLending } from './credit-lending.js';
 import { queueOf } from './queue-addressing.js';
 import { ids, QUEUES, type RemoteRouter, remoteRouterFixture } from './remote-router.test-support.js';
@@ -85,6 +86,33 @@ describe('PartitionRouter with a queue another broker owns', () => {
     const remoteId = ids(2)[1] as string;
     await send([remoteId]);
     expect((await waiting).map((message) => message.messageId)).toEqual([remoteId]);
+  });
+
+  it('hands back what the other broker leased for a receive another queue answered: Ready again, the attempt not counted', async () => {
+    await router.register('billing', { orders: '*' });
+    const local = ids(8).find((id) => queueOf({ messageId: id }, QUEUES) === 0) as string;
+    const remoteId = ids(8).find((id) => queueOf({ messageId: id }, QUEUES) === 1) as string;
+    // Both queues wait for one message: the owner of queue 1 once the router asked it to wait.
+    const askedToWait = new Promise<void>((resolve) => {
+      const receive = RemoteQueue.prototype.receive;
+      vi.spyOn(RemoteQueue.prototype, 'receive').mockImplementation(function (this: RemoteQueue, request) {
+        if (request.awaitDurationMs > 0) resolve();
+        return receive.call(this, request);
+      });
+    });
+    const waiting = router.receive({ ...receiveOf(1), awaitDurationMs: 10_000 });
+    await askedToWait;
+    // Queue 0 answers at once; the owner, which cannot be told to stop, leases the other one late.
+    await send([local, remoteId]);
+    const [kept] = await waiting;
+    expect(kept?.messageId).toBe(local);
+    // Handed back, it is received next as its first attempt still. A lease made visible with
+    // changeInvisibleDuration(0) came back as attempt 2: under a delivery rate limit, receives of a
+    // spread store spent one each time, and took a message to the DLQ that nobody had received.
+    const [again] = await router.receive({ ...receiveOf(1), awaitDurationMs: 10_000 });
+    expect(again).toMatchObject({ messageId: remoteId, deliveryAttempt: 1 });
+    expect(await router.ack([kept?.receiptHandle ?? '', again?.receiptHandle ?? ''])).toEqual([]);
+    expect(await ownerGroupStats()).toMatchObject({ committed: 1, inflight: 0 });
   });
 
   it('pushes from both within one credit, and releases what the subscription held when its session ends (C2)', async () => {

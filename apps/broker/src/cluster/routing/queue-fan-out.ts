@@ -276,9 +276,12 @@ function withinAsked(
 }
 
 /**
- * Simple leases nobody will process: visible again now (a simple lease cannot be released). The
- * lease counts as an attempt, as an expired one does; it happens only when two queues lease for
- * one waiting receive in the same moment.
+ * Simple leases nobody received: released, so they are Ready again at once and the attempt does
+ * not count (docs/protocol/state-machines.md, `released`). It happens whenever a remote queue
+ * leases for a waiting receive that another queue answered, which a delivery rate limit (X5)
+ * makes routine: counted as attempts, those leases took messages to the DLQ that no consumer had
+ * seen. An owner of an earlier release refuses to release a simple lease (400): its leases are
+ * made visible at once instead, which counts the attempt, as before.
  */
 async function handBack(
   queues: readonly RoutedQueue[],
@@ -287,12 +290,19 @@ async function handBack(
   onError: ErrorReporter,
 ): Promise<void> {
   const routed = queues[queue] as RoutedQueue;
+  const fail = (error: unknown) => onError(error, `could not hand back a lease of queue ${queue}`);
+  const handles = messages.map((message) => message.receiptHandle);
+  let refused: readonly SettleFailure[];
+  try {
+    refused = await routed.release(handles);
+  } catch (error) {
+    fail(error);
+    return;
+  }
   await Promise.all(
-    messages.map((message) =>
-      routed
-        .changeInvisibleDuration(message.receiptHandle, 0)
-        .catch((error: unknown) => onError(error, `could not hand back a lease of queue ${queue}`)),
-    ),
+    refused
+      .filter(({ error }) => error.code === 400)
+      .map(({ index }) => routed.changeInvisibleDuration(handles[index] as string, 0).catch(fail)),
   );
 }
 

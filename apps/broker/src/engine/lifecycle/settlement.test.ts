@@ -197,13 +197,18 @@ describe('Settlement', () => {
     expect(stateOf(0)?.state).toBe('inflight');
   });
 
-  it('refuses nack and release of a simple lease (400), but dead-letters one on request', async () => {
+  it('releases a simple lease handed back unreceived: Ready at once, the attempt not counted', async () => {
+    const handle = leaseSimple();
+    expect(parts.settlement.settle(items(handle), 'release')).toEqual([]);
+    expect(stateOf(0)).toMatchObject({ state: 'ready', failures: 0, releases: 1 });
+    expect(await history('t-0')).toEqual(['released']);
+  });
+
+  it('refuses nack of a simple lease (400), but dead-letters one on request', async () => {
     const handle = leaseSimple();
     const [nack] = parts.settlement.settle(items(handle), 'nack');
-    const [release] = parts.settlement.settle(items(handle), 'release');
     expect(nack?.error.code).toBe(400);
     expect(nack?.error.message).toMatch(/nack applies to push deliveries only/);
-    expect(release?.error.message).toMatch(/release applies to push deliveries only/);
     expect(stateOf(0)?.state).toBe('inflight');
     expect(
       parts.settlement.settle([{ receiptHandle: handle, deadLetter: true, reason: 'bad' }], 'nack'),

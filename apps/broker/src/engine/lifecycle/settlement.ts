@@ -288,7 +288,8 @@ function pushEventFor(request: Request, atMs: number, lease: number): PushEvent 
 
 /**
  * The simple event a request means, or the error for one the simple machine has no event for: a
- * simple lease is acked, dead-lettered or made invisible longer, never failed or released.
+ * simple lease is acked, dead-lettered, made invisible longer or released (handed back unreceived,
+ * the attempt not counted), never failed.
  */
 function simpleEventFor(request: Request, atMs: number, lease: number): SimpleEvent | BrokerError {
   if (request.verb === 'changeInvisibleDuration') {
@@ -297,6 +298,7 @@ function simpleEventFor(request: Request, atMs: number, lease: number): SimpleEv
   }
   const { verb, item } = request;
   if (verb === 'ack') return { type: 'succeeded', atMs, lease };
+  if (verb === 'release') return { type: 'released', atMs, lease };
   if (verb === 'nack' && item.deadLetter)
     return { type: 'deadLettered', atMs, lease, reason: item.reason ?? '' };
   return BrokerError.of('BAD_REQUEST', `${verb} applies to push deliveries only`);
