@@ -23,8 +23,9 @@ export interface Leases {
  * {@link lease} asks the owners in turn with `scope: 'owned'`, none of them waiting, so that a busy
  * consumer is never forwarded for. It does not wait itself: an empty receive that is to wait goes
  * through the consumer's own session as before, whose broker waits on every queue with one budget
- * and hands back what an owner leases too late. Asking each owner to wait instead would lease on
- * all of them at once, and what came after the first answer would go back as a failed attempt.
+ * and hands back (releases) what an owner leases too late. Asking each owner to wait instead would
+ * lease on all of them at once, and each lease after the first answer would be a durable lease and
+ * release for nothing.
  */
 export class OwnerReceives {
   readonly #home: Connection;
