@@ -28,7 +28,7 @@ export type { ConnectionStatus } from './connection-status.js';
 export { checkConsumerGroup, checkSubscriptions } from './consumer-options.js';
 export { drainWithTimeout, IdleWaiters } from './drain-with-timeout.js';
 export { createMessageId } from './message-id.js';
-export { OwnerRoutes, otherOwnerEndpoints } from './owner-routes.js';
+export { OwnerRoutes, type OwnerRoutesOptions, otherOwnerEndpoints } from './owner-routes.js';
 export { checkIntegerField, checkIntegerInRange } from './range-checks.js';
 export { ReceivedMessage, receiptHandleOf, replaceReceiptHandle } from './received-message.js';
 export type { AnswerFrame, RequestFrameInput } from './request-table.js';

@@ -15,6 +15,22 @@ interface OwnerLink {
   readonly connection: Connection;
 }
 
+/** How an {@link OwnerRoutes} opens its connections. */
+export interface OwnerRoutesOptions {
+  /**
+   * The features each owner's connection asks for instead of the client's own: none for a
+   * producer, `ownedReceives` for a simple consumer ({@link OwnerRoutes.ownerSessions}). @default none
+   */
+  readonly linkFeatures?: readonly string[];
+  /**
+   * Open the owners' connections only once {@link OwnerRoutes.activate} is called, not when the
+   * first map arrives: a simple consumer opens them once its `start()` succeeded, so that one
+   * whose start is refused (an unknown group, a denied principal) holds no session beyond its own.
+   * @default false: at the first map
+   */
+  readonly untilActivated?: boolean;
+}
+
 /**
  * The routes of a client that talks to queue owners (DESIGN.md §9, docs/protocol/README.md#queue-map):
  * the queue map its connection's session is told (`queueMap` frames, on a session granted the
@@ -34,6 +50,8 @@ export class OwnerRoutes {
   readonly #options: ConnectionOptions;
   readonly #linkFeatures: readonly string[];
   readonly #links = new Map<string, OwnerLink>();
+  /** Whether the owners' connections are opened (see {@link OwnerRoutesOptions.untilActivated}). */
+  #active: boolean;
   /** Retired connections still draining: `close()` waits for them too. */
   readonly #retiring = new Set<Promise<void>>();
   #map: QueueMapFrame | undefined;
@@ -44,13 +62,12 @@ export class OwnerRoutes {
    * @param home - the client's connection, opened with the `queueMap` feature.
    * @param options - the client's connection options; each owner's connection takes them with the
    *   owner's endpoint, and without the features the client's own asks for (one session tells the map).
-   * @param linkFeatures - the features each owner's connection asks for instead: none for a producer,
-   *   `ownedReceives` for a simple consumer ({@link ownerSessions}).
    */
-  constructor(home: Connection, options: ConnectionOptions, linkFeatures: readonly string[] = []) {
+  constructor(home: Connection, options: ConnectionOptions, routes: OwnerRoutesOptions = {}) {
     this.#home = home;
     this.#options = options;
-    this.#linkFeatures = linkFeatures;
+    this.#linkFeatures = routes.linkFeatures ?? [];
+    this.#active = routes.untilActivated !== true;
     this.#stopListening = [
       home.onFrame('queueMap', (map) => this.#apply(map)),
       // A session with a broker that grants no map (failed over to an older one): the last map's
@@ -64,6 +81,13 @@ export class OwnerRoutes {
   /** The map in use, if any. */
   get map(): QueueMapFrame | undefined {
     return this.#map;
+  }
+
+  /** Open the connections the map calls for, now and from now on ({@link OwnerRoutesOptions.untilActivated}). */
+  activate(): void {
+    if (this.#active) return;
+    this.#active = true;
+    this.#apply(this.#map);
   }
 
   /**
@@ -136,6 +160,8 @@ export class OwnerRoutes {
     if (this.#closed) return;
     // A rule this client does not know would place messages where the broker does not: route nothing.
     this.#map = map?.placement === PLACEMENT_RULE ? map : undefined;
+    // Not active yet: the map is kept for activate(), and every message goes home meanwhile.
+    if (!this.#active) return;
     const wanted = otherOwnerEndpoints(this.#map);
     for (const [endpoint, link] of this.#links) {
       // Retired, or closed for good (its first connect timed out): a later map may name it again.

@@ -41,7 +41,15 @@ export class OwnerReceives {
    */
   constructor(home: Connection, options: ConnectionOptions) {
     this.#home = home;
-    this.#routes = new OwnerRoutes(home, options, [OWNED_RECEIVES_FEATURE]);
+    this.#routes = new OwnerRoutes(home, options, {
+      linkFeatures: [OWNED_RECEIVES_FEATURE],
+      untilActivated: true,
+    });
+  }
+
+  /** The consumer started: open the sessions with the owners the map names, now and from now on. */
+  activate(): void {
+    this.#routes.activate();
   }
 
   /**

@@ -36,7 +36,7 @@ export interface SimpleConsumerOptions extends ClientOptions {
   /**
    * Against brokers that spread their queues (`--store-spread`), lease each queue's messages from
    * its owner: the consumer asks for the queue map and the `ownedReceives` feature, opens a session
-   * with every owner the map names, asks each in turn before it waits, and settles each message on
+   * with every owner the map names once it started, asks each in turn before it waits, and settles each message on
    * the session that leased it, so that no broker relays the leases or their settles
    * (docs/protocol/README.md#owned-receives). An empty receive still waits through the `endpoint`
    * broker, over every queue. Against one broker, an older broker, or HTTP, it changes nothing.

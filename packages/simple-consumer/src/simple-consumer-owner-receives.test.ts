@@ -1,4 +1,4 @@
-import { deliveredMessage, FakeBroker, twoOwnerQueueMap } from '@ricochet/client-testkit';
+import { deliveredMessage, FakeBroker, rejectionOf, twoOwnerQueueMap } from '@ricochet/client-testkit';
 import type { QueueMapFrame, ReceiveFrame } from '@ricochet/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { simpleConsumersPerTest } from './simple-consumer.fixture.js';
@@ -74,6 +74,30 @@ describe('a simple consumer receiving from queue owners', () => {
     expect(home.framesOf('ack').flatMap((frame) => frame.receiptHandles)).toHaveLength(3);
     expect(owner.framesOf('ack').flatMap((frame) => frame.receiptHandles)).toHaveLength(3);
     expect(home.leases.size + owner.leases.size).toBe(0);
+  });
+
+  it('opens its sessions with the owners only once its start succeeded', async () => {
+    const home = await brokers.start({ welcomeExtra: { features: ['queueMap', 'ownedReceives'] } });
+    const owner = await FakeBroker.start({ welcomeExtra: { features: ['ownedReceives'] } });
+    owners.push(owner);
+    // The map comes before the registration is answered, and the first registration is refused:
+    // only once a session with the owner opened, or after 300 ms without one. (A consumer that
+    // opened it on the map would have it open by then: an absence has no event to await.)
+    let refusals = 1;
+    home.on('register', async (frame, session) => {
+      session.send(twoOwnerQueueMap(home, owner));
+      if (refusals-- <= 0) return session.send({ type: 'ok', id: frame.id });
+      await Promise.race([owner.waitForSession(1), new Promise((resolve) => setTimeout(resolve, 300))]);
+      session.send({ type: 'error', id: frame.id, code: 404, message: 'group "billing" does not exist' });
+    });
+    const consumer = createConsumer(home.endpoint);
+    expect(await rejectionOf(consumer.start())).toMatchObject({ code: 404 });
+    // Refused, it holds its own session only, though the map named another owner.
+    expect(owner.sessions).toHaveLength(0);
+    await consumer.start();
+    // Started, it connects to the owner the map named.
+    await owner.waitForSession(1);
+    expect(owner.sessions[0]?.hello.features).toEqual(['ownedReceives']);
   });
 
   it('waits through the endpoint broker, over every queue, only when no owner had a message', async () => {

@@ -158,6 +158,8 @@ export class SimpleConsumer {
       if (this.#lifetime.signal.aborted) throw closedError();
       throw error;
     }
+    // Only a consumer that started talks to the owners: one refused holds its own session only.
+    this.#owners?.activate();
   }
 
   /**
