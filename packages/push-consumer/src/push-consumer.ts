@@ -132,7 +132,7 @@ export class PushConsumer {
       outstanding: () =>
         this.#pool.runningCount +
         this.#pool.cachedCount +
-        [this.#flow, ...(this.#owners?.flows() ?? [])].reduce((sum, flow) => sum + flow.unspentCredit, 0),
+        this.#flows().reduce((sum, flow) => sum + flow.unspentCredit, 0),
       lend: (flow, credits) => flow.lend(credits),
     });
     this.#flow = new FlowControl({
@@ -495,13 +495,17 @@ export class PushConsumer {
     else route.addResult(result);
   }
 
+  /** Every subscription's side of the credit: the own subscription's, then each owner link's. */
+  #flows(): FlowControl[] {
+    return [this.#flow, ...(this.#owners?.flows() ?? [])];
+  }
+
   /**
    * The pool the borrowing subscriptions share: `maxCachedMessages`, less the share of each
    * subscription that does not borrow (an owner that does not grant `creditLending`).
    */
   #loanCapacity(): number {
-    const flows = [this.#flow, ...(this.#owners?.flows() ?? [])];
-    const keeping = flows.filter((flow) => !flow.borrowing).length;
+    const keeping = this.#flows().filter((flow) => !flow.borrowing).length;
     const share = this.#owners?.share().messages ?? this.#options.maxCachedMessages;
     return this.#options.maxCachedMessages - keeping * share;
   }

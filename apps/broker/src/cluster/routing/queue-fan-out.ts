@@ -301,7 +301,7 @@ async function handBack(
   }
   await Promise.all(
     refused
-      .filter(({ error }) => error.code === 400)
+      .filter(({ error }) => error.code === ERROR_CODES.BAD_REQUEST.code)
       .map(({ index }) => routed.changeInvisibleDuration(handles[index] as string, 0).catch(fail)),
   );
 }
