@@ -43,7 +43,10 @@ export class StoreWatermarks {
   readonly #deps: StoreWatermarksDeps;
   #refusal: BrokerError | undefined;
   #timer: TimerHandle | undefined;
-  #checking: Promise<void> | undefined;
+  /** The last check asked for (settled once every check has ended). */
+  #latest: Promise<void> = Promise.resolve();
+  /** A check asked for that has not started reading the levels yet. */
+  #queued: Promise<void> | undefined;
   #stopped = false;
 
   constructor(deps: StoreWatermarksDeps) {
@@ -65,15 +68,29 @@ export class StoreWatermarks {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = undefined;
-    await this.#checking;
+    await this.#latest.catch(() => undefined);
   }
 
-  /** Read the levels now and update the verdict (tests await it instead of the next tick). */
+  /**
+   * Read the levels now and update the verdict (tests await it instead of the next tick).
+   *
+   * The levels are read after the call. A check already under way may have read them before
+   * whatever the caller just did (a retention pass, acks), so the call gets the next check, which
+   * starts when that one ends and which every call made before it starts shares. Checks run one
+   * at a time, so an older reading never overwrites a newer verdict.
+   */
   check(): Promise<void> {
-    this.#checking ??= this.#check().finally(() => {
-      this.#checking = undefined;
-    });
-    return this.#checking;
+    if (this.#queued !== undefined) return this.#queued;
+    const queued: Promise<void> = this.#latest
+      .catch(() => undefined)
+      .then(() => {
+        // From here on the levels are being read: a later call needs a check of its own.
+        if (this.#queued === queued) this.#queued = undefined;
+        return this.#check();
+      });
+    this.#queued = queued;
+    this.#latest = queued;
+    return queued;
   }
 
   async #check(): Promise<void> {
