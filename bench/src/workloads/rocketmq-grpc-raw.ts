@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import protobuf from 'protobufjs';
-import { grpcFrame, RawGrpcClient } from '../grpc-raw-client.js';
+import { grpcFrame, RawGrpcClient } from '../grpc-load/grpc-raw-client.js';
 import { measuredSends, type RicochetRunOptions, type Throughput } from '../measured-window.js';
 import { startGrpcBroker } from './rocketmq-grpc.js';
 import { measuredReceives, prepublishW2s } from './w2s-simple-consume.js';
 
 /**
  * W1 and W2s through Ricochet's RocketMQ 5 endpoint with a load generator rather than Apache's
- * client: raw `node:http2` calls ({@link RawGrpcClient}) on a few sessions, many streams each,
+ * client: HTTP/2 framed by hand ({@link RawGrpcClient}) on a few connections, many streams each,
  * with the requests encoded once. The official Node client spends more CPU per message than the
  * broker, so its rows show the client's limit; these show the broker's. The calls are the ones the
  * official clients make, one message per `SendMessage` and one entry per `AckMessage`, with the
