@@ -39,9 +39,10 @@ export interface GrpcGatewayOptions {
 }
 
 /**
- * The RocketMQ 5 front door (`--grpc-port`): a gRPC server of the broker's own on `node:http2`
- * ({@link GrpcServer}; grpc-js cost about ten times the work per call, issue 44), serving `apache.rocketmq.v2.MessagingService` through {@link RocketMessagingService}, on a
- * port that takes plaintext and TLS alike ({@link GrpcListener}).
+ * The RocketMQ 5 front door (`--grpc-port`): a gRPC server of the broker's own on HTTP/2 framed by
+ * the broker ({@link GrpcServer}; grpc-js and then `node:http2` cost several times the work per
+ * call, issue 44), serving `apache.rocketmq.v2.MessagingService` through
+ * {@link RocketMessagingService}, on a port that takes plaintext and TLS alike ({@link GrpcListener}).
  */
 export class GrpcGateway {
   readonly #server: GrpcServer;

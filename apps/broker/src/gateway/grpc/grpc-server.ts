@@ -1,15 +1,8 @@
-import {
-  constants,
-  createServer,
-  type Http2Server,
-  type Http2Session,
-  type IncomingHttpHeaders,
-  type ServerHttp2Stream,
-} from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { gunzipSync, inflateSync } from 'node:zlib';
 import { type FramedMessage, GRPC_STATUS, GrpcFramingError, MessageReader } from './grpc-framing.js';
 import {
+  answerHttpStatus,
   answerStatus,
   type GrpcCall,
   type GrpcInbound,
@@ -17,6 +10,8 @@ import {
   StreamCall,
   StreamWriter,
 } from './grpc-stream-call.js';
+import { Http2ServerConnection } from './http2/http2-connection.js';
+import type { Http2ServerStream } from './http2/http2-stream.js';
 
 /**
  * A method's wire shape and codec, as proto-loader describes one (its `MethodDefinition` fits):
@@ -61,30 +56,35 @@ export interface GrpcServerOptions {
 
 /** Streams refused in a row after which a connection is taken for a flood and ended. */
 const MAX_REFUSED_STREAMS_IN_A_ROW = 10_000;
-/** What one connection's streams may hold in the broker, queued answers included, in MB. */
-const SESSION_MEMORY_MB = 1_024;
+/**
+ * The largest header list a call may carry. RocketMQ's clients send about 600 bytes; this is
+ * nghttp2's default, which served them before.
+ */
+const MAX_HEADER_LIST_BYTES = 65_536;
 
 /**
- * A gRPC server written on `node:http2` alone (issue 44 item 2). grpc-js served the RocketMQ front
- * door at about 12× the broker CPU per message of the own protocol; profiled, most of it was its
- * per-call machinery (Metadata objects, call and stream wrappers, interceptors, per-call timers,
- * status objects), none of which this broker uses. Here a call costs what HTTP/2 costs: the stream,
- * its headers, one DATA write and the trailers. Requests and answers are (de)serialized by the
- * codecs given, the broker's own for the hot RPCs.
+ * A gRPC server of the broker's own, on HTTP/2 framed by the broker itself (issue 44 item 2).
+ * grpc-js served the RocketMQ front door at about 12× the broker CPU per message of the own
+ * protocol: its per-call machinery (Metadata objects, call and stream wrappers, interceptors,
+ * per-call timers). On `node:http2` alone it was still 7.5×: profiled, a stream object, its events
+ * and header objects both ways cost more than the call's own work. Here a call costs its frames:
+ * its request's HEADERS decoded (`http2/hpack.ts`), its DATA, and an answer of pre-encoded header
+ * blocks around one DATA frame, written with the turn's other frames in one socket write.
  *
  * What it serves of the gRPC protocol: unary, server-streaming and bidirectional calls;
  * `grpc-timeout` (given to handlers, which bound their waits by it); compressed requests (gzip and
  * deflate, as grpc-js reads them, bounded by the message limit); trailers-only answers for errors.
  * What it answers by itself: UNIMPLEMENTED for an unknown method, RESOURCE_EXHAUSTED for a message
- * past the limit, INTERNAL for bytes that are not the method's request. Connections come from the
- * broker's listener ({@link GrpcServer.serve}), which admits them and takes TLS off.
+ * past the limit, INTERNAL for bytes that are not the method's request; HTTP 415 for a request
+ * that is not gRPC. Connections come from the broker's listener ({@link GrpcServer.serve}), which
+ * admits them and takes TLS off. A connection holds at most `maxConcurrentStreams` requests of
+ * at most `maxMessageBytes` each: the reader refuses a longer message before buffering it.
  */
 export class GrpcServer {
   readonly #options: GrpcServerOptions;
-  readonly #http2: Http2Server;
   /** Methods by `:path`, with their handlers. */
   readonly #routes = new Map<string, { codec: GrpcMethodCodec; handler: GrpcHandler }>();
-  readonly #sessions = new Set<Http2Session>();
+  readonly #connections = new Set<Http2ServerConnection>();
 
   constructor(options: GrpcServerOptions) {
     this.#options = options;
@@ -92,50 +92,31 @@ export class GrpcServer {
       const handler = options.handlers[name];
       if (handler !== undefined) this.#routes.set(codec.path, { codec, handler });
     }
-    this.#http2 = createServer({
-      settings: { maxConcurrentStreams: options.maxConcurrentStreams },
-      // In MB. Node's default of 10 counts queued answers too, so a few receives of large messages
-      // would make it refuse every new stream; past this bound it still does (REFUSED_STREAM, which
-      // gRPC clients retry), so a client that stops reading cannot make the broker hold more.
-      maxSessionMemory: SESSION_MEMORY_MB,
-      // Node ends a whole connection (GOAWAY INTERNAL_ERROR) after 100 streams refused in a row,
-      // every call on it failed. Under a loaded loop it refused streams of well-behaved clients
-      // below every limit set here (seen with grpc-js too), and gRPC clients send a refused stream
-      // again by themselves: a refusal stays the stream's, and only a flood ends the connection.
-      maxSessionRejectedStreams: MAX_REFUSED_STREAMS_IN_A_ROW,
-    });
-    this.#http2.on('session', (session: Http2Session) => {
-      this.#sessions.add(session);
-      session.once('close', () => this.#sessions.delete(session));
-      // A broken connection ends its session; its streams see `close` and are cancelled.
-      session.on('error', () => session.destroy());
-    });
-    this.#http2.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) =>
-      this.#serve(stream, headers),
-    );
   }
 
   /** Serve an admitted connection (plaintext HTTP/2, TLS already taken off). */
   serve(socket: Duplex): void {
-    this.#http2.emit('connection', socket);
+    const connection = new Http2ServerConnection(socket, {
+      maxConcurrentStreams: this.#options.maxConcurrentStreams,
+      maxHeaderListBytes: MAX_HEADER_LIST_BYTES,
+      maxRefusedStreamsInARow: MAX_REFUSED_STREAMS_IN_A_ROW,
+      onStream: (stream, from) => this.#serve(stream, from.peer),
+      onClose: (closed) => this.#connections.delete(closed),
+    });
+    this.#connections.add(connection);
   }
 
   /**
-   * Stop: every session is told GOAWAY, so calls in progress may finish; after `graceMs` those left
-   * are cut.
+   * Stop: every connection is told GOAWAY, so calls in progress may finish; after `graceMs` those
+   * left are cut.
    */
   async close(graceMs: number): Promise<void> {
-    const sessions = [...this.#sessions];
-    for (const session of sessions) session.close();
-    const closed = Promise.all(
-      sessions.map((session) =>
-        session.closed ? undefined : new Promise<void>((resolve) => session.once('close', () => resolve())),
-      ),
-    );
+    const connections = [...this.#connections];
+    const closed = Promise.all(connections.map((connection) => connection.close()));
     let timer: NodeJS.Timeout | undefined;
     const cut = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        for (const session of this.#sessions) session.destroy();
+        for (const connection of this.#connections) connection.destroy();
         resolve();
       }, graceMs);
     });
@@ -143,23 +124,22 @@ export class GrpcServer {
     clearTimeout(timer);
   }
 
-  #serve(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
-    stream.on('error', () => undefined);
-    const contentType = headers[constants.HTTP2_HEADER_CONTENT_TYPE];
-    if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
+  #serve(stream: Http2ServerStream, peer: string): void {
+    const contentType = stream.header('content-type');
+    if (contentType === undefined || !contentType.startsWith('application/grpc')) {
       // Not a gRPC call at all: an HTTP answer, as gRPC's spec says for a wrong content type.
-      stream.respond({ [constants.HTTP2_HEADER_STATUS]: 415 }, { endStream: true });
+      answerHttpStatus(stream, 415);
       return;
     }
-    const path = headers[constants.HTTP2_HEADER_PATH];
-    const route = typeof path === 'string' ? this.#routes.get(path) : undefined;
+    const path = stream.header(':path');
+    const route = path === undefined ? undefined : this.#routes.get(path);
     if (route === undefined) {
       answerStatus(stream, GRPC_STATUS.UNIMPLEMENTED, `The server does not implement the method ${path}`);
       return;
     }
-    const call = new StreamCall(stream, headers, this.#options.now());
+    const call = new StreamCall(stream, peer, this.#options.now());
     const reader = new MessageReader(this.#options.maxMessageBytes);
-    const encoding = headers['grpc-encoding'];
+    const encoding = stream.header('grpc-encoding');
     const decode = (message: FramedMessage): unknown => {
       const bytes = message.compressed
         ? inflated(message.bytes, encoding, this.#options.maxMessageBytes)
@@ -171,6 +151,7 @@ export class GrpcServer {
       }
     };
     const writer = new StreamWriter(stream, call, route.codec, this.#options.maxMessageBytes);
+    const close = call.streamClosed.bind(call);
     const { handler } = route;
     if (handler.kind === 'bidi') {
       let inbound: GrpcInbound<never> | undefined;
@@ -182,53 +163,61 @@ export class GrpcServer {
         return;
       }
       const served = inbound;
-      stream.on('data', (chunk: Buffer) => {
-        if (writer.ended) return;
-        try {
-          for (const message of reader.push(chunk)) served.message(decode(message) as never);
-        } catch (error) {
-          this.#failed(writer, error);
-        }
-      });
-      stream.once('end', () => {
-        // A stream the client resets ends its readable side too, before its close says why: the
-        // end is a half-close only if no reset follows it.
-        setImmediate(() => {
-          if (!writer.ended) served.end();
-        });
-      });
+      stream.listeners = {
+        data: (chunk) => {
+          if (writer.ended) return;
+          try {
+            for (const message of reader.push(chunk)) served.message(decode(message) as never);
+          } catch (error) {
+            this.#failed(writer, error);
+          }
+        },
+        // A client cancelling a call (node's, grpc-js's) half-closes the stream and resets it in one
+        // write: the end is a half-close only if no reset follows it in the frames read with it.
+        end: () =>
+          setImmediate(() => {
+            if (!writer.ended) served.end();
+          }),
+        close,
+      };
       return;
     }
     // Unary and server-streaming calls carry one request: read it whole, then answer.
     let request: FramedMessage | undefined;
     let extra = false;
-    stream.on('data', (chunk: Buffer) => {
-      if (writer.ended) return;
-      try {
-        for (const message of reader.push(chunk)) {
-          if (request === undefined) request = message;
-          else extra = true;
+    stream.listeners = {
+      data: (chunk) => {
+        if (writer.ended) return;
+        try {
+          for (const message of reader.push(chunk)) {
+            if (request === undefined) request = message;
+            else extra = true;
+          }
+        } catch (error) {
+          this.#failed(writer, error);
         }
-      } catch (error) {
-        this.#failed(writer, error);
-      }
-    });
-    stream.once('end', () => {
-      if (writer.ended) return;
-      if (request === undefined || extra || reader.midMessage) {
-        const reason = request === undefined ? 'no request message' : 'more than one request message';
-        writer.fail(GRPC_STATUS.UNIMPLEMENTED, `a ${handler.kind} call needs exactly one request: ${reason}`);
-        return;
-      }
-      let decoded: unknown;
-      try {
-        decoded = decode(request);
-      } catch (error) {
-        this.#failed(writer, error);
-        return;
-      }
-      this.#dispatch(handler, decoded, call, writer);
-    });
+      },
+      end: () => {
+        if (writer.ended) return;
+        if (request === undefined || extra || reader.midMessage) {
+          const reason = request === undefined ? 'no request message' : 'more than one request message';
+          writer.fail(
+            GRPC_STATUS.UNIMPLEMENTED,
+            `a ${handler.kind} call needs exactly one request: ${reason}`,
+          );
+          return;
+        }
+        let decoded: unknown;
+        try {
+          decoded = decode(request);
+        } catch (error) {
+          this.#failed(writer, error);
+          return;
+        }
+        this.#dispatch(handler, decoded, call, writer);
+      },
+      close,
+    };
   }
 
   #dispatch(handler: GrpcHandler, request: unknown, call: StreamCall, writer: StreamWriter): void {

@@ -1,5 +1,6 @@
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { deadlineOf, frameMessage, GRPC_STATUS } from './grpc-framing.js';
+import { encodeHeaderBlock } from './http2/hpack.js';
+import type { Http2ServerStream, StreamEnd } from './http2/http2-stream.js';
 
 /**
  * One gRPC call on an HTTP/2 stream, both sides: what a handler reads of it ({@link GrpcCall}) and
@@ -41,58 +42,52 @@ export interface GrpcInbound<Request> {
 
 /** Sent with every answer, as grpc-js sends it: the request encodings the server reads. */
 const ACCEPT_ENCODING = 'identity,deflate,gzip';
-const RESPONSE_HEADERS = {
-  [constants.HTTP2_HEADER_STATUS]: 200,
-  [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-  'grpc-accept-encoding': ACCEPT_ENCODING,
-};
-const OK_TRAILERS = { 'grpc-status': String(GRPC_STATUS.OK) };
+const RESPONSE_FIELDS: readonly (readonly [string, string])[] = [
+  [':status', '200'],
+  ['content-type', 'application/grpc'],
+  ['grpc-accept-encoding', ACCEPT_ENCODING],
+];
+/** The header blocks every call's answer is made of, encoded once. */
+const RESPONSE_HEADERS = encodeHeaderBlock(RESPONSE_FIELDS);
+const OK_TRAILERS = encodeHeaderBlock([['grpc-status', String(GRPC_STATUS.OK)]]);
+const OK_TRAILERS_ONLY = encodeHeaderBlock([...RESPONSE_FIELDS, ['grpc-status', String(GRPC_STATUS.OK)]]);
+
+function statusFields(grpcStatus: number, message: string): [string, string][] {
+  return [
+    ['grpc-status', String(grpcStatus)],
+    ['grpc-message', encodeURIComponent(message)],
+  ];
+}
 
 /** A trailers-only answer: the status alone, in the response headers (gRPC's error shape). */
-export function answerStatus(stream: ServerHttp2Stream, grpcStatus: number, message: string): void {
-  if (stream.destroyed || stream.headersSent) return;
-  stream.respond(
-    {
-      ...RESPONSE_HEADERS,
-      'grpc-status': String(grpcStatus),
-      'grpc-message': encodeURIComponent(message),
-    },
-    { endStream: true },
-  );
+export function answerStatus(stream: Http2ServerStream, grpcStatus: number, message: string): void {
+  if (stream.closed || stream.headersSent) return;
+  stream.respond(encodeHeaderBlock([...RESPONSE_FIELDS, ...statusFields(grpcStatus, message)]), true);
+}
+
+/** An answer that is not gRPC's at all: an HTTP status alone (a request that is not a gRPC call). */
+export function answerHttpStatus(stream: Http2ServerStream, httpStatus: number): void {
+  if (stream.closed || stream.headersSent) return;
+  stream.respond(encodeHeaderBlock([[':status', String(httpStatus)]]), true);
 }
 
 export class StreamCall implements GrpcCall {
-  readonly #stream: ServerHttp2Stream;
-  readonly #headers: IncomingHttpHeaders;
+  readonly #stream: Http2ServerStream;
+  readonly peer: string;
   readonly deadlineMs: number;
   #cancelled = false;
   #listeners: (() => void)[] | undefined;
   /** Set once the answer ended: a close after it is not a cancellation. */
   finished = false;
 
-  constructor(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, now: number) {
+  constructor(stream: Http2ServerStream, peer: string, now: number) {
     this.#stream = stream;
-    this.#headers = headers;
-    const timeout = headers['grpc-timeout'];
-    this.deadlineMs = deadlineOf(typeof timeout === 'string' ? timeout : undefined, now);
-    stream.once('close', () => {
-      // Closed before the answer ended, or reset by the client even after (a cancel).
-      if (this.finished && stream.rstCode === constants.NGHTTP2_NO_ERROR) return;
-      this.#cancelled = true;
-      const listeners = this.#listeners;
-      this.#listeners = undefined;
-      for (const listener of listeners ?? []) listener();
-    });
+    this.peer = peer;
+    this.deadlineMs = deadlineOf(stream.header('grpc-timeout'), now);
   }
 
   header(name: string): string | undefined {
-    const value = this.#headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  }
-
-  get peer(): string {
-    const { remoteAddress, remotePort } = this.#stream.session?.socket ?? {};
-    return `${remoteAddress}:${remotePort}`;
+    return this.#stream.header(name);
   }
 
   get cancelled(): boolean {
@@ -107,17 +102,26 @@ export class StreamCall implements GrpcCall {
     this.#listeners ??= [];
     this.#listeners.push(listener);
   }
+
+  /** The stream closed: unless the answer ended and the stream with it, the call was cancelled. */
+  streamClosed(end: StreamEnd): void {
+    if (this.finished && end.kind === 'finished') return;
+    this.#cancelled = true;
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    for (const listener of listeners ?? []) listener();
+  }
 }
 
 /** Writes a call's answers: headers before the first, trailers with the status after the last. */
 export class StreamWriter implements GrpcWriter<never> {
-  readonly #stream: ServerHttp2Stream;
+  readonly #stream: Http2ServerStream;
   readonly #call: StreamCall;
   readonly #codec: ResponseCodec;
   readonly #maxMessageBytes: number;
   #ended = false;
 
-  constructor(stream: ServerHttp2Stream, call: StreamCall, codec: ResponseCodec, maxMessageBytes: number) {
+  constructor(stream: Http2ServerStream, call: StreamCall, codec: ResponseCodec, maxMessageBytes: number) {
     this.#stream = stream;
     this.#call = call;
     this.#codec = codec;
@@ -139,7 +143,7 @@ export class StreamWriter implements GrpcWriter<never> {
       return;
     }
     const stream = this.#stream;
-    if (!stream.headersSent) stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
+    if (!stream.headersSent) stream.respond(RESPONSE_HEADERS, false);
     stream.write(frameMessage(bytes));
   }
 
@@ -154,13 +158,9 @@ export class StreamWriter implements GrpcWriter<never> {
     this.#ended = true;
     this.#call.finished = true;
     const stream = this.#stream;
-    if (!stream.headersSent) {
-      // Nothing was written: the status goes in the headers (trailers-only).
-      stream.respond({ ...RESPONSE_HEADERS, ...OK_TRAILERS }, { endStream: true });
-      return;
-    }
-    stream.once('wantTrailers', () => stream.sendTrailers(OK_TRAILERS));
-    stream.end();
+    // Nothing written: the status goes in the headers (trailers-only).
+    if (!stream.headersSent) stream.respond(OK_TRAILERS_ONLY, true);
+    else stream.end(OK_TRAILERS);
   }
 
   /** End the call with a status other than OK. */
@@ -169,13 +169,7 @@ export class StreamWriter implements GrpcWriter<never> {
     this.#ended = true;
     this.#call.finished = true;
     const stream = this.#stream;
-    if (!stream.headersSent) {
-      answerStatus(stream, grpcStatus, message);
-      return;
-    }
-    stream.once('wantTrailers', () =>
-      stream.sendTrailers({ 'grpc-status': String(grpcStatus), 'grpc-message': encodeURIComponent(message) }),
-    );
-    stream.end();
+    if (!stream.headersSent) answerStatus(stream, grpcStatus, message);
+    else stream.end(encodeHeaderBlock(statusFields(grpcStatus, message)));
   }
 }
