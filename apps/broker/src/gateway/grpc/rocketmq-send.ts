@@ -1,4 +1,4 @@
-import type { BrokerError, OutgoingMessage } from '@ricochet/protocol';
+import type { BrokerError, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
 import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { outgoingOf } from './rocketmq-messages.js';
 import type { SendMessageRequest, SendResultEntry } from './rocketmq-schema.js';
@@ -7,10 +7,16 @@ import { OK_STATUS, overallStatus, status, statusOfPayload } from './rocketmq-st
 /**
  * `SendMessage`: each message converted and checked as Ricochet's own `send` frame is (a message
  * that cannot be read, or may not be published, gets its own failed entry and is never stored),
- * the rest stored in one `send` of the broker's service, so R1 (durable before the answer), R3
- * (dedup by the client's message id) and R4 (TOO_MANY_REQUESTS) hold as they do for every client.
+ * the rest stored by `send` (the broker's service's, merged with the turn's other calls), so R1
+ * (durable before the answer), R3 (dedup by the client's message id) and R4 (TOO_MANY_REQUESTS)
+ * hold as they do for every client.
  */
-export async function sendMessages(deps: RocketDeps, request: SendMessageRequest, call: RocketCall) {
+export async function sendMessages(
+  deps: RocketDeps,
+  request: SendMessageRequest,
+  call: RocketCall,
+  send: (messages: readonly OutgoingMessage[]) => Promise<SendReceipt[]>,
+) {
   const messages = request.messages ?? [];
   if (messages.length === 0) return { status: status('BAD_REQUEST', 'no messages to send'), entries: [] };
   const nowMs = deps.clock.now();
@@ -20,7 +26,7 @@ export async function sendMessages(deps: RocketDeps, request: SendMessageRequest
   permitted(verdict);
   const forbidden = verdict.ok ? verdict.forbidden : undefined;
   const allowed = readable.filter((_, index) => forbidden?.get(index) === undefined);
-  const receipts = allowed.length === 0 ? [] : await deps.engine.send(allowed);
+  const receipts = allowed.length === 0 ? [] : await send(allowed);
   const receiptOf = new Map<OutgoingMessage, (typeof receipts)[number]>();
   allowed.forEach((message, index) => {
     const receipt = receipts[index];

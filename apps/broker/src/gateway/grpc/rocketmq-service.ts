@@ -2,6 +2,7 @@ import { BrokerError } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { ConnectionLimits } from '../connection-limits.js';
+import { SendMerger } from '../send-merger.js';
 import type { GrpcHandler } from './grpc-server.js';
 import type { GrpcCall, GrpcWriter } from './grpc-stream-call.js';
 import { authenticateCall, type RocketCall, type RocketDeps } from './rocketmq-call.js';
@@ -50,6 +51,8 @@ export interface RocketServiceOptions extends RocketDeps {
 export class RocketMessagingService {
   readonly #options: RocketServiceOptions;
   readonly #consumption: RocketConsumption;
+  /** RocketMQ's clients send one message per call: the calls of a turn are stored together. */
+  readonly #sends: SendMerger;
   /** Receives in progress, answered at once when the broker closes. */
   readonly #receives = new Set<AbortController>();
   /** Long-polling receives waiting, by connection (the peer's address and port). */
@@ -58,6 +61,7 @@ export class RocketMessagingService {
   constructor(options: RocketServiceOptions) {
     this.#options = options;
     this.#consumption = new RocketConsumption(options);
+    this.#sends = new SendMerger((messages) => options.engine.send(messages));
   }
 
   /** The handlers the gRPC server serves, by method name. */
@@ -71,7 +75,9 @@ export class RocketMessagingService {
         queryAssignment(deps, request, call),
       ),
       Heartbeat: this.#unary(() => Promise.resolve({ status: OK_STATUS })),
-      SendMessage: this.#unary((request: SendMessageRequest, call) => sendMessages(deps, request, call)),
+      SendMessage: this.#unary((request: SendMessageRequest, call) =>
+        sendMessages(deps, request, call, (messages) => this.#sends.send(messages)),
+      ),
       ReceiveMessage: { kind: 'serverStream', handle: this.#receiveMessage },
       AckMessage: this.#unary((request: AckMessageRequest, call) => consumption.ack(request, call)),
       ChangeInvisibleDuration: this.#unary((request: ChangeInvisibleDurationRequest, call) =>
