@@ -66,23 +66,56 @@ function hpackString(text: string): Buffer {
 }
 
 /**
- * A header field as a literal never added to the decoder's table (§6.2.2): a request's headers
- * cost the server a decode of plain bytes and nothing to remember. Pseudo-headers name their
- * static-table entry (`nameIndex`); other names are written out.
+ * A header field as a literal never added to the decoder's table (§6.2.2): for a value that
+ * changes with every request (its request id), which indexing would only churn the table with.
  */
-export function hpackLiteral(name: string | number, value: string): Buffer {
-  const prefix =
-    typeof name === 'number'
-      ? Buffer.from(hpackInteger(name, 4, 0x00))
-      : Buffer.concat([Buffer.from([0x00]), hpackString(name)]);
-  return Buffer.concat([prefix, hpackString(value)]);
+export function hpackLiteral(name: string, value: string): Buffer {
+  return Buffer.concat([Buffer.from([0x00]), hpackString(name), hpackString(value)]);
 }
 
-/** HPACK's static table entries a request names (RFC 7541 Appendix A). */
-export const STATIC = { AUTHORITY: 1, METHOD_POST: 3, PATH: 4, SCHEME_HTTP: 6 } as const;
+/** HPACK's static table entries every request is (RFC 7541 Appendix A). */
+export const STATIC = { METHOD_POST: 3, SCHEME_HTTP: 6 } as const;
 
 export function windowUpdate(streamId: number, increment: number): Buffer {
   const payload = Buffer.allocUnsafe(4);
   payload.writeUInt32BE(increment, 0);
   return frame(FRAME.WINDOW_UPDATE, 0, streamId, payload);
+}
+
+/** HPACK's first dynamic table index (RFC 7541 §2.3.3): entries come after the 61 static ones. */
+const FIRST_DYNAMIC_INDEX = 62;
+/** The dynamic table's size until the server's SETTINGS say otherwise (RFC 9113 §6.5.2). */
+const DEFAULT_TABLE_BYTES = 4_096;
+
+/**
+ * The fields every request repeats, kept in the server's dynamic table as nghttp2's and netty's
+ * encoders keep them: sent as literals with incremental indexing the first time, then as one
+ * index each. So the server decodes what it would from the official clients, not 14 literal
+ * strings per call. Only a bounded set is ever inserted (the caller's constant fields), so the
+ * table never evicts and an entry's index moves only when a later one is inserted.
+ */
+export class RequestFieldEncoder {
+  readonly #ordinals = new Map<string, number>();
+  #inserted = 0;
+  #tableBytes = 0;
+
+  /** How many fields were inserted: a block built when this was the same is still valid. */
+  get inserted(): number {
+    return this.#inserted;
+  }
+
+  /** `name: value`, inserted the first time and indexed after. */
+  indexed(name: string, value: string): Buffer {
+    const key = `${name}\0${value}`;
+    const ordinal = this.#ordinals.get(key);
+    if (ordinal !== undefined) {
+      return Buffer.from(hpackInteger(FIRST_DYNAMIC_INDEX + this.#inserted - 1 - ordinal, 7, 0x80));
+    }
+    // An entry's size is its name's and value's octets plus 32 (RFC 7541 §4.1).
+    this.#tableBytes += Buffer.byteLength(name, 'latin1') + Buffer.byteLength(value, 'latin1') + 32;
+    if (this.#tableBytes > DEFAULT_TABLE_BYTES)
+      throw new Error('the indexed fields would overflow the table');
+    this.#ordinals.set(key, this.#inserted++);
+    return Buffer.concat([Buffer.from([0x40]), hpackString(name), hpackString(value)]);
+  }
 }

@@ -11,6 +11,7 @@ import {
   hpackLiteral,
   MAX_WINDOW,
   REFUSED_STREAM,
+  RequestFieldEncoder,
   SETTING,
   STATIC,
   windowUpdate,
@@ -62,7 +63,6 @@ interface OpenStream {
  */
 export class RawConnection {
   readonly #socket: Socket;
-  readonly #headerBlocks = new Map<string, Buffer>();
   readonly #streams = new Map<number, OpenStream>();
   /** Calls waiting for the server's stream limit to admit them, in order. */
   readonly #waiting: Call[] = [];
@@ -70,10 +70,16 @@ export class RawConnection {
   readonly #blocked: OpenStream[] = [];
   readonly #out: Buffer[] = [];
   readonly #onRefused: (call: Call) => void;
-  /** The pseudo-header fields every request starts with (its `:path` comes after), encoded once. */
-  readonly #pseudoHeaders: Buffer;
-  /** The other header fields every request sends, encoded once. */
-  readonly #fixedHeaders: Buffer;
+  readonly #authority: string;
+  /**
+   * What every request sends besides its path and request id, as Apache's Node client does:
+   * content type, trailers, deadline, and its x-mq-* headers (x-mq-date-time is checked only with
+   * authentication, off in the bench).
+   */
+  readonly #fixedFields: readonly (readonly [string, string])[];
+  readonly #fields = new RequestFieldEncoder();
+  /** Each method's header block but its request id, valid while no field was inserted since. */
+  readonly #headerBlocks = new Map<string, { readonly block: Buffer; readonly inserted: number }>();
   #flushScheduled = false;
   #received: Buffer = Buffer.alloc(0);
   #nextStreamId = 1;
@@ -91,21 +97,18 @@ export class RawConnection {
     this.#onRefused = onRefused;
     // What every request sends, as Apache's Node client does: content type, trailers, deadline,
     // and its x-mq-* headers (x-mq-date-time is checked only with authentication, off in the bench).
-    this.#pseudoHeaders = Buffer.concat([
-      Buffer.from([0x80 | STATIC.METHOD_POST, 0x80 | STATIC.SCHEME_HTTP]),
-      hpackLiteral(STATIC.AUTHORITY, authority),
-    ]);
-    this.#fixedHeaders = Buffer.concat([
-      hpackLiteral('content-type', 'application/grpc'),
-      hpackLiteral('te', 'trailers'),
-      hpackLiteral('grpc-timeout', CALL_DEADLINE),
-      hpackLiteral('x-mq-protocol', 'v2'),
-      hpackLiteral('x-mq-client-id', clientId),
-      hpackLiteral('x-mq-language', 'HTTP'),
-      hpackLiteral('x-mq-client-version', '5.0.0'),
-      hpackLiteral('x-mq-namespace', ''),
-      hpackLiteral('x-mq-date-time', new Date().toISOString().replace(/[-:]|\.\d+/g, '')),
-    ]);
+    this.#fixedFields = [
+      ['content-type', 'application/grpc'],
+      ['te', 'trailers'],
+      ['grpc-timeout', CALL_DEADLINE],
+      ['x-mq-protocol', 'v2'],
+      ['x-mq-client-id', clientId],
+      ['x-mq-language', 'HTTP'],
+      ['x-mq-client-version', '5.0.0'],
+      ['x-mq-namespace', ''],
+      ['x-mq-date-time', new Date().toISOString().replace(/[-:]|\.\d+/g, '')],
+    ];
+    this.#authority = authority;
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
     socket.on('error', (error) => this.#fail(error));
@@ -139,16 +142,8 @@ export class RawConnection {
   #open(call: Call): void {
     const streamId = this.#nextStreamId;
     this.#nextStreamId += 2;
-    let pathField = this.#headerBlocks.get(call.method);
-    if (pathField === undefined) {
-      pathField = hpackLiteral(STATIC.PATH, SERVICE_PATH + call.method);
-      this.#headerBlocks.set(call.method, pathField);
-    }
-    // Pseudo-header fields come before the others (RFC 9113 §8.3).
     const block = Buffer.concat([
-      this.#pseudoHeaders,
-      pathField,
-      this.#fixedHeaders,
+      this.#headerBlockOf(call.method),
       hpackLiteral('x-mq-request-id', String(this.#requestId++)),
     ]);
     this.#queue(frame(FRAME.HEADERS, FLAG.END_HEADERS, streamId, block));
@@ -163,6 +158,22 @@ export class RawConnection {
     this.#streams.set(streamId, stream);
     this.#blocked.push(stream);
     this.#sendBodies();
+  }
+
+  /** A request's header block but its request id: pseudo-header fields first (RFC 9113 §8.3). */
+  #headerBlockOf(method: string): Buffer {
+    const cached = this.#headerBlocks.get(method);
+    if (cached !== undefined && cached.inserted === this.#fields.inserted) return cached.block;
+    const before = this.#fields.inserted;
+    const block = Buffer.concat([
+      Buffer.from([0x80 | STATIC.METHOD_POST, 0x80 | STATIC.SCHEME_HTTP]),
+      this.#fields.indexed(':authority', this.#authority),
+      this.#fields.indexed(':path', SERVICE_PATH + method),
+      ...this.#fixedFields.map(([name, value]) => this.#fields.indexed(name, value)),
+    ]);
+    // A block that inserted fields is sent once; the next request refers to them by index.
+    if (this.#fields.inserted === before) this.#headerBlocks.set(method, { block, inserted: before });
+    return block;
   }
 
   /** Send the request bodies the windows allow, in the order the calls opened. */
