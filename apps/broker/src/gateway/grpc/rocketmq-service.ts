@@ -2,7 +2,7 @@ import { BrokerError } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { ConnectionLimits } from '../connection-limits.js';
-import { SendMerger } from '../send-merger.js';
+import { SendMerger } from '../pipeline/send-merger.js';
 import type { GrpcHandler } from './grpc-server.js';
 import type { GrpcCall, GrpcWriter } from './grpc-stream-call.js';
 import { authenticateCall, type RocketCall, type RocketDeps } from './rocketmq-call.js';
