@@ -1,4 +1,6 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
+import type { SettleFailure } from '../../engine/index.js';
+import { failuresOf, TurnMerger } from '../pipeline/turn-merger.js';
 import { actionsOfHandles } from '../session-access.js';
 import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { RocketPushConsumers } from './rocketmq-push.js';
@@ -44,6 +46,11 @@ export class RocketConsumption {
   readonly #push: RocketPushConsumers;
   /** Per group: its consumption timeout and when it was read ({@link CONSUMPTION_TIMEOUT_REUSE_MS}). */
   readonly #consumptionTimeouts = new Map<string, { readonly ms: number; readonly readAtMs: number }>();
+  /**
+   * The clients ack one entry per call: the acks of a turn are settled together, one merge per
+   * principal, whose name each settle records (DESIGN §7).
+   */
+  readonly #acks = new Map<string | undefined, TurnMerger<string, SettleFailure[]>>();
 
   constructor(deps: RocketDeps) {
     this.#deps = deps;
@@ -134,7 +141,7 @@ export class RocketConsumption {
       return { status: status('BAD_REQUEST', 'no entries to acknowledge'), entries: [] };
     const handles = entries.map((entry) => entry.receiptHandle ?? '');
     const principal = permitted(call.access.checkActions(actionsOfHandles(handles)));
-    const failures = await this.#deps.engine.ack(handles, principal);
+    const failures = await this.#ackMergerOf(principal).submit(handles);
     this.#push.settled(handles);
     const failed = new Map(failures.map((failure) => [failure.index, failure.error]));
     const results: AckMessageResultEntry[] = entries.map((entry, index) => {
@@ -146,6 +153,15 @@ export class RocketConsumption {
       };
     });
     return { status: overallStatus(results.map((result) => result.status)), entries: results };
+  }
+
+  #ackMergerOf(principal: string | undefined): TurnMerger<string, SettleFailure[]> {
+    let merger = this.#acks.get(principal);
+    if (merger === undefined) {
+      merger = new TurnMerger((handles) => this.#deps.engine.ack(handles, principal), failuresOf);
+      this.#acks.set(principal, merger);
+    }
+    return merger;
   }
 
   /**

@@ -1,8 +1,8 @@
-import { BrokerError } from '@ricochet/protocol';
+import { BrokerError, type OutgoingMessage, type SendReceipt } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { ConnectionLimits } from '../connection-limits.js';
-import { SendMerger } from '../pipeline/send-merger.js';
+import { sliceOf, TurnMerger } from '../pipeline/turn-merger.js';
 import type { GrpcHandler } from './grpc-server.js';
 import type { GrpcCall, GrpcWriter } from './grpc-stream-call.js';
 import { authenticateCall, type RocketCall, type RocketDeps } from './rocketmq-call.js';
@@ -52,7 +52,7 @@ export class RocketMessagingService {
   readonly #options: RocketServiceOptions;
   readonly #consumption: RocketConsumption;
   /** RocketMQ's clients send one message per call: the calls of a turn are stored together. */
-  readonly #sends: SendMerger;
+  readonly #sends: TurnMerger<OutgoingMessage, SendReceipt[]>;
   /** Receives in progress, answered at once when the broker closes. */
   readonly #receives = new Set<AbortController>();
   /** Long-polling receives waiting, by connection (the peer's address and port). */
@@ -61,7 +61,7 @@ export class RocketMessagingService {
   constructor(options: RocketServiceOptions) {
     this.#options = options;
     this.#consumption = new RocketConsumption(options);
-    this.#sends = new SendMerger((messages) => options.engine.send(messages));
+    this.#sends = new TurnMerger((messages) => options.engine.send(messages), sliceOf);
   }
 
   /** The handlers the gRPC server serves, by method name. */
@@ -76,7 +76,7 @@ export class RocketMessagingService {
       ),
       Heartbeat: this.#unary(() => Promise.resolve({ status: OK_STATUS })),
       SendMessage: this.#unary((request: SendMessageRequest, call) =>
-        sendMessages(deps, request, call, (messages) => this.#sends.send(messages)),
+        sendMessages(deps, request, call, (messages) => this.#sends.submit(messages)),
       ),
       ReceiveMessage: { kind: 'serverStream', handle: this.#receiveMessage },
       AckMessage: this.#unary((request: AckMessageRequest, call) => consumption.ack(request, call)),
