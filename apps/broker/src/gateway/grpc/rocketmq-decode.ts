@@ -93,37 +93,49 @@ function skip(reader: Reader, tag: number): void {
 }
 
 /** An int64 as a number: offsets and times stay far below 2^53. */
+/** 2^64: a varint of ten bytes at or past 2^63 is a negative int64 in two's complement. */
+const TWO_TO_64 = 2 ** 64;
+
+/**
+ * A varint of up to ten bytes read straight into a number, without protobufjs's 64-bit object
+ * (every message's born timestamp has one). Exact below 2^53, where times and offsets are.
+ */
 function int64(reader: Reader): number {
-  return protobuf.util.LongBits.from(reader.int64()).toNumber(false);
+  const { buf } = reader;
+  let value = 0;
+  let scale = 1;
+  for (let read = 0; read < 10; read++) {
+    if (reader.pos >= reader.len) throw new RangeError('a varint runs past the end');
+    const byte = buf[reader.pos++] as number;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) return value >= 2 ** 63 ? value - TWO_TO_64 : value;
+    scale *= 128;
+  }
+  throw new RangeError('a varint longer than ten bytes');
 }
 
 function duration(reader: Reader): Duration {
   const end = endOf(reader);
-  let seconds: number | undefined;
-  let nanos: number | undefined;
+  const decoded: { seconds?: number; nanos?: number } = {};
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === TIME_SECONDS) seconds = int64(reader);
-    else if (tag === TIME_NANOS) nanos = reader.int32();
+    if (tag === TIME_SECONDS) decoded.seconds = int64(reader);
+    else if (tag === TIME_NANOS) decoded.nanos = reader.int32();
     else skip(reader, tag);
   }
-  return { ...(seconds === undefined ? {} : { seconds }), ...(nanos === undefined ? {} : { nanos }) };
+  return decoded;
 }
 
 function resource(reader: Reader): Resource {
   const end = endOf(reader);
-  let resourceNamespace: string | undefined;
-  let name: string | undefined;
+  const decoded: { resourceNamespace?: string; name?: string } = {};
   while (reader.pos < end) {
     const tag = reader.uint32();
-    if (tag === RESOURCE_NAMESPACE) resourceNamespace = reader.string();
-    else if (tag === RESOURCE_NAME) name = reader.string();
+    if (tag === RESOURCE_NAMESPACE) decoded.resourceNamespace = reader.string();
+    else if (tag === RESOURCE_NAME) decoded.name = reader.string();
     else skip(reader, tag);
   }
-  return {
-    ...(resourceNamespace === undefined ? {} : { resourceNamespace }),
-    ...(name === undefined ? {} : { name }),
-  };
+  return decoded;
 }
 
 function systemProperties(reader: Reader, enums: DecodeEnums): SystemProperties {

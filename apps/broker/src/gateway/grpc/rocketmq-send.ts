@@ -27,13 +27,10 @@ export async function sendMessages(
   const forbidden = verdict.ok ? verdict.forbidden : undefined;
   const allowed = readable.filter((_, index) => forbidden?.get(index) === undefined);
   const receipts = allowed.length === 0 ? [] : await send(allowed);
-  const receiptOf = new Map<OutgoingMessage, (typeof receipts)[number]>();
-  allowed.forEach((message, index) => {
-    const receipt = receipts[index];
-    if (receipt === undefined) throw new Error('the engine answered fewer receipts than messages');
-    receiptOf.set(message, receipt);
-  });
+  if (receipts.length !== allowed.length) throw new Error('the engine answered fewer receipts than messages');
+  // Receipts come in the order of `allowed`, which keeps the order of the readable messages.
   let readableIndex = 0;
+  let allowedIndex = 0;
   const entries: SendResultEntry[] = converted.map((entry) => {
     if (!entry.ok) return { status: entry.status, messageId: entry.messageId, transactionId: '', offset: 0 };
     const refusal: BrokerError | undefined = forbidden?.get(readableIndex++);
@@ -45,7 +42,7 @@ export async function sendMessages(
         offset: 0,
       };
     }
-    const receipt = receiptOf.get(entry.message);
+    const receipt = receipts[allowedIndex++];
     if (receipt === undefined) throw new Error('a message allowed to be sent has no receipt');
     if (!receipt.ok) {
       return {
