@@ -173,6 +173,15 @@ describe("the gateway's codecs of the hot RPCs", () => {
       { status: OK_STATUS },
       { status: status('MESSAGE_NOT_FOUND', 'no message to receive') },
       { message },
+      // Lengths past one varint byte, at every level: the writer moves an embedded message right.
+      {
+        message: {
+          ...message,
+          userProperties: { region: 'eu', note: 'n'.repeat(300) },
+          systemProperties: { ...message.systemProperties, keys: ['k'.repeat(200)] },
+          body: Buffer.alloc(20_000, 7),
+        },
+      },
       { deliveryTimestamp: timestamp },
     ]) {
       const both = answeredBoth('ReceiveMessage', frame);

@@ -1,4 +1,3 @@
-import protobuf from 'protobufjs/minimal.js';
 import type {
   AckMessageResultEntry,
   Duration,
@@ -17,10 +16,11 @@ import { tagOf, WIRE_FIELDS } from './rocketmq-wire-fields.js';
  * Encoders of the hot answers (`SendMessage`, `ReceiveMessage`'s frames, `AckMessage`), straight
  * from the handlers' shapes into bytes, without proto-loader's `fromObject` copy of each answer.
  * The OK status, in nearly every answer, is encoded once and spliced in as it is (an embedded
- * message is written as length-prefixed bytes, so prebuilt bytes go in whole).
+ * message is written as length-prefixed bytes, so prebuilt bytes go in whole). They write with a
+ * {@link Writer} of their own, into one reused buffer: protobufjs's writer queued an operation
+ * object per field and a 64-bit object per int64, which cost more than the bytes on answers
+ * made once per message.
  */
-
-type Writer = protobuf.Writer;
 
 /** Numbers of enum values by name, from the broker's schema ({@link enumNumbers}). */
 export interface EncodeEnums {
@@ -61,6 +61,8 @@ interface Answer<Entry> {
 export class RocketEncoder {
   readonly #enums: EncodeEnums;
   readonly #okStatus: Uint8Array;
+  /** Every answer is written here, then copied out whole: encoding is synchronous, never nested. */
+  readonly #writer = new Writer();
 
   constructor(enums: EncodeEnums) {
     this.#enums = enums;
@@ -68,7 +70,7 @@ export class RocketEncoder {
   }
 
   sendMessageResponse(answer: Answer<SendResultEntry>): Buffer {
-    const writer = protobuf.Writer.create();
+    const writer = this.#writer;
     this.#status(writer, tagOf(SEND_RESPONSE.status), answer.status);
     for (const entry of answer.entries ?? []) {
       writer.uint32(tagOf(SEND_RESPONSE.entries)).fork();
@@ -78,11 +80,11 @@ export class RocketEncoder {
       writer.uint32(tagOf(SEND_ENTRY.offset)).int64(entry.offset);
       writer.ldelim();
     }
-    return finish(writer);
+    return writer.finish();
   }
 
   ackMessageResponse(answer: Answer<AckMessageResultEntry>): Buffer {
-    const writer = protobuf.Writer.create();
+    const writer = this.#writer;
     this.#status(writer, tagOf(ACK_RESPONSE.status), answer.status);
     for (const entry of answer.entries ?? []) {
       writer.uint32(tagOf(ACK_RESPONSE.entries)).fork();
@@ -91,20 +93,21 @@ export class RocketEncoder {
       this.#status(writer, tagOf(ACK_ENTRY.status), entry.status);
       writer.ldelim();
     }
-    return finish(writer);
+    return writer.finish();
   }
 
   /** One frame of a `ReceiveMessage` stream: a status, a message or the delivery timestamp. */
   receiveMessageResponse(frame: ReceiveMessageResponse): Buffer {
-    const writer = protobuf.Writer.create();
+    const writer = this.#writer;
     if ('status' in frame) this.#status(writer, tagOf(RECEIVE_RESPONSE.status), frame.status);
     else if ('message' in frame) this.#message(writer, tagOf(RECEIVE_RESPONSE.message), frame.message);
     else duration(writer, tagOf(RECEIVE_RESPONSE.delivery_timestamp), frame.deliveryTimestamp);
-    return finish(writer);
+    return writer.finish();
   }
 
   #statusBytes(status: RocketStatus): Uint8Array {
-    const writer = protobuf.Writer.create();
+    // A writer of its own: a status other than OK is written while an answer is being written.
+    const writer = new Writer();
     writer.uint32(STATUS_CODE).int32(this.#number(this.#enums.code, status.code));
     string(writer, STATUS_MESSAGE, status.message);
     return writer.finish();
@@ -210,8 +213,115 @@ function duration(writer: Writer, tag: number, value: Duration | undefined): voi
   writer.ldelim();
 }
 
-/** The bytes as a Buffer (Node's protobufjs writer already makes one). */
-function finish(writer: Writer): Buffer {
-  const bytes = writer.finish();
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The bytes a varint of `value` (below 2^32) takes. */
+function varintBytes(value: number): number {
+  return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
+}
+
+/**
+ * Protobuf's wire format (protobuf.dev/programming-guides/encoding) written into one growing
+ * buffer, with protobufjs's writer's calls (`uint32`, `int32`, `int64`, `string`, `bytes`, `fork`,
+ * `ldelim`, `finish`). An embedded message's length is not known until it is written: `fork`
+ * keeps one byte for it, and `ldelim` moves the message right when its length needs more.
+ */
+class Writer {
+  #buffer = Buffer.allocUnsafe(4_096);
+  #at = 0;
+  /** Where each open embedded message's length goes. */
+  readonly #forks: number[] = [];
+
+  uint32(value: number): this {
+    this.#room(5);
+    this.#varint32(value >>> 0);
+    return this;
+  }
+
+  int32(value: number): this {
+    // A negative int32 is written as its 64-bit two's complement: ten bytes (the wire's rule).
+    return value < 0 ? this.int64(value) : this.uint32(value);
+  }
+
+  /** An int64 given as a number: exact below 2^53, where offsets and times are. */
+  int64(value: number): this {
+    this.#room(10);
+    const high = Math.floor(value / 2 ** 32);
+    let low = (value - high * 2 ** 32) >>> 0;
+    let rest = high >>> 0;
+    const buffer = this.#buffer;
+    // Seven bits at a time from the 64 bits (`rest`:`low`), until what is left is zero.
+    while (rest !== 0 || low >= 0x80) {
+      buffer[this.#at++] = (low & 0x7f) | 0x80;
+      low = ((low >>> 7) | (rest << 25)) >>> 0;
+      rest >>>= 7;
+    }
+    buffer[this.#at++] = low;
+    return this;
+  }
+
+  string(value: string): this {
+    const length = Buffer.byteLength(value, 'utf8');
+    this.#room(5 + length);
+    this.#varint32(length);
+    this.#at += this.#buffer.write(value, this.#at, length, 'utf8');
+    return this;
+  }
+
+  bytes(value: Uint8Array): this {
+    this.#room(5 + value.length);
+    this.#varint32(value.length);
+    this.#buffer.set(value, this.#at);
+    this.#at += value.length;
+    return this;
+  }
+
+  /** Begin an embedded message (after its tag); {@link ldelim} ends it. */
+  fork(): this {
+    this.#room(1);
+    this.#forks.push(this.#at);
+    this.#at += 1;
+    return this;
+  }
+
+  ldelim(): this {
+    const start = this.#forks.pop();
+    if (start === undefined) throw new Error('ldelim without fork');
+    const length = this.#at - start - 1;
+    const prefix = varintBytes(length);
+    if (prefix > 1) {
+      this.#room(prefix - 1);
+      this.#buffer.copyWithin(start + prefix, start + 1, this.#at);
+      this.#at += prefix - 1;
+    }
+    const end = this.#at;
+    this.#at = start;
+    this.#varint32(length);
+    this.#at = end;
+    return this;
+  }
+
+  /** The bytes written, copied out; the writer starts over. */
+  finish(): Buffer {
+    if (this.#forks.length > 0) throw new Error('an embedded message was not ended');
+    const bytes = Buffer.allocUnsafe(this.#at);
+    this.#buffer.copy(bytes, 0, 0, this.#at);
+    this.#at = 0;
+    return bytes;
+  }
+
+  #varint32(value: number): void {
+    const buffer = this.#buffer;
+    let rest = value;
+    while (rest >= 0x80) {
+      buffer[this.#at++] = (rest & 0x7f) | 0x80;
+      rest >>>= 7;
+    }
+    buffer[this.#at++] = rest;
+  }
+
+  #room(bytes: number): void {
+    if (this.#at + bytes <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#at + bytes));
+    this.#buffer.copy(grown, 0, 0, this.#at);
+    this.#buffer = grown;
+  }
 }
