@@ -1,0 +1,169 @@
+import { once } from 'node:events';
+import { connect as connectSocket, createServer, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeHeaderBlock } from './hpack.js';
+import { Http2ServerConnection } from './http2-connection.js';
+import { CLIENT_PREFACE, FLAG, FRAME_TYPE, frameOf, H2_ERROR, SETTING } from './http2-frames.js';
+
+/**
+ * A client that breaks HTTP/2 on purpose, in raw frames: each breach ends its own connection with
+ * GOAWAY and the code RFC 9113 names, and a well-behaved connection beside it is served on.
+ */
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+/** A server that answers every request `:status 200` at once, with at most 4 streams open. */
+async function serve(): Promise<number> {
+  const connections: Http2ServerConnection[] = [];
+  const answer = encodeHeaderBlock([[':status', '200']]);
+  const listener: Server = createServer((socket) => {
+    connections.push(
+      new Http2ServerConnection(socket, {
+        maxConcurrentStreams: 4,
+        maxHeaderListBytes: 65_536,
+        maxRefusedStreamsInARow: 10,
+        onStream: (stream) => {
+          stream.listeners = {
+            data: () => undefined,
+            end: () => stream.respond(answer, true),
+            close: () => undefined,
+          };
+        },
+        onClose: () => undefined,
+      }),
+    );
+  });
+  listener.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  stops.push(async () => {
+    for (const connection of connections) connection.destroy();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  });
+  const address = listener.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+/** A connection past its preface and SETTINGS, reading every frame the server sends. */
+async function rawClient(port: number) {
+  const socket: Socket = connectSocket(port, '127.0.0.1');
+  await once(socket, 'connect');
+  const received: { type: number; flags: number; streamId: number; payload: Buffer }[] = [];
+  let pending = Buffer.alloc(0);
+  socket.on('data', (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
+      const length = pending.readUIntBE(0, 3);
+      received.push({
+        type: pending[3] as number,
+        flags: pending[4] as number,
+        streamId: pending.readUInt32BE(5),
+        payload: pending.subarray(9, 9 + length),
+      });
+      pending = pending.subarray(9 + length);
+    }
+  });
+  // Writes after the server ended the connection fail; the test reads what it answered.
+  socket.on('error', () => undefined);
+  const closed = once(socket, 'close');
+  socket.write(Buffer.concat([CLIENT_PREFACE, frameOf(FRAME_TYPE.SETTINGS, 0, 0)]));
+  stops.push(async () => {
+    socket.destroy();
+  });
+  return {
+    socket,
+    received,
+    /** The GOAWAY's code once the server ended the connection. */
+    async goAwayCode(): Promise<number | undefined> {
+      await closed;
+      const goAway = received.find((frame) => frame.type === FRAME_TYPE.GOAWAY);
+      return goAway?.payload.readUInt32BE(4);
+    },
+  };
+}
+
+const request = encodeHeaderBlock([
+  [':method', 'POST'],
+  [':scheme', 'http'],
+  [':path', '/x'],
+  [':authority', 'test'],
+]);
+
+function setting(id: number, value: number): Buffer {
+  const payload = Buffer.alloc(6);
+  payload.writeUInt16BE(id, 0);
+  payload.writeUInt32BE(value, 2);
+  return frameOf(FRAME_TYPE.SETTINGS, 0, 0, payload);
+}
+
+function windowUpdate(streamId: number, increment: number): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(increment, 0);
+  return frameOf(FRAME_TYPE.WINDOW_UPDATE, 0, streamId, payload);
+}
+
+describe('Http2ServerConnection against a hostile client', () => {
+  it('ends a header block past 256 KiB in CONTINUATION frames: ENHANCE_YOUR_CALM', async () => {
+    const port = await serve();
+    const client = await rawClient(port);
+    client.socket.write(frameOf(FRAME_TYPE.HEADERS, 0, 1, request));
+    const junk = Buffer.alloc(16_000, 0x40);
+    for (let frame = 0; frame < 20 && !client.socket.destroyed; frame++) {
+      client.socket.write(frameOf(FRAME_TYPE.CONTINUATION, 0, 1, junk));
+    }
+    expect(await client.goAwayCode()).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+  });
+
+  it('refuses streams past its limit with REFUSED_STREAM, and ends a flood of them', async () => {
+    const port = await serve();
+    const client = await rawClient(port);
+    // Four streams held open (no END_STREAM), then refusals until the flood limit.
+    const frames: Buffer[] = [];
+    for (let stream = 1; stream <= 4 + 11; stream++) {
+      frames.push(frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS, stream * 2 - 1, request));
+    }
+    client.socket.write(Buffer.concat(frames));
+    expect(await client.goAwayCode()).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+    const refused = client.received.filter(
+      (frame) =>
+        frame.type === FRAME_TYPE.RST_STREAM && frame.payload.readUInt32BE(0) === H2_ERROR.REFUSED_STREAM,
+    );
+    expect(refused).toHaveLength(11);
+    expect(refused[0]?.streamId).toBe(9);
+  });
+
+  it('ends a connection for windows past 2^31-1 and settings out of range', async () => {
+    const port = await serve();
+    const windowSetting = await rawClient(port);
+    windowSetting.socket.write(setting(SETTING.INITIAL_WINDOW_SIZE, 2 ** 31));
+    expect(await windowSetting.goAwayCode()).toBe(H2_ERROR.FLOW_CONTROL_ERROR);
+
+    const frameSize = await rawClient(port);
+    frameSize.socket.write(setting(SETTING.MAX_FRAME_SIZE, 1_000));
+    expect(await frameSize.goAwayCode()).toBe(H2_ERROR.PROTOCOL_ERROR);
+
+    const overflow = await rawClient(port);
+    overflow.socket.write(Buffer.concat([windowUpdate(0, 2 ** 31 - 1), windowUpdate(0, 2 ** 31 - 1)]));
+    expect(await overflow.goAwayCode()).toBe(H2_ERROR.FLOW_CONTROL_ERROR);
+
+    const evenStream = await rawClient(port);
+    evenStream.socket.write(frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 2, request));
+    expect(await evenStream.goAwayCode()).toBe(H2_ERROR.PROTOCOL_ERROR);
+  });
+
+  it('serves a well-behaved connection beside one that breaks the protocol', async () => {
+    const port = await serve();
+    const bystander = await rawClient(port);
+    const breaker = await rawClient(port);
+    breaker.socket.write(frameOf(FRAME_TYPE.PUSH_PROMISE, FLAG.END_HEADERS, 1, Buffer.alloc(4)));
+    expect(await breaker.goAwayCode()).toBe(H2_ERROR.PROTOCOL_ERROR);
+    bystander.socket.write(frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, request));
+    await expect
+      .poll(() =>
+        bystander.received.some((frame) => frame.type === FRAME_TYPE.HEADERS && frame.streamId === 1),
+      )
+      .toBe(true);
+  });
+});
