@@ -42,6 +42,8 @@ const STREAM_WINDOW_BYTES = 1_048_576;
 const CONNECTION_WINDOW_BYTES = 16 * 1_048_576;
 /** A header block in CONTINUATION frames longer than this ends the connection (a flood). */
 const MAX_HEADER_BLOCK_BYTES = 256 * 1_024;
+/** The buffer a turn's frames are written into, grown when a turn writes more. */
+const OUT_BUFFER_BYTES = 16 * 1_024;
 /** How long a connection ended for an error waits for its peer to close before it is cut. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -74,7 +76,13 @@ export class Http2ServerConnection implements StreamConnection {
   /** The client's address and port, `address:port`. */
   readonly peer: string;
   peerMaxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
-  #out: Buffer[] = [];
+  /**
+   * The frames of this turn, written one after another into one buffer (a frame's prefix and its
+   * payload copied in: no object per frame), which the flush hands to the socket as it is. Made
+   * at a turn's first frame, so an idle connection holds none.
+   */
+  #out = EMPTY;
+  #outBytes = 0;
   #flushScheduled = false;
   /** Bytes of the client preface still to be read; 0 once it was. */
   #prefaceLeft = CLIENT_PREFACE.length;
@@ -143,10 +151,17 @@ export class Http2ServerConnection implements StreamConnection {
 
   sendFrame(type: number, flags: number, streamId: number, payload: Uint8Array = EMPTY): void {
     if (this.#ended) return;
-    const prefix = Buffer.allocUnsafe(FRAME_PREFIX_BYTES);
-    writeFramePrefix(prefix, 0, payload.length, type, flags, streamId);
-    this.#out.push(prefix);
-    if (payload.length > 0) this.#out.push(payload as Buffer);
+    const frameBytes = FRAME_PREFIX_BYTES + payload.length;
+    if (this.#outBytes + frameBytes > this.#out.length) {
+      const grown = Buffer.allocUnsafe(
+        Math.max(OUT_BUFFER_BYTES, this.#out.length * 2, this.#outBytes + frameBytes),
+      );
+      this.#out.copy(grown, 0, 0, this.#outBytes);
+      this.#out = grown;
+    }
+    writeFramePrefix(this.#out, this.#outBytes, payload.length, type, flags, streamId);
+    this.#out.set(payload, this.#outBytes + FRAME_PREFIX_BYTES);
+    this.#outBytes += frameBytes;
     this.#scheduleFlush();
   }
 
@@ -432,11 +447,12 @@ export class Http2ServerConnection implements StreamConnection {
 
   #flush(): void {
     this.#flushScheduled = false;
-    const out = this.#out;
-    if (out.length === 0) return;
-    this.#out = [];
-    if (!this.#socket.destroyed)
-      this.#socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+    if (this.#outBytes === 0) return;
+    const written = this.#out.subarray(0, this.#outBytes);
+    // The socket keeps the bytes until they are sent: the next frames go into a new buffer.
+    this.#out = EMPTY;
+    this.#outBytes = 0;
+    if (!this.#socket.destroyed) this.#socket.write(written);
   }
 
   #goAway(code: number, reason: string): void {
