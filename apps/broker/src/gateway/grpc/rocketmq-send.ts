@@ -21,11 +21,15 @@ export async function sendMessages(
   if (messages.length === 0) return { status: status('BAD_REQUEST', 'no messages to send'), entries: [] };
   const nowMs = deps.clock.now();
   const converted = messages.map((message) => outgoingOf(message, nowMs, deps.maxBodyBytes));
-  const readable = converted.flatMap((entry) => (entry.ok ? [entry.message] : []));
+  const readable: OutgoingMessage[] = [];
+  for (const entry of converted) if (entry.ok) readable.push(entry.message);
   const verdict = call.access.checkSend(readable);
   permitted(verdict);
   const forbidden = verdict.ok ? verdict.forbidden : undefined;
-  const allowed = readable.filter((_, index) => forbidden?.get(index) === undefined);
+  const allowed =
+    forbidden === undefined || forbidden.size === 0
+      ? readable
+      : readable.filter((_, index) => forbidden.get(index) === undefined);
   const receipts = allowed.length === 0 ? [] : await send(allowed);
   if (receipts.length !== allowed.length) throw new Error('the engine answered fewer receipts than messages');
   // Receipts come in the order of `allowed`, which keeps the order of the readable messages.

@@ -95,8 +95,6 @@ export class Http2ServerConnection implements StreamConnection {
   #peerInitialWindow = DEFAULT_WINDOW_BYTES;
   /** DATA bytes read since the connection's window was last given back. */
   #unacknowledgedBytes = 0;
-  /** Each open stream's receive window and what it read since it was last given back. */
-  readonly #streamReceive = new Map<number, { window: number; unacknowledged: number }>();
   #refusedInARow = 0;
   /** GOAWAY sent: no new stream is served, and the connection ends once its streams have. */
   #goingAway = false;
@@ -177,7 +175,6 @@ export class Http2ServerConnection implements StreamConnection {
 
   closed(stream: Http2ServerStream, _end: StreamEnd): void {
     this.#streams.delete(stream.id);
-    this.#streamReceive.delete(stream.id);
     this.#waitingForWindow.delete(stream);
     if (this.#goingAway && this.#streams.size === 0) this.#end();
   }
@@ -265,24 +262,23 @@ export class Http2ServerConnection implements StreamConnection {
     // Padding included, every byte counts against both windows (§6.9.1).
     this.#unacknowledgedBytes += payload.length;
     const stream = this.#streams.get(streamId);
-    const receive = this.#streamReceive.get(streamId);
     // A stream already closed (answered early, reset): its bytes in flight are dropped.
-    if (stream === undefined || receive === undefined) return;
+    if (stream === undefined) return;
     if (!stream.receiving) {
       stream.reset(H2_ERROR.STREAM_CLOSED);
       return;
     }
-    receive.window -= payload.length;
-    if (receive.window < 0) {
+    stream.receiveWindow -= payload.length;
+    if (stream.receiveWindow < 0) {
       stream.reset(H2_ERROR.FLOW_CONTROL_ERROR);
       return;
     }
     const endStream = (frame.flags & FLAG.END_STREAM) !== 0;
-    receive.unacknowledged += payload.length;
-    if (!endStream && receive.unacknowledged >= STREAM_WINDOW_BYTES / 2) {
-      this.sendFrame(FRAME_TYPE.WINDOW_UPDATE, 0, streamId, uint32(receive.unacknowledged));
-      receive.window += receive.unacknowledged;
-      receive.unacknowledged = 0;
+    stream.unacknowledgedBytes += payload.length;
+    if (!endStream && stream.unacknowledgedBytes >= STREAM_WINDOW_BYTES / 2) {
+      this.sendFrame(FRAME_TYPE.WINDOW_UPDATE, 0, streamId, uint32(stream.unacknowledgedBytes));
+      stream.receiveWindow += stream.unacknowledgedBytes;
+      stream.unacknowledgedBytes = 0;
     }
     stream.received(unpadded(frame), endStream);
   }
@@ -341,9 +337,13 @@ export class Http2ServerConnection implements StreamConnection {
       if (!endStream) this.sendFrame(FRAME_TYPE.RST_STREAM, 0, streamId, uint32(H2_ERROR.NO_ERROR));
       return;
     }
-    const stream = new Http2ServerStream(streamId, decoded.fields, this.#peerInitialWindow, this);
+    const stream = new Http2ServerStream(
+      streamId,
+      decoded.fields,
+      { sendBytes: this.#peerInitialWindow, receiveBytes: STREAM_WINDOW_BYTES },
+      this,
+    );
     this.#streams.set(streamId, stream);
-    this.#streamReceive.set(streamId, { window: STREAM_WINDOW_BYTES, unacknowledged: 0 });
     this.#options.onStream(stream, this);
     if (endStream) stream.remoteEnded();
   }
@@ -496,7 +496,6 @@ export class Http2ServerConnection implements StreamConnection {
   #abortStreams(): void {
     const streams = [...this.#streams.values()];
     this.#streams.clear();
-    this.#streamReceive.clear();
     this.#waitingForWindow.clear();
     for (const stream of streams) stream.aborted({ kind: 'connectionLost' });
   }

@@ -44,6 +44,10 @@ export class Http2ServerStream {
   listeners: StreamListeners = NO_LISTENERS;
   /** What the client lets this stream send, moved by WINDOW_UPDATE and SETTINGS. */
   sendWindow: number;
+  /** What the client may still send on this stream (kept by the connection, which grants it). */
+  receiveWindow: number;
+  /** DATA bytes read since the stream's receive window was last given back (the connection's). */
+  unacknowledgedBytes = 0;
   #headersSent = false;
   #remoteEnded = false;
   #localEnded = false;
@@ -52,10 +56,16 @@ export class Http2ServerStream {
   #pending: Buffer[] = [];
   #pendingTrailers: Buffer | undefined;
 
-  constructor(id: number, fields: readonly string[], sendWindow: number, connection: StreamConnection) {
+  constructor(
+    id: number,
+    fields: readonly string[],
+    windows: { readonly sendBytes: number; readonly receiveBytes: number },
+    connection: StreamConnection,
+  ) {
     this.id = id;
     this.#fields = fields;
-    this.sendWindow = sendWindow;
+    this.sendWindow = windows.sendBytes;
+    this.receiveWindow = windows.receiveBytes;
     this.#connection = connection;
   }
 
