@@ -1,7 +1,6 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import type { SettleFailure } from '../../engine/index.js';
 import { failuresOf, TurnMerger } from '../pipeline/turn-merger.js';
-import { actionsOfHandles } from '../session-access.js';
 import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { RocketPushConsumers } from './rocketmq-push.js';
 import {
@@ -140,7 +139,7 @@ export class RocketConsumption {
     if (entries.length === 0)
       return { status: status('BAD_REQUEST', 'no entries to acknowledge'), entries: [] };
     const handles = entries.map((entry) => entry.receiptHandle ?? '');
-    const principal = permitted(call.access.checkActions(actionsOfHandles(handles)));
+    const principal = permitted(call.access.checkHandles(handles));
     const failures = await this.#ackMergerOf(principal).submit(handles);
     this.#push.settled(handles);
     const failed = new Map(failures.map((failure) => [failure.index, failure.error]));
@@ -179,7 +178,7 @@ export class RocketConsumption {
     if (ms === undefined || ms < 0 || ms > MAX_INVISIBLE_MS) {
       return { status: status('ILLEGAL_INVISIBLE_TIME', 'invisible_duration must be 0 ms to 12 h (S4)') };
     }
-    const principal = permitted(call.access.checkActions(actionsOfHandles([handle])));
+    const principal = permitted(call.access.checkHandles([handle]));
     if (this.#push.isPushDelivery(handle)) {
       const [failure] = await this.#deps.engine.nack(
         [{ receiptHandle: handle, reason: 'FAILURE (RocketMQ push consumer nack)' }],
@@ -198,7 +197,7 @@ export class RocketConsumption {
   /** D3: the client gave up on the message (a FIFO push consumer past its attempts). */
   async forwardToDeadLetterQueue(request: ForwardMessageToDeadLetterQueueRequest, call: RocketCall) {
     const handle = request.receiptHandle ?? '';
-    const principal = permitted(call.access.checkActions(actionsOfHandles([handle])));
+    const principal = permitted(call.access.checkHandles([handle]));
     const reason = `forwarded to the DLQ by a RocketMQ client at delivery attempt ${request.deliveryAttempt ?? 0} of ${request.maxDeliveryAttempts ?? 0}`;
     const [failure] = await this.#deps.engine.nack(
       [{ receiptHandle: handle, deadLetter: true, reason }],
