@@ -86,6 +86,11 @@ export class MessageReader {
     return messages;
   }
 
+  /** The bytes of an unfinished message held until the rest arrives. */
+  get bufferedBytes(): number {
+    return this.#pendingBytes;
+  }
+
   /** Whether a message was begun and not finished: at the stream's end, the request was cut. */
   get midMessage(): boolean {
     return this.#pendingBytes > 0;

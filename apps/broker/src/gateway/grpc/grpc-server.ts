@@ -54,6 +54,12 @@ export interface GrpcServerOptions {
   readonly now: () => number;
 }
 
+/**
+ * What one connection's calls may hold of requests not yet whole, as `node:http2`'s session memory
+ * bound did: a client that starts many large messages and finishes none loses its connection
+ * there, instead of holding the broker's memory (each call alone stops at the message limit).
+ */
+const MAX_HELD_REQUEST_BYTES = 256 * 1_048_576;
 /** Streams refused in a row after which a connection is taken for a flood and ended. */
 const MAX_REFUSED_STREAMS_IN_A_ROW = 10_000;
 /**
@@ -78,7 +84,8 @@ const MAX_HEADER_LIST_BYTES = 65_536;
  * past the limit, INTERNAL for bytes that are not the method's request; HTTP 415 for a request
  * that is not gRPC. Connections come from the broker's listener ({@link GrpcServer.serve}), which
  * admits them and takes TLS off. A connection holds at most `maxConcurrentStreams` requests of
- * at most `maxMessageBytes` each: the reader refuses a longer message before buffering it.
+ * at most `maxMessageBytes` each (the reader refuses a longer message before buffering it), and
+ * at most 256 MiB of them together.
  */
 export class GrpcServer {
   readonly #options: GrpcServerOptions;
@@ -100,6 +107,7 @@ export class GrpcServer {
       maxConcurrentStreams: this.#options.maxConcurrentStreams,
       maxHeaderListBytes: MAX_HEADER_LIST_BYTES,
       maxRefusedStreamsInARow: MAX_REFUSED_STREAMS_IN_A_ROW,
+      maxHeldBytes: MAX_HELD_REQUEST_BYTES,
       onStream: (stream, from) => this.#serve(stream, from.peer),
       onClose: (closed) => this.#connections.delete(closed),
     });
@@ -171,6 +179,8 @@ export class GrpcServer {
           } catch (error) {
             this.#failed(writer, error);
           }
+          // Outside the call's error path: past the connection's bound, the connection ends.
+          stream.holding(reader.bufferedBytes);
         },
         // A client cancelling a call (node's, grpc-js's) half-closes the stream and resets it in one
         // write: the end is a half-close only if no reset follows it in the frames read with it.
@@ -196,8 +206,12 @@ export class GrpcServer {
         } catch (error) {
           this.#failed(writer, error);
         }
+        // Outside the call's error path: past the connection's bound, the connection ends.
+        stream.holding(reader.bufferedBytes + (request?.bytes.length ?? 0));
       },
       end: () => {
+        // The request is the handler's from here.
+        stream.holding(0);
         if (writer.ended) return;
         if (request === undefined || extra || reader.midMessage) {
           const reason = request === undefined ? 'no request message' : 'more than one request message';

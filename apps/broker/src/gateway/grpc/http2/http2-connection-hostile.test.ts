@@ -15,7 +15,10 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop();
 });
 
-/** A server that answers every request `:status 200` at once, with at most 4 streams open. */
+/**
+ * A server that answers every request `:status 200` once it ended, with at most 4 streams open
+ * and 100 kB held of requests not yet ended.
+ */
 async function serve(): Promise<number> {
   const connections: Http2ServerConnection[] = [];
   const answer = encodeHeaderBlock([[':status', '200']]);
@@ -25,10 +28,19 @@ async function serve(): Promise<number> {
         maxConcurrentStreams: 4,
         maxHeaderListBytes: 65_536,
         maxRefusedStreamsInARow: 10,
+        maxHeldBytes: 100_000,
         onStream: (stream) => {
+          // As the gRPC server's reader does: a request is held until it is whole (its end here).
+          let held = 0;
           stream.listeners = {
-            data: () => undefined,
-            end: () => stream.respond(answer, true),
+            data: (chunk) => {
+              held += chunk.length;
+              stream.holding(held);
+            },
+            end: () => {
+              stream.holding(0);
+              stream.respond(answer, true);
+            },
             close: () => undefined,
           };
         },
@@ -132,6 +144,40 @@ describe('Http2ServerConnection against a hostile client', () => {
     );
     expect(refused).toHaveLength(11);
     expect(refused[0]?.streamId).toBe(9);
+  });
+
+  it('ends a connection whose unfinished requests hold past its bound: ENHANCE_YOUR_CALM', async () => {
+    const port = await serve();
+    const client = await rawClient(port);
+    // Three streams of 40 kB each, none ended: 120 kB held, past the 100 kB bound.
+    const frames: Buffer[] = [];
+    for (const stream of [1, 3, 5]) {
+      frames.push(frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS, stream, request));
+      frames.push(frameOf(FRAME_TYPE.DATA, 0, stream, Buffer.alloc(10_000)));
+      frames.push(frameOf(FRAME_TYPE.DATA, 0, stream, Buffer.alloc(10_000)));
+      frames.push(frameOf(FRAME_TYPE.DATA, 0, stream, Buffer.alloc(10_000)));
+      frames.push(frameOf(FRAME_TYPE.DATA, 0, stream, Buffer.alloc(10_000)));
+    }
+    client.socket.write(Buffer.concat(frames));
+    expect(await client.goAwayCode()).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
+
+    // Requests that end let go of what they held: the same bytes, one stream after another, pass.
+    const steady = await rawClient(port);
+    for (const stream of [1, 3, 5]) {
+      steady.socket.write(
+        Buffer.concat([
+          frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS, stream, request),
+          ...Array.from({ length: 4 }, () => frameOf(FRAME_TYPE.DATA, 0, stream, Buffer.alloc(10_000))),
+          frameOf(FRAME_TYPE.DATA, FLAG.END_STREAM, stream, Buffer.alloc(0)),
+        ]),
+      );
+      await expect
+        .poll(() =>
+          steady.received.some((frame) => frame.type === FRAME_TYPE.HEADERS && frame.streamId === stream),
+        )
+        .toBe(true);
+    }
+    expect(steady.received.some((frame) => frame.type === FRAME_TYPE.GOAWAY)).toBe(false);
   });
 
   it('ends a connection for windows past 2^31-1 and settings out of range', async () => {

@@ -71,6 +71,7 @@ async function serve(
         maxConcurrentStreams: options.maxConcurrentStreams ?? 100,
         maxHeaderListBytes: options.maxHeaderListBytes ?? 65_536,
         maxRefusedStreamsInARow: 100,
+        maxHeldBytes: 64 * 1_048_576,
         onStream,
         onClose: () => undefined,
       }),

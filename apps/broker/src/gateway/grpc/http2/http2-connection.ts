@@ -26,6 +26,12 @@ export interface Http2ConnectionOptions {
   readonly maxHeaderListBytes: number;
   /** Streams refused in a row after which the connection is taken for a flood and ended. */
   readonly maxRefusedStreamsInARow: number;
+  /**
+   * What the connection's streams may hold of requests not yet whole (their readers say,
+   * {@link Http2ServerStream.holding}); past it the connection ends with ENHANCE_YOUR_CALM. Flow
+   * control alone does not bound it: windows are given back as bytes are read, whole or not.
+   */
+  readonly maxHeldBytes: number;
   /** A request's headers arrived: the stream is open (set its listeners now). */
   readonly onStream: (stream: Http2ServerStream, connection: Http2ServerConnection) => void;
   /** The connection is gone, whatever ended it. */
@@ -96,6 +102,8 @@ export class Http2ServerConnection implements StreamConnection {
   /** DATA bytes read since the connection's window was last given back. */
   #unacknowledgedBytes = 0;
   #refusedInARow = 0;
+  /** What the streams' readers hold of requests not yet whole. */
+  #heldBytes = 0;
   /** GOAWAY sent: no new stream is served, and the connection ends once its streams have. */
   #goingAway = false;
   #ended = false;
@@ -171,6 +179,16 @@ export class Http2ServerConnection implements StreamConnection {
 
   waitForWindow(stream: Http2ServerStream): void {
     this.#waitingForWindow.add(stream);
+  }
+
+  held(deltaBytes: number): void {
+    this.#heldBytes += deltaBytes;
+    if (deltaBytes > 0 && this.#heldBytes > this.#options.maxHeldBytes) {
+      throw new Http2ConnectionError(
+        H2_ERROR.ENHANCE_YOUR_CALM,
+        `requests not yet whole hold more than ${this.#options.maxHeldBytes} bytes`,
+      );
+    }
   }
 
   closed(stream: Http2ServerStream, _end: StreamEnd): void {

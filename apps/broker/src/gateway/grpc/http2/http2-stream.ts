@@ -18,6 +18,11 @@ export interface StreamConnection {
   waitForWindow(stream: Http2ServerStream): void;
   /** The stream is closed: forget it. */
   closed(stream: Http2ServerStream, end: StreamEnd): void;
+  /**
+   * What the stream's reader holds of its request moved by `deltaBytes`.
+   * @throws Http2ConnectionError ENHANCE_YOUR_CALM past the connection's bound.
+   */
+  held(deltaBytes: number): void;
 }
 
 /** What the gRPC server hears of a stream; set once, when the stream opens. */
@@ -48,6 +53,8 @@ export class Http2ServerStream {
   receiveWindow: number;
   /** DATA bytes read since the stream's receive window was last given back (the connection's). */
   unacknowledgedBytes = 0;
+  /** What the server's reader holds of this stream's request, as it last said ({@link holding}). */
+  #heldBytes = 0;
   #headersSent = false;
   #remoteEnded = false;
   #localEnded = false;
@@ -109,6 +116,18 @@ export class Http2ServerStream {
     if (this.#closed || this.#localEnded || this.#pendingTrailers !== undefined) return;
     this.#pendingTrailers = block;
     this.flush();
+  }
+
+  /**
+   * The reader holds `bytes` of this stream's request (an unfinished message, or a request not yet
+   * handled): counted against the connection's bound, and let go when the stream closes.
+   * @throws Http2ConnectionError ENHANCE_YOUR_CALM when the connection's streams hold too much.
+   */
+  holding(bytes: number): void {
+    if (this.#closed || bytes === this.#heldBytes) return;
+    const delta = bytes - this.#heldBytes;
+    this.#heldBytes = bytes;
+    this.#connection.held(delta);
   }
 
   /** End the stream at once with RST_STREAM (a cancel, or an answer that cannot go on). */
@@ -184,6 +203,8 @@ export class Http2ServerStream {
     this.#closed = true;
     this.#pending = [];
     this.#pendingTrailers = undefined;
+    if (this.#heldBytes > 0) this.#connection.held(-this.#heldBytes);
+    this.#heldBytes = 0;
     this.#connection.closed(this, end);
     this.listeners.close(end);
   }
