@@ -203,6 +203,51 @@ describe('Http2ServerConnection', () => {
     await closed;
   });
 
+  it('stops reading a client that leaves its answers unread, and reads again once it has read them', async () => {
+    const served = await serve();
+    const socket: Socket = connectSocket(served.port, '127.0.0.1');
+    await once(socket, 'connect');
+    // The largest windows HTTP/2 allows, so flow control holds nothing back; then the client
+    // reads nothing.
+    const settings = Buffer.alloc(6);
+    settings.writeUInt16BE(0x4, 0);
+    settings.writeUInt32BE(2 ** 31 - 1, 2);
+    const windowUpdate = Buffer.alloc(4);
+    windowUpdate.writeUInt32BE(2 ** 31 - 1 - 65_535, 0);
+    socket.pause();
+    const requestOf = (streamId: number, size: number) =>
+      frameOf(
+        FRAME_TYPE.HEADERS,
+        FLAG.END_HEADERS | FLAG.END_STREAM,
+        streamId,
+        encodeHeaderBlock([
+          [':method', 'POST'],
+          [':scheme', 'http'],
+          [':path', '/big'],
+          [':authority', 'test'],
+          ['x-size', String(size)],
+        ]),
+      );
+    socket.write(
+      Buffer.concat([
+        CLIENT_PREFACE,
+        frameOf(FRAME_TYPE.SETTINGS, 0, 0, settings),
+        frameOf(FRAME_TYPE.WINDOW_UPDATE, 0, 0, windowUpdate),
+        requestOf(1, 16_000_000),
+      ]),
+    );
+    await expect.poll(() => served.connections[0]?.readingPaused).toBe(true);
+
+    // Once the client reads, the server drains its answer and reads the next request.
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.resume();
+    socket.write(requestOf(3, 10));
+    await expect.poll(() => served.ends.length, { timeout: 10_000 }).toBe(2);
+    expect(served.connections[0]?.readingPaused).toBe(false);
+    socket.destroy();
+  });
+
   it('answers 431 to a header list past its limit and goes on serving', async () => {
     const served = await serve({ maxHeaderListBytes: 1_024 });
     const session = await client(served.port);

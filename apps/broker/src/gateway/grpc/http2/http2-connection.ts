@@ -50,6 +50,8 @@ const CONNECTION_WINDOW_BYTES = 16 * 1_048_576;
 const MAX_HEADER_BLOCK_BYTES = 256 * 1_024;
 /** The buffer a turn's frames are written into, grown when a turn writes more. */
 const OUT_BUFFER_BYTES = 16 * 1_024;
+/** Answers a client may leave unread before its connection is cut, as node:http2's session memory bound did. */
+const MAX_UNREAD_ANSWER_BYTES = 256 * 1_048_576;
 /** How long a connection ended for an error waits for its peer to close before it is cut. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -102,6 +104,8 @@ export class Http2ServerConnection implements StreamConnection {
   /** DATA bytes read since the connection's window was last given back. */
   #unacknowledgedBytes = 0;
   #refusedInARow = 0;
+  /** The socket is not read while the client leaves answers unread ({@link #flush}). */
+  #readingPaused = false;
   /** What the streams' readers hold of requests not yet whole. */
   #heldBytes = 0;
   /** GOAWAY sent: no new stream is served, and the connection ends once its streams have. */
@@ -132,6 +136,11 @@ export class Http2ServerConnection implements StreamConnection {
   /** Open streams. */
   get streamCount(): number {
     return this.#streams.size;
+  }
+
+  /** Whether the socket is left unread until the client reads its answers. */
+  get readingPaused(): boolean {
+    return this.#readingPaused;
   }
 
   /**
@@ -470,7 +479,22 @@ export class Http2ServerConnection implements StreamConnection {
     // The socket keeps the bytes until they are sent: the next frames go into a new buffer.
     this.#out = EMPTY;
     this.#outBytes = 0;
-    if (!this.#socket.destroyed) this.#socket.write(written);
+    const socket = this.#socket;
+    if (socket.destroyed) return;
+    if (!socket.write(written) && !this.#readingPaused && !this.#ended) {
+      // A client that does not read its answers sends no more requests until it has: what the
+      // broker holds for it stays what it already asked for.
+      this.#readingPaused = true;
+      socket.pause();
+      socket.once('drain', () => {
+        this.#readingPaused = false;
+        socket.resume();
+      });
+    }
+    if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) {
+      // Not even those: answers it asked for and left unread past the bound end the connection.
+      socket.destroy();
+    }
   }
 
   #goAway(code: number, reason: string): void {
