@@ -72,6 +72,10 @@ const HEADERS_TOO_LARGE = Buffer.from([0x08, 0x03, 0x34, 0x33, 0x31]);
  * (REFUSED_STREAM, which clients retry) and an end to a flood of them, and the connection errors
  * of §5.4.1 for a peer that breaks the protocol. No server push, no priorities (ignored, as §5.3.2
  * allows). Frames written in one turn of the event loop leave in one socket write.
+ *
+ * What a client can make it hold is bounded twice, where `node:http2` had its session memory:
+ * requests not yet whole (`maxHeldBytes`, as the streams' readers report them), and answers left
+ * unread (the socket is not read meanwhile, and cut past 256 MiB).
  */
 export class Http2ServerConnection implements StreamConnection {
   readonly #socket: Duplex;
