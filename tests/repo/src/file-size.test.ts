@@ -24,7 +24,7 @@ const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/gateway/session.ts':
     'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the request pipeline of issue 44 is where its per-request half goes',
   'apps/broker/src/gateway/grpc/http2/http2-connection.ts':
-    'one HTTP/2 connection’s state machine (RFC 9113 §5, §6): each frame type’s rules and connection errors, the streams it opens and refuses, both flow-control windows and GOAWAY, over one set of private state; the frames’ layout, a stream’s own state and HPACK live beside it already',
+    'one HTTP/2 connection’s state machine (RFC 9113 §5, §6): each frame type’s rules and connection errors, the streams it opens and refuses, both flow-control windows and GOAWAY, over one set of private state; the frames’ layout, its output, a stream’s own state and HPACK live beside it already',
   'packages/producer/src/producer.ts':
     'the producer’s one send lifecycle: a message queued, batched per route (its queue owner’s connection or the endpoint broker’s), on the wire, retried under R2/R3 or sent again on a stale route, settled; the options and the retry decision live beside it already',
   'packages/push-consumer/src/push-consumer.ts':

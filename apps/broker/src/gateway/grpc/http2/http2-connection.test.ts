@@ -30,8 +30,8 @@ afterEach(async () => {
 
 /**
  * Streams answered by their `:path`: `/echo` sends the request body back once it ended, `/big`
- * sends `size` random bytes (the request's `x-size`), `/later` echoes 50 ms after the request
- * ended, `/hold` answers nothing until reset.
+ * sends `size` random bytes (the request's `x-size`), `/three` writes three parts in one turn,
+ * `/later` echoes 50 ms after the request ended, `/hold` answers nothing until reset.
  */
 async function serve(
   options: { maxConcurrentStreams?: number; maxHeaderListBytes?: number } = {},
@@ -53,9 +53,12 @@ async function serve(
         const answerLater = path === '/later' ? (answer: () => void) => setTimeout(answer, 50) : setImmediate;
         answerLater(() => {
           stream.respond(ANSWER_HEADERS, false);
-          stream.write(
-            path === '/big' ? randomBytes(Number(stream.header('x-size'))) : Buffer.concat(chunks),
-          );
+          if (path === '/three')
+            for (const part of ['one ', 'two ', 'three']) stream.write(Buffer.from(part));
+          else
+            stream.write(
+              path === '/big' ? randomBytes(Number(stream.header('x-size'))) : Buffer.concat(chunks),
+            );
           stream.end(TRAILERS);
         });
       },
@@ -245,6 +248,51 @@ describe('Http2ServerConnection', () => {
     socket.write(requestOf(3, 10));
     await expect.poll(() => served.ends.length, { timeout: 10_000 }).toBe(2);
     expect(served.connections[0]?.readingPaused).toBe(false);
+    socket.destroy();
+  });
+
+  it('sends the writes of one turn in one DATA frame, then the trailers', async () => {
+    const served = await serve();
+    const socket: Socket = connectSocket(served.port, '127.0.0.1');
+    await once(socket, 'connect');
+    const frames: { type: number; flags: number; streamId: number; payload: Buffer }[] = [];
+    let pending = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
+        const length = pending.readUIntBE(0, 3);
+        frames.push({
+          type: pending[3] as number,
+          flags: pending[4] as number,
+          streamId: pending.readUInt32BE(5),
+          payload: pending.subarray(9, 9 + length),
+        });
+        pending = pending.subarray(9 + length);
+      }
+    });
+    const block = encodeHeaderBlock([
+      [':method', 'POST'],
+      [':scheme', 'http'],
+      [':path', '/three'],
+      [':authority', 'test'],
+    ]);
+    socket.write(
+      Buffer.concat([
+        CLIENT_PREFACE,
+        frameOf(FRAME_TYPE.SETTINGS, 0, 0),
+        frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, block),
+      ]),
+    );
+    await expect
+      .poll(() => frames.some((frame) => frame.streamId === 1 && frame.flags & FLAG.END_STREAM))
+      .toBe(true);
+    const ofStream = frames.filter((frame) => frame.streamId === 1);
+    expect(ofStream.map((frame) => frame.type)).toEqual([
+      FRAME_TYPE.HEADERS,
+      FRAME_TYPE.DATA,
+      FRAME_TYPE.HEADERS,
+    ]);
+    expect(ofStream[1]?.payload.toString()).toBe('one two three');
     socket.destroy();
   });
 

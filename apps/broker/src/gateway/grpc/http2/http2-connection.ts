@@ -5,7 +5,6 @@ import {
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_WINDOW_BYTES,
   FLAG,
-  FRAME_PREFIX_BYTES,
   FRAME_TYPE,
   type Frame,
   FrameReader,
@@ -15,8 +14,8 @@ import {
   MAX_WINDOW_BYTES,
   SETTING,
   unpadded,
-  writeFramePrefix,
 } from './http2-frames.js';
+import { Http2Output } from './http2-output.js';
 import { Http2ServerStream, type StreamConnection, type StreamEnd } from './http2-stream.js';
 
 export interface Http2ConnectionOptions {
@@ -48,10 +47,6 @@ const STREAM_WINDOW_BYTES = 1_048_576;
 const CONNECTION_WINDOW_BYTES = 16 * 1_048_576;
 /** A header block in CONTINUATION frames longer than this ends the connection (a flood). */
 const MAX_HEADER_BLOCK_BYTES = 256 * 1_024;
-/** The buffer a turn's frames are written into, grown when a turn writes more. */
-const OUT_BUFFER_BYTES = 16 * 1_024;
-/** Answers a client may leave unread before its connection is cut, as node:http2's session memory bound did. */
-const MAX_UNREAD_ANSWER_BYTES = 256 * 1_048_576;
 /** How long a connection ended for an error waits for its peer to close before it is cut. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -88,14 +83,8 @@ export class Http2ServerConnection implements StreamConnection {
   /** The client's address and port, `address:port`. */
   readonly peer: string;
   peerMaxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
-  /**
-   * The frames of this turn, written one after another into one buffer (a frame's prefix and its
-   * payload copied in: no object per frame), which the flush hands to the socket as it is. Made
-   * at a turn's first frame, so an idle connection holds none.
-   */
-  #out = EMPTY;
-  #outBytes = 0;
-  #flushScheduled = false;
+  /** What the connection writes, a turn's frames at a time. */
+  readonly #output: Http2Output;
   /** Bytes of the client preface still to be read; 0 once it was. */
   #prefaceLeft = CLIENT_PREFACE.length;
   #settingsSent = false;
@@ -108,8 +97,6 @@ export class Http2ServerConnection implements StreamConnection {
   /** DATA bytes read since the connection's window was last given back. */
   #unacknowledgedBytes = 0;
   #refusedInARow = 0;
-  /** The socket is not read while the client leaves answers unread ({@link #flush}). */
-  #readingPaused = false;
   /** What the streams' readers hold of requests not yet whole. */
   #heldBytes = 0;
   /** GOAWAY sent: no new stream is served, and the connection ends once its streams have. */
@@ -119,6 +106,7 @@ export class Http2ServerConnection implements StreamConnection {
 
   constructor(socket: Duplex, options: Http2ConnectionOptions) {
     this.#socket = socket;
+    this.#output = new Http2Output(socket);
     this.#options = options;
     this.#decoder = new HpackDecoder({
       maxTableBytes: 4_096,
@@ -144,7 +132,7 @@ export class Http2ServerConnection implements StreamConnection {
 
   /** Whether the socket is left unread until the client reads its answers. */
   get readingPaused(): boolean {
-    return this.#readingPaused;
+    return this.#output.readingPaused;
   }
 
   /**
@@ -169,19 +157,15 @@ export class Http2ServerConnection implements StreamConnection {
   // ─── StreamConnection: what streams ask ───────────────────────────────────────────────────────
 
   sendFrame(type: number, flags: number, streamId: number, payload: Uint8Array = EMPTY): void {
-    if (this.#ended) return;
-    const frameBytes = FRAME_PREFIX_BYTES + payload.length;
-    if (this.#outBytes + frameBytes > this.#out.length) {
-      const grown = Buffer.allocUnsafe(
-        Math.max(OUT_BUFFER_BYTES, this.#out.length * 2, this.#outBytes + frameBytes),
-      );
-      this.#out.copy(grown, 0, 0, this.#outBytes);
-      this.#out = grown;
-    }
-    writeFramePrefix(this.#out, this.#outBytes, payload.length, type, flags, streamId);
-    this.#out.set(payload, this.#outBytes + FRAME_PREFIX_BYTES);
-    this.#outBytes += frameBytes;
-    this.#scheduleFlush();
+    this.#output.frame(type, flags, streamId, payload);
+  }
+
+  sendData(streamId: number, parts: readonly Buffer[], length: number): void {
+    this.#output.data(streamId, parts, length);
+  }
+
+  flushSoon(stream: Http2ServerStream): void {
+    this.#output.flushSoon(stream);
   }
 
   takeSendWindow(wantedBytes: number): number {
@@ -207,6 +191,7 @@ export class Http2ServerConnection implements StreamConnection {
   closed(stream: Http2ServerStream, _end: StreamEnd): void {
     this.#streams.delete(stream.id);
     this.#waitingForWindow.delete(stream);
+    this.#output.forget(stream);
     if (this.#goingAway && this.#streams.size === 0) this.#end();
   }
 
@@ -469,38 +454,6 @@ export class Http2ServerConnection implements StreamConnection {
     this.sendFrame(FRAME_TYPE.WINDOW_UPDATE, 0, 0, uint32(CONNECTION_WINDOW_BYTES - DEFAULT_WINDOW_BYTES));
   }
 
-  #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    // After this turn's callbacks and promise continuations: their frames leave in one write.
-    process.nextTick(() => this.#flush());
-  }
-
-  #flush(): void {
-    this.#flushScheduled = false;
-    if (this.#outBytes === 0) return;
-    const written = this.#out.subarray(0, this.#outBytes);
-    // The socket keeps the bytes until they are sent: the next frames go into a new buffer.
-    this.#out = EMPTY;
-    this.#outBytes = 0;
-    const socket = this.#socket;
-    if (socket.destroyed) return;
-    if (!socket.write(written) && !this.#readingPaused && !this.#ended) {
-      // A client that does not read its answers sends no more requests until it has: what the
-      // broker holds for it stays what it already asked for.
-      this.#readingPaused = true;
-      socket.pause();
-      socket.once('drain', () => {
-        this.#readingPaused = false;
-        socket.resume();
-      });
-    }
-    if (socket.writableLength > MAX_UNREAD_ANSWER_BYTES) {
-      // Not even those: answers it asked for and left unread past the bound end the connection.
-      socket.destroy();
-    }
-  }
-
   #goAway(code: number, reason: string): void {
     const payload = Buffer.allocUnsafe(8 + Buffer.byteLength(reason));
     payload.writeUInt32BE(this.#lastStreamId, 0);
@@ -524,7 +477,7 @@ export class Http2ServerConnection implements StreamConnection {
   /** Write what is queued, half-close, and cut the socket if the peer does not close it soon. */
   #end(): void {
     if (this.#ended) return;
-    this.#flush();
+    this.#output.end();
     this.#ended = true;
     this.#abortStreams();
     this.#socket.end();
@@ -535,6 +488,7 @@ export class Http2ServerConnection implements StreamConnection {
 
   #lost(): void {
     this.#ended = true;
+    this.#output.end();
     this.#abortStreams();
     this.#options.onClose(this);
   }

@@ -10,6 +10,10 @@ export type StreamEnd =
 export interface StreamConnection {
   /** Queue one frame for the connection's next write. */
   sendFrame(type: number, flags: number, streamId: number, payload?: Uint8Array): void;
+  /** Queue one DATA frame whose payload is `parts`, `length` bytes in all. */
+  sendData(streamId: number, parts: readonly Buffer[], length: number): void;
+  /** Call the stream's {@link Http2ServerStream.flush} before the turn's frames are written. */
+  flushSoon(stream: Http2ServerStream): void;
   /** Up to `wantedBytes` of the connection's send window, taken now (0 when it is spent). */
   takeSendWindow(wantedBytes: number): number;
   /** The largest DATA payload the client accepts (its SETTINGS_MAX_FRAME_SIZE). */
@@ -59,8 +63,9 @@ export class Http2ServerStream {
   #remoteEnded = false;
   #localEnded = false;
   #closed = false;
-  /** Answer bytes waiting for window, then the trailers' block. */
+  /** Answer bytes waiting for the turn's end or for window, then the trailers' block. */
   #pending: Buffer[] = [];
+  #pendingBytes = 0;
   #pendingTrailers: Buffer | undefined;
 
   constructor(
@@ -104,18 +109,22 @@ export class Http2ServerStream {
     if (endStream) this.#endLocal();
   }
 
-  /** Answer bytes, after the headers; sent as the windows allow. */
+  /**
+   * Answer bytes, after the headers; sent at the end of the turn, as the windows allow. The writes
+   * of one turn share DATA frames (a receive's messages, its status and the delivery timestamp).
+   */
   write(bytes: Buffer): void {
-    if (this.#closed || this.#localEnded || this.#pendingTrailers !== undefined) return;
+    if (this.#closed || this.#localEnded || this.#pendingTrailers !== undefined || bytes.length === 0) return;
     this.#pending.push(bytes);
-    this.flush();
+    this.#pendingBytes += bytes.length;
+    this.#connection.flushSoon(this);
   }
 
   /** The trailers (`block`), after every byte written. */
   end(block: Buffer): void {
     if (this.#closed || this.#localEnded || this.#pendingTrailers !== undefined) return;
     this.#pendingTrailers = block;
-    this.flush();
+    this.#connection.flushSoon(this);
   }
 
   /**
@@ -140,19 +149,31 @@ export class Http2ServerStream {
   /** Send what the windows allow now; called again by the connection when they grow. */
   flush(): void {
     const connection = this.#connection;
-    while (this.#pending.length > 0) {
-      const bytes = this.#pending[0] as Buffer;
-      const wanted = Math.min(bytes.length, this.sendWindow, connection.peerMaxFrameBytes);
+    while (this.#pendingBytes > 0) {
+      const wanted = Math.min(this.#pendingBytes, this.sendWindow, connection.peerMaxFrameBytes);
       const granted = wanted > 0 ? connection.takeSendWindow(wanted) : 0;
-      if (granted === 0 && bytes.length > 0) {
+      if (granted === 0) {
         connection.waitForWindow(this);
         return;
       }
       this.sendWindow -= granted;
-      const whole = granted === bytes.length;
-      connection.sendFrame(FRAME_TYPE.DATA, 0, this.id, whole ? bytes : bytes.subarray(0, granted));
-      if (whole) this.#pending.shift();
-      else this.#pending[0] = bytes.subarray(granted);
+      this.#pendingBytes -= granted;
+      // As many writes as the frame holds, the last of them cut when it does not fit whole.
+      const parts: Buffer[] = [];
+      let left = granted;
+      while (left > 0) {
+        const bytes = this.#pending[0] as Buffer;
+        if (bytes.length <= left) {
+          parts.push(bytes);
+          this.#pending.shift();
+          left -= bytes.length;
+        } else {
+          parts.push(bytes.subarray(0, left));
+          this.#pending[0] = bytes.subarray(left);
+          left = 0;
+        }
+      }
+      connection.sendData(this.id, parts, granted);
     }
     const trailers = this.#pendingTrailers;
     if (trailers === undefined) return;
@@ -202,6 +223,7 @@ export class Http2ServerStream {
     if (this.#closed) return;
     this.#closed = true;
     this.#pending = [];
+    this.#pendingBytes = 0;
     this.#pendingTrailers = undefined;
     if (this.#heldBytes > 0) this.#connection.held(-this.#heldBytes);
     this.#heldBytes = 0;
