@@ -5,6 +5,15 @@
 import http2, { type OutgoingHttpHeaders } from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
 import { HUFFMAN_CODE_LENGTHS, HUFFMAN_CODES } from './hpack-huffman.js';
+import {
+  CLIENT_PREFACE,
+  FLAG,
+  FRAME_TYPE,
+  FrameReader,
+  frameOf,
+  LARGEST_MAX_FRAME_BYTES,
+  unpadded,
+} from './http2-frames.js';
 
 /** A symbol's code and its bit length. */
 export const codeOf = (symbol: number) =>
@@ -64,22 +73,6 @@ export const rep = {
 /** Joins representations into a block. */
 export const block = (...parts: number[][]) => Buffer.from(parts.flat());
 
-const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
-const HEADERS = 0x1;
-const SETTINGS = 0x4;
-const CONTINUATION = 0x9;
-const END_HEADERS = 0x4;
-const PADDED = 0x8;
-const PRIORITY = 0x20;
-
-function frame(type: number, flags: number, payload: Buffer): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  return Buffer.concat([header, payload]);
-}
-
 /**
  * Sends each request through node:http2's client to a bare TCP server that reads the frames and
  * returns the header blocks (HEADERS and CONTINUATIONs joined), in the order they were sent, with
@@ -100,41 +93,34 @@ export async function captureRequestBlocks(
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
-    socket.write(frame(SETTINGS, 0, settings));
-    let pending = Buffer.alloc(0);
-    let prefaceRead = false;
+    socket.write(frameOf(FRAME_TYPE.SETTINGS, 0, 0, settings));
+    const reader = new FrameReader(LARGEST_MAX_FRAME_BYTES);
+    let preface = Buffer.alloc(0);
     let open: Buffer[] | undefined;
     socket.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      if (!prefaceRead) {
-        if (pending.length < PREFACE.length) return;
-        if (pending.toString('latin1', 0, PREFACE.length) !== PREFACE) throw new Error('no client preface');
-        pending = pending.subarray(PREFACE.length);
-        prefaceRead = true;
+      let bytes = chunk;
+      if (preface.length < CLIENT_PREFACE.length) {
+        preface = Buffer.concat([preface, chunk]);
+        if (preface.length < CLIENT_PREFACE.length) return;
+        if (!preface.subarray(0, CLIENT_PREFACE.length).equals(CLIENT_PREFACE))
+          throw new Error('no client preface');
+        bytes = preface.subarray(CLIENT_PREFACE.length);
       }
-      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
-        const length = pending.readUIntBE(0, 3);
-        const type = pending[3];
-        const flags = pending[4] ?? 0;
-        let payload = pending.subarray(9, 9 + length);
-        pending = pending.subarray(9 + length);
-        if (type === SETTINGS && (flags & 0x1) === 0) socket.write(frame(SETTINGS, 0x1, Buffer.alloc(0)));
-        if (type === HEADERS) {
-          if (flags & PADDED) payload = payload.subarray(1, payload.length - (payload[0] ?? 0));
-          if (flags & PRIORITY) payload = payload.subarray(5);
-          open = [payload];
-        } else if (type === CONTINUATION) {
-          open?.push(payload);
-          continuations += 1;
-        } else {
-          continue;
+      reader.push(bytes, (frame) => {
+        if (frame.type === FRAME_TYPE.SETTINGS && (frame.flags & FLAG.ACK) === 0) {
+          socket.write(frameOf(FRAME_TYPE.SETTINGS, FLAG.ACK, 0));
         }
-        if (open !== undefined && flags & END_HEADERS) {
+        if (frame.type === FRAME_TYPE.HEADERS) open = [unpadded(frame)];
+        else if (frame.type === FRAME_TYPE.CONTINUATION) {
+          open?.push(frame.payload);
+          continuations += 1;
+        } else return;
+        if (open !== undefined && frame.flags & FLAG.END_HEADERS) {
           blocks.push(Buffer.concat(open));
           open = undefined;
           if (blocks.length === requests.length) done();
         }
-      }
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaderBlock } from './hpack.js';
 import { Http2ServerConnection } from './http2-connection.js';
 import { CLIENT_PREFACE, FLAG, FRAME_TYPE, frameOf, H2_ERROR, SETTING } from './http2-frames.js';
+import { collectFrames, goAwayCodeOf } from './raw-frames.test-support.js';
 
 /**
  * A client that breaks HTTP/2 on purpose, in raw frames: each breach ends its own connection with
@@ -62,21 +63,7 @@ async function serve(): Promise<number> {
 async function rawClient(port: number) {
   const socket: Socket = connectSocket(port, '127.0.0.1');
   await once(socket, 'connect');
-  const received: { type: number; flags: number; streamId: number; payload: Buffer }[] = [];
-  let pending = Buffer.alloc(0);
-  socket.on('data', (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
-    while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
-      const length = pending.readUIntBE(0, 3);
-      received.push({
-        type: pending[3] as number,
-        flags: pending[4] as number,
-        streamId: pending.readUInt32BE(5),
-        payload: pending.subarray(9, 9 + length),
-      });
-      pending = pending.subarray(9 + length);
-    }
-  });
+  const received = collectFrames(socket);
   // Writes after the server ended the connection fail; the test reads what it answered.
   socket.on('error', () => undefined);
   const closed = once(socket, 'close');
@@ -90,8 +77,7 @@ async function rawClient(port: number) {
     /** The GOAWAY's code once the server ended the connection. */
     async goAwayCode(): Promise<number | undefined> {
       await closed;
-      const goAway = received.find((frame) => frame.type === FRAME_TYPE.GOAWAY);
-      return goAway?.payload.readUInt32BE(4);
+      return goAwayCodeOf(received);
     },
   };
 }

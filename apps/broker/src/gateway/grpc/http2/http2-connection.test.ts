@@ -7,6 +7,7 @@ import { encodeHeaderBlock } from './hpack.js';
 import { Http2ServerConnection } from './http2-connection.js';
 import { CLIENT_PREFACE, FLAG, FRAME_TYPE, frameOf, H2_ERROR } from './http2-frames.js';
 import type { Http2ServerStream, StreamEnd } from './http2-stream.js';
+import { collectFrames, goAwayCodeOf } from './raw-frames.test-support.js';
 
 /**
  * The hand-framed HTTP/2 server against `node:http2`'s client (nghttp2: Huffman-coded, indexed
@@ -138,18 +139,9 @@ async function rawExchange(
   const socket: Socket = connectSocket(port, '127.0.0.1');
   await once(socket, 'connect');
   socket.write(bytes);
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const frames = collectFrames(socket);
   await once(socket, 'close');
-  const all = Buffer.concat(chunks);
-  const types: number[] = [];
-  let goAwayCode: number | undefined;
-  for (let at = 0; at + 9 <= all.length; at += 9 + all.readUIntBE(at, 3)) {
-    const type = all[at + 3] as number;
-    types.push(type);
-    if (type === FRAME_TYPE.GOAWAY) goAwayCode = all.readUInt32BE(at + 9 + 4);
-  }
-  return { types, goAwayCode };
+  return { types: frames.map((frame) => frame.type), goAwayCode: goAwayCodeOf(frames) };
 }
 
 const clientSettings = frameOf(FRAME_TYPE.SETTINGS, 0, 0);
@@ -255,21 +247,7 @@ describe('Http2ServerConnection', () => {
     const served = await serve();
     const socket: Socket = connectSocket(served.port, '127.0.0.1');
     await once(socket, 'connect');
-    const frames: { type: number; flags: number; streamId: number; payload: Buffer }[] = [];
-    let pending = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 9 && pending.length >= 9 + pending.readUIntBE(0, 3)) {
-        const length = pending.readUIntBE(0, 3);
-        frames.push({
-          type: pending[3] as number,
-          flags: pending[4] as number,
-          streamId: pending.readUInt32BE(5),
-          payload: pending.subarray(9, 9 + length),
-        });
-        pending = pending.subarray(9 + length);
-      }
-    });
+    const frames = collectFrames(socket);
     const block = encodeHeaderBlock([
       [':method', 'POST'],
       [':scheme', 'http'],
