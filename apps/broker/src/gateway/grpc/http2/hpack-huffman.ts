@@ -1,7 +1,7 @@
 /**
  * HPACK's Huffman code (RFC 7541 §5.2, Appendix B) and its decoder. The code is canonical, so only
- * the length of each symbol's code is stored; the codes, the tree and a byte-at-a-time decoding
- * table are rebuilt from the lengths when the module loads.
+ * the length of each symbol's code is stored; the codes are rebuilt from the lengths when the
+ * module loads, and the tree and a byte-at-a-time decoding table when the first string is decoded.
  */
 
 /** The end-of-string symbol: never sent inside a string, its code's prefix pads the last byte. */
@@ -53,10 +53,11 @@ export class HuffmanDecodingError extends Error {
 
 // The decoder is a state machine whose states are the Huffman tree's 256 inner nodes (a complete
 // binary tree with 257 leaves has 256 of them; the root is state 0). It reads one input byte per
-// step: TRANSITIONS[state << 8 | byte] packs the state reached, how many symbols the byte completed
+// step: transitions[state << 8 | byte] packs the state reached, how many symbols the byte completed
 // (at most two: codes are at least 5 bits, so a byte ends one code and holds at most one more whole)
-// and those symbols. The tree walking is done once per (state, byte) at load instead of once per bit
-// at run time: 64K entries of 4 bytes, built in a few milliseconds when the module loads.
+// and those symbols. The tree walking is done once per (state, byte) instead of once per bit at run
+// time: 64K entries of 4 bytes, built in a few milliseconds at the first string decoded, so a
+// broker without a gRPC port never builds them.
 const NEXT_STATE_MASK = 0xff;
 const COUNT_SHIFT = 8;
 const FIRST_SHIFT = 10;
@@ -65,14 +66,21 @@ const FAILED = 1 << 26;
 
 const INNER_NODES = 256;
 
-// ACCEPTING[state]: the string may end here. The bits read since the last symbol are then its
-// padding, which must be all ones (a prefix of EOS) and shorter than a byte.
-const ACCEPTING = new Uint8Array(INNER_NODES);
-// The depth of a state on the all-ones path from the root, or 0 elsewhere: says why a string
-// ending in that state is refused.
-const ONES_DEPTH = new Uint8Array(INNER_NODES);
+interface DecodingTables {
+  readonly transitions: Uint32Array;
+  // accepting[state]: the string may end here. The bits read since the last symbol are then its
+  // padding, which must be all ones (a prefix of EOS) and shorter than a byte.
+  readonly accepting: Uint8Array;
+  // The depth of a state on the all-ones path from the root, or 0 elsewhere: says why a string
+  // ending in that state is refused.
+  readonly onesDepth: Uint8Array;
+}
 
-const TRANSITIONS = (() => {
+let decodingTables: DecodingTables | undefined;
+
+function buildDecodingTables(): DecodingTables {
+  const accepting = new Uint8Array(INNER_NODES);
+  const onesDepth = new Uint8Array(INNER_NODES);
   // children[node * 2 + bit]: an inner node's id, or ~symbol for a leaf.
   const children = new Int16Array(INNER_NODES * 2);
   let nodes = 1;
@@ -91,19 +99,19 @@ const TRANSITIONS = (() => {
     children[node * 2 + (code & 1)] = ~symbol;
   }
   // Node ids are given parent-first, so a node's depth is known before its children are visited.
-  ACCEPTING[0] = 1;
+  accepting[0] = 1;
   const onesPath = new Uint8Array(INNER_NODES);
   onesPath[0] = 1;
   for (let node = 0; node < INNER_NODES; node++) {
     const ones = children[node * 2 + 1] ?? 0;
     if (onesPath[node] === 1 && ones > 0) {
       onesPath[ones] = 1;
-      ONES_DEPTH[ones] = (ONES_DEPTH[node] ?? 0) + 1;
-      ACCEPTING[ones] = ONES_DEPTH[ones] < 8 ? 1 : 0;
+      onesDepth[ones] = (onesDepth[node] ?? 0) + 1;
+      accepting[ones] = onesDepth[ones] < 8 ? 1 : 0;
     }
   }
 
-  const table = new Uint32Array(INNER_NODES * 256);
+  const transitions = new Uint32Array(INNER_NODES * 256);
   for (let state = 0; state < INNER_NODES; state++) {
     for (let byte = 0; byte < 256; byte++) {
       let node = state;
@@ -125,11 +133,11 @@ const TRANSITIONS = (() => {
         count += 1;
         node = 0;
       }
-      table[(state << 8) | byte] = failed | emitted | (count << COUNT_SHIFT) | node;
+      transitions[(state << 8) | byte] = failed | emitted | (count << COUNT_SHIFT) | node;
     }
   }
-  return table;
-})();
+  return { transitions, accepting, onesDepth };
+}
 
 // Decoded bytes land here before becoming a string; grown on demand, never shrunk.
 let scratch = Buffer.allocUnsafe(1024);
@@ -143,10 +151,12 @@ export function huffmanDecode(source: Uint8Array, start: number, end: number): s
   const most = Math.floor(((end - start) * 8) / 5);
   if (scratch.length < most) scratch = Buffer.allocUnsafe(Math.max(most, scratch.length * 2));
   const out = scratch;
+  decodingTables ??= buildDecodingTables();
+  const { transitions, accepting, onesDepth } = decodingTables;
   let state = 0;
   let length = 0;
   for (let i = start; i < end; i++) {
-    const entry = TRANSITIONS[(state << 8) | (source[i] ?? 0)] ?? 0;
+    const entry = transitions[(state << 8) | (source[i] ?? 0)] ?? 0;
     if ((entry & FAILED) !== 0) throw new HuffmanDecodingError('Huffman string contains EOS');
     const count = (entry >> COUNT_SHIFT) & 3;
     if (count > 0) {
@@ -155,9 +165,9 @@ export function huffmanDecode(source: Uint8Array, start: number, end: number): s
     }
     state = entry & NEXT_STATE_MASK;
   }
-  if (ACCEPTING[state] !== 1) {
+  if (accepting[state] !== 1) {
     throw new HuffmanDecodingError(
-      (ONES_DEPTH[state] ?? 0) >= 8
+      (onesDepth[state] ?? 0) >= 8
         ? 'Huffman string padded with more than 7 bits'
         : 'Huffman string ends mid-symbol (padding is not a prefix of EOS)',
     );
