@@ -1,7 +1,7 @@
 import { ConsumeResult } from '@ricochet/push-consumer';
 import { describe, expect, it } from 'vitest';
 import { startProducer } from './support/clients.js';
-import { startRecordingConsumer } from './support/push.js';
+import { eventually, startRecordingConsumer } from './support/push.js';
 import { startBroker } from './support/test-broker.js';
 
 const MESSAGES = 24;
@@ -32,6 +32,12 @@ describe('X3: a retry policy’s jitter draws each delay within ±jitter of the 
     for (let i = 0; i < MESSAGES; i++)
       messageIds.push((await producer.send({ topic: 'orders', body: `m${i}` })).messageId);
     await consumer.delivered(2 * MESSAGES);
+    // The listener sees the last retry before its success reaches the broker: the history holds the
+    // second delivery once the broker has committed it.
+    await eventually(
+      () => broker.admin.getGroup('billing').then((group) => group.stats.committed),
+      (committed) => committed === MESSAGES,
+    );
 
     const gapsMs: number[] = [];
     for (const messageId of messageIds) {
