@@ -8,10 +8,9 @@ import {
   type GrpcInbound,
   type GrpcWriter,
   StreamCall,
-  StreamWriter,
 } from './grpc-stream-call.js';
 import { Http2ServerConnection } from './http2/http2-connection.js';
-import type { Http2ServerStream } from './http2/http2-stream.js';
+import type { Http2ServerStream, StreamEnd, StreamListeners } from './http2/http2-stream.js';
 
 /**
  * A method's wire shape and codec, as proto-loader describes one (its `MethodDefinition` fits):
@@ -23,6 +22,8 @@ export interface GrpcMethodCodec {
   readonly responseStream: boolean;
   requestDeserialize(bytes: Buffer): unknown;
   responseSerialize(value: never): Buffer | Uint8Array;
+  /** The answer as a whole gRPC message, prefix and bytes, for a codec that writes it so. */
+  responseFrame?(value: never): Buffer;
 }
 
 /**
@@ -145,120 +146,168 @@ export class GrpcServer {
       answerStatus(stream, GRPC_STATUS.UNIMPLEMENTED, `The server does not implement the method ${path}`);
       return;
     }
-    const call = new StreamCall(stream, peer, this.#options.now());
-    const reader = new MessageReader(this.#options.maxMessageBytes);
-    const encoding = stream.header('grpc-encoding');
-    const decode = (message: FramedMessage): unknown => {
-      const bytes = message.compressed
-        ? inflated(message.bytes, encoding, this.#options.maxMessageBytes)
-        : message.bytes;
-      try {
-        return route.codec.requestDeserialize(bytes);
-      } catch (error) {
-        throw new GrpcFramingError(GRPC_STATUS.INTERNAL, `Error deserializing request: ${String(error)}`);
-      }
+    const { codec, handler } = route;
+    const call = new StreamCall(stream, peer, this.#options.now(), codec, this.#options.maxMessageBytes);
+    const request: RequestOfCall = {
+      codec,
+      encoding: stream.header('grpc-encoding'),
+      maxMessageBytes: this.#options.maxMessageBytes,
     };
-    const writer = new StreamWriter(stream, call, route.codec, this.#options.maxMessageBytes);
-    const close = call.streamClosed.bind(call);
-    const { handler } = route;
-    if (handler.kind === 'bidi') {
-      let inbound: GrpcInbound<never> | undefined;
-      try {
-        inbound = handler.handle(call, writer);
-      } catch (error) {
-        this.#options.onHandlerError(error);
-        writer.fail(GRPC_STATUS.UNKNOWN, 'the call failed');
-        return;
-      }
-      const served = inbound;
-      stream.listeners = {
-        data: (chunk) => {
-          if (writer.ended) return;
-          try {
-            for (const message of reader.push(chunk)) served.message(decode(message) as never);
-          } catch (error) {
-            this.#failed(writer, error);
-          }
-          // Outside the call's error path: past the connection's bound, the connection ends.
-          stream.holding(reader.bufferedBytes);
-        },
-        // A client cancelling a call (node's, grpc-js's) half-closes the stream and resets it in one
-        // write: the end is a half-close only if no reset follows it in the frames read with it.
-        end: () =>
-          setImmediate(() => {
-            if (!writer.ended) served.end();
-          }),
-        close,
-      };
-      return;
-    }
-    // Unary and server-streaming calls carry one request: read it whole, then answer.
-    let request: FramedMessage | undefined;
-    let extra = false;
-    stream.listeners = {
-      data: (chunk) => {
-        if (writer.ended) return;
-        try {
-          for (const message of reader.push(chunk)) {
-            if (request === undefined) request = message;
-            else extra = true;
-          }
-        } catch (error) {
-          this.#failed(writer, error);
-        }
-        // Outside the call's error path: past the connection's bound, the connection ends.
-        stream.holding(reader.bufferedBytes + (request?.bytes.length ?? 0));
-      },
-      end: () => {
-        // The request is the handler's from here.
-        stream.holding(0);
-        if (writer.ended) return;
-        if (request === undefined || extra || reader.midMessage) {
-          const reason = request === undefined ? 'no request message' : 'more than one request message';
-          writer.fail(
-            GRPC_STATUS.UNIMPLEMENTED,
-            `a ${handler.kind} call needs exactly one request: ${reason}`,
-          );
-          return;
-        }
-        let decoded: unknown;
-        try {
-          decoded = decode(request);
-        } catch (error) {
-          this.#failed(writer, error);
-          return;
-        }
-        this.#dispatch(handler, decoded, call, writer);
-      },
-      close,
-    };
+    if (handler.kind === 'bidi') this.#serveBidi(stream, call, handler, request);
+    else stream.listeners = new OneRequestCall(stream, call, handler, request, this.#options.onHandlerError);
   }
 
-  #dispatch(handler: GrpcHandler, request: unknown, call: StreamCall, writer: StreamWriter): void {
+  #serveBidi(
+    stream: Http2ServerStream,
+    call: StreamCall,
+    handler: Extract<GrpcHandler, { kind: 'bidi' }>,
+    request: RequestOfCall,
+  ): void {
+    const onHandlerError = this.#options.onHandlerError;
+    let inbound: GrpcInbound<never>;
+    try {
+      inbound = handler.handle(call, call);
+    } catch (error) {
+      onHandlerError(error);
+      call.fail(GRPC_STATUS.UNKNOWN, 'the call failed');
+      return;
+    }
+    const reader = new MessageReader(request.maxMessageBytes);
+    stream.listeners = {
+      data: (chunk) => {
+        if (call.ended) return;
+        try {
+          for (const message of reader.push(chunk)) inbound.message(decodeRequest(message, request) as never);
+        } catch (error) {
+          failCall(call, error, onHandlerError);
+        }
+        // Outside the call's error path: past the connection's bound, the connection ends.
+        stream.holding(reader.bufferedBytes);
+      },
+      // A client cancelling a call (node's, grpc-js's) half-closes the stream and resets it in one
+      // write: the end is a half-close only if no reset follows it in the frames read with it.
+      end: () =>
+        setImmediate(() => {
+          if (!call.ended) inbound.end();
+        }),
+      close: (end) => call.streamClosed(end),
+    };
+  }
+}
+
+/** What reading a call's request takes: the method's codec, and the request's encoding and bound. */
+interface RequestOfCall {
+  readonly codec: GrpcMethodCodec;
+  /** `grpc-encoding`, for a compressed message. */
+  readonly encoding: string | undefined;
+  readonly maxMessageBytes: number;
+}
+
+/**
+ * A unary or server-streaming call, from its stream's side: it carries one request, read whole,
+ * then handed to the handler. One object per call is what it costs (RocketMQ's clients make a
+ * call per message), instead of a closure per listener.
+ */
+class OneRequestCall implements StreamListeners {
+  readonly #stream: Http2ServerStream;
+  readonly #call: StreamCall;
+  readonly #handler: Extract<GrpcHandler, { kind: 'unary' | 'serverStream' }>;
+  readonly #request: RequestOfCall;
+  readonly #onHandlerError: (error: unknown) => void;
+  /** Bytes of the request, until it is whole; nearly always one DATA chunk. */
+  #reader: MessageReader | undefined;
+  #message: FramedMessage | undefined;
+  #extra = false;
+
+  constructor(
+    stream: Http2ServerStream,
+    call: StreamCall,
+    handler: Extract<GrpcHandler, { kind: 'unary' | 'serverStream' }>,
+    request: RequestOfCall,
+    onHandlerError: (error: unknown) => void,
+  ) {
+    this.#stream = stream;
+    this.#call = call;
+    this.#handler = handler;
+    this.#request = request;
+    this.#onHandlerError = onHandlerError;
+  }
+
+  data(chunk: Buffer): void {
+    const call = this.#call;
+    if (call.ended) return;
+    this.#reader ??= new MessageReader(this.#request.maxMessageBytes);
+    const reader = this.#reader;
+    try {
+      for (const message of reader.push(chunk)) {
+        if (this.#message === undefined) this.#message = message;
+        else this.#extra = true;
+      }
+    } catch (error) {
+      failCall(call, error, this.#onHandlerError);
+    }
+    // Outside the call's error path: past the connection's bound, the connection ends.
+    this.#stream.holding(reader.bufferedBytes + (this.#message?.bytes.length ?? 0));
+  }
+
+  end(): void {
+    // The request is the handler's from here.
+    this.#stream.holding(0);
+    const call = this.#call;
+    if (call.ended) return;
+    const message = this.#message;
+    const handler = this.#handler;
+    if (message === undefined || this.#extra || this.#reader?.midMessage === true) {
+      const reason = message === undefined ? 'no request message' : 'more than one request message';
+      call.fail(GRPC_STATUS.UNIMPLEMENTED, `a ${handler.kind} call needs exactly one request: ${reason}`);
+      return;
+    }
+    let request: unknown;
+    try {
+      request = decodeRequest(message, this.#request);
+    } catch (error) {
+      failCall(call, error, this.#onHandlerError);
+      return;
+    }
     try {
       if (handler.kind === 'unary') {
         handler.handle(request as never, call).then(
-          (response) => writer.answer(response),
+          (response) => call.answer(response),
           (error: unknown) => {
-            this.#options.onHandlerError(error);
-            writer.fail(GRPC_STATUS.UNKNOWN, 'the call failed');
+            this.#onHandlerError(error);
+            call.fail(GRPC_STATUS.UNKNOWN, 'the call failed');
           },
         );
-      } else if (handler.kind === 'serverStream') {
-        handler.handle(request as never, call, writer);
-      }
+      } else handler.handle(request as never, call, call);
     } catch (error) {
-      this.#options.onHandlerError(error);
-      writer.fail(GRPC_STATUS.UNKNOWN, 'the call failed');
+      this.#onHandlerError(error);
+      call.fail(GRPC_STATUS.UNKNOWN, 'the call failed');
     }
   }
 
-  #failed(writer: StreamWriter, error: unknown): void {
-    if (error instanceof GrpcFramingError) writer.fail(error.grpcStatus, error.message);
-    else {
-      this.#options.onHandlerError(error);
-      writer.fail(GRPC_STATUS.INTERNAL, 'the request could not be read');
-    }
+  close(end: StreamEnd): void {
+    this.#call.streamClosed(end);
+  }
+}
+
+/** A request message decoded by its method's codec (inflated first, if it came compressed). */
+function decodeRequest(message: FramedMessage, request: RequestOfCall): unknown {
+  const bytes = message.compressed
+    ? inflated(message.bytes, request.encoding, request.maxMessageBytes)
+    : message.bytes;
+  try {
+    return request.codec.requestDeserialize(bytes);
+  } catch (error) {
+    throw new GrpcFramingError(GRPC_STATUS.INTERNAL, `Error deserializing request: ${String(error)}`);
+  }
+}
+
+/** End a call whose request could not be read: the framing's status, or INTERNAL for a bug. */
+function failCall(call: StreamCall, error: unknown, onHandlerError: (error: unknown) => void): void {
+  if (error instanceof GrpcFramingError) call.fail(error.grpcStatus, error.message);
+  else {
+    onHandlerError(error);
+    call.fail(GRPC_STATUS.INTERNAL, 'the request could not be read');
   }
 }
 

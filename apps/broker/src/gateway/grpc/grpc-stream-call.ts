@@ -1,4 +1,4 @@
-import { deadlineOf, frameMessage, GRPC_STATUS } from './grpc-framing.js';
+import { deadlineOf, frameMessage, GRPC_STATUS, MESSAGE_PREFIX_BYTES } from './grpc-framing.js';
 import { encodeHeaderBlock } from './http2/hpack.js';
 import type { Http2ServerStream, StreamEnd } from './http2/http2-stream.js';
 
@@ -11,6 +11,11 @@ import type { Http2ServerStream, StreamEnd } from './http2/http2-stream.js';
 /** What a method's answers are encoded by. */
 export interface ResponseCodec {
   responseSerialize(value: never): Buffer | Uint8Array;
+  /**
+   * The answer as a whole gRPC message (its 5-byte prefix, then the bytes), when the codec can
+   * write it so: the hot answers skip a copy behind the prefix.
+   */
+  responseFrame?(value: never): Buffer;
 }
 
 /** One call as a handler sees it: its headers, its peer, its deadline, and whether it ended early. */
@@ -71,19 +76,35 @@ export function answerHttpStatus(stream: Http2ServerStream, httpStatus: number):
   stream.respond(encodeHeaderBlock([[':status', String(httpStatus)]]), true);
 }
 
-export class StreamCall implements GrpcCall {
+/**
+ * One call on its stream, both sides in one object (one of these is made per call, and RocketMQ's
+ * clients make a call per message): what a handler reads of it, as a {@link GrpcCall}, and where
+ * its answers go, as a {@link GrpcWriter} (headers before the first answer, trailers with the
+ * status after the last).
+ */
+export class StreamCall implements GrpcCall, GrpcWriter<never> {
   readonly #stream: Http2ServerStream;
+  readonly #codec: ResponseCodec;
+  readonly #maxMessageBytes: number;
   readonly peer: string;
   readonly deadlineMs: number;
   #cancelled = false;
   #listeners: (() => void)[] | undefined;
   /** Set once the answer ended: a close after it is not a cancellation. */
-  finished = false;
+  #finished = false;
 
-  constructor(stream: Http2ServerStream, peer: string, now: number) {
+  constructor(
+    stream: Http2ServerStream,
+    peer: string,
+    now: number,
+    codec: ResponseCodec,
+    maxMessageBytes: number,
+  ) {
     this.#stream = stream;
     this.peer = peer;
     this.deadlineMs = deadlineOf(stream.header('grpc-timeout'), now);
+    this.#codec = codec;
+    this.#maxMessageBytes = maxMessageBytes;
   }
 
   header(name: string): string | undefined {
@@ -105,46 +126,36 @@ export class StreamCall implements GrpcCall {
 
   /** The stream closed: unless the answer ended and the stream with it, the call was cancelled. */
   streamClosed(end: StreamEnd): void {
-    if (this.finished && end.kind === 'finished') return;
+    if (this.#finished && end.kind === 'finished') return;
     this.#cancelled = true;
     const listeners = this.#listeners;
     this.#listeners = undefined;
     for (const listener of listeners ?? []) listener();
   }
-}
 
-/** Writes a call's answers: headers before the first, trailers with the status after the last. */
-export class StreamWriter implements GrpcWriter<never> {
-  readonly #stream: Http2ServerStream;
-  readonly #call: StreamCall;
-  readonly #codec: ResponseCodec;
-  readonly #maxMessageBytes: number;
-  #ended = false;
-
-  constructor(stream: Http2ServerStream, call: StreamCall, codec: ResponseCodec, maxMessageBytes: number) {
-    this.#stream = stream;
-    this.#call = call;
-    this.#codec = codec;
-    this.#maxMessageBytes = maxMessageBytes;
-  }
-
+  /** The answer ended, or the client went: nothing more is written. */
   get ended(): boolean {
-    return this.#ended || this.#call.cancelled;
+    return this.#finished || this.#cancelled;
   }
 
   write(response: never): void {
     if (this.ended) return;
-    const bytes = this.#codec.responseSerialize(response);
-    if (bytes.length > this.#maxMessageBytes) {
+    const codec = this.#codec;
+    const frame =
+      codec.responseFrame === undefined
+        ? frameMessage(codec.responseSerialize(response))
+        : codec.responseFrame(response);
+    const messageBytes = frame.length - MESSAGE_PREFIX_BYTES;
+    if (messageBytes > this.#maxMessageBytes) {
       this.fail(
         GRPC_STATUS.RESOURCE_EXHAUSTED,
-        `Sent message larger than max (${bytes.length} vs. ${this.#maxMessageBytes})`,
+        `Sent message larger than max (${messageBytes} vs. ${this.#maxMessageBytes})`,
       );
       return;
     }
     const stream = this.#stream;
     if (!stream.headersSent) stream.respond(RESPONSE_HEADERS, false);
-    stream.write(frameMessage(bytes));
+    stream.write(frame);
   }
 
   /** A unary call's one answer and its OK. */
@@ -155,8 +166,7 @@ export class StreamWriter implements GrpcWriter<never> {
 
   end(): void {
     if (this.ended) return;
-    this.#ended = true;
-    this.#call.finished = true;
+    this.#finished = true;
     const stream = this.#stream;
     // Nothing written: the status goes in the headers (trailers-only).
     if (!stream.headersSent) stream.respond(OK_TRAILERS_ONLY, true);
@@ -166,8 +176,7 @@ export class StreamWriter implements GrpcWriter<never> {
   /** End the call with a status other than OK. */
   fail(grpcStatus: number, message: string): void {
     if (this.ended) return;
-    this.#ended = true;
-    this.#call.finished = true;
+    this.#finished = true;
     const stream = this.#stream;
     if (!stream.headersSent) answerStatus(stream, grpcStatus, message);
     else stream.end(encodeHeaderBlock(statusFields(grpcStatus, message)));

@@ -44,6 +44,8 @@ export function rocketServiceDefinition(): ServiceCodecs {
     messageType: byName('MessageType'),
   };
   const encoder = new RocketEncoder(encodeEnums);
+  // What the server writes: each answer behind its gRPC prefix, in the one copy encoding makes.
+  const framed = new RocketEncoder(encodeEnums, 'grpc');
   const method = (name: string): GrpcMethodCodec => {
     const definition = service[name];
     if (definition === undefined) throw new Error(`MessagingService has no ${name}`);
@@ -56,18 +58,24 @@ export function rocketServiceDefinition(): ServiceCodecs {
       requestDeserialize: (bytes: Buffer) => decodeSendMessageRequest(bytes, decodeEnums),
       responseSerialize: (answer: Parameters<RocketEncoder['sendMessageResponse']>[0]) =>
         encoder.sendMessageResponse(answer),
+      responseFrame: (answer: Parameters<RocketEncoder['sendMessageResponse']>[0]) =>
+        framed.sendMessageResponse(answer),
     },
     ReceiveMessage: {
       ...method('ReceiveMessage'),
       requestDeserialize: (bytes: Buffer) => decodeReceiveMessageRequest(bytes, decodeEnums),
       responseSerialize: (frame: Parameters<RocketEncoder['receiveMessageResponse']>[0]) =>
         encoder.receiveMessageResponse(frame),
+      responseFrame: (frame: Parameters<RocketEncoder['receiveMessageResponse']>[0]) =>
+        framed.receiveMessageResponse(frame),
     },
     AckMessage: {
       ...method('AckMessage'),
       requestDeserialize: (bytes: Buffer) => decodeAckMessageRequest(bytes),
       responseSerialize: (answer: Parameters<RocketEncoder['ackMessageResponse']>[0]) =>
         encoder.ackMessageResponse(answer),
+      responseFrame: (answer: Parameters<RocketEncoder['ackMessageResponse']>[0]) =>
+        framed.ackMessageResponse(answer),
     },
   };
 }
