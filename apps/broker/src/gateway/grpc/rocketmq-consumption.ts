@@ -142,9 +142,11 @@ export class RocketConsumption {
     const principal = permitted(call.access.checkHandles(handles));
     const failures = await this.#ackMergerOf(principal).submit(handles);
     this.#push.settled(handles);
-    const failed = new Map(failures.map((failure) => [failure.index, failure.error]));
+    // Nearly always none failed: then no map of them.
+    const failed =
+      failures.length === 0 ? undefined : new Map(failures.map((failure) => [failure.index, failure.error]));
     const results: AckMessageResultEntry[] = entries.map((entry, index) => {
-      const error = failed.get(index);
+      const error = failed?.get(index);
       return {
         messageId: entry.messageId ?? '',
         receiptHandle: entry.receiptHandle ?? '',

@@ -30,38 +30,33 @@ export type Converted =
 export function outgoingOf(message: RocketMessage, nowMs: number, maxBodyBytes: number): Converted {
   const system = message.systemProperties ?? {};
   const messageId = system.messageId ?? '';
-  const refuse = (code: RocketStatus['code'], text: string): Converted => ({
-    ok: false,
-    messageId,
-    status: { code, message: text },
-  });
-  if (message.topic?.name === undefined || message.topic.name === '') {
-    return refuse('ILLEGAL_TOPIC', 'the message names no topic');
-  }
-  if (messageId === '') return refuse('ILLEGAL_MESSAGE_ID', 'the message has no message_id');
+  const topic = message.topic?.name;
+  if (topic === undefined || topic === '')
+    return refused(messageId, 'ILLEGAL_TOPIC', 'the message names no topic');
+  if (messageId === '') return refused(messageId, 'ILLEGAL_MESSAGE_ID', 'the message has no message_id');
   if (system.messageType === 'TRANSACTION') {
-    return refuse('UNSUPPORTED', 'Ricochet does not serve transactional messages');
+    return refused(messageId, 'UNSUPPORTED', 'Ricochet does not serve transactional messages');
   }
   const deliverAt = millisOf(system.deliveryTimestamp);
   if (system.messageType === 'DELAY' && deliverAt === undefined) {
-    return refuse('ILLEGAL_DELIVERY_TIME', 'a DELAY message needs a delivery_timestamp');
+    return refused(messageId, 'ILLEGAL_DELIVERY_TIME', 'a DELAY message needs a delivery_timestamp');
   }
   const body = bodyOf(message.body ?? new Uint8Array(0), system.bodyEncoding, maxBodyBytes);
-  if (!body.ok) return refuse(body.code, body.reason);
-  const properties = message.userProperties ?? {};
-  const candidate = {
-    messageId,
-    topic: message.topic.name,
-    ...(system.tag === undefined || system.tag === '' ? {} : { tag: system.tag }),
-    ...(system.keys === undefined || system.keys.length === 0 ? {} : { keys: [...system.keys] }),
-    ...(system.messageGroup === undefined || system.messageGroup === ''
-      ? {}
-      : { messageGroup: system.messageGroup }),
-    ...(Object.keys(properties).length === 0 ? {} : { properties: { ...properties } }),
-    body: body.bytes,
-    bornAt: millisOf(system.bornTimestamp) ?? nowMs,
-    ...(deliverAt === undefined || deliverAt <= nowMs ? {} : { deliverAt }),
-  };
+  if (!body.ok) return refused(messageId, body.code, body.reason);
+  // Built field by field, not by spreads of optional parts: one of these is made per message sent.
+  // The fields go in the order Ricochet's own send frame has them.
+  const candidate: { -readonly [K in keyof OutgoingMessage]?: OutgoingMessage[K] } = { messageId, topic };
+  if (system.tag !== undefined && system.tag !== '') candidate.tag = system.tag;
+  if (system.keys !== undefined && system.keys.length > 0) candidate.keys = [...system.keys];
+  if (system.messageGroup !== undefined && system.messageGroup !== '') {
+    candidate.messageGroup = system.messageGroup;
+  }
+  const properties = message.userProperties;
+  if (properties !== undefined && Object.keys(properties).length > 0)
+    candidate.properties = { ...properties };
+  candidate.body = body.bytes;
+  candidate.bornAt = millisOf(system.bornTimestamp) ?? nowMs;
+  if (deliverAt !== undefined && deliverAt > nowMs) candidate.deliverAt = deliverAt;
   // The everyday message is checked by hand as a send frame's are; zod has the rest, and its words.
   const plain = hotOutgoingMessage(candidate);
   if (plain !== undefined) return { ok: true, message: plain };
@@ -69,7 +64,7 @@ export function outgoingOf(message: RocketMessage, nowMs: number, maxBodyBytes: 
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join('.') ?? 'message';
-    return refuse(codeOfField(field), `${field}: ${issue?.message ?? 'invalid'}`);
+    return refused(messageId, codeOfField(field), `${field}: ${issue?.message ?? 'invalid'}`);
   }
   return { ok: true, message: parsed.data };
 }
@@ -79,6 +74,10 @@ function codeOfField(field: string): RocketStatus['code'] {
   if (field.startsWith('messageId')) return 'ILLEGAL_MESSAGE_ID';
   if (field.startsWith('topic')) return 'ILLEGAL_TOPIC';
   return 'BAD_REQUEST';
+}
+
+function refused(messageId: string, code: RocketStatus['code'], text: string): Converted {
+  return { ok: false, messageId, status: { code, message: text } };
 }
 
 type Body =

@@ -37,6 +37,9 @@ export interface RocketServiceOptions extends RocketDeps {
   readonly limits: Pick<ConnectionLimits, 'checkWaitingReceive'>;
 }
 
+/** The signal of a receive that does not wait: nothing cuts it short. */
+const NEVER_ABORTED = new AbortController().signal;
+
 /**
  * `apache.rocketmq.v2.MessagingService` onto the broker's service: each RPC is a call of the same
  * `BrokerService` Ricochet's own sessions call, authenticated and permitted as theirs are, so
@@ -120,25 +123,29 @@ export class RocketMessagingService {
     stream: GrpcCall,
     out: GrpcWriter<ReceiveMessageResponse>,
   ): void => {
-    const ended = new AbortController();
-    this.#receives.add(ended);
-    stream.onCancelled(() => ended.abort());
+    const waits = (millisOf(request.longPollingTimeout) ?? 0) > 0;
+    // Only a receive that waits can be cut short: one that does not makes no controller (a signal
+    // costs microseconds to make, and a simple consumer's receive may come every 32 messages).
+    const ended = waits ? new AbortController() : undefined;
+    if (ended !== undefined) {
+      this.#receives.add(ended);
+      stream.onCancelled(() => ended.abort());
+    }
     const write = (frame: ReceiveMessageResponse) => out.write(frame);
     const finish = (answer: RocketStatus) => {
       if (answer.code !== 'OK') write({ status: answer });
       write({ deliveryTimestamp: durationOf(this.#options.clock.now()) });
-      this.#receives.delete(ended);
+      if (ended !== undefined) this.#receives.delete(ended);
       out.end();
     };
     const connection = stream.peer;
-    const waits = (millisOf(request.longPollingTimeout) ?? 0) > 0;
     const waiting = this.#waitingByConnection.get(connection) ?? 0;
     if (waits) this.#waitingByConnection.set(connection, waiting + 1);
     const received = this.#begin(stream).then((call) => {
       // As on every transport: a connection may hold so many long polls, and one more is 530.
       const refusal = waits ? this.#options.limits.checkWaitingReceive(waiting) : undefined;
       if (refusal) throw refusal;
-      return this.#consumption.receive(request, call, stream.deadlineMs, ended.signal);
+      return this.#consumption.receive(request, call, stream.deadlineMs, ended?.signal ?? NEVER_ABORTED);
     });
     received
       .finally(() => {
@@ -193,10 +200,17 @@ export class RocketMessagingService {
   #unary<Request>(handler: (request: Request, call: RocketCall) => Promise<object>): GrpcHandler {
     return {
       kind: 'unary',
-      handle: (request: Request, grpcCall: GrpcCall) =>
-        this.#begin(grpcCall)
-          .then((call) => handler(request, call))
-          .catch((error: unknown) => ({ status: this.#failure(error) })),
+      // Authenticated and begun in the same turn, without a promise of its own: one call per
+      // message makes every hop a message's cost.
+      handle: (request: Request, grpcCall: GrpcCall) => {
+        let answer: Promise<object>;
+        try {
+          answer = handler(request, this.#authenticated(grpcCall));
+        } catch (error) {
+          return Promise.resolve({ status: this.#failure(error) });
+        }
+        return answer.catch((error: unknown) => ({ status: this.#failure(error) }));
+      },
     };
   }
 
