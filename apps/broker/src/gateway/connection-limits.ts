@@ -102,7 +102,7 @@ export class ConnectionLimits {
       );
     }
     if (frame.type === 'receive' && frame.awaitDurationMs > 0) {
-      const refusal = this.checkWaitingReceive(usage.waitingReceives);
+      const refusal = this.#checkWaitingReceive(usage.waitingReceives);
       if (refusal) return refusal;
     }
     if (frame.type === 'subscribe' && usage.subscriptions >= caps.maxSubscriptionsPerConnection) {
@@ -117,12 +117,12 @@ export class ConnectionLimits {
   }
 
   /**
-   * Check one more long-polling receive on a connection that has `waitingReceives` waiting: every
-   * front door's (a session's `receive` frame, a RocketMQ `ReceiveMessage`) goes through here, so
-   * the cap and its metric are the same whatever the wire.
+   * Check one more long-polling receive on a connection that has `waitingReceives` waiting. Every
+   * front door's (a session's `receive` frame, a RocketMQ `ReceiveMessage`) comes here through the
+   * request pipeline's caps stage, so the cap and its metric are the same whatever the wire.
    * @returns `530 TOO_MANY_REQUESTS` past the cap, or undefined when the receive may wait.
    */
-  checkWaitingReceive(waitingReceives: number): BrokerError | undefined {
+  #checkWaitingReceive(waitingReceives: number): BrokerError | undefined {
     const max = this.caps.maxWaitingReceivesPerConnection;
     if (waitingReceives < max) return undefined;
     return this.#refuse(

@@ -30,6 +30,7 @@ import type { ConnectionLimits } from './connection-limits.js';
 import type { FrameChannel } from './frame-channel.js';
 import { EVENT_LOOP_INBOUND, FrameInbox, type InboundBudget } from './frame-inbox.js';
 import type { PeerAccess } from './peer-access.js';
+import { ConnectionUsage, RequestPipeline } from './pipeline/request-pipeline.js';
 import type { QueueMapFeed } from './queue-map-feed.js';
 import { type FrameVerdict, type RequestFrame, SessionAccess, sendAllowed } from './session-access.js';
 import { judgeHello } from './session-handshake.js';
@@ -100,12 +101,12 @@ export class Session {
   readonly #helloTimer: NodeJS.Timeout;
   /** Aborted when the session ends: long polls answer at once, nothing is sent afterwards. */
   readonly #ended = new AbortController();
-  #inFlight = 0;
-  /** Receives in flight that may wait for messages (long polls): capped per connection. */
-  #waitingReceives = 0;
+  /** The stages every request passes (drain, access, caps, counting, failures), as on every front door. */
+  readonly #pipeline: RequestPipeline;
+  /** The requests in flight, and the receives among them that may wait: capped per connection. */
+  readonly #usage: ConnectionUsage;
   /** A client's first invalid frame is logged at warn; the rest are only counted (metrics). */
   #invalidFrameLogged = false;
-  #idleWaiters: (() => void)[] = [];
   readonly #subscriptions = new SessionSubscriptions();
   /** Frames that came after the turn's budget for incoming frames ran out, for the next turns. */
   readonly #inbox: FrameInbox;
@@ -115,6 +116,13 @@ export class Session {
     this.#options = options;
     this.#access = new SessionAccess(options.access);
     this.#engine = options.engine;
+    this.#pipeline = new RequestPipeline({
+      accepting: options.accepting,
+      limits: options.limits,
+      metrics: options.engine.metrics,
+      log: options.log,
+    });
+    this.#usage = new ConnectionUsage(() => this.#subscriptions.active);
     this.#clientId = `session-${this.id.slice(0, 8)}`;
     this.#helloTimer = setTimeout(() => {
       options.limits.rejected('helloTimeoutMs');
@@ -139,13 +147,12 @@ export class Session {
 
   /** Requests being worked on. */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#usage.inflightRequests;
   }
 
   /** Resolves when no request is being worked on. */
   whenIdle(): Promise<void> {
-    if (this.#inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#usage.idle();
   }
 
   /** Close the connection with `code` (the broker is going away). */
@@ -265,8 +272,9 @@ export class Session {
       return;
     }
     const id = frame.id;
-    if (!this.#options.accepting()) {
-      this.#sendError(ERROR_CODES.BROKER_UNAVAILABLE.code, 'the broker is shutting down', id);
+    const draining = this.#pipeline.draining();
+    if (draining !== undefined) {
+      this.#sendFailure(draining, id);
       return;
     }
     if (this.#peer) {
@@ -278,20 +286,10 @@ export class Session {
       this.#sendError(ERROR_CODES.BAD_REQUEST.code, `${what} is only for sessions between brokers`, id);
       return;
     }
-    // Permission before anything is looked up: a refusal changes nothing and reveals nothing.
-    const verdict = this.#access.check(frame);
+    const verdict = this.#pipeline.admit(frame, this.#access, this.#usage);
     if (!verdict.ok) {
       this.#sendFailure(verdict.error, id);
       if (verdict.endSession) this.close(CLOSE_CODES.policyViolation, verdict.error.message.slice(0, 120));
-      return;
-    }
-    const refusal = this.#options.limits.checkRequest(frame, {
-      inflightRequests: this.#inFlight,
-      waitingReceives: this.#waitingReceives,
-      subscriptions: this.#subscriptions.active,
-    });
-    if (refusal !== undefined) {
-      this.#sendFailure(refusal, id);
       return;
     }
     this.#run(frame, verdict);
@@ -300,17 +298,12 @@ export class Session {
   /** Work on a request the session may make, and answer it. */
   #run(frame: RequestFrame, verdict: FrameVerdict & { ok: true }): void {
     const id = frame.id;
-    const waits = frame.type === 'receive' && frame.awaitDurationMs > 0;
-    if (waits) this.#waitingReceives++;
-    this.#inFlight++;
-    this.#handle(frame, verdict)
-      .then((answer) => this.#send(answer))
-      .catch((error: unknown) => this.#sendFailure(error, id))
-      .finally(() => {
-        if (waits) this.#waitingReceives--;
-        this.#inFlight--;
-        if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
-      });
+    // Counted until the answer is sent: a session closing once idle has sent every answer.
+    void this.#pipeline.run(frame, this.#usage, () =>
+      this.#handle(frame, verdict)
+        .then((answer) => this.#send(answer))
+        .catch((error: unknown) => this.#sendFailure(error, id)),
+    );
   }
 
   async #handle(frame: RequestFrame, verdict: FrameVerdict & { ok: true }): Promise<BrokerFrame> {
@@ -437,14 +430,8 @@ export class Session {
   }
 
   #sendFailure(error: unknown, id: number): void {
-    if (error instanceof BrokerError) {
-      this.#options.engine.metrics.rejected(error.code);
-      this.#sendError(error.code, error.message, id, error.details);
-      return;
-    }
-    this.#options.log.error({ err: error, session: this.id }, 'request failed');
-    this.#options.engine.metrics.rejected(ERROR_CODES.INTERNAL_ERROR.code);
-    this.#sendError(ERROR_CODES.INTERNAL_ERROR.code, 'the broker failed to handle the request', id);
+    const failure = this.#pipeline.failed(error, { session: this.id });
+    this.#sendError(failure.code, failure.message, id, failure.details);
   }
 
   #sendError(

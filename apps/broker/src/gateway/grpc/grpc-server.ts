@@ -109,7 +109,7 @@ export class GrpcServer {
       maxHeaderListBytes: MAX_HEADER_LIST_BYTES,
       maxRefusedStreamsInARow: MAX_REFUSED_STREAMS_IN_A_ROW,
       maxHeldBytes: MAX_HELD_REQUEST_BYTES,
-      onStream: (stream, from) => this.#serve(stream, from.peer),
+      onStream: (stream, from) => this.#serve(stream, from),
       onClose: (closed) => this.#connections.delete(closed),
     });
     this.#connections.add(connection);
@@ -133,7 +133,7 @@ export class GrpcServer {
     clearTimeout(timer);
   }
 
-  #serve(stream: Http2ServerStream, peer: string): void {
+  #serve(stream: Http2ServerStream, connection: Http2ServerConnection): void {
     const contentType = stream.header('content-type');
     if (contentType === undefined || !contentType.startsWith('application/grpc')) {
       // Not a gRPC call at all: an HTTP answer, as gRPC's spec says for a wrong content type.
@@ -147,7 +147,13 @@ export class GrpcServer {
       return;
     }
     const { codec, handler } = route;
-    const call = new StreamCall(stream, peer, this.#options.now(), codec, this.#options.maxMessageBytes);
+    const call = new StreamCall(
+      stream,
+      connection,
+      this.#options.now(),
+      codec,
+      this.#options.maxMessageBytes,
+    );
     const request: RequestOfCall = {
       codec,
       encoding: stream.header('grpc-encoding'),

@@ -24,6 +24,11 @@ export interface GrpcCall {
   header(name: string): string | undefined;
   /** The connection it came on, `address:port`: calls of one connection share it. */
   readonly peer: string;
+  /**
+   * The connection it came on, as an object: the same for every call of the connection, so it
+   * keys per-connection state (a `WeakMap` forgets it with the connection).
+   */
+  readonly connection: object;
   /** When the client stops waiting (its `grpc-timeout`), as epoch ms; `Infinity` without one. */
   readonly deadlineMs: number;
   /** The client went (reset the stream, or its connection closed) before the answer ended. */
@@ -87,6 +92,7 @@ export class StreamCall implements GrpcCall, GrpcWriter<never> {
   readonly #codec: ResponseCodec;
   readonly #maxMessageBytes: number;
   readonly peer: string;
+  readonly connection: object;
   readonly deadlineMs: number;
   #cancelled = false;
   #listeners: (() => void)[] | undefined;
@@ -95,13 +101,14 @@ export class StreamCall implements GrpcCall, GrpcWriter<never> {
 
   constructor(
     stream: Http2ServerStream,
-    peer: string,
+    connection: { readonly peer: string },
     now: number,
     codec: ResponseCodec,
     maxMessageBytes: number,
   ) {
     this.#stream = stream;
-    this.peer = peer;
+    this.peer = connection.peer;
+    this.connection = connection;
     this.deadlineMs = deadlineOf(stream.header('grpc-timeout'), now);
     this.#codec = codec;
     this.#maxMessageBytes = maxMessageBytes;

@@ -3,7 +3,8 @@ import { BrokerError } from '@ricochet/protocol';
 import type { AccessControl } from '../../auth/access-control.js';
 import { parseRocketSignature } from '../../auth/rocketmq-signature.js';
 import type { AdminService, MessagingService } from '../../engine/index.js';
-import { type FrameVerdict, SessionAccess } from '../session-access.js';
+import type { ConnectionUsage, RequestPipeline } from '../pipeline/request-pipeline.js';
+import { type FrameVerdict, type RequestFrame, SessionAccess } from '../session-access.js';
 import type { GrpcCall } from './grpc-stream-call.js';
 
 /**
@@ -24,11 +25,20 @@ export interface RocketDeps {
   readonly autoCreateTopics: boolean;
 }
 
-/** One authenticated call: who made it (`x-mq-client-id`) and what its principal may do. */
+/**
+ * One authenticated call: who made it (`x-mq-client-id`), what its principal may do, and the
+ * request pipeline it passes with its connection's usage, as every front door's requests do.
+ */
 export interface RocketCall {
   readonly clientId: string | undefined;
   readonly access: SessionAccess;
+  readonly pipeline: RequestPipeline;
+  /** The HTTP/2 connection's requests in flight, counted against the per-connection caps. */
+  readonly usage: ConnectionUsage;
 }
+
+/** Where an authenticated call's requests go: the pipeline, and its connection's usage. */
+export type CallAdmission = Pick<RocketCall, 'pipeline' | 'usage'>;
 
 /**
  * Authenticate a call by its headers, as a session's `hello` is (DESIGN §7): with an auth file,
@@ -39,6 +49,7 @@ export function authenticateCall(
   headers: Pick<GrpcCall, 'header'>,
   access: AccessControl,
   clock: Clock,
+  admission: CallAdmission,
 ): RocketCall {
   const sessionAccess = new SessionAccess(access);
   const refusal = sessionAccess.signed(
@@ -49,7 +60,21 @@ export function authenticateCall(
     ),
   );
   if (refusal !== undefined) throw BrokerError.of('UNAUTHORIZED', refusal);
-  return { clientId: headerOf(headers, 'x-mq-client-id'), access: sessionAccess };
+  return {
+    clientId: headerOf(headers, 'x-mq-client-id'),
+    access: sessionAccess,
+    pipeline: admission.pipeline,
+    usage: admission.usage,
+  };
+}
+
+/**
+ * Admit `request` (the client protocol's request this RPC is) through the pipeline's access and
+ * caps stages, as a session admits its frames: the principal for the delivery history, or the
+ * refusal thrown to the one error path.
+ */
+export function admitted(call: RocketCall, request: RequestFrame): string | undefined {
+  return permitted(call.pipeline.admit(request, call.access, call.usage));
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { DeliveredMessage } from '@ricochet/protocol';
 import type { SettleFailure } from '../../engine/index.js';
 import { failuresOf, TurnMerger } from '../pipeline/turn-merger.js';
-import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
+import type { RequestFrame } from '../session-access.js';
+import { admitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { RocketPushConsumers } from './rocketmq-push.js';
 import {
   type AckMessageRequest,
@@ -88,32 +89,9 @@ export class RocketConsumption {
       return { status: status('BAD_REQUEST', `batch_size ${batchSize}: ask for at least 1`) };
     const polling = millisOf(request.longPollingTimeout) ?? 0;
     if (polling < 0) return { status: status('ILLEGAL_POLLING_TIME', 'long_polling_timeout is negative') };
-    permitted(call.access.checkActions([{ type: 'consume', group, topics: [topic] }]));
-    const untilDeadline = deadlineMs - this.#deps.clock.now() - DEADLINE_MARGIN_MS;
-    const awaitDurationMs = Math.max(0, Math.min(polling, this.#deps.longPollingTimeoutMs, untilDeadline));
-    const given = request.filterExpression?.expression;
-    const expression = given === undefined || given === '' ? '*' : given;
-    const maxMessages = Math.min(batchSize, MAX_BATCH_SIZE);
-    if (request.autoRenew === true) {
-      // A push consumer: push deliveries, leased for the group's consumption timeout (P2).
-      const invisibleDurationMs = await this.#consumptionTimeoutOf(group);
-      const messages = await this.#push.receive({
-        clientId,
-        group,
-        topic,
-        expression,
-        maxMessages,
-        awaitDurationMs,
-        signal,
-      });
-      return { messages, invisibleDurationMs };
-    }
-    const invisibleDurationMs = millisOf(request.invisibleDuration);
-    if (
-      invisibleDurationMs === undefined ||
-      invisibleDurationMs < MIN_INVISIBLE_MS ||
-      invisibleDurationMs > MAX_INVISIBLE_MS
-    ) {
+    const push = request.autoRenew === true;
+    const leaseMs = push ? undefined : millisOf(request.invisibleDuration);
+    if (!push && (leaseMs === undefined || leaseMs < MIN_INVISIBLE_MS || leaseMs > MAX_INVISIBLE_MS)) {
       return {
         status: status(
           'ILLEGAL_INVISIBLE_TIME',
@@ -121,16 +99,51 @@ export class RocketConsumption {
         ),
       };
     }
-    const messages = await this.#deps.engine.receive({
+    const untilDeadline = deadlineMs - this.#deps.clock.now() - DEADLINE_MARGIN_MS;
+    const awaitDurationMs = Math.max(0, Math.min(polling, this.#deps.longPollingTimeoutMs, untilDeadline));
+    const given = request.filterExpression?.expression;
+    const expression = given === undefined || given === '' ? '*' : given;
+    const maxMessages = Math.min(batchSize, MAX_BATCH_SIZE);
+    // The client protocol's receive this is, through the pipeline's access and caps stages (a long
+    // poll counts against the connection's waiting receives). A push consumer's lease is the
+    // group's consumption timeout, read once admitted; admission does not read the lease.
+    const receive: RequestFrame = {
+      type: 'receive',
+      id: 0,
       group,
       subscriptions: { [topic]: expression },
       maxMessages,
-      invisibleDurationMs,
+      invisibleDurationMs: leaseMs ?? 0,
       awaitDurationMs,
-      consumerId: clientId,
-      signal,
+    };
+    admitted(call, receive);
+    return call.pipeline.run(receive, call.usage, async () => {
+      if (push) {
+        // A push consumer: push deliveries, leased for the group's consumption timeout (P2).
+        const invisibleDurationMs = await this.#consumptionTimeoutOf(group);
+        const messages = await this.#push.receive({
+          clientId,
+          group,
+          topic,
+          expression,
+          maxMessages,
+          awaitDurationMs,
+          signal,
+        });
+        return { messages, invisibleDurationMs };
+      }
+      const invisibleDurationMs = leaseMs as number;
+      const messages = await this.#deps.engine.receive({
+        group,
+        subscriptions: { [topic]: expression },
+        maxMessages,
+        invisibleDurationMs,
+        awaitDurationMs,
+        consumerId: clientId,
+        signal,
+      });
+      return { messages, invisibleDurationMs };
     });
-    return { messages, invisibleDurationMs };
   }
 
   /** `AckMessage` (S3; P1's commit): one status per entry, MULTIPLE_RESULTS when they differ. */
@@ -139,8 +152,11 @@ export class RocketConsumption {
     if (entries.length === 0)
       return { status: status('BAD_REQUEST', 'no entries to acknowledge'), entries: [] };
     const handles = entries.map((entry) => entry.receiptHandle ?? '');
-    const principal = permitted(call.access.checkHandles(handles));
-    const failures = await this.#ackMergerOf(principal).submit(handles);
+    const settle: RequestFrame = { type: 'ack', id: 0, receiptHandles: handles };
+    const principal = admitted(call, settle);
+    const failures = await call.pipeline.run(settle, call.usage, () =>
+      this.#ackMergerOf(principal).submit(handles),
+    );
     this.#push.settled(handles);
     // Nearly always none failed: then no map of them.
     const failed =
@@ -180,11 +196,12 @@ export class RocketConsumption {
     if (ms === undefined || ms < 0 || ms > MAX_INVISIBLE_MS) {
       return { status: status('ILLEGAL_INVISIBLE_TIME', 'invisible_duration must be 0 ms to 12 h (S4)') };
     }
-    const principal = permitted(call.access.checkHandles([handle]));
     if (this.#push.isPushDelivery(handle)) {
-      const [failure] = await this.#deps.engine.nack(
-        [{ receiptHandle: handle, reason: 'FAILURE (RocketMQ push consumer nack)' }],
-        principal,
+      const items = [{ receiptHandle: handle, reason: 'FAILURE (RocketMQ push consumer nack)' }];
+      const nack: RequestFrame = { type: 'nack', id: 0, items };
+      const principal = admitted(call, nack);
+      const [failure] = await call.pipeline.run(nack, call.usage, () =>
+        this.#deps.engine.nack(items, principal),
       );
       this.#push.settled([handle]);
       return {
@@ -192,18 +209,28 @@ export class RocketConsumption {
         receiptHandle: handle,
       };
     }
-    const changed = await this.#deps.engine.changeInvisibleDuration(handle, ms);
+    const change: RequestFrame = {
+      type: 'changeInvisibleDuration',
+      id: 0,
+      receiptHandle: handle,
+      invisibleDurationMs: ms,
+    };
+    admitted(call, change);
+    const changed = await call.pipeline.run(change, call.usage, () =>
+      this.#deps.engine.changeInvisibleDuration(handle, ms),
+    );
     return { status: OK_STATUS, receiptHandle: changed.receiptHandle };
   }
 
   /** D3: the client gave up on the message (a FIFO push consumer past its attempts). */
   async forwardToDeadLetterQueue(request: ForwardMessageToDeadLetterQueueRequest, call: RocketCall) {
     const handle = request.receiptHandle ?? '';
-    const principal = permitted(call.access.checkHandles([handle]));
     const reason = `forwarded to the DLQ by a RocketMQ client at delivery attempt ${request.deliveryAttempt ?? 0} of ${request.maxDeliveryAttempts ?? 0}`;
-    const [failure] = await this.#deps.engine.nack(
-      [{ receiptHandle: handle, deadLetter: true, reason }],
-      principal,
+    const items = [{ receiptHandle: handle, deadLetter: true as const, reason }];
+    const nack: RequestFrame = { type: 'nack', id: 0, items };
+    const principal = admitted(call, nack);
+    const [failure] = await call.pipeline.run(nack, call.usage, () =>
+      this.#deps.engine.nack(items, principal),
     );
     this.#push.settled([handle]);
     return { status: failure === undefined ? OK_STATUS : statusOfPayload(failure.error) };

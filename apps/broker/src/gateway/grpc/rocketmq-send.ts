@@ -1,4 +1,5 @@
 import type { BrokerError, OutgoingMessage, SendReceipt } from '@ricochet/protocol';
+import type { RequestFrame } from '../session-access.js';
 import { permitted, type RocketCall, type RocketDeps } from './rocketmq-call.js';
 import { outgoingOf } from './rocketmq-messages.js';
 import type { SendMessageRequest, SendResultEntry } from './rocketmq-schema.js';
@@ -23,14 +24,17 @@ export async function sendMessages(
   const converted = messages.map((message) => outgoingOf(message, nowMs, deps.maxBodyBytes));
   const readable: OutgoingMessage[] = [];
   for (const entry of converted) if (entry.ok) readable.push(entry.message);
-  const verdict = call.access.checkSend(readable);
+  // The request pipeline's access and caps stages, as for a session's `send` frame.
+  const sendFrame: RequestFrame = { type: 'send', id: 0, messages: readable };
+  const verdict = call.pipeline.admit(sendFrame, call.access, call.usage);
   permitted(verdict);
   const forbidden = verdict.ok ? verdict.forbidden : undefined;
   const allowed =
     forbidden === undefined || forbidden.size === 0
       ? readable
       : readable.filter((_, index) => forbidden.get(index) === undefined);
-  const receipts = allowed.length === 0 ? [] : await send(allowed);
+  const receipts =
+    allowed.length === 0 ? [] : await call.pipeline.run(sendFrame, call.usage, () => send(allowed));
   if (receipts.length !== allowed.length) throw new Error('the engine answered fewer receipts than messages');
   // Receipts come in the order of `allowed`, which keeps the order of the readable messages.
   let readableIndex = 0;

@@ -1,7 +1,8 @@
-import { BrokerError, type OutgoingMessage, type SendReceipt } from '@ricochet/protocol';
+import type { OutgoingMessage, SendReceipt } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccessControl } from '../../auth/access-control.js';
 import type { ConnectionLimits } from '../connection-limits.js';
+import { ConnectionUsage, RequestPipeline } from '../pipeline/request-pipeline.js';
 import { sliceOf, TurnMerger } from '../pipeline/turn-merger.js';
 import type { GrpcHandler } from './grpc-server.js';
 import type { GrpcCall, GrpcWriter } from './grpc-stream-call.js';
@@ -33,8 +34,11 @@ export interface RocketServiceOptions extends RocketDeps {
   readonly access: AccessControl;
   /** Whether the broker still takes new work (false while draining). */
   readonly accepting: () => boolean;
-  /** The broker's per-connection caps: one more waiting receive past its cap is TOO_MANY_REQUESTS (as 530). */
-  readonly limits: Pick<ConnectionLimits, 'checkWaitingReceive'>;
+  /**
+   * The broker's per-connection caps, as every front door's requests meet them: past a cap a
+   * request is TOO_MANY_REQUESTS (as 530).
+   */
+  readonly limits: Pick<ConnectionLimits, 'checkRequest'>;
 }
 
 /** The signal of a receive that does not wait: nothing cuts it short. */
@@ -58,13 +62,21 @@ export class RocketMessagingService {
   readonly #sends: TurnMerger<OutgoingMessage, SendReceipt[]>;
   /** Receives in progress, answered at once when the broker closes. */
   readonly #receives = new Set<AbortController>();
-  /** Long-polling receives waiting, by connection (the peer's address and port). */
-  readonly #waitingByConnection = new Map<string, number>();
+  /** The stages every front door's requests pass: draining, access, caps, counting, failures. */
+  readonly #pipeline: RequestPipeline;
+  /** Each HTTP/2 connection's requests in flight, by the connection, for the per-connection caps. */
+  readonly #usage = new WeakMap<object, ConnectionUsage>();
 
   constructor(options: RocketServiceOptions) {
     this.#options = options;
     this.#consumption = new RocketConsumption(options);
     this.#sends = new TurnMerger((messages) => options.engine.send(messages), sliceOf);
+    this.#pipeline = new RequestPipeline({
+      accepting: options.accepting,
+      limits: options.limits,
+      metrics: options.engine.metrics,
+      log: options.log,
+    });
   }
 
   /** The handlers the gRPC server serves, by method name. */
@@ -138,22 +150,12 @@ export class RocketMessagingService {
       if (ended !== undefined) this.#receives.delete(ended);
       out.end();
     };
-    const connection = stream.peer;
-    const waiting = this.#waitingByConnection.get(connection) ?? 0;
-    if (waits) this.#waitingByConnection.set(connection, waiting + 1);
-    const received = this.#begin(stream).then((call) => {
-      // As on every transport: a connection may hold so many long polls, and one more is 530.
-      const refusal = waits ? this.#options.limits.checkWaitingReceive(waiting) : undefined;
-      if (refusal) throw refusal;
-      return this.#consumption.receive(request, call, stream.deadlineMs, ended?.signal ?? NEVER_ABORTED);
-    });
-    received
-      .finally(() => {
-        if (!waits) return;
-        const left = (this.#waitingByConnection.get(connection) ?? 1) - 1;
-        if (left === 0) this.#waitingByConnection.delete(connection);
-        else this.#waitingByConnection.set(connection, left);
-      })
+    // As on every transport, the receive is counted in its connection's usage, and a long poll past
+    // the connection's cap is 530 (the pipeline's caps stage).
+    this.#begin(stream)
+      .then((call) =>
+        this.#consumption.receive(request, call, stream.deadlineMs, ended?.signal ?? NEVER_ABORTED),
+      )
       .then((answer) => {
         if ('status' in answer) return finish(answer.status);
         const { messages, invisibleDurationMs } = answer;
@@ -183,7 +185,7 @@ export class RocketMessagingService {
   };
 
   /** A call may go on: the broker takes work, and its headers authenticate it. */
-  #begin(headers: Pick<GrpcCall, 'header'>): Promise<RocketCall> {
+  #begin(headers: Pick<GrpcCall, 'header' | 'connection'>): Promise<RocketCall> {
     try {
       return Promise.resolve(this.#authenticated(headers));
     } catch (error) {
@@ -191,10 +193,23 @@ export class RocketMessagingService {
     }
   }
 
-  /** @throws BrokerError BROKER_UNAVAILABLE while the broker closes, UNAUTHORIZED for bad headers. */
-  #authenticated(headers: Pick<GrpcCall, 'header'>): RocketCall {
-    if (!this.#options.accepting()) throw BrokerError.of('BROKER_UNAVAILABLE', 'the broker is shutting down');
-    return authenticateCall(headers, this.#options.access, this.#options.clock);
+  /** @throws BrokerError BROKER_UNAVAILABLE while the broker drains, UNAUTHORIZED for bad headers. */
+  #authenticated(grpcCall: Pick<GrpcCall, 'header' | 'connection'>): RocketCall {
+    const draining = this.#pipeline.draining();
+    if (draining !== undefined) throw draining;
+    return authenticateCall(grpcCall, this.#options.access, this.#options.clock, {
+      pipeline: this.#pipeline,
+      usage: this.#usageOf(grpcCall.connection),
+    });
+  }
+
+  #usageOf(connection: object): ConnectionUsage {
+    let usage = this.#usage.get(connection);
+    if (usage === undefined) {
+      usage = new ConnectionUsage();
+      this.#usage.set(connection, usage);
+    }
+    return usage;
   }
 
   #unary<Request>(handler: (request: Request, call: RocketCall) => Promise<object>): GrpcHandler {
@@ -228,9 +243,8 @@ export class RocketMessagingService {
     };
   }
 
+  /** The pipeline's last stage (counted, a bug logged), in RocketMQ's words. */
   #failure(error: unknown): RocketStatus {
-    if (error instanceof BrokerError) this.#options.engine.metrics.rejected(error.code);
-    else this.#options.log.error({ err: error }, 'a RocketMQ request failed');
-    return rocketStatusOf(error);
+    return rocketStatusOf(this.#pipeline.failed(error, { front: 'rocketmq-grpc' }));
   }
 }
