@@ -154,9 +154,14 @@ export class RocketConsumption {
     const handles = entries.map((entry) => entry.receiptHandle ?? '');
     const settle: RequestFrame = { type: 'ack', id: 0, receiptHandles: handles };
     const principal = admitted(call, settle);
-    const failures = await call.pipeline.run(settle, call.usage, () =>
-      this.#ackMergerOf(principal).submit(handles),
-    );
+    // Counted in the connection's usage while it runs, without a promise of its own per call.
+    let failures: SettleFailure[];
+    call.usage.begin(settle);
+    try {
+      failures = await this.#ackMergerOf(principal).submit(handles);
+    } finally {
+      call.usage.end(settle);
+    }
     this.#push.settled(handles);
     // Nearly always none failed: then no map of them.
     const failed =

@@ -33,8 +33,16 @@ export async function sendMessages(
     forbidden === undefined || forbidden.size === 0
       ? readable
       : readable.filter((_, index) => forbidden.get(index) === undefined);
-  const receipts =
-    allowed.length === 0 ? [] : await call.pipeline.run(sendFrame, call.usage, () => send(allowed));
+  let receipts: SendReceipt[] = [];
+  if (allowed.length > 0) {
+    // Counted in the connection's usage while it runs, without a promise of its own per call.
+    call.usage.begin(sendFrame);
+    try {
+      receipts = await send(allowed);
+    } finally {
+      call.usage.end(sendFrame);
+    }
+  }
   if (receipts.length !== allowed.length) throw new Error('the engine answered fewer receipts than messages');
   // Receipts come in the order of `allowed`, which keeps the order of the readable messages.
   let readableIndex = 0;

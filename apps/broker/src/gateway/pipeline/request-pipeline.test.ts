@@ -85,15 +85,15 @@ describe('RequestPipeline: the stages every front door’s request passes', () =
   it('judges access before the caps: a forbidden request is refused even on a connection at its cap', () => {
     const { pipeline } = pipelineWith();
     const usage = new ConnectionUsage();
-    usage.begin(false);
-    usage.begin(false);
+    usage.begin(send('orders'));
+    usage.begin(send('orders'));
     const access = accessOf(true);
     // The principal may not consume: 403, though the connection is also at its cap of requests.
     const forbidden = pipeline.admit(longPoll, access, usage);
     expect(forbidden.ok ? undefined : forbidden.error.code).toBe(ERROR_CODES.FORBIDDEN.code);
     const capped = pipeline.admit(send('orders'), access, usage);
     expect(capped.ok ? undefined : capped.error.code).toBe(ERROR_CODES.TOO_MANY_REQUESTS.code);
-    usage.end(false);
+    usage.end(send('orders'));
     expect(pipeline.admit(send('orders'), access, usage)).toEqual({ ok: true, principal: 'shop' });
   });
 

@@ -24,16 +24,20 @@ export class ConnectionUsage implements SessionUsage {
     return this.#subscriptions();
   }
 
-  /** A request began; `waits`: a receive that may wait for messages. */
-  begin(waits: boolean): void {
+  /**
+   * An admitted request began: counted until {@link end}. A front door whose request is an async
+   * function's await counts it with these two in `try`/`finally` (no promise of its own per call);
+   * {@link RequestPipeline.run} counts one handed over as a promise.
+   */
+  begin(request: RequestFrame): void {
     this.inflightRequests++;
-    if (waits) this.waitingReceives++;
+    if (waitsForMessages(request)) this.waitingReceives++;
   }
 
   /** A request begun with {@link begin} ended, answered or failed. */
-  end(waits: boolean): void {
+  end(request: RequestFrame): void {
     this.inflightRequests--;
-    if (waits) this.waitingReceives--;
+    if (waitsForMessages(request)) this.waitingReceives--;
     if (this.inflightRequests === 0 && this.#idleWaiters.length > 0) {
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
@@ -102,15 +106,14 @@ export class RequestPipeline {
 
   /** Run an admitted request, counted in its connection's `usage` until it settles. */
   run<Answer>(frame: RequestFrame, usage: ConnectionUsage, work: () => Promise<Answer>): Promise<Answer> {
-    const waits = waitsForMessages(frame);
-    usage.begin(waits);
+    usage.begin(frame);
     let answer: Promise<Answer>;
     try {
       answer = work();
     } catch (error) {
       answer = Promise.reject(error);
     }
-    return answer.finally(() => usage.end(waits));
+    return answer.finally(() => usage.end(frame));
   }
 
   /**
