@@ -22,7 +22,7 @@ const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/cluster/routing/partition-router.ts':
     'the broker over a store split into queues: one BrokerService whose every call, of both faces, is routed to a queue or fanned out over them and joined, and the queues replaced as owners change; the fan-outs (queue-fan-out.ts), the joins (merged-views.ts) and the forwarded admin calls (QUEUE_ADMIN_CALLS) live beside it already, so what is left is one method per call of the service',
   'apps/broker/src/gateway/session.ts':
-    'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the request pipeline of issue 44 is where its per-request half goes',
+    'one client session: hello, the request switch onto the engine, deliveries and answers within the client’s frame limit, close; the stages every request passes (drain, access, caps, counting, failures) live in gateway/pipeline/ already, shared with the RocketMQ front door',
   'apps/broker/src/gateway/grpc/http2/http2-connection.ts':
     'one HTTP/2 connection’s state machine (RFC 9113 §5, §6): each frame type’s rules and connection errors, the streams it opens and refuses, both flow-control windows and GOAWAY, over one set of private state; the frames’ layout, its output, a stream’s own state and HPACK live beside it already',
   'packages/producer/src/producer.ts':

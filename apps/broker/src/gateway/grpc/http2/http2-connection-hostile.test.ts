@@ -17,8 +17,8 @@ afterEach(async () => {
 });
 
 /**
- * A server that answers every request `:status 200` once it ended, with at most 4 streams open
- * and 100 kB held of requests not yet ended.
+ * A server that answers every request `:status 200` once it ended, with at most 4 streams open,
+ * 100 kB held of requests not yet ended, and 10 streams reset at once (then one a second).
  */
 async function serve(): Promise<number> {
   const connections: Http2ServerConnection[] = [];
@@ -30,6 +30,7 @@ async function serve(): Promise<number> {
         maxHeaderListBytes: 65_536,
         maxRefusedStreamsInARow: 10,
         maxHeldBytes: 100_000,
+        streamResets: { burst: 10, perSecond: 1 },
         onStream: (stream) => {
           // As the gRPC server's reader does: a request is held until it is whole (its end here).
           let held = 0;
@@ -130,6 +131,32 @@ describe('Http2ServerConnection against a hostile client', () => {
     );
     expect(refused).toHaveLength(11);
     expect(refused[0]?.streamId).toBe(9);
+  });
+
+  it('ends a rapid reset (streams opened and reset at once) past its budget: ENHANCE_YOUR_CALM', async () => {
+    const port = await serve();
+    const cancel = Buffer.alloc(4);
+    cancel.writeUInt32BE(H2_ERROR.CANCEL, 0);
+    const openAndReset = (count: number, firstStream: number) =>
+      Buffer.concat(
+        Array.from({ length: count }, (_, index) => {
+          const stream = firstStream + index * 2;
+          return Buffer.concat([
+            frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS, stream, request),
+            frameOf(FRAME_TYPE.RST_STREAM, 0, stream, cancel),
+          ]);
+        }),
+      );
+    // Within the budget, cancelling is what clients do: the connection still serves.
+    const polite = await rawClient(port);
+    polite.socket.write(openAndReset(10, 1));
+    polite.socket.write(frameOf(FRAME_TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 21, request));
+    await expect.poll(() => polite.received.some((frame) => frame.type === FRAME_TYPE.HEADERS)).toBe(true);
+    expect(goAwayCodeOf(polite.received)).toBeUndefined();
+    // Past it, with the stream limit (4) never met: the connection ends.
+    const attacker = await rawClient(port);
+    attacker.socket.write(openAndReset(50, 1));
+    expect(await attacker.goAwayCode()).toBe(H2_ERROR.ENHANCE_YOUR_CALM);
   });
 
   it('ends a connection whose unfinished requests hold past its bound: ENHANCE_YOUR_CALM', async () => {

@@ -16,6 +16,7 @@ import {
   unpadded,
 } from './http2-frames.js';
 import { Http2Output } from './http2-output.js';
+import { ResetBudget } from './http2-reset-budget.js';
 import { Http2ServerStream, type StreamConnection, type StreamEnd } from './http2-stream.js';
 
 export interface Http2ConnectionOptions {
@@ -31,6 +32,11 @@ export interface Http2ConnectionOptions {
    * control alone does not bound it: windows are given back as bytes are read, whole or not.
    */
   readonly maxHeldBytes: number;
+  /**
+   * The open streams a client may reset (rapid reset, {@link ResetBudget}): a burst, then so many
+   * a second. @default nghttp2's, 1,000 then 33 a second
+   */
+  readonly streamResets?: { readonly burst: number; readonly perSecond: number };
   /** A request's headers arrived: the stream is open (set its listeners now). */
   readonly onStream: (stream: Http2ServerStream, connection: Http2ServerConnection) => void;
   /** The connection is gone, whatever ended it. */
@@ -47,6 +53,8 @@ const STREAM_WINDOW_BYTES = 1_048_576;
 const CONNECTION_WINDOW_BYTES = 16 * 1_048_576;
 /** A header block in CONTINUATION frames longer than this ends the connection (a flood). */
 const MAX_HEADER_BLOCK_BYTES = 256 * 1_024;
+/** The resets a client may make (nghttp2's defaults since 1.57, CVE-2023-44487). */
+const DEFAULT_STREAM_RESETS = { burst: 1_000, perSecond: 33 };
 /** How long a connection ended for an error waits for its peer to close before it is cut. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -97,6 +105,8 @@ export class Http2ServerConnection implements StreamConnection {
   /** DATA bytes read since the connection's window was last given back. */
   #unacknowledgedBytes = 0;
   #refusedInARow = 0;
+  /** Open streams the client may still reset before it is taken for a rapid-reset attack. */
+  readonly #resets: ResetBudget;
   /** What the streams' readers hold of requests not yet whole. */
   #heldBytes = 0;
   /** GOAWAY sent: no new stream is served, and the connection ends once its streams have. */
@@ -108,6 +118,10 @@ export class Http2ServerConnection implements StreamConnection {
     this.#socket = socket;
     this.#output = new Http2Output(socket);
     this.#options = options;
+    this.#resets = new ResetBudget({
+      ...(options.streamResets ?? DEFAULT_STREAM_RESETS),
+      now: () => performance.now(),
+    });
     this.#decoder = new HpackDecoder({
       maxTableBytes: 4_096,
       maxHeaderListBytes: options.maxHeaderListBytes,
@@ -368,7 +382,12 @@ export class Http2ServerConnection implements StreamConnection {
     if (frame.streamId === 0) throw protocolError('RST_STREAM on stream 0');
     if (frame.payload.length !== 4) throw frameSizeError('RST_STREAM');
     if (frame.streamId > this.#lastStreamId) throw protocolError('RST_STREAM on a stream never opened');
-    this.#streams.get(frame.streamId)?.aborted({ kind: 'reset', code: frame.payload.readUInt32BE(0) });
+    const stream = this.#streams.get(frame.streamId);
+    if (stream === undefined) return;
+    stream.aborted({ kind: 'reset', code: frame.payload.readUInt32BE(0) });
+    if (!this.#resets.take()) {
+      throw new Http2ConnectionError(H2_ERROR.ENHANCE_YOUR_CALM, 'too many streams reset (rapid reset)');
+    }
   }
 
   #onSettings(frame: Frame): void {
