@@ -71,16 +71,6 @@ export class SessionAccess {
     return this.#access.enabled ? this.#caller : undefined;
   }
 
-  /**
-   * The verdict on settling `handles` (the RocketMQ front door's acks and changes of invisibility):
-   * without access control, nothing is checked and the handles are not decoded.
-   */
-  checkHandles(handles: readonly string[]): FrameVerdict {
-    return this.#checkedCaller() === undefined
-      ? ALLOWED_ANONYMOUSLY
-      : this.checkActions(actionsOfHandles(handles));
-  }
-
   /** The verdict on a request that asks for `actions` (the RocketMQ front door's requests). */
   checkActions(actions: readonly Action[]): FrameVerdict {
     const caller = this.#checkedCaller();

@@ -109,6 +109,7 @@ export class GrpcServer {
       maxHeaderListBytes: MAX_HEADER_LIST_BYTES,
       maxRefusedStreamsInARow: MAX_REFUSED_STREAMS_IN_A_ROW,
       maxHeldBytes: MAX_HELD_REQUEST_BYTES,
+      now: this.#options.now,
       onStream: (stream, from) => this.#serve(stream, from),
       onClose: (closed) => this.#connections.delete(closed),
     });

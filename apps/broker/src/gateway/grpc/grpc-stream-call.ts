@@ -18,12 +18,10 @@ export interface ResponseCodec {
   responseFrame?(value: never): Buffer;
 }
 
-/** One call as a handler sees it: its headers, its peer, its deadline, and whether it ended early. */
+/** One call as a handler sees it: its headers, its connection, its deadline, and whether it ended early. */
 export interface GrpcCall {
   /** A request header's value (the first, for a repeated one); `undefined` when absent. */
   header(name: string): string | undefined;
-  /** The connection it came on, `address:port`: calls of one connection share it. */
-  readonly peer: string;
   /**
    * The connection it came on, as an object: the same for every call of the connection, so it
    * keys per-connection state (a `WeakMap` forgets it with the connection).
@@ -91,7 +89,6 @@ export class StreamCall implements GrpcCall, GrpcWriter<never> {
   readonly #stream: Http2ServerStream;
   readonly #codec: ResponseCodec;
   readonly #maxMessageBytes: number;
-  readonly peer: string;
   readonly connection: object;
   readonly deadlineMs: number;
   #cancelled = false;
@@ -101,13 +98,12 @@ export class StreamCall implements GrpcCall, GrpcWriter<never> {
 
   constructor(
     stream: Http2ServerStream,
-    connection: { readonly peer: string },
+    connection: object,
     now: number,
     codec: ResponseCodec,
     maxMessageBytes: number,
   ) {
     this.#stream = stream;
-    this.peer = connection.peer;
     this.connection = connection;
     this.deadlineMs = deadlineOf(stream.header('grpc-timeout'), now);
     this.#codec = codec;

@@ -92,7 +92,6 @@ function skip(reader: Reader, tag: number): void {
   reader.skipType(tag & 7);
 }
 
-/** An int64 as a number: offsets and times stay far below 2^53. */
 /** 2^64: a varint of ten bytes at or past 2^63 is a negative int64 in two's complement. */
 const TWO_TO_64 = 2 ** 64;
 

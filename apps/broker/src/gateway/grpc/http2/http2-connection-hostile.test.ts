@@ -26,6 +26,7 @@ async function serve(): Promise<number> {
   const listener: Server = createServer((socket) => {
     connections.push(
       new Http2ServerConnection(socket, {
+        now: () => performance.now(),
         maxConcurrentStreams: 4,
         maxHeaderListBytes: 65_536,
         maxRefusedStreamsInARow: 10,

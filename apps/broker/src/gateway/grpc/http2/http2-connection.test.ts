@@ -72,6 +72,7 @@ async function serve(
   const listener: Server = createServer((socket) => {
     connections.push(
       new Http2ServerConnection(socket, {
+        now: () => performance.now(),
         maxConcurrentStreams: options.maxConcurrentStreams ?? 100,
         maxHeaderListBytes: options.maxHeaderListBytes ?? 65_536,
         maxRefusedStreamsInARow: 100,

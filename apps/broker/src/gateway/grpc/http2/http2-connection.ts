@@ -37,6 +37,8 @@ export interface Http2ConnectionOptions {
    * a second. @default nghttp2's, 1,000 then 33 a second
    */
   readonly streamResets?: { readonly burst: number; readonly perSecond: number };
+  /** The broker's clock, in ms: what refills the reset budget. */
+  readonly now: () => number;
   /** A request's headers arrived: the stream is open (set its listeners now). */
   readonly onStream: (stream: Http2ServerStream, connection: Http2ServerConnection) => void;
   /** The connection is gone, whatever ended it. */
@@ -88,8 +90,6 @@ export class Http2ServerConnection implements StreamConnection {
   readonly #streams = new Map<number, Http2ServerStream>();
   /** Streams whose answer waits for the connection's send window, in the order they asked. */
   readonly #waitingForWindow = new Set<Http2ServerStream>();
-  /** The client's address and port, `address:port`. */
-  readonly peer: string;
   peerMaxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
   /** What the connection writes, a turn's frames at a time. */
   readonly #output: Http2Output;
@@ -120,14 +120,12 @@ export class Http2ServerConnection implements StreamConnection {
     this.#options = options;
     this.#resets = new ResetBudget({
       ...(options.streamResets ?? DEFAULT_STREAM_RESETS),
-      now: () => performance.now(),
+      now: options.now,
     });
     this.#decoder = new HpackDecoder({
       maxTableBytes: 4_096,
       maxHeaderListBytes: options.maxHeaderListBytes,
     });
-    const { remoteAddress, remotePort } = socket as Duplex & { remoteAddress?: string; remotePort?: number };
-    this.peer = `${remoteAddress}:${remotePort}`;
     this.#closed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
     socket.on('error', () => socket.destroy());
