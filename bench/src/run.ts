@@ -10,7 +10,7 @@ import {
   jetStreamW4,
 } from './peers/jetstream-workloads.js';
 import { rabbitMqW1, rabbitMqW2, rabbitMqW2c10, rabbitMqW3, rabbitMqW4 } from './peers/rabbitmq-workloads.js';
-import type { BenchTransport, BrokerLoopReading } from './processes.js';
+import type { BenchTransport } from './processes.js';
 import { startBrokerProcess } from './processes.js';
 import { BenchArgsError, parseBenchArgs } from './report/bench-args.js';
 import { latencyText, manyTenantsLines, memoryText, startupText } from './report/process-figures.js';
@@ -26,6 +26,7 @@ import {
   SYSTEMS,
   type SystemName,
 } from './report/side-by-side.js';
+import { gcOutcome, runQueueOutcome } from './report/w3-thread-figures.js';
 import { runScalingBench } from './scaling/run-scaling.js';
 import { CREATE_IN_FLIGHT, MANY_TENANTS_SENDS, runManyTenants } from './workloads/many-tenants.js';
 import { PENDING_RETRIES, runPendingRetries } from './workloads/pending-retries.js';
@@ -133,14 +134,6 @@ function record(spec: RowSpec, system: SystemName, outcome: Outcome, progress = 
 }
 
 const figures = (values: object): Outcome => ({ figures: values as Record<string, number> });
-
-/** The GC row's figures of a broker's event-loop reading. */
-const gcFigures = ({ gcMinor, gcMajor }: BrokerLoopReading) => ({
-  minorCount: gcMinor.count,
-  minorMaxMs: gcMinor.maxMs,
-  majorCount: gcMajor.count,
-  majorMaxMs: gcMajor.maxMs,
-});
 
 /** Run a peer's workload; what goes wrong becomes its `unavailable` cell, never a crash of the bench. */
 async function runPeer<T>(system: SystemName, work: () => Promise<T>): Promise<{ value: T } | Outcome> {
@@ -262,11 +255,13 @@ for (let run = 1; run <= args.runs; run++) {
         await peerW2c10('rabbitmq', () => rabbitMqW2c10(durability));
       }
     } else if (workload === 'w3') {
-      const { ricochet, reference, brokerEventLoop } = await runW3();
+      const { ricochet, reference, brokerEventLoop, runQueue } = await runW3();
       record(ROWS.w3, 'ricochet', figures(ricochet.ws));
       record(ROWS.w3, 'reference', figures(reference));
       record(ROWS.w3EventLoop, 'ricochet', figures(brokerEventLoop.ws));
-      record(ROWS.w3Gc, 'ricochet', figures(gcFigures(brokerEventLoop.ws)));
+      record(ROWS.w3Gc, 'ricochet', gcOutcome(brokerEventLoop.ws));
+      record(ROWS.w3RunQueue, 'ricochet', runQueueOutcome(runQueue.ricochet));
+      record(ROWS.w3RunQueue, 'reference', runQueueOutcome(runQueue.reference));
       record(ROWS.w3Tcp, 'ricochet', figures(ricochet.tcp));
       record(ROWS.w3Tcp, 'reference', figures(reference));
       record(ROWS.w3TcpEventLoop, 'ricochet', figures(brokerEventLoop.tcp));

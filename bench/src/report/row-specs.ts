@@ -37,6 +37,13 @@ const gcPauses = [
   { key: 'majorCount', format: count },
   { key: 'majorMaxMs', format: fixed2 },
 ] as const;
+/** How long the server's and the client's main threads waited for a core, ms a second, and per wait in µs. */
+const runQueue = [
+  { key: 'serverWaitMsPerS', format: fixed2 },
+  { key: 'serverWaitUsPerSlice', format: count },
+  { key: 'clientWaitMsPerS', format: fixed2 },
+  { key: 'clientWaitUsPerSlice', format: count },
+] as const;
 const retry = [
   { key: 'totalMs', format: count },
   { key: 'latenessP50Ms', format: fixed2 },
@@ -89,6 +96,12 @@ export const ROWS = {
     label: 'W3 broker GC: scavenges / longest ms, full / longest ms',
     measures: gcPauses,
     target: '– (what of the stalls is the collector)',
+  },
+  w3RunQueue: {
+    label: 'W3 main threads waiting for a core: server ms/s / µs a wait, client ms/s / µs a wait',
+    measures: runQueue,
+    ratio: { key: 'serverWaitMsPerS', better: 'lower' },
+    target: '– (ready to run without a core: tail latency the loop delay cannot see)',
   },
   w1Tcp: {
     label: 'W1 publish over TCP, msg/s',

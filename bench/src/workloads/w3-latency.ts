@@ -12,6 +12,7 @@ import {
   startReferenceProcess,
 } from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
+import { openRunQueueWindow, type RunQueueReading } from '../run-queue.js';
 
 const RATE_PER_SECOND = 2_000;
 const DURATION_MS = 10_000;
@@ -112,30 +113,36 @@ async function sendPaced(count: number, sendOne: () => void): Promise<void> {
 export async function runW3(): Promise<{
   ricochet: Record<BenchTransport, LatencySummary>;
   brokerEventLoop: Record<BenchTransport, BrokerLoopReading>;
+  runQueue: { ricochet: RunQueueReading; reference: RunQueueReading };
   reference: LatencySummary;
 }> {
   const ricochet: Partial<Record<BenchTransport, LatencySummary>> = {};
   const brokerEventLoop: Partial<Record<BenchTransport, BrokerLoopReading>> = {};
+  const runQueue: Partial<Record<BenchTransport, RunQueueReading>> = {};
   for (const transport of BENCH_TRANSPORTS) {
     const measured = await ricochetW3(transport);
     ricochet[transport] = measured.latency;
     brokerEventLoop[transport] = measured.eventLoop;
+    runQueue[transport] = measured.runQueue;
   }
+  const reference = await referenceW3();
   return {
     ricochet: ricochet as Record<BenchTransport, LatencySummary>,
     brokerEventLoop: brokerEventLoop as Record<BenchTransport, BrokerLoopReading>,
-    reference: await referenceW3(),
+    runQueue: { ricochet: runQueue.ws as RunQueueReading, reference: reference.runQueue },
+    reference: reference.latency,
   };
 }
 
 /**
  * Ricochet's half of W3 over one transport, on a fresh broker, with the broker's event-loop delay
- * over the measured span; `options` for `pnpm bench:profile` (its window opens after the warm-up).
+ * and the main threads' run-queue wait over the measured span; `options` for `pnpm bench:profile`
+ * (its window opens after the warm-up).
  */
 export async function ricochetW3(
   transport: BenchTransport,
   options: RicochetRunOptions = {},
-): Promise<{ latency: LatencySummary; eventLoop: BrokerLoopReading }> {
+): Promise<{ latency: LatencySummary; eventLoop: BrokerLoopReading; runQueue: RunQueueReading }> {
   {
     await using broker = await startBrokerProcess([], { eventLoopProbe: true, profile: options.profile });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
@@ -152,25 +159,28 @@ export async function ricochetW3(
     await consumer.start();
     const producer = new Producer({ endpoint: broker.endpointFor(transport) });
     await producer.start();
-    // The broker's event-loop window starts with the measured messages, after the warm-up.
+    // The broker's event-loop and run-queue windows start with the measured messages, after the warm-up.
+    let runQueueWindow: ReturnType<typeof openRunQueueWindow> | undefined;
     await paced(
       (body) => void producer.send({ topic: 'w3', body }),
       recorder,
       async () => {
         await brokerEventLoopDelay(broker);
         await options.window?.begin(broker);
+        runQueueWindow = openRunQueueWindow(broker.child.pid);
       },
     );
+    const runQueue = runQueueWindow?.end() ?? { server: undefined, client: undefined };
     await options.window?.end(broker);
     const eventLoop = await brokerEventLoopDelay(broker);
     const latency = recorder.summary();
     await producer.close();
     await consumer.close();
-    return { latency, eventLoop };
+    return { latency, eventLoop, runQueue };
   }
 }
 
-async function referenceW3(): Promise<LatencySummary> {
+async function referenceW3(): Promise<{ latency: LatencySummary; runQueue: RunQueueReading }> {
   {
     await using server = await startReferenceProcess();
     await using consumer = await ReferenceClient.connect(server.url);
@@ -181,7 +191,15 @@ async function referenceW3(): Promise<LatencySummary> {
       consumer.oneWay({ t: 'pushAck', offset });
     };
     consumer.oneWay({ t: 'subscribe', credit: 1_024 });
-    await paced((body) => void producer.request({ t: 'send', body }), recorder);
-    return recorder.summary();
+    let runQueueWindow: ReturnType<typeof openRunQueueWindow> | undefined;
+    await paced(
+      (body) => void producer.request({ t: 'send', body }),
+      recorder,
+      async () => {
+        runQueueWindow = openRunQueueWindow(server.child.pid);
+      },
+    );
+    const runQueue = runQueueWindow?.end() ?? { server: undefined, client: undefined };
+    return { latency: recorder.summary(), runQueue };
   }
 }
