@@ -18,8 +18,11 @@ export const DLQ_PROPERTY = {
 } as const;
 
 /** The user properties of a delivered message with its DLQ record added; the message's own win a clash. */
+/** What a message without properties has: one object for all of them, not one per delivery. */
+const NO_PROPERTIES: Readonly<Record<string, string>> = Object.freeze({});
+
 export function withDeadLetterProperties(message: DeliveredMessage): Readonly<Record<string, string>> {
-  const own = message.properties ?? {};
+  const own = message.properties ?? NO_PROPERTIES;
   const record = message.deadLetter;
   if (record === undefined) return own;
   return {

@@ -8,6 +8,7 @@ import {
 } from '@ricochet/protocol';
 import { withDeadLetterProperties } from './rocketmq-dead-letter.js';
 import {
+  type Duration,
   durationOf,
   millisOf,
   type RocketMessage,
@@ -103,7 +104,8 @@ function bodyOf(body: Uint8Array, encoding: SystemProperties['bodyEncoding'], ma
 
 /** What a receive knows about the lease it took, for the delivered message's system properties. */
 export interface LeaseOfReceive {
-  readonly invisibleDurationMs: number;
+  /** The lease's length (`invisible_duration`), one object for every message of the receive. */
+  readonly invisibleDuration: Duration;
   /** The host the broker answers as (`store_host`). */
   readonly storeHost: string;
 }
@@ -128,7 +130,7 @@ export function rocketMessageOf(message: DeliveredMessage, lease: LeaseOfReceive
   system.receiptHandle = message.receiptHandle;
   system.queueId = 0;
   system.queueOffset = message.offset;
-  system.invisibleDuration = durationOf(lease.invisibleDurationMs);
+  system.invisibleDuration = lease.invisibleDuration;
   system.deliveryAttempt = message.deliveryAttempt;
   if (message.messageGroup !== undefined) system.messageGroup = message.messageGroup;
   // D1: a DLQ message names where it came from, as RocketMQ's proxy does.

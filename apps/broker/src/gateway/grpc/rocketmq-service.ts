@@ -161,9 +161,8 @@ export class RocketMessagingService {
         const { messages, invisibleDurationMs } = answer;
         if (messages.length === 0) return finish(status('MESSAGE_NOT_FOUND', 'no message to receive'));
         write({ status: OK_STATUS });
-        for (const message of messages) {
-          write({ message: rocketMessageOf(message, { invisibleDurationMs, storeHost: 'ricochet' }) });
-        }
+        const lease = { invisibleDuration: durationOf(invisibleDurationMs), storeHost: 'ricochet' };
+        for (const message of messages) write({ message: rocketMessageOf(message, lease) });
         finish(OK_STATUS);
       })
       .catch((error: unknown) => finish(this.#failure(error)));
