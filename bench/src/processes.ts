@@ -67,6 +67,8 @@ const BROKER_MAIN = join(dirname(require.resolve('@ricochet/broker/package.json'
 const REFERENCE_MAIN = join(dirname(fileURLToPath(import.meta.url)), 'reference-server.ts');
 const EVENT_LOOP_PROBE = join(dirname(fileURLToPath(import.meta.url)), 'event-loop-probe.mjs');
 const PROFILE_PROBE = join(dirname(fileURLToPath(import.meta.url)), 'profile', 'profile-probe.mjs');
+/** Preloaded into every process {@link start} starts: it ends once the bench that started it is gone. */
+export const ORPHAN_GUARD = join(dirname(fileURLToPath(import.meta.url)), 'orphan-guard.mjs');
 
 /** A profile of the broker over a window the caller opens and closes (see profile/profile-window.ts). */
 export interface BrokerProfileOptions {
@@ -86,10 +88,16 @@ async function start(
 ): Promise<BenchProcess> {
   // TypeScript sources (the reference server) run through tsx; the built broker runs as plain JS.
   const loader = script.endsWith('.ts') ? ['--conditions=@ricochet/source', '--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...loader, ...nodeArgs, script, ...args], {
+  const guard = ['--import', pathToFileURL(ORPHAN_GUARD).href];
+  const child = spawn(process.execPath, [...loader, ...guard, ...nodeArgs, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: dirname(script),
-    env: { ...process.env, RICOCHET_LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      RICOCHET_LOG_LEVEL: 'warn',
+      RICOCHET_BENCH_PARENT_PID: String(process.pid),
+      ...env,
+    },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let output = '';
