@@ -148,6 +148,22 @@ export async function untilRoutedToLiveOwners(
 }
 
 /**
+ * The broker that owns the fewest queues: at most one of the four, so most sends through it are
+ * forwarded. The queues go to brokers by rendezvous hashing of random broker ids, so any one
+ * broker owns all four in about one cluster of 81; a test that took the first broker as its entry
+ * then saw nothing forwarded.
+ */
+export async function leastOwning(brokers: readonly ChildBroker[]): Promise<ChildBroker> {
+  const view = await readCluster(brokers[0] as ChildBroker);
+  const owned = (broker: ChildBroker) =>
+    view?.brokers.find((b) => b.advertiseUrl === broker.endpoint)?.ownedQueues.length ?? QUEUES;
+  const least = [...brokers].sort((a, b) => owned(a) - owned(b))[0];
+  if (view === undefined || least === undefined || owned(least) >= QUEUES)
+    throw new Error(`no broker owns fewer than ${QUEUES} queues: ${JSON.stringify(view)}`);
+  return least;
+}
+
+/**
  * Roles for a failover: `target`, a broker that owns at least one queue (the one whose loss the
  * test provokes), and the two others, which serve the producer and the consumer.
  */
