@@ -29,6 +29,14 @@ export interface SessionUsage {
   readonly subscriptions: number;
 }
 
+/**
+ * A receive that may wait for messages (a long poll): what `waitingReceives` counts and
+ * `maxWaitingReceivesPerConnection` caps, on every front door.
+ */
+export function waitsForMessages(frame: ClientFrame): boolean {
+  return frame.type === 'receive' && frame.awaitDurationMs > 0;
+}
+
 /** A request frame, as a session's dispatch sees it. */
 type RequestFrame = Exclude<ClientFrame, { type: 'hello' | 'credit' }>;
 
@@ -101,7 +109,7 @@ export class ConnectionLimits {
         `more than ${caps.maxInflightRequestsPerConnection} requests in flight on this connection; wait for answers`,
       );
     }
-    if (frame.type === 'receive' && frame.awaitDurationMs > 0) {
+    if (waitsForMessages(frame)) {
       const refusal = this.#checkWaitingReceive(usage.waitingReceives);
       if (refusal) return refusal;
     }

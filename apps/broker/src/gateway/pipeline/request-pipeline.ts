@@ -1,6 +1,6 @@
 import { BrokerError } from '@ricochet/protocol';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ConnectionLimits, SessionUsage } from '../connection-limits.js';
+import { type ConnectionLimits, type SessionUsage, waitsForMessages } from '../connection-limits.js';
 import type { FrameVerdict, RequestFrame, SessionAccess } from '../session-access.js';
 
 /**
@@ -48,11 +48,6 @@ export class ConnectionUsage implements SessionUsage {
     if (this.inflightRequests === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
-}
-
-/** A receive that may wait for messages: what `maxWaitingReceivesPerConnection` counts. */
-export function waitsForMessages(frame: RequestFrame): boolean {
-  return frame.type === 'receive' && frame.awaitDurationMs > 0;
 }
 
 export interface RequestPipelineOptions {
