@@ -10,7 +10,7 @@ import { X5_CONSUMERS, X5_LIMIT_PER_SECOND, X5_WINDOW_MS } from '../workloads/x5
 import { count, fixed2, type RowSpec } from './side-by-side.js';
 
 /** What the rows measure, printed above the table (the labels stay short). */
-export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}, with the gRPC load generator ${count(GRPC_RAW_MESSAGES)} on ${GRPC_RAW_SESSIONS} HTTP/2 sessions), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
+export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}, with the gRPC load generator ${count(GRPC_RAW_MESSAGES)} on ${GRPC_RAW_SESSIONS === 1 ? 'one HTTP/2 connection' : `${GRPC_RAW_SESSIONS} HTTP/2 connections`}), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after ${count(W3_WARM_UP_MESSAGES)} unmeasured; W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
 
 /** The rows of `pnpm bench`'s table, with the targets of the latest performance round (issue 34). */
 const rate = [{ key: 'rate', format: count }] as const;

@@ -16,7 +16,16 @@ import { measuredReceives, prepublishW2s } from './w2s-simple-consume.js';
  * official clients make, one message per `SendMessage` and one entry per `AckMessage`, with the
  * same headers, so the broker does the same work per message.
  */
-export const GRPC_RAW_SESSIONS = 4;
+/**
+ * One HTTP/2 connection, as each official client opens to an endpoint (a gRPC channel), and as
+ * the own protocol's rows use one session: the ratio of broker CPU per message then compares the
+ * same client shape. The broker writes each connection's answers of a turn in one socket write,
+ * so four connections cost four writes (and four wake-ups of the client) where one costs one:
+ * with four, W2s cost the broker 5–8 µs more per message, which the own protocol's row never
+ * paid. Four were needed while `node:http2`'s client framed the calls; this one does not need them
+ * (its rate is higher on one).
+ */
+export const GRPC_RAW_SESSIONS = 1;
 /**
  * Messages per row: half of W1's and W2s's 100,000, so a row stays short on a busy machine while
  * its broker CPU (counted in 10 ms ticks) still reads to a fraction of a percent.
