@@ -25,20 +25,24 @@ afterEach(() => {
 /** An owner and two standbys on one fresh database, each a real `ricochet-broker` process. */
 async function startCluster(): Promise<{ owner: ChildBroker; standbys: [ChildBroker, ChildBroker] }> {
   const store = await postgresDatabase(`cluster_${randomBytes(6).toString('hex')}`);
-  const start = (options: { until?: RegExp } = {}) => {
+  const start = (options: { until?: RegExp } = {}, extraArgs: readonly string[] = []) => {
     const dir = mkdtempSync(join(tmpdir(), 'ricochet-cluster-'));
     directories.push(dir);
     // Active/standby: one owner of every queue (queues spread are postgres-spread-failover's).
     return startChildBroker(
       dir,
-      ['--store', store, '--no-store-spread', '--store-lease-ms', String(LEASE_MS)],
+      ['--store', store, '--no-store-spread', '--store-lease-ms', String(LEASE_MS), ...extraArgs],
       options,
     );
   };
   const owner = await start();
+  // Each standby's copy follows the owner's feed (issue 42, item 2): the owner's commits, as they
+  // commit, rather than reads of the database.
+  // (An info line: the brokers of these tests log warnings only, unless told.)
+  const following = { until: /the local copy follows the owner's feed/ };
   const standbys: [ChildBroker, ChildBroker] = [
-    await start({ until: /waiting as a standby/ }),
-    await start({ until: /waiting as a standby/ }),
+    await start(following, ['--log-level', 'info']),
+    await start(following, ['--log-level', 'info']),
   ];
   return { owner, standbys };
 }
@@ -80,6 +84,20 @@ describe('three brokers on one PostgreSQL store', () => {
     const [dead] = await dlq.receive(1, 10_000);
     expect(dead && text(dead.body)).toBe('through two relays');
     if (dead) await dlq.ack(dead);
+    // The standbys follow the owner's feed (issue 42, item 2), which is for brokers only: a
+    // request without the cluster's peer token is refused, and told why.
+    const feed = `${owner.endpoint.replace(/^ws/, 'http')}/v1/store/feed`;
+    for (const headers of [
+      {},
+      { 'ricochet-queue': '0' },
+      { 'ricochet-queue': '0', authorization: 'Bearer guess' },
+    ]) {
+      const answer = await fetch(feed, { headers });
+      expect(answer.status).toBe(401);
+      expect(await answer.json()).toMatchObject({
+        error: { name: 'UNAUTHORIZED', message: expect.stringContaining('peer token') },
+      });
+    }
   });
 
   it('keeps every acknowledged message and its retries when the owner is killed under load', async () => {

@@ -58,6 +58,11 @@ export function admitPeerRequest(request: FastifyRequest): void {
   admittedPeerRequests.add(request);
 }
 
+/** Whether `request` is a broker's, let in by the peer token ({@link admitPeerRequest}). */
+export function isPeerRequest(request: FastifyRequest): boolean {
+  return admittedPeerRequests.has(request);
+}
+
 /**
  * Guard every HTTP route with the caller's token. It runs on each request before the body is read
  * and before the route looks anything up: `401` (with `WWW-Authenticate: Bearer`) for a missing or

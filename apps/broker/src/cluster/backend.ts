@@ -20,6 +20,7 @@ import {
   openStoreQueue,
   openStores,
 } from '../store/open-store.js';
+import { FeedHub } from '../store/postgres/standby-feed.js';
 import { ClusterMetrics } from './cluster-metrics.js';
 import { advertisedUrlOf, registerBroker } from './membership/broker-registration.js';
 import { ClusterHealth, probeHealthz } from './membership/cluster-health.js';
@@ -31,6 +32,7 @@ import type { QueueRoute } from './membership/queue-ownership.js';
 import { registerQueueScope } from './peers/queue-scope.js';
 import { PartitionRouter } from './routing/partition-router.js';
 import { spreadQueues } from './spread-queues.js';
+import { registerFeedRoute } from './standby/feed-route.js';
 
 /** What {@link openBackend} needs besides the config: `buildBroker`'s hooks and the app's log. */
 export interface BackendOptions {
@@ -92,9 +94,34 @@ export interface Backend {
 
 /** Open the stores and the engine (or router) the config names, and the cluster around them. */
 export async function openBackend(config: BrokerConfig, options: BackendOptions): Promise<Backend> {
-  const { log, storeHooks } = options;
+  const { log } = options;
   const peerToken =
     options.peerToken ?? (config.store === undefined ? undefined : await readPeerToken(config.store));
+  /** Where this broker routes each queue, once queues are spread over brokers (set below). */
+  let routesNow: (() => readonly QueueRoute[]) | undefined;
+  // On a shared store, each queue's owner feeds its commits to the standbys (issue 42, item 2).
+  const feedHub = config.store !== undefined && peerToken !== undefined ? new FeedHub() : undefined;
+  const storeHooks: OpenStoreHooks =
+    feedHub === undefined || peerToken === undefined
+      ? options.storeHooks
+      : {
+          ...options.storeHooks,
+          standbyFeed: {
+            peerToken,
+            hub: feedHub,
+            // Spread, a queue's owner is found where this broker routes the queue.
+            ownerUrl: (queue, holder) => {
+              const route = routesNow?.()[queue];
+              return route?.to === 'elsewhere' ? route.url : holder.advertiseUrl;
+            },
+            onFollowing: (queue, following, ownerUrl) =>
+              following
+                ? log.info(`queue ${queue}: the local copy follows the owner's feed at ${ownerUrl}`)
+                : log.warn(
+                    `queue ${queue}: the owner's feed at ${ownerUrl} ended; the local copy reads changes from the database until it is back`,
+                  ),
+          },
+        };
   // Just before the stores open: nothing between can fail and leave the row to expire.
   const brokerRegistry =
     config.store === undefined
@@ -210,6 +237,7 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
           onError: (error, context) => log.warn({ err: error }, context),
         })
       : undefined;
+  if (ownership) routesNow = () => ownership.routes();
   const peerSessions = new PeerSessions();
   if (router) router.onQueueGivenUp = (queue) => peerSessions.closeQueue(queue);
   const peers: PeerAccess | undefined =
@@ -233,6 +261,7 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
         ...(ownership ? { routes: () => ownership.routes() } : {}),
         ...(health ? { health, readBudgetMs: Math.min(2_000, config.storeLeaseMs) } : {}),
       });
+      if (feedHub) registerFeedRoute(app, feedHub);
     },
     queueRoutes() {
       return ownership?.routes();

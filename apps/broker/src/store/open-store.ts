@@ -4,6 +4,7 @@ import type { BrokerConfig } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
 import { openLmdbStore } from './lmdb-store.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
+import type { StandbyFeedOptions } from './postgres/standby-feed.js';
 import { LeaseGate, type LeaseHolder } from './postgres/store-lease.js';
 import { redactStoreUrl } from './store-url.js';
 
@@ -20,6 +21,11 @@ export interface OpenStoreHooks {
   readonly onWarmCopyLoaded: (elapsedMs: number) => void;
   /** A standby could not bring its local copy of the PostgreSQL store up to date (it tries again). */
   readonly onWarmCopyError: (error: unknown) => void;
+  /**
+   * The feed between a PostgreSQL store's owner and its standbys (`postgres/standby-feed.ts`), in
+   * a cluster (it needs the peer token). @default none: standbys read every change from the database
+   */
+  readonly standbyFeed?: StandbyFeedOptions;
 }
 
 /**
@@ -114,6 +120,7 @@ async function openQueue(
     ...(hooks.onFenced ? { onFenced: hooks.onFenced } : {}),
     onWarmCopyLoaded: hooks.onWarmCopyLoaded,
     onWarmCopyError: hooks.onWarmCopyError,
+    ...(hooks.standbyFeed ? { standbyFeed: hooks.standbyFeed } : {}),
     ...waiting,
   });
 }

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres, { type Sql } from 'postgres';
@@ -10,16 +12,25 @@ import { LAYOUT_V1_SAMPLE as SAMPLE } from '../schema/layout-v1-sample.test-supp
 import { readContents, writeContents } from '../schema/store-contents.test-support.js';
 import { postgresForThisFile } from './postgres-server.test-support.js';
 import { openPostgresStore } from './postgres-store.js';
-import { keepWarm, WarmCopy } from './warm-copy.js';
+import { FEED_PATH, FeedHub, followFeed, type StandbyFeedOptions } from './standby-feed.js';
+import { type FeedApplied, keepWarm, WarmCopy } from './warm-copy.js';
+import type { CommittedWrites } from './write-pipeline.js';
 
 const pg = postgresForThisFile();
 
-async function freshDatabase(): Promise<{ url: string; sql: Sql; owner: BrokerStore }> {
+async function freshDatabase(
+  standbyFeed?: StandbyFeedOptions,
+): Promise<{ url: string; sql: Sql; owner: BrokerStore }> {
   const url = await pg.createDatabase('warm');
   const sql = postgres(url, { max: 2, onnotice: () => {} });
   pg.cleanup(() => sql.end({ timeout: 5 }));
   const dir = mkdtempSync(join(tmpdir(), 'ricochet-warm-owner-'));
-  const owner = await openPostgresStore({ url, cacheDir: join(dir, 'cache'), owner: 'owner' });
+  const owner = await openPostgresStore({
+    url,
+    cacheDir: join(dir, 'cache'),
+    owner: 'owner',
+    ...(standbyFeed ? { standbyFeed } : {}),
+  });
   pg.cleanup(async () => {
     await owner.close();
     rmSync(dir, { recursive: true, force: true });
@@ -75,6 +86,17 @@ async function appendConsumed(store: BrokerStore, topic: string, from: number, c
   await store.durable();
 }
 
+/** The sample, then 50 consumed messages on topic `stream`, and a warm copy that loaded them. */
+async function loadedStream(sql: Sql, owner: BrokerStore): Promise<{ copied: BrokerStore; warm: WarmCopy }> {
+  await writeContents(owner, SAMPLE);
+  void owner.putTopic({ name: 'stream', config: { type: 'normal' }, createdAt: T0 });
+  await appendConsumed(owner, 'stream', 0, 50);
+  const copied = scratchCopy();
+  const warm = new WarmCopy(copied);
+  await warm.catchUp(sql);
+  return { copied, warm };
+}
+
 /** Retention as the engine runs it: the messages below `below` but `kept` deleted, with the topic's new range. */
 async function expire(
   store: BrokerStore,
@@ -95,13 +117,7 @@ async function expire(
 describe('a warm copy of a PostgreSQL store', () => {
   it('follows appends, history and retention, survivors included, and completes into what a load gives', async () => {
     const { sql, owner } = await freshDatabase();
-    await writeContents(owner, SAMPLE);
-    void owner.putTopic({ name: 'stream', config: { type: 'normal' }, createdAt: T0 });
-    await appendConsumed(owner, 'stream', 0, 50);
-
-    const warmCopy = scratchCopy();
-    const warm = new WarmCopy(warmCopy);
-    await warm.catchUp(sql);
+    const { copied: warmCopy, warm } = await loadedStream(sql, owner);
     expect(warm.loaded).toBe(true);
     expect(warmCopy.readMessages('stream', 0, 100)).toHaveLength(50);
 
@@ -172,4 +188,145 @@ describe('a warm copy of a PostgreSQL store', () => {
     expect(copy.loaded).toBe(true);
     expect(loads).toHaveLength(1);
   }, 60_000);
+
+  it('follows the owner’s feed: every write applied as it commits, none left to read from the database', async () => {
+    const feed = await servedFeed();
+    const { sql, owner } = await freshDatabase(feed.options);
+    const { copied, warm } = await loadedStream(sql, owner);
+    const follower = feed.follow(warm);
+    await follower.open;
+
+    // Sends with their history (one statement a batch), retention (a transaction), a topic of its
+    // own, a history row and a message written again under their keys.
+    await appendConsumed(owner, 'stream', 50, 30);
+    await expire(owner, 'stream', 40, [3, 7]);
+    void owner.putTopic({ name: 'late', config: { type: 'normal' }, createdAt: T0 + 5 });
+    await appendConsumed(owner, 'late', 0, 5);
+    void owner.appendHistory('stream-60', { ...committed('stream', 60), result: 'released' });
+    void owner.appendMessage({ ...message('stream', 50), properties: { redriven: 'yes' } });
+    await owner.durable();
+    await follower.caughtUpTo(await highestSeq(sql));
+
+    expect(follower.results.filter((result) => result === 'applied').length).toBeGreaterThan(3);
+    expect(follower.results).not.toContain('gap');
+    expect(copied.getMessage('stream', 50)?.properties).toEqual({ redriven: 'yes' });
+    expect(copied.readHistory('stream-60')).toMatchObject([{ result: 'released' }]);
+    expect(copied.locateMessage('late-4')).toMatchObject({ topic: 'late', offset: 4 });
+    // The feed brought everything: the database holds nothing the copy has not.
+    expect(await warm.catchUp(sql)).toBe(0);
+    follower.stop();
+    await expectCompletesAsALoad(sql, warm, copied);
+  }, 60_000);
+
+  it('reads from the database what the feed missed, then follows it again', async () => {
+    const feed = await servedFeed();
+    const { sql, owner } = await freshDatabase(feed.options);
+    await writeContents(owner, SAMPLE);
+    const copied = scratchCopy();
+    const warm = new WarmCopy(copied);
+    await warm.catchUp(sql);
+    // The second batch is lost on the way (a standby cut off for falling behind loses what was sent).
+    const follower = feed.follow(warm, { drop: 2 });
+    await follower.open;
+    // The sample's orders end at offset 2.
+    for (let batch = 0; batch < 4; batch++) await appendConsumed(owner, 'orders', 3 + batch * 5, 5);
+    await follower.until(() => follower.results.length === 3);
+    // Found missing at the next batch: it is not applied, nor any after it, until the copy reads
+    // from the database what it missed (three batches of five messages, each with its history).
+    expect(follower.results).toEqual(['applied', 'gap', 'gap']);
+    expect(copied.readMessages('orders', 8, 100)).toHaveLength(0);
+    expect(await warm.catchUp(sql)).toBe(30);
+    await appendConsumed(owner, 'orders', 23, 5);
+    await follower.caughtUpTo(await highestSeq(sql));
+    expect(follower.results).toEqual(['applied', 'gap', 'gap', 'applied']);
+    follower.stop();
+    await expectCompletesAsALoad(sql, warm, copied);
+  }, 60_000);
 });
+
+/** Complete `warm`, and find in `copied` what a broker that found the lease free loads, in one go. */
+async function expectCompletesAsALoad(sql: Sql, warm: WarmCopy, copied: BrokerStore): Promise<void> {
+  await warm.complete(sql);
+  const cold = scratchCopy();
+  await new WarmCopy(cold).complete(sql);
+  expect(readContents(copied)).toEqual(readContents(cold));
+}
+
+/** The highest `seq` of the followed tables: where a copy that holds everything stands. */
+async function highestSeq(sql: Sql): Promise<number> {
+  const [row] = await sql<{ seq: string | null }[]>`
+    select greatest((select max(seq) from ricochet_history), (select max(seq) from ricochet_messages))::text as seq`;
+  return Number(row?.seq ?? 0);
+}
+
+/**
+ * The owner's feed served over HTTP on 127.0.0.1 as its route serves it (`cluster/standby/feed-route.ts`
+ * does the peer token's check), and a follower that applies each batch to a copy.
+ */
+async function servedFeed() {
+  const hub = new FeedHub();
+  const server = createServer((request, response) => {
+    if (request.url !== FEED_PATH || request.headers.authorization !== 'Bearer peer-secret') {
+      response.writeHead(401).end();
+      return;
+    }
+    response.writeHead(200).flushHeaders();
+    hub.follow(Number(request.headers['ricochet-queue']), response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  pg.cleanup(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const options: StandbyFeedOptions = { peerToken: 'peer-secret', hub };
+  return {
+    options,
+    /** Follow the feed into `copy`, every batch's result recorded; `drop` loses that batch (1 is the first). */
+    follow(copy: WarmCopy, { drop }: { drop?: number } = {}) {
+      const results: FeedApplied[] = [];
+      let received = 0;
+      const waiters: (() => void)[] = [];
+      let opened!: () => void;
+      const open = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
+      const following = followFeed(0, options, {
+        batch: async (batch: CommittedWrites) => {
+          received++;
+          if (received === drop) return 'held';
+          const result = await copy.apply(batch);
+          results.push(result);
+          for (const wake of waiters.splice(0)) wake();
+          return result;
+        },
+        connected: (isOpen) => {
+          if (isOpen) opened();
+        },
+      });
+      following.ownerAt(url);
+      pg.cleanup(() => following.stop());
+      return {
+        results,
+        /** Resolves once the hub has this follower. */
+        open: open.then(async () => {
+          // The route answered: the hub holds the stream from the same turn.
+          if (!hub.followed(0)) throw new Error('the hub has no follower');
+        }),
+        /** Resolves once `done` holds, looked at after each batch. */
+        async until(done: () => boolean): Promise<void> {
+          // Bounded by the test's timeout: each batch wakes it once.
+          while (!done()) await new Promise<void>((resolve) => waiters.push(resolve));
+        },
+        /** Resolves once the copy stands at `seq`. */
+        caughtUpTo(seq: number): Promise<void> {
+          return this.until(() => copy.rowSeq >= seq);
+        },
+        stop: () => following.stop(),
+      };
+    },
+  };
+}

@@ -1,12 +1,13 @@
 import { unpack } from 'msgpackr';
 import type { BrokerStore } from '../broker-store.js';
-import type { StoredMessage } from '../records.js';
+import type { HistoryRecord, StoredMessage } from '../records.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { arrayLiteral } from './array-literal.js';
 import type { Sql, TransactionSql } from './driver.js';
 import { IdIndexRebuild } from './id-index-rebuild.js';
 import { type Loader, loadersFor, loadRows, selectAll, selectList } from './mirror-load.js';
 import { type Column, TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';
+import type { CommittedWrites } from './write-pipeline.js';
 
 /** The tables that grow with retention, followed while standing by. */
 const FOLLOWED_TABLES: readonly TableName[] = ['messages', 'history'];
@@ -48,6 +49,8 @@ export class WarmCopy {
   /** The highest `seq` of the followed tables the copy has read. */
   #rowSeq = 0;
   #loaded = false;
+  /** The step or feed batch in progress: they run one at a time, in the order called. */
+  #work: Promise<unknown> = Promise.resolve();
 
   constructor(mirror: BrokerStore) {
     this.#mirror = mirror;
@@ -61,11 +64,19 @@ export class WarmCopy {
   }
 
   /**
+   * The copy's position: the highest `seq` of the followed tables it holds. Every row numbered up
+   * to it is in the copy (one transaction commits at a time, so numbers rise in commit order).
+   */
+  get rowSeq(): number {
+    return this.#rowSeq;
+  }
+
+  /**
    * Read what changed since the last step (the whole of the messages and history, the first
    * time): resolves with how many rows of the followed tables it read.
    */
   async catchUp(sql: Sql): Promise<number> {
-    return sql.begin(SNAPSHOT, (tx) => this.#step(tx));
+    return this.#serially(() => sql.begin(SNAPSHOT, (tx) => this.#step(tx)));
   }
 
   /**
@@ -73,10 +84,93 @@ export class WarmCopy {
    * copy is then the store. Call once this broker holds the lease, so nothing changes meanwhile.
    */
   async complete(sql: Sql): Promise<void> {
-    await sql.begin(SNAPSHOT, async (tx) => {
-      await this.#step(tx);
-      for (const name of OTHER_TABLES) await this.#load(tx, name, selectAll(name), this.#loaders[name]);
+    await this.#serially(() =>
+      sql.begin(SNAPSHOT, async (tx) => {
+        await this.#step(tx);
+        for (const name of OTHER_TABLES) await this.#load(tx, name, selectAll(name), this.#loaders[name]);
+      }),
+    );
+  }
+
+  /**
+   * Apply a batch the owner committed (its feed, `standby-feed.ts`), without reading the
+   * database, when the copy holds everything before it:
+   * - `gap` when it does not (the batch starts past the copy's position, or appends past a topic's
+   *   last message): nothing is applied, and a step from the database must bring the copy level;
+   * - `held` when the copy read it from the database already (it ends at or before the position);
+   * - `applied` otherwise: retention's deletes, the messages (appended at their topic's next
+   *   offset, or written again under their key) and the history rows, committed on the copy, whose
+   *   position is then the batch's end.
+   *
+   * A batch commits whole and the position is always a batch's end, so a batch that numbered rows
+   * either ends at or before the position or starts at it. One that numbered none (appends and
+   * deletes only) starts and ends where it does: its appends are checked one by one, and its
+   * deletes are retention's, which delete the same rows whenever they are applied.
+   */
+  async apply(batch: CommittedWrites): Promise<FeedApplied> {
+    return this.#serially(async () => {
+      if (!this.#loaded || batch.from > this.#rowSeq) return 'gap';
+      const numbered = batch.to > batch.from;
+      if (numbered && batch.to <= this.#rowSeq) return 'held';
+      if (numbered && batch.from !== this.#rowSeq) return 'gap';
+      const messages = batch.messages.map((value) => unpack(value) as StoredMessage);
+      const appended = this.#appendsOf(messages);
+      if (appended === undefined) return 'gap';
+      for (const expired of batch.expired) void this.#mirror.deleteExpiredMessage(expired);
+      for (const message of messages) {
+        if (appended.has(message)) {
+          this.#ids.add(message);
+          void this.#mirror.appendMessage(message);
+        } else if (numbered) {
+          // Written again under its key (a DLQ copy marked redriven): the index entry stays.
+          void this.#mirror.appendMessage(message);
+        }
+      }
+      for (const [messageId, value] of batch.history) {
+        void this.#mirror.appendHistory(
+          messageId,
+          unpack(value) as HistoryRecord & { readonly lease: number },
+        );
+      }
+      await this.#mirror.committed();
+      this.#ids.committed();
+      this.#rowSeq = Math.max(this.#rowSeq, batch.to);
+      return 'applied';
     });
+  }
+
+  /**
+   * The messages of a batch the copy does not hold yet, each at its topic's next offset; the
+   * others it holds (at or below the topic's last offset). `undefined` when one comes past the
+   * next offset: a batch before it was missed.
+   */
+  #appendsOf(messages: readonly StoredMessage[]): Set<StoredMessage> | undefined {
+    const sorted = [...messages].sort((a, b) =>
+      a.topic === b.topic ? a.offset - b.offset : a.topic < b.topic ? -1 : 1,
+    );
+    const next = new Map<string, number>();
+    const appended = new Set<StoredMessage>();
+    for (const message of sorted) {
+      const expected = next.get(message.topic) ?? (this.#mirror.lastOffset(message.topic) ?? -1) + 1;
+      if (message.offset > expected) return undefined;
+      if (message.offset === expected) {
+        appended.add(message);
+        next.set(message.topic, expected + 1);
+      } else next.set(message.topic, expected);
+    }
+    return appended;
+  }
+
+  /** Resolves once the step or batches called so far are done: the copy may then be closed. */
+  async settled(): Promise<void> {
+    await this.#work;
+  }
+
+  /** Run `work` after the step or batch in progress, and before any called later. */
+  #serially<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.#work.then(work);
+    this.#work = done.catch(() => undefined);
+    return done;
   }
 
   async #step(tx: TransactionSql): Promise<number> {
@@ -88,7 +182,7 @@ export class WarmCopy {
       const rows =
         (await this.#load(tx, 'messages', selectAll('messages'), this.#loaders.messages)) +
         (await this.#load(tx, 'history', selectAll('history'), this.#loaders.history));
-      this.#rowSeq = rowSeq;
+      this.#rowSeq = Math.max(this.#rowSeq, rowSeq);
       this.#loaded = true;
       return rows;
     }
@@ -100,7 +194,7 @@ export class WarmCopy {
         mirror.appendMessage(unpack(written.value) as StoredMessage),
       )) +
       (await this.#load(tx, 'history', this.#writtenSince('history'), this.#loaders.history));
-    this.#rowSeq = rowSeq;
+    this.#rowSeq = Math.max(this.#rowSeq, rowSeq);
     return rows;
   }
 
@@ -172,6 +266,9 @@ export class WarmCopy {
   }
 }
 
+/** What {@link WarmCopy.apply} did with a batch of the owner's feed. */
+export type FeedApplied = 'applied' | 'held' | 'gap';
+
 /** Every topic of the database, with its retained range's frontier. */
 async function readFrontiers(tx: TransactionSql): Promise<Map<string, number>> {
   const rows = await tx<{ name: string; value: Uint8Array }[]>`select name, value from ricochet_topics`;
@@ -204,6 +301,8 @@ function sqlString(text: string): string {
 export interface Warming {
   /** Stop after the step in progress, if any: resolves once it ended. */
   stop(): Promise<void>;
+  /** Step now rather than at the next interval: the owner's feed missed a batch. */
+  catchUpNow(): void;
 }
 
 /** What {@link keepWarm} tells. */
@@ -228,20 +327,32 @@ export interface WarmPace {
  * each later one reads what changed. While the queue takes writes the steps come close together,
  * so that each copies a few of them: a step's work holds the event loop for as long as it takes to
  * copy what it read (tens of µs a message), and a second's writes at once would stall every
- * client of the broker for that long. An idle queue is read rarely.
+ * client of the broker for that long. An idle queue is read rarely, and so is one whose owner's
+ * feed the copy follows (`following`, `standby-feed.ts`): the feed brings its writes, and the step
+ * only finds what the feed had not brought yet. A batch the feed missed calls {@link
+ * Warming.catchUpNow}.
  */
-export function keepWarm(copy: WarmCopy, sql: Sql, pace: WarmPace, hooks: WarmingHooks = {}): Warming {
+export function keepWarm(
+  copy: WarmCopy,
+  sql: Sql,
+  pace: WarmPace,
+  hooks: WarmingHooks = {},
+  following: () => boolean = () => false,
+): Warming {
   let stopped = false;
   let failing = false;
   let wake: (() => void) | undefined;
+  /** A step was asked for while one ran: the next starts without waiting. */
+  let stepAgain = false;
   const startedAt = performance.now();
-  // Bounded by stop(): one step per interval until then.
+  // Bounded by stop(): one step per interval (or per request of the feed) until then.
   const running = (async () => {
     while (!stopped) {
+      stepAgain = false;
       const wasLoaded = copy.loaded;
       let intervalMs = pace.idleMs;
       try {
-        if ((await copy.catchUp(sql)) > 0) intervalMs = pace.busyMs;
+        if ((await copy.catchUp(sql)) > 0 && !following()) intervalMs = pace.busyMs;
         failing = false;
         if (!wasLoaded) hooks.onLoaded?.(performance.now() - startedAt);
       } catch (error) {
@@ -249,6 +360,7 @@ export function keepWarm(copy: WarmCopy, sql: Sql, pace: WarmPace, hooks: Warmin
         failing = true;
       }
       if (stopped) return;
+      if (stepAgain) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, intervalMs);
         wake = () => {
@@ -256,6 +368,7 @@ export function keepWarm(copy: WarmCopy, sql: Sql, pace: WarmPace, hooks: Warmin
           resolve();
         };
       });
+      wake = undefined;
     }
   })();
   return {
@@ -263,6 +376,10 @@ export function keepWarm(copy: WarmCopy, sql: Sql, pace: WarmPace, hooks: Warmin
       stopped = true;
       wake?.();
       await running;
+    },
+    catchUpNow() {
+      stepAgain = true;
+      wake?.();
     },
   };
 }

@@ -69,9 +69,15 @@ describe('WriteBatch', () => {
     batch.put('topics', ['t', Uint8Array.of(2)], async () => {});
     const fence = { text: 'select ricochet_fence($1::bigint, $2::bigint)', parameters: [7, 3_000] };
     const statement = batch.fencedStatement(fence);
-    // The fence is the main query: PostgreSQL runs it first, and the WITH writes after it, all or none.
+    // The fence is the main query: PostgreSQL runs it first, and the WITH writes after it, all or
+    // none. Its second column reads the numbers the messages' upsert (w2) took, after the fence.
     expect(statement?.text.startsWith('with w0 as (insert into ricochet_topics ')).toBe(true);
-    expect(statement?.text.endsWith(') select ricochet_fence($1::bigint, $2::bigint)')).toBe(true);
+    expect(
+      statement?.text.endsWith(
+        ') select ricochet_fence($1::bigint, $2::bigint), greatest((select max(seq) from w2))::text as seq',
+      ),
+    ).toBe(true);
+    expect(statement?.text).toContain('returning seq) select ricochet_fence(');
     expect(statement?.text.match(/ w\d as \(/g)).toHaveLength(3);
     // Every parameter is referenced once: 2 for the fence, 2 for topics, then 2 + 3 for messages.
     const referenced = [...(statement?.text.matchAll(/\$(\d+)::/g) ?? [])].map((match) => Number(match[1]));
@@ -101,6 +107,35 @@ describe('WriteBatch', () => {
     const local = new WriteBatch();
     local.local(async () => {});
     expect(local.fencedStatement(fence)).toEqual({ text: fence.text, parameters: [7, 3_000] });
+  });
+
+  it('has the numbered upserts of a transaction answer the highest number they took', () => {
+    const { tx, sent } = recordingTransaction();
+    const batch = new WriteBatch();
+    batch.put('topics', ['t', Uint8Array.of(2)], async () => {});
+    batch.put('history', ['m', 'g', '', 1, 't', 0, Uint8Array.of(3)], async () => {});
+    batch.statements(tx);
+    const texts = sent.map((statement) => statement.text);
+    expect(texts.find((text) => text.includes('ricochet_topics'))).not.toContain('seq');
+    const history = texts.find((text) => text.includes('ricochet_history'));
+    expect(history?.startsWith('with written as (insert into ricochet_history ')).toBe(true);
+    expect(history?.endsWith(' returning seq) select max(seq)::text as seq from written')).toBe(true);
+  });
+
+  it('gives what it writes of the followed tables, for the standbys’ feed', () => {
+    const batch = new WriteBatch();
+    batch.put('messages', ['t', 1, Uint8Array.of(1)], async () => {});
+    batch.put('messages', ['t', 1, Uint8Array.of(9)], async () => {});
+    batch.put('messages', ['t', 2, Uint8Array.of(2)], async () => {});
+    batch.put('history', ['m', 'g', '', 1, 't', 0, Uint8Array.of(3)], async () => {});
+    batch.put('topics', ['t', Uint8Array.of(4)], async () => {});
+    batch.expire({ topic: 'u', offset: 0, messageId: 'x' }, async () => {});
+    // The last write of each key, as the transaction writes it; other tables are not followed.
+    expect(batch.followedWrites()).toEqual({
+      expired: [{ topic: 'u', offset: 0, messageId: 'x' }],
+      messages: [Uint8Array.of(9), Uint8Array.of(2)],
+      history: [['m', Uint8Array.of(3)]],
+    });
   });
 
   it('leaves a batch with retention deletes, or past 5,000 rows of one table, to a transaction', () => {

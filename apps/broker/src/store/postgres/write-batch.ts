@@ -87,13 +87,32 @@ export class WriteBatch {
     this.#mirrorWrites.push(mirrorWrite);
   }
 
+  /**
+   * What this batch writes of the tables a standby follows (`warm-copy.ts`), for the feed to the
+   * standbys (`standby-feed.ts`): retention's deletes, then the messages and history rows written,
+   * each as its packed value (a history row with its message's id). Rows are only written to these
+   * tables or deleted by retention, so nothing else changes them.
+   */
+  followedWrites(): FollowedWrites {
+    const messages: Uint8Array[] = [];
+    for (const row of this.#byTable.get('messages')?.values() ?? []) {
+      if (row !== null) messages.push(row[row.length - 1] as Uint8Array);
+    }
+    const history: (readonly [string, Uint8Array])[] = [];
+    for (const row of this.#byTable.get('history')?.values() ?? []) {
+      if (row !== null) history.push([row[0] as string, row[row.length - 1] as Uint8Array]);
+    }
+    return { expired: this.#expired, messages, history };
+  }
+
   /** The statements of this batch, to be pipelined inside one transaction. */
   statements(tx: TransactionSql): PendingQuery<Row[]>[] {
     const statements: PendingQuery<Row[]>[] = [];
     if (this.#expired.length > 0) statements.push(...expireStatements(tx, this.#expired));
     for (const part of this.#parts()) {
+      const text = part.numbered ? highestSeqOf(part.text(1)) : part.text(1);
       for (const chunk of chunks(part.rows)) {
-        statements.push(tx.unsafe(part.text(1), part.parameters(chunk), PREPARED));
+        statements.push(tx.unsafe(text, part.parameters(chunk), PREPARED));
       }
     }
     return statements;
@@ -121,12 +140,18 @@ export class WriteBatch {
     const parts = this.#parts();
     const parameters: (string | number)[] = [...fence.parameters];
     const queries: string[] = [];
+    const numbered: string[] = [];
     for (const part of parts) {
-      queries.push(`w${queries.length} as (${part.text(parameters.length + 1)})`);
+      const name = `w${queries.length}`;
+      queries.push(`${name} as (${part.text(parameters.length + 1)})`);
+      if (part.numbered) numbered.push(`(select max(seq) from ${name})`);
       parameters.push(...part.parameters(part.rows));
     }
-    const text = queries.length === 0 ? fence.text : `with ${queries.join(', ')} ${fence.text}`;
-    return { text, parameters };
+    if (queries.length === 0) return { text: fence.text, parameters };
+    // The numbers the writes took, read after the fence: the main query's columns are computed in
+    // order, and a scalar subquery runs when its column is, so the fence still locks first.
+    const seq = numbered.length === 0 ? '' : `, greatest(${numbered.join(', ')})::text as seq`;
+    return { text: `with ${queries.join(', ')} ${fence.text}${seq}`, parameters };
   }
 
   /**
@@ -140,7 +165,7 @@ export class WriteBatch {
     for (const name of TABLE_NAMES) {
       const rows = this.#byTable.get(name);
       if (rows === undefined) continue;
-      const table = TABLES[name];
+      const table: Table = TABLES[name];
       const deletes: RowValues[] = [];
       const puts: RowValues[] = [];
       for (const [key, row] of rows) {
@@ -150,13 +175,19 @@ export class WriteBatch {
       if (deletes.length > 0) {
         parts.push({
           rows: deletes,
+          numbered: false,
           text: (first) => deleteText(table, first),
           parameters: arraysOf(table.key),
         });
       }
       if (puts.length > 0) {
         const parameters = arraysOf(rowColumns(table));
-        parts.push({ rows: puts, text: (first) => upsertText(table, first), parameters });
+        parts.push({
+          rows: puts,
+          numbered: table.numbered !== undefined,
+          text: (first) => upsertText(table, first),
+          parameters,
+        });
       }
     }
     return parts;
@@ -193,6 +224,15 @@ export class WriteBatch {
   }
 }
 
+/** What a batch writes of the tables a standby follows ({@link WriteBatch.followedWrites}). */
+export interface FollowedWrites {
+  readonly expired: readonly ExpiredMessage[];
+  /** Each message row's packed value (a `StoredMessage`, which names its topic and offset). */
+  readonly messages: readonly Uint8Array[];
+  /** Each history row: its message's id and its packed value. */
+  readonly history: readonly (readonly [messageId: string, value: Uint8Array])[];
+}
+
 /** The fence's call as the main query of a batch's one statement: parameters `$1` on. */
 export interface FenceCall {
   readonly text: string;
@@ -202,6 +242,8 @@ export interface FenceCall {
 /** The writes of one table and kind, as a statement whose parameters start at `$first`. */
 interface StatementPart {
   readonly rows: readonly RowValues[];
+  /** An upsert of a numbered table: its text returns each row's `seq`. */
+  readonly numbered: boolean;
   text(first: number): string;
   parameters(rows: readonly RowValues[]): string[];
 }
@@ -278,8 +320,14 @@ function upsertText(table: Table, first: number): string {
       // A row written again is numbered again: a standby following the table reads it anew.
       ...(table.numbered === undefined ? [] : [`seq = nextval('${ROW_SEQUENCE}')`]),
     ].join(', ');
-    return `insert into ${table.name} (${names}) select * from unnest(${arrayParameters(columns, first)}) on conflict (${keyList}) do update set ${updates}`;
+    const returning = table.numbered === undefined ? '' : ' returning seq';
+    return `insert into ${table.name} (${names}) select * from unnest(${arrayParameters(columns, first)}) on conflict (${keyList}) do update set ${updates}${returning}`;
   });
+}
+
+/** A numbered upsert (`... returning seq`) as a statement answering one row: the highest `seq` it wrote. */
+function highestSeqOf(upsert: string): string {
+  return `with written as (${upsert}) select max(seq)::text as seq from written`;
 }
 
 function deleteText(table: Table, first: number): string {

@@ -28,6 +28,7 @@ describe('WritePipeline', () => {
       lease,
       mirror,
       localFailures: [],
+      rowSeq: 0,
       writeRetryMs: 1_000,
       onLost: (error) => lost.push(error),
     });
@@ -42,7 +43,14 @@ describe('WritePipeline', () => {
   });
 
   it('resolves a batch once it committed and its replay on the local copy is done', async () => {
-    pipeline = new WritePipeline({ writer, lease, mirror, localFailures: [], writeRetryMs: 1_000 });
+    pipeline = new WritePipeline({
+      writer,
+      lease,
+      mirror,
+      localFailures: [],
+      rowSeq: 0,
+      writeRetryMs: 1_000,
+    });
     const replayed: string[] = [];
     const batch = pipeline.batch();
     batch.writes.local(async () => {

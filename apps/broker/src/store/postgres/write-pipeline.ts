@@ -2,7 +2,7 @@ import { BrokerError } from '@ricochet/protocol';
 import type { BrokerStore } from '../broker-store.js';
 import type { Sql } from './driver.js';
 import { isFenced, type StoreLease } from './store-lease.js';
-import { WriteBatch } from './write-batch.js';
+import { type FollowedWrites, WriteBatch } from './write-batch.js';
 
 /**
  * Writes past which a batch gathering behind a transaction in flight is closed at the end of its
@@ -37,6 +37,25 @@ export interface WritePipelineParts {
   readonly onLost?: (error: unknown) => void;
   /** The database's fence refused a transaction of this broker (a write or a renewal): another took the lease. */
   readonly onFenced?: () => void;
+  /**
+   * The highest `seq` the followed tables held when this broker took the store (`WarmCopy.rowSeq`):
+   * where the positions of the batches it commits start.
+   */
+  readonly rowSeq: number;
+  /**
+   * The feed to the standbys (`standby-feed.ts`): while it is `wanted`, each batch once committed
+   * is published, in commit order, with what it wrote of the tables a standby follows and its
+   * position, the highest `seq` before it (`from`) and after it (`to`).
+   */
+  readonly feed?: { wanted(): boolean; publish(committed: CommittedWrites): void };
+}
+
+/** A committed batch's writes to the followed tables, between two positions (see `WarmCopy.apply`). */
+export interface CommittedWrites extends FollowedWrites {
+  /** The highest `seq` of the followed tables before this batch committed. */
+  readonly from: number;
+  /** The highest after it: `from` when it numbered no row. */
+  readonly to: number;
 }
 
 /**
@@ -71,9 +90,12 @@ export class WritePipeline {
   /** Set once the store gave up: every later write fails with it. */
   #lost: unknown;
   #stopped = false;
+  /** The highest `seq` of the followed tables committed: the position of the last batch. */
+  #rowSeq: number;
 
   constructor(parts: WritePipelineParts) {
     this.#parts = parts;
+    this.#rowSeq = parts.rowSeq;
     this.#heartbeat = setInterval(() => this.#renew(), Math.max(10, Math.floor(parts.lease.ttlMs / 3)));
     this.#heartbeat.unref();
   }
@@ -175,13 +197,16 @@ export class WritePipeline {
     if (this.#lost !== undefined) return this.#fail(batch, this.#lost);
     const { writer, lease, mirror, localFailures, writeRetryMs } = this.#parts;
     const startedAt = Date.now();
+    let highestSeq: number | undefined;
     // Bounded by writeRetryMs: each attempt either commits, is fenced, or waits before the next.
     for (let attempt = 0; ; attempt++) {
       try {
         const sentAt = Date.now();
         const statement = batch.writes.fencedStatement(lease.fenceCall());
-        if (statement) await writer.unsafe(statement.text, statement.parameters, { prepare: true });
-        else await writer.begin((tx) => [lease.fence(tx), ...batch.writes.statements(tx)]);
+        const answers = statement
+          ? [await writer.unsafe(statement.text, statement.parameters, { prepare: true })]
+          : await writer.begin((tx) => [lease.fence(tx), ...batch.writes.statements(tx)]);
+        highestSeq = highestSeqIn(answers);
         this.#renewedAt = sentAt;
         break;
       } catch (error) {
@@ -197,6 +222,11 @@ export class WritePipeline {
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 25 * 2 ** attempt)));
       }
     }
+    // In commit order: the next batch is sent only once this one settled.
+    const from = this.#rowSeq;
+    if (highestSeq !== undefined && highestSeq > from) this.#rowSeq = highestSeq;
+    const feed = this.#parts.feed;
+    if (feed?.wanted()) feed.publish({ ...batch.writes.followedWrites(), from, to: this.#rowSeq });
     await batch.writes.applyTo(mirror);
     await mirror.committed();
     // The local copy no longer matches what committed: reads could miss what the engine dropped
@@ -296,6 +326,24 @@ function newBatch(): QueuedBatch {
     },
   };
   return batch;
+}
+
+/**
+ * The highest `seq` the statements' answers name: the batch's one statement answers it in its
+ * `seq` column, a transaction in the answer of each numbered upsert (`write-batch.ts`). `undefined`
+ * when the batch numbered no row.
+ */
+function highestSeqIn(answers: readonly unknown[]): number | undefined {
+  let highest: number | undefined;
+  for (const answer of answers) {
+    if (!Array.isArray(answer)) continue;
+    for (const row of answer as { seq?: unknown }[]) {
+      if (typeof row?.seq !== 'string') continue;
+      const seq = Number(row.seq);
+      if (highest === undefined || seq > highest) highest = seq;
+    }
+  }
+  return highest;
 }
 
 function reasonOf(error: unknown): string {
