@@ -1,7 +1,7 @@
 import type { Sql } from './driver.js';
 import { type FeedFollowing, followFeed, type StandbyFeedOptions } from './standby-feed.js';
 import type { LeaseHolder } from './store-lease.js';
-import { keepWarm, type WarmCopy, type Warming, type WarmingHooks, type WarmPace } from './warm-copy.js';
+import type { WarmCopy } from './warm-copy.js';
 
 /**
  * How often a standby reads what changed in the database into its local copy: often while the
@@ -61,6 +61,93 @@ export function standBy(
       await warming?.stop();
       // Batches the feed brought before it stopped are applied by now.
       await copy.settled();
+    },
+  };
+}
+
+/** A copy kept warm in the background (see {@link keepWarm}). */
+export interface Warming {
+  /** Stop after the step in progress, if any: resolves once it ended. */
+  stop(): Promise<void>;
+  /** Step now rather than at the next interval: the owner's feed missed a batch. */
+  catchUpNow(): void;
+}
+
+/** What {@link keepWarm} tells. */
+export interface WarmingHooks {
+  /** The first step (the messages and history, whole) is done, after `elapsedMs`. */
+  readonly onLoaded?: (elapsedMs: number) => void;
+  /** A step failed, the first of a run of failures (it is tried again at the next interval). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/**
+ * How often a copy is caught up: every `busyMs` while the last step found rows to copy, every
+ * `idleMs` after one that found none.
+ */
+export interface WarmPace {
+  readonly busyMs: number;
+  readonly idleMs: number;
+}
+
+/**
+ * Catch `copy` up until stopped, at `pace`: the first step loads the messages and history whole,
+ * each later one reads what changed. While the queue takes writes the steps come close together,
+ * so that each copies a few of them: a step's work holds the event loop for as long as it takes to
+ * copy what it read (tens of µs a message), and a second's writes at once would stall every
+ * client of the broker for that long. An idle queue is read rarely, and so is one whose owner's
+ * feed the copy follows (`following`, `standby-feed.ts`): the feed brings its writes, and the step
+ * only finds what the feed had not brought yet. A batch the feed missed calls {@link
+ * Warming.catchUpNow}.
+ */
+export function keepWarm(
+  copy: WarmCopy,
+  sql: Sql,
+  pace: WarmPace,
+  hooks: WarmingHooks = {},
+  following: () => boolean = () => false,
+): Warming {
+  let stopped = false;
+  let failing = false;
+  let wake: (() => void) | undefined;
+  /** A step was asked for while one ran: the next starts without waiting. */
+  let stepAgain = false;
+  const startedAt = performance.now();
+  // Bounded by stop(): one step per interval (or per request of the feed) until then.
+  const running = (async () => {
+    while (!stopped) {
+      stepAgain = false;
+      const wasLoaded = copy.loaded;
+      let intervalMs = pace.idleMs;
+      try {
+        if ((await copy.catchUp(sql)) > 0 && !following()) intervalMs = pace.busyMs;
+        failing = false;
+        if (!wasLoaded) hooks.onLoaded?.(performance.now() - startedAt);
+      } catch (error) {
+        if (!failing) hooks.onError?.(error);
+        failing = true;
+      }
+      if (stopped) return;
+      if (stepAgain) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, intervalMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+    catchUpNow() {
+      stepAgain = true;
+      wake?.();
     },
   };
 }

@@ -13,7 +13,8 @@ import { readContents, writeContents } from '../schema/store-contents.test-suppo
 import { postgresForThisFile } from './postgres-server.test-support.js';
 import { openPostgresStore } from './postgres-store.js';
 import { FEED_PATH, FeedHub, followFeed, type StandbyFeedOptions } from './standby-feed.js';
-import { type FeedApplied, keepWarm, WarmCopy } from './warm-copy.js';
+import { keepWarm } from './standing-by.js';
+import { type FeedApplied, WarmCopy } from './warm-copy.js';
 import type { CommittedWrites } from './write-pipeline.js';
 
 const pg = postgresForThisFile();

@@ -49,8 +49,11 @@ export class WarmCopy {
   /** The highest `seq` of the followed tables the copy has read. */
   #rowSeq = 0;
   #loaded = false;
-  /** The step or feed batch in progress: they run one at a time, in the order called. */
+  /** The step or feed batches in progress: they run one at a time, in the order called. */
   #work: Promise<unknown> = Promise.resolve();
+  /** Feed batches arrived and not applied yet, each with its caller's answer. */
+  readonly #arrived: { readonly batch: CommittedWrites; readonly resolve: (applied: FeedApplied) => void }[] =
+    [];
 
   constructor(mirror: BrokerStore) {
     this.#mirror = mirror;
@@ -107,57 +110,85 @@ export class WarmCopy {
    * deletes only) starts and ends where it does: its appends are checked one by one, and its
    * deletes are retention's, which delete the same rows whenever they are applied.
    */
-  async apply(batch: CommittedWrites): Promise<FeedApplied> {
-    return this.#serially(async () => {
-      if (!this.#loaded || batch.from > this.#rowSeq) return 'gap';
-      const numbered = batch.to > batch.from;
-      if (numbered && batch.to <= this.#rowSeq) return 'held';
-      if (numbered && batch.from !== this.#rowSeq) return 'gap';
-      const messages = batch.messages.map((value) => unpack(value) as StoredMessage);
-      const appended = this.#appendsOf(messages);
-      if (appended === undefined) return 'gap';
-      for (const expired of batch.expired) void this.#mirror.deleteExpiredMessage(expired);
-      for (const message of messages) {
-        if (appended.has(message)) {
-          this.#ids.add(message);
-          void this.#mirror.appendMessage(message);
-        } else if (numbered) {
-          // Written again under its key (a DLQ copy marked redriven): the index entry stays.
-          void this.#mirror.appendMessage(message);
-        }
-      }
-      for (const [messageId, value] of batch.history) {
-        void this.#mirror.appendHistory(
-          messageId,
-          unpack(value) as HistoryRecord & { readonly lease: number },
-        );
-      }
-      await this.#mirror.committed();
-      this.#ids.committed();
-      this.#rowSeq = Math.max(this.#rowSeq, batch.to);
-      return 'applied';
+  apply(batch: CommittedWrites): Promise<FeedApplied> {
+    return new Promise((resolve) => {
+      this.#arrived.push({ batch, resolve });
+      // The batches that arrive while the copy is busy are applied together, in one commit.
+      if (this.#arrived.length === 1) void this.#serially(() => this.#applyArrived());
     });
   }
 
+  /** Apply every batch arrived so far, in order, then commit them on the copy at once. */
+  async #applyArrived(): Promise<void> {
+    const arrived = this.#arrived.splice(0);
+    // What the copy holds once what is applied here commits: the position, each topic's next offset.
+    const held = { rowSeq: this.#rowSeq, nextOffsets: new Map<string, number>() };
+    let results: FeedApplied[];
+    try {
+      results = arrived.map(({ batch }) => this.#applyOne(batch, held));
+      await this.#mirror.committed();
+      this.#ids.committed();
+      this.#rowSeq = held.rowSeq;
+    } catch {
+      // Not on the copy: a step reads the same rows from the database, from the position before.
+      results = arrived.map(() => 'gap');
+    }
+    for (const [index, { resolve }] of arrived.entries()) resolve(results[index] as FeedApplied);
+  }
+
+  /** Apply `batch` on top of `held` (not committed yet), or say why not; `held` moves with it. */
+  #applyOne(batch: CommittedWrites, held: HeldByCopy): FeedApplied {
+    if (!this.#loaded || batch.from > held.rowSeq) return 'gap';
+    const numbered = batch.to > batch.from;
+    if (numbered && batch.to <= held.rowSeq) return 'held';
+    if (numbered && batch.from !== held.rowSeq) return 'gap';
+    const messages = batch.messages.map((value) => unpack(value) as StoredMessage);
+    const appended = this.#appendsOf(messages, held.nextOffsets);
+    if (appended === undefined) return 'gap';
+    for (const expired of batch.expired) void this.#mirror.deleteExpiredMessage(expired);
+    for (const message of messages) {
+      if (appended.has(message)) {
+        this.#ids.add(message);
+        void this.#mirror.appendMessage(message);
+      } else if (numbered) {
+        // Written again under its key (a DLQ copy marked redriven): the index entry stays.
+        void this.#mirror.appendMessage(message);
+      }
+    }
+    for (const [messageId, value] of batch.history) {
+      void this.#mirror.appendHistory(messageId, unpack(value) as HistoryRecord & { readonly lease: number });
+    }
+    held.rowSeq = Math.max(held.rowSeq, batch.to);
+    return 'applied';
+  }
+
   /**
-   * The messages of a batch the copy does not hold yet, each at its topic's next offset; the
-   * others it holds (at or below the topic's last offset). `undefined` when one comes past the
-   * next offset: a batch before it was missed.
+   * The messages of a batch the copy does not hold yet, each at its topic's next offset (after
+   * what the batches applied with it appended, `nextOffsets`, which it moves on); the others it
+   * holds (at or below the topic's last offset). `undefined` when one comes past the next offset:
+   * a batch before it was missed.
    */
-  #appendsOf(messages: readonly StoredMessage[]): Set<StoredMessage> | undefined {
+  #appendsOf(
+    messages: readonly StoredMessage[],
+    nextOffsets: Map<string, number>,
+  ): Set<StoredMessage> | undefined {
     const sorted = [...messages].sort((a, b) =>
       a.topic === b.topic ? a.offset - b.offset : a.topic < b.topic ? -1 : 1,
     );
     const next = new Map<string, number>();
     const appended = new Set<StoredMessage>();
     for (const message of sorted) {
-      const expected = next.get(message.topic) ?? (this.#mirror.lastOffset(message.topic) ?? -1) + 1;
+      const { topic } = message;
+      const expected =
+        next.get(topic) ?? nextOffsets.get(topic) ?? (this.#mirror.lastOffset(topic) ?? -1) + 1;
       if (message.offset > expected) return undefined;
       if (message.offset === expected) {
         appended.add(message);
-        next.set(message.topic, expected + 1);
-      } else next.set(message.topic, expected);
+        next.set(topic, expected + 1);
+      } else next.set(topic, expected);
     }
+    // Only once the whole batch is known to apply: a gap leaves `nextOffsets` as it was.
+    for (const [topic, offset] of next) nextOffsets.set(topic, offset);
     return appended;
   }
 
@@ -266,6 +297,13 @@ export class WarmCopy {
   }
 }
 
+/** What the copy holds once the feed batches being applied commit (see `WarmCopy.#applyArrived`). */
+interface HeldByCopy {
+  rowSeq: number;
+  /** Per topic the batches appended to, the offset the next append must have. */
+  readonly nextOffsets: Map<string, number>;
+}
+
 /** What {@link WarmCopy.apply} did with a batch of the owner's feed. */
 export type FeedApplied = 'applied' | 'held' | 'gap';
 
@@ -295,91 +333,4 @@ function marksLiteral(marks: readonly (readonly [string, number])[]): string {
 /** A string literal (standard conforming: only `'` is doubled). */
 function sqlString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
-}
-
-/** A copy kept warm in the background (see {@link keepWarm}). */
-export interface Warming {
-  /** Stop after the step in progress, if any: resolves once it ended. */
-  stop(): Promise<void>;
-  /** Step now rather than at the next interval: the owner's feed missed a batch. */
-  catchUpNow(): void;
-}
-
-/** What {@link keepWarm} tells. */
-export interface WarmingHooks {
-  /** The first step (the messages and history, whole) is done, after `elapsedMs`. */
-  readonly onLoaded?: (elapsedMs: number) => void;
-  /** A step failed, the first of a run of failures (it is tried again at the next interval). */
-  readonly onError?: (error: unknown) => void;
-}
-
-/**
- * How often a copy is caught up: every `busyMs` while the last step found rows to copy, every
- * `idleMs` after one that found none.
- */
-export interface WarmPace {
-  readonly busyMs: number;
-  readonly idleMs: number;
-}
-
-/**
- * Catch `copy` up until stopped, at `pace`: the first step loads the messages and history whole,
- * each later one reads what changed. While the queue takes writes the steps come close together,
- * so that each copies a few of them: a step's work holds the event loop for as long as it takes to
- * copy what it read (tens of µs a message), and a second's writes at once would stall every
- * client of the broker for that long. An idle queue is read rarely, and so is one whose owner's
- * feed the copy follows (`following`, `standby-feed.ts`): the feed brings its writes, and the step
- * only finds what the feed had not brought yet. A batch the feed missed calls {@link
- * Warming.catchUpNow}.
- */
-export function keepWarm(
-  copy: WarmCopy,
-  sql: Sql,
-  pace: WarmPace,
-  hooks: WarmingHooks = {},
-  following: () => boolean = () => false,
-): Warming {
-  let stopped = false;
-  let failing = false;
-  let wake: (() => void) | undefined;
-  /** A step was asked for while one ran: the next starts without waiting. */
-  let stepAgain = false;
-  const startedAt = performance.now();
-  // Bounded by stop(): one step per interval (or per request of the feed) until then.
-  const running = (async () => {
-    while (!stopped) {
-      stepAgain = false;
-      const wasLoaded = copy.loaded;
-      let intervalMs = pace.idleMs;
-      try {
-        if ((await copy.catchUp(sql)) > 0 && !following()) intervalMs = pace.busyMs;
-        failing = false;
-        if (!wasLoaded) hooks.onLoaded?.(performance.now() - startedAt);
-      } catch (error) {
-        if (!failing) hooks.onError?.(error);
-        failing = true;
-      }
-      if (stopped) return;
-      if (stepAgain) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, intervalMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      wake?.();
-      await running;
-    },
-    catchUpNow() {
-      stepAgain = true;
-      wake?.();
-    },
-  };
 }
