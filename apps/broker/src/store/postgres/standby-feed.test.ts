@@ -1,7 +1,14 @@
 import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { encodeFeedFrame, FeedFrameReader, FeedHub, MAX_UNREAD_FEED_BYTES } from './standby-feed.js';
+import {
+  encodeFeedFrame,
+  FeedFrameReader,
+  FeedHub,
+  followFeed,
+  MAX_UNREAD_FEED_BYTES,
+} from './standby-feed.js';
 import type { CommittedWrites } from './write-pipeline.js';
 
 const BATCH: CommittedWrites = {
@@ -88,5 +95,48 @@ describe("the standbys' feed", () => {
     // The HTTP server waits for its responses: none is kept open from then on.
     expect(follower(hub, 1).ended).toBe(true);
     expect(hub.followed(1)).toBe(false);
+  });
+
+  it('asks the new owner at once when told of one, and asks again after a stream ends', async () => {
+    // Each owner answers its feed's requests with 200 and ends the stream at once: a standby asks
+    // again a second later.
+    const asked: string[] = [];
+    const owner = async (name: string) => {
+      const server = createServer((request, response) => {
+        asked.push(`${name} ${request.headers['ricochet-queue']} ${request.headers.authorization}`);
+        response.writeHead(200).end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { server, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    };
+    const [first, second] = [await owner('first'), await owner('second')];
+    let askedTwice!: () => void;
+    const twice = new Promise<void>((resolve) => {
+      askedTwice = resolve;
+    });
+    const following = followFeed(
+      3,
+      { peerToken: 'secret', hub: new FeedHub() },
+      {
+        batch: async () => 'applied',
+        connected: () => {
+          if (asked.filter((line) => line.startsWith('second')).length === 2) askedTwice();
+        },
+      },
+    );
+    try {
+      following.ownerAt(first.url);
+      following.ownerAt(second.url);
+      await twice;
+      expect(asked.filter((line) => line.startsWith('second'))).toEqual([
+        'second 3 Bearer secret',
+        'second 3 Bearer secret',
+      ]);
+      // Not asked again after the owner moved on.
+      expect(asked.filter((line) => line.startsWith('first')).length).toBeLessThanOrEqual(1);
+    } finally {
+      following.stop();
+      for (const { server } of [first, second]) server.close();
+    }
   });
 });

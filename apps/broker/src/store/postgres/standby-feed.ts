@@ -208,8 +208,8 @@ export function followFeed(
 
   const connect = () => {
     retry = undefined;
-    if (stopped || url === undefined) return;
-    const target = new URL(FEED_PATH, url.replace(/^ws/, 'http'));
+    const target = stopped || url === undefined ? undefined : feedUrlAt(url);
+    if (target === undefined) return;
     const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
       headers: { authorization: `Bearer ${options.peerToken}`, [QUEUE_HEADER]: String(queue) },
     });
@@ -243,20 +243,36 @@ export function followFeed(
     request.end();
   };
 
+  const cancelRetry = () => {
+    if (retry !== undefined) clearTimeout(retry);
+    retry = undefined;
+  };
   return {
     ownerAt(next) {
       if (next === url) return;
       url = next;
       current?.close();
-      if (retry !== undefined) clearTimeout(retry);
+      // Closing planned a retry at the old URL: the new one is asked at once instead.
+      cancelRetry();
       connect();
     },
     stop() {
       stopped = true;
-      if (retry !== undefined) clearTimeout(retry);
+      cancelRetry();
       current?.close();
     },
   };
+}
+
+/** The feed's URL at an owner that serves clients at `url` (`ws://`, `wss://`, or `http(s)://`). */
+function feedUrlAt(url: string): URL | undefined {
+  try {
+    return new URL(FEED_PATH, url.replace(/^ws/, 'http'));
+  } catch {
+    // Not a URL (a lease row written by hand, or by a release that wrote something else there):
+    // no feed, the database alone.
+    return undefined;
+  }
 }
 
 /** Hand the stream's batches to `listener` in order, pausing it while many wait for the copy. */
