@@ -37,6 +37,8 @@ export function standBy(
   /** The owner's feed is open: the copy follows it, and reads the database rarely. */
   let feedOpen = false;
   let ownerUrl: string | undefined;
+  /** The wait is over: the feed's end is this broker's doing, not news. */
+  let stopped = false;
   return {
     holderSeen(holder) {
       warming ??= keepWarm(copy, reader, WARM_PACE, hooks, () => feedOpen);
@@ -48,7 +50,7 @@ export function standBy(
           return applied;
         },
         connected: (open) => {
-          if (open === feedOpen) return;
+          if (stopped || open === feedOpen) return;
           feedOpen = open;
           feed.onFollowing?.(queue, open, ownerUrl ?? '');
         },
@@ -57,6 +59,7 @@ export function standBy(
       following.ownerAt(ownerUrl);
     },
     async stop() {
+      stopped = true;
       following?.stop();
       await warming?.stop();
       // Batches the feed brought before it stopped are applied by now.
