@@ -60,23 +60,40 @@ export function encodeFeedFrame(batch: CommittedWrites): Buffer {
   return frame;
 }
 
-/** The frames of a feed's byte stream, as they complete. */
+/**
+ * The frames of a feed's byte stream, as they complete. The chunks of a frame are kept as they
+ * came and joined once, when the frame is whole: a batch of large messages arrives in hundreds of
+ * chunks, and joining at each one would copy it hundreds of times.
+ */
 export class FeedFrameReader {
-  #buffered: Buffer = Buffer.alloc(0);
+  #chunks: Buffer[] = [];
+  #bytes = 0;
 
   /** The batches `chunk` completes. @throws Error for a frame that is not a batch. */
   push(chunk: Buffer): CommittedWrites[] {
-    this.#buffered = this.#buffered.length === 0 ? chunk : Buffer.concat([this.#buffered, chunk]);
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
     const batches: CommittedWrites[] = [];
-    let at = 0;
-    while (this.#buffered.length - at >= 4) {
-      const length = this.#buffered.readUInt32BE(at);
-      if (this.#buffered.length - at - 4 < length) break;
-      batches.push(batchOf(unpack(this.#buffered.subarray(at + 4, at + 4 + length))));
-      at += 4 + length;
+    // Bounded by the bytes held: each turn takes a whole frame off them, or stops.
+    while (this.#bytes >= 4) {
+      const length = this.#head(4).readUInt32BE(0);
+      if (this.#bytes < 4 + length) break;
+      const held = this.#head(this.#bytes);
+      batches.push(batchOf(unpack(held.subarray(4, 4 + length))));
+      const rest = held.subarray(4 + length);
+      this.#chunks = rest.length === 0 ? [] : [rest];
+      this.#bytes = rest.length;
     }
-    this.#buffered = this.#buffered.subarray(at);
     return batches;
+  }
+
+  /** The first chunk, joined with the next ones until it holds at least `bytes`. */
+  #head(bytes: number): Buffer {
+    const first = this.#chunks[0] as Buffer;
+    if (first.length >= bytes) return first;
+    const joined = Buffer.concat(this.#chunks);
+    this.#chunks = [joined];
+    return joined;
   }
 }
 
