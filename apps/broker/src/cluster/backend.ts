@@ -29,7 +29,7 @@ import { readClusterView } from './membership/cluster-view.js';
 import { readPeerToken } from './membership/peer-token.js';
 import { QueueMaps } from './membership/queue-map.js';
 import type { QueueRoute } from './membership/queue-ownership.js';
-import { registerQueueScope } from './peers/queue-scope.js';
+import { QUEUE_HEADER, registerQueueScope } from './peers/queue-scope.js';
 import { PartitionRouter } from './routing/partition-router.js';
 import { spreadQueues } from './spread-queues.js';
 import { registerFeedRoute } from './standby/feed-route.js';
@@ -107,7 +107,10 @@ export async function openBackend(config: BrokerConfig, options: BackendOptions)
       : {
           ...options.storeHooks,
           standbyFeed: {
-            peerToken,
+            requestHeaders: (queue) => ({
+              authorization: `Bearer ${peerToken}`,
+              [QUEUE_HEADER]: String(queue),
+            }),
             hub: feedHub,
             // Spread, a queue's owner is found where this broker routes the queue.
             ownerUrl: (queue, holder) => {

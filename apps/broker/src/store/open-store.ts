@@ -23,7 +23,8 @@ export interface OpenStoreHooks {
   readonly onWarmCopyError: (error: unknown) => void;
   /**
    * The feed between a PostgreSQL store's owner and its standbys (`postgres/standby-feed.ts`), in
-   * a cluster (it needs the peer token). @default none: standbys read every change from the database
+   * a cluster (its requests carry the peer token). @default none: standbys read every change from
+   * the database
    */
   readonly standbyFeed?: StandbyFeedOptions;
 }

@@ -116,7 +116,10 @@ describe("the standbys' feed", () => {
     });
     const following = followFeed(
       3,
-      { peerToken: 'secret', hub: new FeedHub() },
+      {
+        requestHeaders: (queue) => ({ authorization: 'Bearer secret', 'ricochet-queue': String(queue) }),
+        hub: new FeedHub(),
+      },
       {
         batch: async () => 'applied',
         connected: () => {

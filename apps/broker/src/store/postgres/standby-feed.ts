@@ -26,9 +26,6 @@ import type { CommittedWrites } from './write-pipeline.js';
 
 /** The route a standby asks its owner's feed at (with the queue header and the peer token). */
 export const FEED_PATH = '/v1/store/feed';
-/** The header naming the queue (`cluster/peers/queue-scope.ts` reads it). */
-const QUEUE_HEADER = 'ricochet-queue';
-
 /**
  * What the owner lets one standby leave unread before it cuts the stream: the standby then reads
  * what it missed from the database (by position) and asks again. A standby never makes the owner
@@ -177,8 +174,12 @@ export class FeedHub {
 
 /** What a store needs to take part in the feed, on either side. */
 export interface StandbyFeedOptions {
-  /** The cluster's peer token, which the owner's feed route asks for. */
-  readonly peerToken: string;
+  /**
+   * The headers a standby's request for `queue`'s feed carries: what the owner's route asks of a
+   * broker (the queue, the cluster's peer token), as the cluster's admin calls between brokers
+   * send them (`cluster/peers/queue-scope.ts`).
+   */
+  readonly requestHeaders: (queue: number) => Readonly<Record<string, string>>;
   /** Where this broker's stores publish their commits while they own their queue. */
   readonly hub: FeedHub;
   /**
@@ -228,7 +229,7 @@ export function followFeed(
     const target = stopped || url === undefined ? undefined : feedUrlAt(url);
     if (target === undefined) return;
     const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
-      headers: { authorization: `Bearer ${options.peerToken}`, [QUEUE_HEADER]: String(queue) },
+      headers: options.requestHeaders(queue),
     });
     let ended = false;
     const end = () => {

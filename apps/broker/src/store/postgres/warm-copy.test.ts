@@ -283,7 +283,10 @@ async function servedFeed() {
       }),
   );
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const options: StandbyFeedOptions = { peerToken: 'peer-secret', hub };
+  const options: StandbyFeedOptions = {
+    requestHeaders: (queue) => ({ authorization: 'Bearer peer-secret', 'ricochet-queue': String(queue) }),
+    hub,
+  };
   return {
     options,
     /** Follow the feed into `copy`, every batch's result recorded; `drop` loses that batch (1 is the first). */
