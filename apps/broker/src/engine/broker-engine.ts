@@ -56,6 +56,7 @@ export class BrokerEngine implements BrokerService {
       applier: this.#parts.applier,
       settlement: this.#parts.settlement,
       dueEvents: this.#parts.dueEvents,
+      scheduler: this.#parts.scheduler,
     });
     this.#parts.broadcast.load();
     this.#parts.scheduler.start((group, due) => this.#parts.dueEvents.onDue(group, due));

@@ -190,7 +190,7 @@ describe('DueEvents', () => {
     await timersAdvance(RETRY_MS);
     expect([0, 1, 2].map((offset) => stateOf(offset)?.state)).toEqual(['ready', 'ready', 'waitingRetry']);
     expect(parts.scheduler.pausedGroups).toBe(1);
-    expect(h.store.countSchedule('g')).toBe(1);
+    // The third waits with the scheduler (in memory: its retry is due within the horizon).
     expect(queued()).toEqual([0, 1]);
     parts.scheduler.resume('g');
     await timersAdvance(0);

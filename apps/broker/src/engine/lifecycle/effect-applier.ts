@@ -146,9 +146,16 @@ export class EffectApplier {
           scheduleKey = undefined;
           break;
         case 'scheduleRetry':
-          scheduleKey = this.#deps.scheduler.add(group.name, effect.atMs, address.topic, address.offset, {
-            kind: 'retryDue',
-          });
+          // Recoverable: the WaitingRetry record written at once names the entry (its scheduleKey),
+          // and recovery schedules it again, so a retry due soon is kept in memory, not written.
+          scheduleKey = this.#deps.scheduler.add(
+            group.name,
+            effect.atMs,
+            address.topic,
+            address.offset,
+            { kind: 'retryDue' },
+            'recoverable',
+          );
           this.#deps.metrics.retried(group.name);
           break;
         case 'requeue':
@@ -376,12 +383,13 @@ export class EffectApplier {
   }
 
   /**
-   * The record the transition leaves: none once terminal. Written at once: WaitingRetry, with its
-   * schedule entry, and the Ready state a due retry moves to (the scheduler removes the entry after
-   * this write is queued, so no commit holds a WaitingRetry without its entry, and recovery need
-   * not look up the entry of every pending retry); and a simple consumer's record after any event
-   * but its delivery — a changed lease, which is answered once durable, and Ready after a lease
-   * expired, whose schedule entry is gone with this turn. The rest waits for the write-behind
+   * The record the transition leaves: none once terminal. Written at once: WaitingRetry, which
+   * names its schedule entry (`scheduleKey`; the entry is written with it, or, due within the
+   * scheduler's horizon, kept in memory only: recovery looks up the entries of the WaitingRetry
+   * records due within that horizon and schedules again, or makes Ready, those it does not find,
+   * and need not look up the entry of every pending retry); and a simple consumer's record after
+   * any event but its delivery — a changed lease, which is answered once durable, and Ready after a
+   * lease expired, whose schedule entry is gone with this turn. The rest waits for the write-behind
    * flush: push states, and a simple consumer's new lease, whose schedule entry is deferred with it
    * (most are acked first and never written). A crash before the flush costs a redelivery, never
    * a loss; a client's ack of a lease that was lost so gets 410.

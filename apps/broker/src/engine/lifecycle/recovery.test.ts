@@ -5,10 +5,14 @@ import { BrokerMetrics } from '../broker-metrics.js';
 import { parseSubscriptions } from '../dispatch/subscriptions.js';
 import { type ClusteringParts, EngineHarness, START_MS } from '../engine-test-harness.test-support.js';
 import type { GroupRuntime } from '../model/group-registry.js';
+import { RECOVERABLE_HORIZON_MS } from '../timers/scheduler.js';
 import { recoverDeliveries } from './recovery.js';
 
 const TIMEOUT_MS = 30_000;
-const RETRY_MS = 5_000;
+/** Past the scheduler's horizon: these retries' entries are written (the kept ones have tests of their own). */
+const RETRY_MS = RECOVERABLE_HORIZON_MS + 50_000;
+/** Within the horizon: the scheduler keeps these retries' entries in memory only. */
+const SOON_RETRY_MS = 2_000;
 
 let h: EngineHarness;
 let parts: ClusteringParts;
@@ -57,6 +61,7 @@ async function restart(beforeRecovery: () => Promise<void> = async () => {}): Pr
     applier: parts.applier,
     settlement: parts.settlement,
     dueEvents: parts.dueEvents,
+    scheduler: parts.scheduler,
   });
 }
 
@@ -94,12 +99,10 @@ describe('recoverDeliveries', () => {
     expect([group.inflight, group.waitingRetry]).toEqual([0, 1]);
     expect(await history('t-0')).toEqual([`timedOut:${CONSUMPTION_TIMEOUT_REASON}`]);
     expect(await history('t-1')).toEqual(['released']);
-    expect(h.store.getDelivery(at(0))?.scheduleKey).toEqual([
-      'g',
-      START_MS + TIMEOUT_MS + 1_000 + RETRY_MS,
-      't',
-      0,
-    ]);
+    const key = h.store.getDelivery(at(0))?.scheduleKey;
+    expect(key).toEqual(['g', START_MS + TIMEOUT_MS + 1_000 + RETRY_MS, 't', 0]);
+    // Due past the scheduler's horizon: the entry is written with the record.
+    expect(key && h.store.getSchedule(key)).toEqual({ kind: 'retryDue' });
   });
 
   it('keeps simple leases: counted, ackable with the handle from before, expiring on time (S2)', async () => {
@@ -156,6 +159,63 @@ describe('recoverDeliveries', () => {
       'waitingRetry',
     ]);
     expect(group.waitingRetry).toBe(3);
+  });
+
+  describe('a retry due within the horizon, whose entry was kept in memory and never written', () => {
+    beforeEach(() => {
+      h.groups.put('g', {
+        consumptionTimeoutMs: TIMEOUT_MS,
+        retryPolicy: { type: 'fixed', delayMs: SOON_RETRY_MS },
+      });
+    });
+
+    it('is scheduled again when its time is still to come, and fires on time', async () => {
+      parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+      await h.committed();
+      const key = h.store.getDelivery(at(0))?.scheduleKey;
+      expect(key?.[1]).toBe(START_MS + SOON_RETRY_MS);
+      // One durable write for the nack: the record, naming an entry the store never got.
+      expect(key && h.store.getSchedule(key)).toBeUndefined();
+      h.clock.advanceBy(SOON_RETRY_MS / 2);
+      await restart();
+      expect(stateOf(0)?.state).toBe('waitingRetry');
+      expect(group.waitingRetry).toBe(1);
+      expect(queued()).toEqual([]);
+      await h.timers.advanceBy(SOON_RETRY_MS / 2 - 1, settle);
+      expect(stateOf(0)?.state).toBe('waitingRetry');
+      await h.timers.advanceBy(1, settle);
+      expect(stateOf(0)).toMatchObject({ state: 'ready', failures: 1 });
+      expect(group.waitingRetry).toBe(0);
+      expect(queued()).toEqual([0]);
+    });
+
+    it('is Ready at once when its time passed while the broker was down', async () => {
+      parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+      h.clock.advanceBy(SOON_RETRY_MS + 1);
+      await restart();
+      expect(stateOf(0)).toMatchObject({ state: 'ready', failures: 1 });
+      expect(group.waitingRetry).toBe(0);
+      expect(queued()).toEqual([0]);
+    });
+
+    it('is looked up in the store only when due within the horizon', async () => {
+      parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+      h.groups.put('g', {
+        consumptionTimeoutMs: TIMEOUT_MS,
+        retryPolicy: { type: 'fixed', delayMs: RETRY_MS },
+      });
+      parts.settlement.settle([{ receiptHandle: leasePush(), reason: 'boom' }], 'nack');
+      const looked: number[] = [];
+      await restart(async () => {
+        const getSchedule = h.store.getSchedule.bind(h.store);
+        h.store.getSchedule = (key) => {
+          looked.push(key[3]);
+          return getSchedule(key);
+        };
+      });
+      expect(looked).toEqual([0]);
+      expect(group.waitingRetry).toBe(2);
+    });
   });
 
   it('queues Ready records, discards terminal leftovers, skips records of unknown groups', async () => {

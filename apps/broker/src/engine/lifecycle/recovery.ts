@@ -1,6 +1,8 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../../store/broker-store.js';
-import type { GroupRegistry } from '../model/group-registry.js';
+import type { DeliveryAddress, DeliveryRecord } from '../../store/records.js';
+import type { GroupRegistry, GroupRuntime } from '../model/group-registry.js';
+import { RECOVERABLE_HORIZON_MS, type Scheduler } from '../timers/scheduler.js';
 import type { DueEvents } from './due-events.js';
 import type { EffectApplier } from './effect-applier.js';
 import type { Settlement } from './settlement.js';
@@ -12,6 +14,7 @@ export interface RecoveryDeps {
   readonly applier: EffectApplier;
   readonly settlement: Settlement;
   readonly dueEvents: DueEvents;
+  readonly scheduler: Scheduler;
 }
 
 /**
@@ -21,7 +24,7 @@ export interface RecoveryDeps {
  * deadlines are in the schedule, so a client may still ack them); push deliveries are released,
  * since their sessions died with the broker (C2) — or, past their deadline, timed out (P2);
  * WaitingRetry messages stay on disk until the scheduler fires them, or are Ready when it already
- * had. Deliveries whose state was still in write-behind memory are not here: the stored cursors
+ * had (or would have). Deliveries whose state was still in write-behind memory are not here: the stored cursors
  * lag behind them, so they are taken from the logs again.
  */
 export function recoverDeliveries(deps: RecoveryDeps): void {
@@ -38,16 +41,34 @@ export function recoverDeliveries(deps: RecoveryDeps): void {
     deps.applier.adopt(group, address, record);
     if (state === 'inflight' && record.consumer === 'push')
       deps.settlement.release(address, record.state.lease);
-    // The scheduler took its entry, but the Ready state it moved to was still in write-behind
-    // memory. Only an entry due by now can have been taken: the entries of retries still to come
-    // are not looked up, so a million pending retries cost one scan here, not a million reads
-    // besides.
-    if (
-      state === 'waitingRetry' &&
-      record.scheduleKey &&
-      record.scheduleKey[1] <= nowMs &&
-      !deps.store.getSchedule(record.scheduleKey)
-    )
-      deps.dueEvents.retryFellDueBeforeRestart(group, address, record);
+    if (state === 'waitingRetry') recoverRetry(deps, group, address, record, nowMs);
   }
+}
+
+/**
+ * A WaitingRetry's entry is in the store, unless the scheduler took it (the Ready state it moved
+ * to was still in write-behind memory) or kept it in memory only (`recoverable`, due within
+ * {@link RECOVERABLE_HORIZON_MS} of when it was added, so of now). Only the entries of records due
+ * within that horizon are looked up: a million pending retries cost one scan here, not a million
+ * reads besides. One not found is due (it fell due, or would have: Ready now) or is scheduled again.
+ */
+function recoverRetry(
+  deps: RecoveryDeps,
+  group: GroupRuntime,
+  address: DeliveryAddress,
+  record: DeliveryRecord,
+  nowMs: number,
+): void {
+  const key = record.scheduleKey;
+  if (!key || key[1] > nowMs + RECOVERABLE_HORIZON_MS || deps.store.getSchedule(key)) return;
+  if (key[1] <= nowMs) deps.dueEvents.retryFellDueBeforeRestart(group, address, record);
+  else
+    deps.scheduler.add(
+      group.name,
+      key[1],
+      address.topic,
+      address.offset,
+      { kind: 'retryDue' },
+      'recoverable',
+    );
 }

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '@ricochet/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BrokerStore } from '../../store/broker-store.js';
 import { openLmdbStore } from '../../store/lmdb-store.js';
 import { ManualTimers } from './manual-timers.test-support.js';
-import { type DueEntry, Scheduler } from './scheduler.js';
+import { type DueEntry, RECOVERABLE_HORIZON_MS, Scheduler } from './scheduler.js';
 
 let dir: string;
 let store: BrokerStore;
@@ -212,5 +212,121 @@ describe('Scheduler', () => {
     expect(store.countSchedule('g')).toBe(0);
     await timers.advanceBy(1_000, settle);
     expect(fired).toEqual([]);
+  });
+
+  describe('recoverable entries', () => {
+    it('keeps one due within the horizon in memory: it fires on time and the store never holds it', async () => {
+      scheduler.add('g', 1_000_200, 't', 2, { kind: 'retryDue' }, 'recoverable');
+      scheduler.add('g', 1_000_100, 't', 1, { kind: 'retryDue' }, 'recoverable');
+      await store.committed();
+      expect(store.listScheduleGroups()).toEqual([]);
+      await timers.advanceBy(99, settle);
+      expect(fired).toEqual([]);
+      await timers.advanceBy(101, settle);
+      expect(fired.map((f) => [f.atMs, f.offset])).toEqual([
+        [1_000_100, 1],
+        [1_000_200, 2],
+      ]);
+      expect(store.listScheduleGroups()).toEqual([]);
+    });
+
+    it('writes one due past the horizon, as `now`', async () => {
+      const key = scheduler.add(
+        'g',
+        1_000_000 + RECOVERABLE_HORIZON_MS + 1,
+        't',
+        1,
+        { kind: 'retryDue' },
+        'recoverable',
+      );
+      const kept = scheduler.add(
+        'g',
+        1_000_000 + RECOVERABLE_HORIZON_MS,
+        't',
+        2,
+        { kind: 'retryDue' },
+        'recoverable',
+      );
+      await store.committed();
+      expect(store.getSchedule(key)).toEqual({ kind: 'retryDue' });
+      expect(store.getSchedule(kept)).toBeUndefined();
+      await timers.advanceBy(RECOVERABLE_HORIZON_MS + 1, settle);
+      expect(fired.map((f) => f.offset)).toEqual([2, 1]);
+      expect(store.countSchedule('g')).toBe(0);
+    });
+
+    it('writes them once as many as it keeps at most are kept', async () => {
+      scheduler.stop();
+      scheduler = new Scheduler({ store, clock, timers, maxKeptEntries: 2 });
+      scheduler.start(onDue);
+      for (const offset of [1, 2, 3])
+        scheduler.add('g', 1_000_010, 't', offset, { kind: 'retryDue' }, 'recoverable');
+      await store.committed();
+      expect(store.countSchedule('g')).toBe(1);
+      await timers.advanceBy(10, settle);
+      expect(fired.map((f) => f.offset)).toEqual([1, 2, 3]);
+      expect(store.countSchedule('g')).toBe(0);
+      // Room again once those fired.
+      scheduler.add('g', 1_000_020, 't', 4, { kind: 'retryDue' }, 'recoverable');
+      await store.committed();
+      expect(store.countSchedule('g')).toBe(0);
+    });
+
+    it('forgets a removed one, writing nothing, and never fires it', async () => {
+      const key = scheduler.add('g', 1_000_010, 't', 1, { kind: 'retryDue' }, 'recoverable');
+      scheduler.add('g', 1_000_020, 't', 2, { kind: 'retryDue' }, 'recoverable');
+      const write = vi.spyOn(store, 'deleteSchedule');
+      scheduler.remove(key);
+      expect(write).not.toHaveBeenCalled();
+      await timers.advanceBy(100, settle);
+      expect(fired.map((f) => f.offset)).toEqual([2]);
+    });
+
+    it('hands kept and written entries over together in due order, a batch at a time', async () => {
+      scheduler.stop();
+      scheduler = new Scheduler({ store, clock, timers, batchSize: 4 });
+      scheduler.start(onDue);
+      for (let offset = 0; offset < 20; offset++) {
+        const durability = offset % 3 === 0 ? 'now' : 'recoverable';
+        scheduler.add('g', 1_000_100 - offset, 't', offset, { kind: 'retryDue' }, durability);
+      }
+      await store.committed();
+      expect(store.countSchedule('g')).toBe(7);
+      await timers.advanceBy(100, settle);
+      expect(fired.map((f) => f.offset)).toEqual(Array.from({ length: 20 }, (_, i) => 19 - i));
+      expect(store.countSchedule('g')).toBe(0);
+    });
+
+    it('keeps them again when the handler throws, and hands them over at the next pass', async () => {
+      scheduler.stop();
+      const errors: unknown[] = [];
+      const passes: number[] = [];
+      scheduler = new Scheduler({ store, clock, timers, onError: (error) => errors.push(error) });
+      scheduler.start((group, due) => {
+        passes.push(due.length);
+        if (passes.length === 1) throw new Error('handler failed');
+        return onDue(group, due);
+      });
+      for (const offset of [1, 2])
+        scheduler.add('g', 1_000_010, 't', offset, { kind: 'retryDue' }, 'recoverable');
+      await timers.advanceBy(10, settle);
+      expect(errors).toHaveLength(1);
+      expect(passes).toEqual([2, 2]);
+      expect(fired.map((f) => f.offset)).toEqual([1, 2]);
+    });
+
+    it('holds them while their group has no room, until resumed', async () => {
+      capacity = 1;
+      for (const offset of [1, 2, 3])
+        scheduler.add('g', 1_000_010, 't', offset, { kind: 'retryDue' }, 'recoverable');
+      await timers.advanceBy(10, settle);
+      expect(fired.map((f) => f.offset)).toEqual([1]);
+      expect(scheduler.pausedGroups).toBe(1);
+      capacity = 5;
+      scheduler.resume('g');
+      await timers.advanceBy(0, settle);
+      expect(fired.map((f) => f.offset)).toEqual([1, 2, 3]);
+      expect(store.listScheduleGroups()).toEqual([]);
+    });
   });
 });

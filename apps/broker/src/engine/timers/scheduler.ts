@@ -1,9 +1,10 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { ScheduleEntry, ScheduleKey } from '../../store/records.js';
+import { compareKeys, type Kept, KeptEntries } from './kept-entries.js';
 import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
-import { type PendingWrite, ScheduleOverlay } from './schedule-overlay.js';
 import { soon, type TimerHandle, type TimerService } from './timer-service.js';
+import { UncommittedWrites } from './uncommitted-writes.js';
 
 /** One due entry handed to the engine. */
 export interface DueEntry {
@@ -31,14 +32,34 @@ export interface SchedulerOptions {
    * schedule's clock. @default realWorkClock
    */
   readonly workClock?: () => number;
+  /** `recoverable` entries kept in memory at most. @default KEPT_ENTRIES */
+  readonly maxKeptEntries?: number;
 }
 
 /**
  * `now`: the entry is written with this turn's commit. `deferred`: it stays in memory until the
  * next write-behind flush writes it ({@link Scheduler.writeDeferred}), and an entry removed before
- * that never reaches the store.
+ * that never reaches the store. `recoverable`: the record written at once with the entry names it
+ * (its `scheduleKey`), and recovery schedules again a record due within
+ * {@link RECOVERABLE_HORIZON_MS} whose entry the store lacks; so an entry due within that horizon
+ * is kept in memory and never written, and a later one is written `now`.
  */
-export type ScheduleDurability = 'now' | 'deferred';
+export type ScheduleDurability = 'now' | 'deferred' | 'recoverable';
+
+/**
+ * How far ahead a `recoverable` entry may be due and still be kept in memory only, in ms. Recovery
+ * looks up the stored entry of every WaitingRetry due within this much of the restart (a missing
+ * one was kept in memory, or was taken before the crash), so it bounds the reads a restart makes
+ * besides its one scan of the records: ten seconds of retries. It covers the default push
+ * schedule's first retry (10 s) and every millisecond-scale policy.
+ */
+export const RECOVERABLE_HORIZON_MS = 10_000;
+
+/**
+ * How many `recoverable` entries a scheduler keeps in memory at most (about 150 bytes each); past
+ * it they are written `now`, as every entry was before, so a failure storm costs disk, not heap.
+ */
+export const KEPT_ENTRIES = 65_536;
 
 /**
  * A pass holds the loop up to {@link TURN_BUDGET_MS} (at least one batch runs, so a long backlog
@@ -54,7 +75,10 @@ const PAGE_KEYS = 16;
 /**
  * Retries, lease deadlines and delays live in the store's time-ordered schedule; this class keeps
  * one number per group in memory (its earliest due time) and one timer for all of them, so a
- * million pending retries cost disk, not heap or timers.
+ * million pending retries cost disk, not heap or timers. The exception is bounded: a retry due
+ * within seconds, whose record recovery would schedule again (`recoverable`), is kept in memory
+ * up to {@link KEPT_ENTRIES} and never written, so a nack costs one durable write (its record)
+ * and its retry falling due costs none.
  *
  * Passes are synchronous: the store's reads see committed data only, so the scheduler keeps its
  * own writes that have not committed yet (additions and removals, bounded by the store's write
@@ -70,14 +94,13 @@ export class Scheduler {
   readonly #batchSize: number;
   readonly #onError: (error: unknown) => void;
   readonly #workClock: () => number;
+  readonly #maxKeptEntries: number;
   /** Earliest due time per group, pending writes included. */
   readonly #earliestByGroup = new Map<string, number>();
-  /** Per group, this process's schedule writes not yet known to be committed, by key. */
-  readonly #pending = new Map<string, ScheduleOverlay>();
-  /** The pending writes waiting on each commit. */
-  readonly #byCommit = new Map<Promise<void>, PendingWrite[]>();
-  /** Entries added `deferred` and not written yet. */
-  readonly #deferred = new Set<PendingWrite>();
+  /** This process's schedule writes not yet known to be committed, and its deferred additions. */
+  readonly #writes: UncommittedWrites;
+  /** Entries added `recoverable` and kept in memory only: never written. */
+  readonly #kept = new KeptEntries();
   /** Groups that took fewer entries than were due; skipped until resumed. */
   readonly #paused = new Set<string>();
   /**
@@ -93,11 +116,13 @@ export class Scheduler {
 
   constructor(options: SchedulerOptions) {
     this.#store = options.store;
+    this.#writes = new UncommittedWrites(options.store);
     this.#clock = options.clock;
     this.#timers = options.timers;
     this.#batchSize = options.batchSize ?? 64;
     this.#onError = options.onError ?? (() => {});
     this.#workClock = options.workClock ?? realWorkClock;
+    this.#maxKeptEntries = options.maxKeptEntries ?? KEPT_ENTRIES;
   }
 
   /**
@@ -121,7 +146,8 @@ export class Scheduler {
    * Schedule `entry` for a message of `group` at `dueAtMs`; returns the key to cancel it with. A
    * `deferred` entry fires on time like any other, but is written only by the next write-behind
    * flush: the delivery records' (`DeliveryRecords.flush`), which writes the record that names it
-   * in the same transaction.
+   * in the same transaction. A `recoverable` one due within {@link RECOVERABLE_HORIZON_MS} is
+   * never written, while fewer than {@link KEPT_ENTRIES} are kept.
    */
   add(
     group: string,
@@ -134,8 +160,9 @@ export class Scheduler {
     const key: ScheduleKey = [group, Math.floor(dueAtMs), topic, offset];
     const takenThrough = this.#takenThrough.get(group);
     if (takenThrough && compareKeys(key, takenThrough) <= 0) this.#takenThrough.delete(group);
-    if (durability === 'deferred') this.#defer(key, entry);
-    else this.#track(key, entry, this.#store.putSchedule(key, entry));
+    if (durability === 'recoverable' && this.#mayKeep(key)) this.#kept.add(key, entry);
+    else if (durability === 'deferred') this.#writes.defer(key, entry);
+    else this.#writes.put(key, entry);
     this.#earliestByGroup.set(
       group,
       Math.min(this.#earliestByGroup.get(group) ?? Number.POSITIVE_INFINITY, key[1]),
@@ -149,16 +176,8 @@ export class Scheduler {
    * finds nothing, after which it is computed again.
    */
   remove(key: ScheduleKey): void {
-    const writes = this.#pending.get(key[0]);
-    const pending = writes?.get(key);
-    if (writes && pending?.deferred) {
-      // Never written: forgetting it is the whole removal.
-      this.#deferred.delete(pending);
-      writes.delete(key);
-      if (writes.size === 0) this.#pending.delete(key[0]);
-      return;
-    }
-    this.#track(key, undefined, this.#store.deleteSchedule(key));
+    // Kept in memory only: forgetting it is the whole removal.
+    if (!this.#kept.remove(key)) this.#writes.remove(key);
   }
 
   /**
@@ -166,11 +185,7 @@ export class Scheduler {
    * write-behind flush calls it, so an entry commits with the record that names it.
    */
   writeDeferred(): void {
-    const deferred = [...this.#deferred];
-    this.#deferred.clear();
-    for (const { key, entry } of deferred) {
-      if (entry !== undefined) this.#track(key, entry, this.#store.putSchedule(key, entry));
-    }
+    this.#writes.writeDeferred();
   }
 
   /**
@@ -197,54 +212,17 @@ export class Scheduler {
     return this.#paused.size;
   }
 
-  /** Keep an addition in memory until {@link writeDeferred}; it shadows the store's entry of the key, if any. */
-  #defer(key: ScheduleKey, entry: ScheduleEntry): void {
-    const pending: PendingWrite = { key, entry, deferred: true };
-    this.#setPending(pending);
-    this.#deferred.add(pending);
-  }
-
-  /** Record a write as this process's newest for its key, in place of one deferred before it. */
-  #setPending(pending: PendingWrite): void {
-    const writes = this.#writesOf(pending.key[0]);
-    const replaced = writes.get(pending.key);
-    if (replaced?.deferred) this.#deferred.delete(replaced);
-    writes.set(pending);
-  }
-
-  #writesOf(group: string): ScheduleOverlay {
-    let writes = this.#pending.get(group);
-    if (!writes) {
-      writes = new ScheduleOverlay();
-      this.#pending.set(group, writes);
-    }
-    return writes;
-  }
-
-  #track(key: ScheduleKey, entry: ScheduleEntry | undefined, write: Promise<void>): void {
-    const pending: PendingWrite = { key, entry };
-    this.#setPending(pending);
-    // The store hands every write of one transaction the same promise: one callback per commit.
-    let committing = this.#byCommit.get(write);
-    if (!committing) {
-      const waiting: PendingWrite[] = [];
-      const settle = () => {
-        this.#byCommit.delete(write);
-        for (const done of waiting) this.#forget(done);
-      };
-      write.then(settle, settle);
-      this.#byCommit.set(write, waiting);
-      committing = waiting;
-    }
-    committing.push(pending);
-  }
-
-  /** A write committed: drop it from the overlay unless a later write to its key replaced it. */
-  #forget(write: PendingWrite): void {
-    const group = write.key[0];
-    const writes = this.#pending.get(group);
-    if (!writes?.delete(write.key, write)) return;
-    if (writes.size === 0) this.#pending.delete(group);
+  /**
+   * Whether a `recoverable` entry may stay in memory: due within the horizon, room left, and no
+   * write of this process pending for its key (which the overlay's rules then order).
+   */
+  #mayKeep(key: ScheduleKey): boolean {
+    return (
+      key[1] <= this.#clock.now() + RECOVERABLE_HORIZON_MS &&
+      this.#kept.size < this.#maxKeptEntries &&
+      !this.#kept.has(key) &&
+      !this.#writes.has(key)
+    );
   }
 
   #arm(): void {
@@ -280,9 +258,24 @@ export class Scheduler {
         if (round === 0 && this.#isCatchingUp(dueGroups, nowMs)) budgetMs = CATCH_UP_TURN_BUDGET_MS;
         moreDue = false;
         for (const group of dueGroups) {
-          const due = this.#readDue(group, nowMs);
-          const taken = due.length === 0 ? 0 : Math.max(0, Math.min(due.length, this.#onDue(group, due)));
-          for (let i = 0; i < taken; i++) this.remove((due[i] as DueEntry).key);
+          const kept = new Set<DueEntry>();
+          const due = this.#readDue(group, nowMs, kept);
+          let taken = 0;
+          try {
+            taken = due.length === 0 ? 0 : Math.max(0, Math.min(due.length, this.#onDue(group, due)));
+          } finally {
+            // The kept entries the read took out of memory and the handler did not take (all of
+            // them, if it threw) are kept again.
+            for (let i = taken; i < due.length; i++) {
+              const entry = due[i] as DueEntry;
+              if (kept.has(entry)) this.#kept.putBack(entry as Kept);
+            }
+          }
+          for (let i = 0; i < taken; i++) {
+            const entry = due[i] as DueEntry;
+            // A kept entry was taken out of memory by the read: nothing more to remove.
+            if (!kept.has(entry)) this.remove(entry.key);
+          }
           const lastTaken = due[taken - 1];
           if (lastTaken) this.#takenThrough.set(group, lastTaken.key);
           if (taken < due.length) this.#paused.add(group);
@@ -321,9 +314,30 @@ export class Scheduler {
     });
   }
 
-  /** A group's entries due at `nowMs`: committed ones, minus this process's pending writes, plus its pending additions. */
-  #readDue(group: string, nowMs: number): DueEntry[] {
-    const pending = this.#pending.get(group);
+  /**
+   * A group's entries due at `nowMs`, a batch at most: committed ones, minus this process's pending
+   * writes, plus its pending additions and the entries it keeps in memory. Those of the batch kept
+   * in memory are taken out of it and added to `kept`: the caller gives back the ones it does not take.
+   */
+  #readDue(group: string, nowMs: number, kept: Set<DueEntry>): DueEntry[] {
+    const fromMemory = this.#kept.takeDue(group, nowMs, this.#batchSize);
+    const stored = this.#readDueWritten(group, nowMs);
+    if (fromMemory.length === 0) return stored;
+    if (stored.length === 0) {
+      for (const entry of fromMemory) kept.add(entry);
+      return fromMemory;
+    }
+    const merged = [...stored, ...fromMemory].sort((a, b) => compareKeys(a.key, b.key));
+    const batch = merged.slice(0, this.#batchSize);
+    for (const entry of fromMemory) kept.add(entry);
+    for (const entry of merged.slice(this.#batchSize))
+      if (kept.delete(entry)) this.#kept.putBack(entry as Kept);
+    return batch;
+  }
+
+  /** A group's written entries due at `nowMs`: committed ones, minus this process's pending writes, plus its pending additions. */
+  #readDueWritten(group: string, nowMs: number): DueEntry[] {
+    const pending = this.#writes.of(group);
     if (!pending) {
       return this.#store.readDueSchedule(group, nowMs, this.#batchSize, this.#takenThrough.get(group));
     }
@@ -346,17 +360,17 @@ export class Scheduler {
     return due.slice(0, this.#batchSize);
   }
 
-  /** A group's earliest entry, committed or pending, not counting pending removals. */
+  /** A group's earliest entry, committed, pending or kept in memory, not counting pending removals. */
   #refreshEarliest(group: string): void {
-    const pending = this.#pending.get(group);
-    let earliest = Number.POSITIVE_INFINITY;
+    const pending = this.#writes.of(group);
+    let earliest = this.#kept.earliest(group) ?? Number.POSITIVE_INFINITY;
     let after = this.#takenThrough.get(group);
     // Page past the committed keys that pending writes remove or replace.
     for (let guard = 0; guard <= (pending?.size ?? 0); guard++) {
       const page = this.#store.scheduleKeys(group, pending ? PAGE_KEYS : 1, after);
       const first = page.find((key) => !pending?.has(key));
       if (first) {
-        earliest = first[1];
+        earliest = Math.min(earliest, first[1]);
         break;
       }
       const last = page.at(-1);
@@ -369,10 +383,4 @@ export class Scheduler {
     if (earliest === Number.POSITIVE_INFINITY) this.#earliestByGroup.delete(group);
     else this.#earliestByGroup.set(group, earliest);
   }
-}
-
-function compareKeys(a: ScheduleKey, b: ScheduleKey): number {
-  if (a[1] !== b[1]) return a[1] - b[1];
-  if (a[2] !== b[2]) return a[2] < b[2] ? -1 : 1;
-  return a[3] - b[3];
 }
