@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres, { type Sql } from 'postgres';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import { openLmdbStore } from '../lmdb-store.js';
 import type { HistoryRecord, StoredMessage } from '../records.js';
@@ -196,6 +196,7 @@ describe('a warm copy of a PostgreSQL store', () => {
     const { copied, warm } = await loadedStream(sql, owner);
     const follower = feed.follow(warm);
     await follower.open;
+    const lastOffsets = vi.spyOn(copied, 'lastOffset');
 
     // Sends with their history (one statement a batch), retention (a transaction), a topic of its
     // own, a history row and a message written again under their keys.
@@ -210,6 +211,8 @@ describe('a warm copy of a PostgreSQL store', () => {
 
     expect(follower.results.filter((result) => result === 'applied').length).toBeGreaterThan(3);
     expect(follower.results).not.toContain('gap');
+    // Each topic's last offset is read from the copy once, not for every batch that appends to it.
+    expect(lastOffsets.mock.calls.map(([topic]) => topic).sort()).toEqual(['late', 'stream']);
     expect(copied.getMessage('stream', 50)?.properties).toEqual({ redriven: 'yes' });
     expect(copied.readHistory('stream-60')).toMatchObject([{ result: 'released' }]);
     expect(copied.locateMessage('late-4')).toMatchObject({ topic: 'late', offset: 4 });
