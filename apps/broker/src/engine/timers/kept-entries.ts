@@ -1,16 +1,22 @@
 import type { ScheduleEntry, ScheduleKey } from '../../store/records.js';
 import { ScheduleOverlay } from './schedule-overlay.js';
 
-/** A schedule entry kept in memory only; `removed` once cancelled, dropped when it reaches the top. */
-export interface Kept {
-  readonly key: ScheduleKey;
-  readonly entry: ScheduleEntry;
-  removed: boolean;
+/**
+ * A schedule entry kept in memory only; `removed` once cancelled, dropped when it reaches the top.
+ * A class, so that the scheduler tells the entries it took from memory from the store's by their kind.
+ */
+export class KeptEntry {
+  removed = false;
+
+  constructor(
+    readonly key: ScheduleKey,
+    readonly entry: ScheduleEntry,
+  ) {}
 }
 
 /** One group's kept entries: a binary heap in key order, and the same entries by key. */
 interface GroupEntries {
-  readonly heap: Kept[];
+  readonly heap: KeptEntry[];
   readonly byKey: ScheduleOverlay;
 }
 
@@ -36,21 +42,13 @@ export class KeptEntries {
 
   /** Keep `entry` under `key`, which must not be kept already. */
   add(key: ScheduleKey, entry: ScheduleEntry): void {
-    let group = this.#groups.get(key[0]);
-    if (!group) {
-      group = { heap: [], byKey: new ScheduleOverlay() };
-      this.#groups.set(key[0], group);
-    }
-    const kept: Kept = { key, entry, removed: false };
-    group.byKey.set(kept);
-    pushKept(group.heap, kept);
-    this.#size++;
+    this.#insert(new KeptEntry(key, entry));
   }
 
   /** Forget the entry of `key`; false when none is kept under it (it is the store's, or gone). */
   remove(key: ScheduleKey): boolean {
     const group = this.#groups.get(key[0]);
-    const kept = group?.byKey.get(key) as Kept | undefined;
+    const kept = group?.byKey.get(key) as KeptEntry | undefined;
     if (!group || !kept) return false;
     group.byKey.delete(key);
     kept.removed = true;
@@ -68,12 +66,12 @@ export class KeptEntries {
    * Take up to `limit` of the group's entries due at `nowMs`, earliest first: they are no longer
    * kept. The scheduler hands them on, and gives back ({@link putBack}) those not taken from it.
    */
-  takeDue(group: string, nowMs: number, limit: number): Kept[] {
+  takeDue(group: string, nowMs: number, limit: number): KeptEntry[] {
     const entries = this.#groups.get(group);
     if (!entries || (entries.heap[0]?.key[1] ?? Number.POSITIVE_INFINITY) > nowMs) return [];
     const { heap, byKey } = entries;
-    const taken: Kept[] = [];
-    while (taken.length < limit && heap.length > 0 && (heap[0] as Kept).key[1] <= nowMs) {
+    const taken: KeptEntry[] = [];
+    while (taken.length < limit && heap.length > 0 && (heap[0] as KeptEntry).key[1] <= nowMs) {
       const top = popKept(heap);
       if (top.removed) continue;
       byKey.delete(top.key);
@@ -85,14 +83,26 @@ export class KeptEntries {
   }
 
   /** Keep again an entry {@link takeDue} took. */
-  putBack(kept: Kept): void {
-    this.add(kept.key, kept.entry);
+  putBack(kept: KeptEntry): void {
+    this.#insert(kept);
+  }
+
+  #insert(kept: KeptEntry): void {
+    const group = kept.key[0];
+    let entries = this.#groups.get(group);
+    if (!entries) {
+      entries = { heap: [], byKey: new ScheduleOverlay() };
+      this.#groups.set(group, entries);
+    }
+    entries.byKey.set(kept);
+    pushKept(entries.heap, kept);
+    this.#size++;
   }
 
   /** Pop the marked entries off the top, so that the top is a live entry; forget an emptied group. */
   #dropRemovedTop(group: string, entries: GroupEntries): void {
     const { heap } = entries;
-    while (heap.length > 0 && (heap[0] as Kept).removed) popKept(heap);
+    while (heap.length > 0 && (heap[0] as KeptEntry).removed) popKept(heap);
     if (heap.length === 0) this.#groups.delete(group);
   }
 }
@@ -104,21 +114,21 @@ export function compareKeys(a: ScheduleKey, b: ScheduleKey): number {
   return a[3] - b[3];
 }
 
-function pushKept(heap: Kept[], kept: Kept): void {
+function pushKept(heap: KeptEntry[], kept: KeptEntry): void {
   let at = heap.length;
   heap.push(kept);
   while (at > 0) {
     const parent = (at - 1) >> 1;
-    if (compareKeys((heap[parent] as Kept).key, kept.key) <= 0) break;
-    heap[at] = heap[parent] as Kept;
+    if (compareKeys((heap[parent] as KeptEntry).key, kept.key) <= 0) break;
+    heap[at] = heap[parent] as KeptEntry;
     at = parent;
   }
   heap[at] = kept;
 }
 
-function popKept(heap: Kept[]): Kept {
-  const top = heap[0] as Kept;
-  const last = heap.pop() as Kept;
+function popKept(heap: KeptEntry[]): KeptEntry {
+  const top = heap[0] as KeptEntry;
+  const last = heap.pop() as KeptEntry;
   if (heap.length === 0) return top;
   let at = 0;
   for (;;) {
@@ -126,11 +136,11 @@ function popKept(heap: Kept[]): Kept {
     if (left >= heap.length) break;
     const right = left + 1;
     const child =
-      right < heap.length && compareKeys((heap[right] as Kept).key, (heap[left] as Kept).key) < 0
+      right < heap.length && compareKeys((heap[right] as KeptEntry).key, (heap[left] as KeptEntry).key) < 0
         ? right
         : left;
-    if (compareKeys((heap[child] as Kept).key, last.key) >= 0) break;
-    heap[at] = heap[child] as Kept;
+    if (compareKeys((heap[child] as KeptEntry).key, last.key) >= 0) break;
+    heap[at] = heap[child] as KeptEntry;
     at = child;
   }
   heap[at] = last;

@@ -1,7 +1,7 @@
 import type { Clock } from '@ricochet/core';
 import type { BrokerStore } from '../../store/broker-store.js';
 import type { ScheduleEntry, ScheduleKey } from '../../store/records.js';
-import { compareKeys, type Kept, KeptEntries } from './kept-entries.js';
+import { compareKeys, KeptEntries, KeptEntry } from './kept-entries.js';
 import { CATCH_UP_TURN_BUDGET_MS, realWorkClock, TURN_BUDGET_MS } from './loop-budget.js';
 import { soon, type TimerHandle, type TimerService } from './timer-service.js';
 import { UncommittedWrites } from './uncommitted-writes.js';
@@ -259,8 +259,7 @@ export class Scheduler {
         if (round === 0 && this.#isCatchingUp(dueGroups, nowMs)) budgetMs = CATCH_UP_TURN_BUDGET_MS;
         moreDue = false;
         for (const group of dueGroups) {
-          const kept = new Set<DueEntry>();
-          const due = this.#readDue(group, nowMs, kept);
+          const due = this.#readDue(group, nowMs);
           let taken = 0;
           try {
             taken = due.length === 0 ? 0 : Math.max(0, Math.min(due.length, this.#onDue(group, due)));
@@ -268,14 +267,14 @@ export class Scheduler {
             // The kept entries the read took out of memory and the handler did not take (all of
             // them, if it threw) are kept again.
             for (let i = taken; i < due.length; i++) {
-              const entry = due[i] as DueEntry;
-              if (kept.has(entry)) this.#kept.putBack(entry as Kept);
+              const entry = due[i];
+              if (entry instanceof KeptEntry) this.#kept.putBack(entry);
             }
           }
           for (let i = 0; i < taken; i++) {
             const entry = due[i] as DueEntry;
             // A kept entry was taken out of memory by the read: nothing more to remove.
-            if (!kept.has(entry)) this.remove(entry.key);
+            if (!(entry instanceof KeptEntry)) this.remove(entry.key);
           }
           const lastTaken = due[taken - 1];
           if (lastTaken) this.#takenThrough.set(group, lastTaken.key);
@@ -318,22 +317,18 @@ export class Scheduler {
   /**
    * A group's entries due at `nowMs`, a batch at most: committed ones, minus this process's pending
    * writes, plus its pending additions and the entries it keeps in memory. Those of the batch kept
-   * in memory are taken out of it and added to `kept`: the caller gives back the ones it does not take.
+   * in memory ({@link KeptEntry}) are taken out of it: the caller gives back the ones it does not take.
    */
-  #readDue(group: string, nowMs: number, kept: Set<DueEntry>): DueEntry[] {
+  #readDue(group: string, nowMs: number): DueEntry[] {
     const fromMemory = this.#kept.takeDue(group, nowMs, this.#batchSize);
     const stored = this.#readDueWritten(group, nowMs);
     if (fromMemory.length === 0) return stored;
-    if (stored.length === 0) {
-      for (const entry of fromMemory) kept.add(entry);
-      return fromMemory;
-    }
+    if (stored.length === 0) return fromMemory;
     const merged = [...stored, ...fromMemory].sort((a, b) => compareKeys(a.key, b.key));
-    const batch = merged.slice(0, this.#batchSize);
-    for (const entry of fromMemory) kept.add(entry);
-    for (const entry of merged.slice(this.#batchSize))
-      if (kept.delete(entry)) this.#kept.putBack(entry as Kept);
-    return batch;
+    for (const entry of merged.slice(this.#batchSize)) {
+      if (entry instanceof KeptEntry) this.#kept.putBack(entry);
+    }
+    return merged.slice(0, this.#batchSize);
   }
 
   /** A group's written entries due at `nowMs`: committed ones, minus this process's pending writes, plus its pending additions. */

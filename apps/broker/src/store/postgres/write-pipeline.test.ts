@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
 import type { Sql } from './driver.js';
 import type { StoreLease } from './store-lease.js';
-import { WritePipeline } from './write-pipeline.js';
+import { WritePipeline, type WritePipelineParts } from './write-pipeline.js';
 
 /**
  * The pipeline between a turn's writes and their commit, with the database and the lease faked:
@@ -20,18 +20,23 @@ const mirror = { committed: async () => {} } as unknown as BrokerStore;
 let pipeline: WritePipeline | undefined;
 afterEach(() => pipeline?.stop());
 
+/** A pipeline over the fakes above, from row number 0; `parts` adds to them. */
+function newPipeline(parts: Partial<WritePipelineParts> = {}): WritePipeline {
+  return new WritePipeline({
+    writer,
+    lease,
+    mirror,
+    localFailures: [],
+    rowSeq: 0,
+    writeRetryMs: 1_000,
+    ...parts,
+  });
+}
+
 describe('WritePipeline', () => {
   it('loses the store when replaying a committed batch on the local copy throws, failing the batch instead of leaving it pending', async () => {
     const lost: unknown[] = [];
-    pipeline = new WritePipeline({
-      writer,
-      lease,
-      mirror,
-      localFailures: [],
-      rowSeq: 0,
-      writeRetryMs: 1_000,
-      onLost: (error) => lost.push(error),
-    });
+    pipeline = newPipeline({ onLost: (error) => lost.push(error) });
     const batch = pipeline.batch();
     batch.writes.local((): Promise<void> => {
       throw new Error('the environment is closed');
@@ -43,14 +48,7 @@ describe('WritePipeline', () => {
   });
 
   it('resolves a batch once it committed and its replay on the local copy is done', async () => {
-    pipeline = new WritePipeline({
-      writer,
-      lease,
-      mirror,
-      localFailures: [],
-      rowSeq: 0,
-      writeRetryMs: 1_000,
-    });
+    pipeline = newPipeline();
     const replayed: string[] = [];
     const batch = pipeline.batch();
     batch.writes.local(async () => {
