@@ -76,6 +76,14 @@ export function packWithMsgpackr(value: unknown): Uint8Array {
   return packr.pack(value);
 }
 
+/**
+ * Decode MessagePack the codec (or {@link writeFrame}) wrote, with the codec's options and no
+ * checks: only for bytes this process or its own store wrote, never for a peer's.
+ */
+export function unpackTrusted(bytes: Uint8Array): unknown {
+  return packr.unpack(bytes);
+}
+
 /** Decode any frame of the protocol. Returns a {@link FrameDecodeError} for any bad input. */
 export function decodeFrame(bytes: Uint8Array): DecodeResult<Frame> {
   return decodeWith(bytes, frameSchema, noHotCheck);

@@ -1,3 +1,5 @@
+import { PackedDelivery } from './packed-delivery.js';
+
 /**
  * A MessagePack writer for the frames that carry the traffic, byte for byte what the codec's
  * msgpackr writes with its options (codec.ts): objects as maps in key order, `undefined`
@@ -10,6 +12,9 @@
  * the kinds of values frames hold — plain objects, arrays, ASCII strings, numbers, booleans,
  * `null` and `Uint8Array`s (Node's Buffers included) — and gives up (`undefined`) at anything
  * else, for msgpackr to write. `frame-writer.test.ts` holds it to msgpackr's bytes on random frames.
+ * One more kind is its own: a {@link PackedDelivery}, a delivered message whose fixed fields were
+ * encoded when it was stored, written as those bytes and three fields (it decodes to the message
+ * msgpackr's bytes of its fields would).
  *
  * A frame is written into one buffer kept for the next frame, and handed out as a copy of its
  * exact size: views of a shared slab would keep megabytes of it alive behind frames waiting to be
@@ -59,6 +64,7 @@ function writeValue(value: unknown): boolean {
         return true;
       }
       if (value.constructor === Object) return writeMap(value as Record<string, unknown>);
+      if (value.constructor === PackedDelivery) return writePackedDelivery(value as PackedDelivery);
       if (value.constructor === Array) return writeArray(value as unknown[]);
       if (value instanceof Uint8Array) {
         writeBytes(value);
@@ -120,9 +126,14 @@ function writeMap(map: Record<string, unknown>): boolean {
   return known === undefined ? writeAnyMap(map) : writeShapedMap(map, known);
 }
 
-function writeShapedMap(map: Record<string, unknown>, { keys, keyBytes }: Shape): boolean {
+function writeShapedMap(map: Record<string, unknown>, shape: Shape): boolean {
   reserve(1);
-  slab[position++] = 0x80 | keys.length;
+  slab[position++] = 0x80 | shape.keys.length;
+  return writeShapedEntries(map, shape);
+}
+
+/** A map's entries, for the keys of `shape`, without the map's header. */
+function writeShapedEntries(map: Record<string, unknown>, { keys, keyBytes }: Shape): boolean {
   for (let index = 0; index < keys.length; index++) {
     const bytes = keyBytes[index] as readonly number[];
     reserve(bytes.length);
@@ -132,6 +143,23 @@ function writeShapedMap(map: Record<string, unknown>, { keys, keyBytes }: Shape)
     if (!writeValue(map[keys[index] as string])) return false;
   }
   return true;
+}
+
+/** What a delivery sets in a {@link PackedDelivery}, written after its stored fields. */
+const PER_DELIVERY = shape(['deliveryAttempt', 'offset', 'receiptHandle']);
+
+/**
+ * A delivered message whose fixed fields were encoded when it was stored: their map copied whole,
+ * its header counting three more entries, then those three. The stored map is a fixmap of at most
+ * 9 entries (`packDeliveredFields`), so the count stays within a fixmap's 15.
+ */
+function writePackedDelivery(delivery: PackedDelivery): boolean {
+  const fields = PackedDelivery.fieldBytesOf(delivery);
+  reserve(fields.length);
+  slab.set(fields, position);
+  slab[position] = (fields[0] as number) + PER_DELIVERY.keys.length;
+  position += fields.length;
+  return writeShapedEntries(delivery as unknown as Record<string, unknown>, PER_DELIVERY);
 }
 
 function writeAnyMap(map: Record<string, unknown>): boolean {

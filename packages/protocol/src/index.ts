@@ -17,6 +17,7 @@ export {
   type FrameDecodeError,
   type FrameIssue,
 } from './codec.js';
+export { packDeliveredFields, unpackDeliveredFields } from './delivered-fields.js';
 export {
   DEFAULT_PEER_MAX_FRAME_BYTES,
   deliveredMessageBytes,
@@ -64,6 +65,7 @@ export {
   TOPIC_NAME_PATTERN,
 } from './names.js';
 export { MAX_FRAME_NESTING } from './nesting-depth.js';
+export { type DeliveredFields, PackedDelivery } from './packed-delivery.js';
 export {
   CREDIT_LENDING_FEATURE,
   OWNED_RECEIVES_FEATURE,
