@@ -1,3 +1,4 @@
+import { decodeStoredMessage } from '@ricochet/broker';
 import { open } from 'lmdb';
 import { unpack } from 'msgpackr';
 import postgres from 'postgres';
@@ -9,12 +10,13 @@ const STRUCTURES_KEY = Symbol.for('ricochet.structures');
 /**
  * Read topics' logs straight from a broker's data directory, after the broker is gone: what is on
  * disk after the last SIGKILL, not what a process still holds in memory. Reads the `messages`
- * database of store layout 1 (keys `[topic, offset]`) the way the broker opens it.
+ * database (keys `[topic, offset]`) the way the broker opens it: layout 2's records, and layout
+ * 1's messages in a directory that began in layout 1.
  */
 export function readStoredLogs(dataDir: string, topics: readonly string[]): Map<string, StoredEntry[]> {
   const root = open({ path: dataDir, noSubdir: false, maxDbs: 16, readOnly: true });
   try {
-    const messages = root.openDB<{ messageId: string; offset: number }, [string, number]>({
+    const messages = root.openDB<Uint8Array | { messageId: string; offset: number }, [string, number]>({
       name: 'messages',
       encoding: 'msgpack',
       sharedStructuresKey: STRUCTURES_KEY,
@@ -26,7 +28,11 @@ export function readStoredLogs(dataDir: string, topics: readonly string[]): Map<
         start: [topic, 0],
         end: [topic, Number.MAX_SAFE_INTEGER],
       })) {
-        // The key's offset is where the message sits; the value's is what the broker wrote into it.
+        if (value instanceof Uint8Array) {
+          log.push({ messageId: decodeStoredMessage(value, topic, key[1]).messageId, offset: key[1] });
+          continue;
+        }
+        // Layout 1: the key's offset is where the message sits; the value's is what the broker wrote into it.
         if (value.offset !== key[1])
           throw new Error(`${topic}: offset ${key[1]} holds a message of offset ${value.offset}`);
         log.push({ messageId: value.messageId, offset: key[1] });

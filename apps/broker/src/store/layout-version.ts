@@ -1,7 +1,13 @@
 /**
  * The layout of a data directory: the keys of every database and the stored schema of every value
- * (`schema/` for the records that hold core's types, `records.ts` for the others). Version 1 is
- * the only one so far.
+ * (`schema/` for the records that hold core's types and for messages, `records.ts` for the
+ * others).
+ *
+ * - Version 1: every record a MessagePack value of its stored shape.
+ * - Version 2: messages stored as the bytes they are delivered in (`schema/stored-message.ts`).
+ *   A broker of layout 2 reads layout 1's message records beside its own, so it opens a layout 1
+ *   directory by writing its new version and nothing else; a broker of layout 1 refuses a layout
+ *   2 directory (it cannot read the new records).
  *
  * Changing the bytes a broker writes or how it reads them is a new layout: bump this number and
  * give the new broker either a migration from every older version it accepts (run at open, in one
@@ -10,7 +16,7 @@
  * test of `schema/` fails first. A broker always refuses a newer layout than its own, since it
  * cannot know what a newer broker stored.
  */
-export const LAYOUT_VERSION = 1;
+export const LAYOUT_VERSION = 2;
 
 /** What opening a store with a given stored layout version must do. */
 export type LayoutDecision =
@@ -31,10 +37,10 @@ export interface LayoutRules {
   readonly subject: string;
 }
 
-/** The embedded store's: a data directory, no migration yet. */
+/** The embedded store's: a data directory, layout 1 migrated by its version alone. */
 const DATA_DIRECTORY: LayoutRules = {
   version: LAYOUT_VERSION,
-  migratesFrom: LAYOUT_VERSION,
+  migratesFrom: 1,
   subject: 'the data directory',
 };
 

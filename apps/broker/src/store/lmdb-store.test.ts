@@ -41,7 +41,7 @@ describe('LMDB store', () => {
     expect(store.lastOffset('a')).toBe(2);
     expect(store.lastOffset('b')).toBe(0);
     expect(store.lastOffset('c')).toBeUndefined();
-    expect(store.getMessage('a', 2)?.body).toEqual(Buffer.from([2]));
+    expect(store.getMessage('a', 2)?.body).toEqual(new Uint8Array([2]));
   });
 
   it('sees its own pending delivery writes before they commit', async () => {

@@ -11,6 +11,7 @@ import {
   scheduleGroups,
   scheduleKeysAfter,
 } from './lmdb-schedule-ranges.js';
+import { type MessageRecord, MessageRecordEncoder, messageOf } from './message-records.js';
 import { NOT_PENDING, PendingOverlay } from './pending-overlay.js';
 import type {
   BroadcastInstanceRecord,
@@ -29,6 +30,8 @@ import type {
 } from './records.js';
 import { fromStoredDelivery, type StoredDeliveryV1, toStoredDelivery } from './schema/stored-delivery.js';
 import { fromStoredGroup, type StoredGroupV1, toStoredGroup } from './schema/stored-group.js';
+import { storedHistoryOf } from './schema/stored-history.js';
+import { encodeStoredMessage } from './schema/stored-message.js';
 import { fromStoredTopic, type StoredTopicV1, toStoredTopic } from './schema/stored-topic.js';
 
 /** Options of {@link openLmdbStore}. */
@@ -61,7 +64,7 @@ const STRUCTURES_KEY = Symbol.for('ricochet.structures');
  * The embedded store: one LMDB environment in the data directory, one named database per kind of
  * record, keys ordered so that every scan the engine needs is a range read.
  *
- * | database   | key                              | value (layout 1)        |
+ * | database   | key                              | value (layout 2)        |
  * |------------|----------------------------------|-------------------------|
  * | meta       | name                             | `layoutVersion`: number |
  * | topics     | topic                            | StoredTopicV1           |
@@ -69,7 +72,7 @@ const STRUCTURES_KEY = Symbol.for('ricochet.structures');
  * | cursors    | [group, topic]                   | CursorRecord            |
  * | counters   | group                            | GroupCounters           |
  * | broadcastInstances | [group, clientId]        | BroadcastInstanceRecord |
- * | messages   | [topic, offset]                  | StoredMessage           |
+ * | messages   | [topic, offset]                  | MessageRecord           |
  * | messageIds | messageId                        | MessageLocation         |
  * | deliveries | [group, topic, offset]           | StoredDeliveryV1        |
  * | schedule   | [group, dueAtMs, topic, offset]  | ScheduleEntry           |
@@ -80,10 +83,12 @@ const STRUCTURES_KEY = Symbol.for('ricochet.structures');
  *
  * The records that hold core's types (topics, groups, deliveries) are stored in shapes of their
  * own (`schema/`), mapped at this boundary, so that a change to core never changes the bytes on
- * disk; the others are the store's own types (`records.ts`) and are stored as they are. Either
- * way the bytes of layout 1 are pinned by the golden test in `schema/`, and a change to them is a
- * new layout version with a migration or a refusal (`layout-version.ts`). A directory with a
- * layout this broker does not read is refused at open, before anything is read or written.
+ * disk; messages are stored as the bytes they are delivered in (`schema/stored-message.ts`, read
+ * beside layout 1's messages: `message-records.ts`); the others are the store's own types
+ * (`records.ts`) and are stored as they are. The bytes of each layout are pinned by a golden test
+ * in `schema/`, and a change to them is a new layout version with a migration or a refusal
+ * (`layout-version.ts`). A directory with a layout this broker does not read is refused at open,
+ * before anything is read or written.
  */
 export function openLmdbStore(options: LmdbStoreOptions): BrokerStore {
   mkdirSync(options.path, { recursive: true });
@@ -98,7 +103,7 @@ class LmdbStore implements BrokerStore {
   readonly #cursors: Database<CursorRecord, [string, string]>;
   readonly #counters: Database<GroupCounters, string>;
   readonly #broadcastInstances: Database<BroadcastInstanceRecord, [string, string]>;
-  readonly #messages: Database<StoredMessage, [string, number]>;
+  readonly #messages: Database<MessageRecord, [string, number]>;
   readonly #messageIds: Database<MessageLocation, string>;
   readonly #deliveries: Database<StoredDeliveryV1, [string, string, number]>;
   readonly #schedule: ScheduleDatabase;
@@ -139,7 +144,15 @@ class LmdbStore implements BrokerStore {
     this.#cursors = db('cursors');
     this.#counters = db('counters');
     this.#broadcastInstances = db('broadcastInstances');
-    this.#messages = structured('messages');
+    // Layout 2's records are read by an encoder of their own (message-records.ts), given as
+    // lmdb-js documents it (`encoder.Encoder`), an option its type definitions leave out.
+    const messagesOptions = {
+      name: 'messages',
+      encoding: 'msgpack' as const,
+      sharedStructuresKey: STRUCTURES_KEY,
+      encoder: { Encoder: MessageRecordEncoder },
+    };
+    this.#messages = this.#root.openDB<MessageRecord, [string, number]>(messagesOptions);
     this.#messageIds = structured('messageIds');
     this.#deliveries = structured('deliveries');
     this.#schedule = db('schedule');
@@ -150,7 +163,10 @@ class LmdbStore implements BrokerStore {
   #checkLayout(): void {
     const found: unknown = this.#meta.get('layoutVersion');
     const decision = decideLayout(found);
-    if (decision.action === 'initialise') this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
+    // A layout 1 directory needs no rewrite (its records are read beside layout 2's): only its version.
+    if (decision.action === 'initialise' || decision.action === 'migrate') {
+      this.#meta.putSync('layoutVersion', LAYOUT_VERSION);
+    }
     if (decision.action !== 'refuse') return;
     // Nothing was written, so there is no transaction of ours to wait for.
     void this.#root.close();
@@ -226,21 +242,22 @@ class LmdbStore implements BrokerStore {
     return undefined;
   }
   appendMessage(message: StoredMessage): Promise<void> {
-    return this.#track(this.#messages.put([message.topic, message.offset], message));
+    return this.#track(this.#messages.put([message.topic, message.offset], encodeStoredMessage(message)));
   }
   readMessages(topic: string, fromOffset: number, limit: number): StoredMessage[] {
     const messages: StoredMessage[] = [];
-    for (const { value } of this.#messages.getRange({
+    for (const { key, value } of this.#messages.getRange({
       start: [topic, fromOffset],
       end: [topic, Number.MAX_SAFE_INTEGER],
       limit,
     })) {
-      messages.push(value);
+      messages.push(messageOf(value, topic, key[1]));
     }
     return messages;
   }
   getMessage(topic: string, offset: number): StoredMessage | undefined {
-    return this.#messages.get([topic, offset]);
+    const value = this.#messages.get([topic, offset]);
+    return value === undefined ? undefined : messageOf(value, topic, offset);
   }
   locateMessage(messageId: string): MessageLocation | undefined {
     return this.#messageIds.get(messageId);
@@ -373,27 +390,4 @@ class LmdbStore implements BrokerStore {
 
 function deliveryKey(address: DeliveryAddress): [string, string, number] {
   return [address.group, address.topic, address.offset];
-}
-
-/**
- * A history entry as layout 1 stores it: the record without its lease (which is in the key), its
- * fields in the order the golden test pins. Written out field by field, not by a rest spread: it
- * runs for every settled delivery.
- */
-function storedHistoryOf(record: HistoryRecord): HistoryRecord {
-  const stored = { group: record.group } as { -readonly [K in keyof HistoryRecord]: HistoryRecord[K] };
-  if (record.instance !== undefined) stored.instance = record.instance;
-  stored.topic = record.topic;
-  stored.offset = record.offset;
-  stored.deliveryAttempt = record.deliveryAttempt;
-  stored.consumer = record.consumer;
-  if (record.consumerId !== undefined) stored.consumerId = record.consumerId;
-  stored.deliveredAt = record.deliveredAt;
-  stored.settledAt = record.settledAt;
-  stored.result = record.result;
-  if (record.reason !== undefined) stored.reason = record.reason;
-  if (record.principal !== undefined) stored.principal = record.principal;
-  // X6: only on the delivery that moved the message to the DLQ; entries written before it had none.
-  if (record.cause !== undefined) stored.cause = record.cause;
-  return stored;
 }

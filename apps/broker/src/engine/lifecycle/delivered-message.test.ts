@@ -1,5 +1,10 @@
+import { encodeFrame } from '@ricochet/protocol';
+import fc from 'fast-check';
+import { unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../../store/records.js';
+import { decodeStoredMessage, encodeStoredMessage } from '../../store/schema/stored-message.js';
+import { storedMessage } from '../../store/schema/stored-message-arbitrary.test-support.js';
 import { toDeliveredMessage } from './delivered-message.js';
 
 const plain: StoredMessage = {
@@ -63,5 +68,23 @@ describe('toDeliveredMessage', () => {
       reason: 'FAILURE',
       deadLetteredAt: 2_000,
     });
+  });
+
+  it('is delivered from a layout 2 record as the same message as one encoded field by field', () => {
+    fc.assert(
+      fc.property(storedMessage, fc.integer({ min: 1, max: 50 }), (message, attempt) => {
+        const read = decodeStoredMessage(encodeStoredMessage(message), message.topic, message.offset);
+        const packed = toDeliveredMessage(read, attempt, 'h');
+        const plain = toDeliveredMessage(message, attempt, 'h');
+        expect({ ...packed, body: new Uint8Array(packed.body) }).toStrictEqual({
+          ...plain,
+          body: new Uint8Array(plain.body),
+        });
+        const frame = (delivered: typeof plain) =>
+          unpack(new Uint8Array(encodeFrame({ type: 'deliver', subscriptionId: 1, messages: [delivered] })));
+        expect(frame(packed)).toEqual(frame(plain));
+      }),
+      { numRuns: 500, seed: 20_261_132 },
+    );
   });
 });

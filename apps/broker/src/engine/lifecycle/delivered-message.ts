@@ -1,12 +1,23 @@
-import type { DeliveredMessage } from '@ricochet/protocol';
+import { type DeliveredMessage, PackedDelivery } from '@ricochet/protocol';
 import type { StoredMessage } from '../../store/records.js';
+import { deliveredDeadLetter, PackedStoredMessage } from '../../store/schema/stored-message.js';
 
-/** The wire form of a stored message for one delivery. Absent fields stay absent on the wire. */
+/**
+ * The wire form of a stored message for one delivery. Absent fields stay absent on the wire.
+ *
+ * A message read from a layout 2 record carries the bytes of its delivered fields: the delivery
+ * copies them (a {@link PackedDelivery}) instead of encoding each field again. A message built in
+ * this process (a send's, still in the topic's recent messages) is encoded field by field.
+ */
 export function toDeliveredMessage(
   message: StoredMessage,
   deliveryAttempt: number,
   receiptHandle: string,
 ): DeliveredMessage {
+  if (message instanceof PackedStoredMessage) {
+    const { fields, bytes } = PackedStoredMessage.deliveredOf(message);
+    return new PackedDelivery(fields, bytes, deliveryAttempt, message.offset, receiptHandle);
+  }
   const delivered: DeliveredMessage = {
     messageId: message.messageId,
     topic: message.topic,
@@ -20,17 +31,7 @@ export function toDeliveredMessage(
   if (message.keys !== undefined) delivered.keys = [...message.keys];
   if (message.messageGroup !== undefined) delivered.messageGroup = message.messageGroup;
   if (message.properties !== undefined) delivered.properties = { ...message.properties };
-  if (message.deadLetter !== undefined) {
-    const { originTopic, attempts, reason, deadLetteredAt, cause, firstFailedAt } = message.deadLetter;
-    // X6: the failure record, when the copy has one (copies made before it existed have none).
-    delivered.deadLetter = {
-      originTopic,
-      attempts,
-      reason,
-      deadLetteredAt,
-      ...(cause === undefined ? {} : { cause }),
-      ...(firstFailedAt === undefined ? {} : { firstFailedAt }),
-    };
-  }
+  // X6: the failure record, when the copy has one (copies made before it existed have none).
+  if (message.deadLetter !== undefined) delivered.deadLetter = deliveredDeadLetter(message.deadLetter);
   return delivered;
 }
