@@ -97,48 +97,46 @@ function skipText(reader: Reader): boolean {
 
 /** Where the string at the reader's position begins; the reader is moved past it. */
 function textStart(reader: Reader): number | undefined {
-  const { bytes } = reader;
-  const header = bytes[reader.at] as number;
-  let length: number;
-  let start = reader.at + 1;
-  if ((header & 0xe0) === 0xa0) {
-    length = header & 0x1f;
-  } else if (header === 0xd9) {
-    length = bytes[start] as number;
-    start += 1;
-  } else if (header === 0xda) {
-    length = uint16At(bytes, start);
-    start += 2;
-  } else if (header === 0xdb) {
-    length = uint32At(bytes, start);
-    start += 4;
-  } else {
-    return undefined;
-  }
-  reader.at = start + length;
+  const header = reader.bytes[reader.at] as number;
+  if ((header & 0xe0) !== 0xa0) return sizedStart(reader, STR_8);
+  const start = reader.at + 1;
+  reader.at = start + (header & 0x1f);
   return start;
 }
 
 /** A MessagePack `bin` (8, 16 or 32) as a view of the bytes, or `undefined` for any other value. */
 function readBin(reader: Reader): Uint8Array | undefined {
-  const { bytes } = reader;
-  const header = bytes[reader.at] as number;
+  const start = sizedStart(reader, BIN_8);
+  return start === undefined ? undefined : viewOf(reader.bytes, start, reader.at - start);
+}
+
+/** The first byte of the 8-bit-length form of strings and of bins; the 16- and 32-bit forms follow it. */
+const STR_8 = 0xd9;
+const BIN_8 = 0xc4;
+
+/**
+ * Where the string or bin at the reader's position begins, in the form of `code8` (its 8-, 16- or
+ * 32-bit length); the reader is moved past it. `undefined` for any other value.
+ */
+function sizedStart(reader: Reader, code8: number): number | undefined {
+  const { bytes, at } = reader;
+  const header = bytes[at] as number;
   let length: number;
-  let start = reader.at + 1;
-  if (header === 0xc4) {
-    length = bytes[start] as number;
-    start += 1;
-  } else if (header === 0xc5) {
-    length = uint16At(bytes, start);
-    start += 2;
-  } else if (header === 0xc6) {
-    length = uint32At(bytes, start);
-    start += 4;
+  let start: number;
+  if (header === code8) {
+    length = bytes[at + 1] as number;
+    start = at + 2;
+  } else if (header === code8 + 1) {
+    length = uint16At(bytes, at + 1);
+    start = at + 3;
+  } else if (header === code8 + 2) {
+    length = uint32At(bytes, at + 1);
+    start = at + 5;
   } else {
     return undefined;
   }
   reader.at = start + length;
-  return viewOf(bytes, start, length);
+  return start;
 }
 
 /** A MessagePack number in the forms the frame writer and msgpackr write a timestamp in, or `undefined`. */
