@@ -36,5 +36,5 @@ export { systemTimers, type TimerHandle, type TimerService } from './engine/inde
 export type { BrokerStore } from './store/broker-store.js';
 export { brokerIdentity } from './store/open-store.js';
 export type { StoredMessage } from './store/records.js';
-/** For tools that read a data directory's `messages` database themselves (the kill -9 soak). */
-export { decodeStoredMessage } from './store/schema/stored-message.js';
+/** For tools that read a store's messages themselves (the kill -9 soak): a data directory's or a database's. */
+export { decodeStoredMessage, isStoredMessageRecord } from './store/schema/stored-message.js';

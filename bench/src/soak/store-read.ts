@@ -1,4 +1,4 @@
-import { decodeStoredMessage } from '@ricochet/broker';
+import { decodeStoredMessage, isStoredMessageRecord } from '@ricochet/broker';
 import { open } from 'lmdb';
 import { unpack } from 'msgpackr';
 import postgres from 'postgres';
@@ -29,7 +29,7 @@ export function readStoredLogs(dataDir: string, topics: readonly string[]): Map<
         end: [topic, Number.MAX_SAFE_INTEGER],
       })) {
         if (value instanceof Uint8Array) {
-          log.push({ messageId: decodeStoredMessage(value, topic, key[1]).messageId, offset: key[1] });
+          log.push({ messageId: decodeStoredMessage(value, topic).messageId, offset: key[1] });
           continue;
         }
         // Layout 1: the key's offset is where the message sits; the value's is what the broker wrote into it.
@@ -47,7 +47,8 @@ export function readStoredLogs(dataDir: string, topics: readonly string[]): Map<
 
 /**
  * The same from a PostgreSQL store (`--store postgres://…`), once every broker on it is gone: the
- * `ricochet_messages` table, whose values are the stored messages packed with plain MessagePack.
+ * `ricochet_messages` table, whose values are the stored messages' records (or, in rows written
+ * before the database's layout 3, the messages packed with plain MessagePack).
  */
 export async function readStoredLogsFromPostgres(
   url: string,
@@ -69,7 +70,10 @@ export async function readStoredLogsFromPostgres(
         );
         for (const row of rows) {
           const offset = Number(row.msg_offset);
-          const value = unpack(row.value) as { messageId: string; offset: number };
+          // A row holds a layout 2 record, or (written before the database's layout 3) a plain map.
+          const value = isStoredMessageRecord(row.value)
+            ? decodeStoredMessage(row.value)
+            : (unpack(row.value) as { messageId: string; offset: number });
           if (value.offset !== offset)
             throw new Error(`${topic}: offset ${offset} holds a message of offset ${value.offset}`);
           log.push({ messageId: value.messageId, offset: offset * storeQueues + queue });

@@ -31,7 +31,7 @@ import type {
 import { fromStoredDelivery, type StoredDeliveryV1, toStoredDelivery } from './schema/stored-delivery.js';
 import { fromStoredGroup, type StoredGroupV1, toStoredGroup } from './schema/stored-group.js';
 import { storedHistoryOf } from './schema/stored-history.js';
-import { encodeStoredMessage } from './schema/stored-message.js';
+import { storedRecordOf } from './schema/stored-message.js';
 import { fromStoredTopic, type StoredTopicV1, toStoredTopic } from './schema/stored-topic.js';
 
 /** Options of {@link openLmdbStore}. */
@@ -242,22 +242,22 @@ class LmdbStore implements BrokerStore {
     return undefined;
   }
   appendMessage(message: StoredMessage): Promise<void> {
-    return this.#track(this.#messages.put([message.topic, message.offset], encodeStoredMessage(message)));
+    return this.#track(this.#messages.put([message.topic, message.offset], storedRecordOf(message)));
   }
   readMessages(topic: string, fromOffset: number, limit: number): StoredMessage[] {
     const messages: StoredMessage[] = [];
-    for (const { key, value } of this.#messages.getRange({
+    for (const { value } of this.#messages.getRange({
       start: [topic, fromOffset],
       end: [topic, Number.MAX_SAFE_INTEGER],
       limit,
     })) {
-      messages.push(messageOf(value, topic, key[1]));
+      messages.push(messageOf(value, topic));
     }
     return messages;
   }
   getMessage(topic: string, offset: number): StoredMessage | undefined {
     const value = this.#messages.get([topic, offset]);
-    return value === undefined ? undefined : messageOf(value, topic, offset);
+    return value === undefined ? undefined : messageOf(value, topic);
   }
   locateMessage(messageId: string): MessageLocation | undefined {
     return this.#messageIds.get(messageId);

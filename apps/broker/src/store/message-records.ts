@@ -10,9 +10,9 @@ import { decodeStoredMessage } from './schema/stored-message.js';
  */
 export type MessageRecord = Uint8Array | StoredMessage;
 
-/** The message a value of the `messages` database holds, under the key `[topic, offset]`. */
-export function messageOf(value: MessageRecord, topic: string, offset: number): StoredMessage {
-  return value instanceof Uint8Array ? decodeStoredMessage(value, topic, offset) : value;
+/** The message a value of the `messages` database holds, under the key `[topic, …]`. */
+export function messageOf(value: MessageRecord, topic: string): StoredMessage {
+  return value instanceof Uint8Array ? decodeStoredMessage(value, topic) : value;
 }
 
 /**

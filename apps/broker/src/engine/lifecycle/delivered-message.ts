@@ -5,9 +5,9 @@ import { deliveredDeadLetter, PackedStoredMessage } from '../../store/schema/sto
 /**
  * The wire form of a stored message for one delivery. Absent fields stay absent on the wire.
  *
- * A message read from a layout 2 record carries the bytes of its delivered fields: the delivery
- * copies them (a {@link PackedDelivery}) instead of encoding each field again. A message built in
- * this process (a send's, still in the topic's recent messages) is encoded field by field.
+ * A message read from (or stored with) a layout 2 record carries the bytes of its delivered fields:
+ * the delivery copies them (a {@link PackedDelivery}) instead of encoding each field again. Any
+ * other message (a send's, as the engine built it) is encoded field by field.
  */
 export function toDeliveredMessage(
   message: StoredMessage,
@@ -15,7 +15,8 @@ export function toDeliveredMessage(
   receiptHandle: string,
 ): DeliveredMessage {
   if (message instanceof PackedStoredMessage) {
-    const { fields, bytes } = PackedStoredMessage.deliveredOf(message);
+    const fields = PackedStoredMessage.deliveredFieldsOf(message);
+    const bytes = PackedStoredMessage.deliveredBytesOf(message);
     return new PackedDelivery(fields, bytes, deliveryAttempt, message.offset, receiptHandle);
   }
   const delivered: DeliveredMessage = {

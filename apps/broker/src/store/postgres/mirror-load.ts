@@ -6,7 +6,6 @@ import type {
   GroupCounters,
   HistoryRecord,
   ScheduleEntry,
-  StoredMessage,
 } from '../records.js';
 import { fromStoredDelivery, type StoredDeliveryV1 } from '../schema/stored-delivery.js';
 import { fromStoredGroup, type StoredGroupV1 } from '../schema/stored-group.js';
@@ -14,6 +13,7 @@ import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { BinaryCopyParser } from './binary-copy.js';
 import type { TransactionSql } from './driver.js';
 import type { IdIndexRebuild } from './id-index-rebuild.js';
+import { messageOfRow } from './message-rows.js';
 import { type Column, TABLES, type Table, type TableName } from './postgres-tables.js';
 
 /** A row as `binary-copy.ts` decodes it: each column by name (text a string, bigint a number), and the packed value. */
@@ -31,7 +31,7 @@ export function loadersFor(ids: IdIndexRebuild): Record<TableName, Loader> {
     broadcastInstances: (mirror, row) =>
       mirror.putBroadcastInstance(unpack(row.value) as BroadcastInstanceRecord),
     messages: (mirror, row) => {
-      const message = unpack(row.value) as StoredMessage;
+      const message = messageOfRow(row.value);
       ids.add(message);
       return mirror.appendMessage(message);
     },

@@ -19,6 +19,7 @@ import type {
 } from '../records.js';
 import { toStoredDelivery } from '../schema/stored-delivery.js';
 import { toStoredGroup } from '../schema/stored-group.js';
+import { PackedStoredMessage, packStoredMessage } from '../schema/stored-message.js';
 import { toStoredTopic } from '../schema/stored-topic.js';
 import type { Sql } from './driver.js';
 import type { PostgresStoreOptions } from './postgres-store-options.js';
@@ -184,9 +185,10 @@ export class PostgresStore implements BrokerStore {
     );
   }
   appendMessage(message: StoredMessage): Promise<void> {
-    return this.#put('messages', [message.topic, message.offset, pack(message)], (m) =>
-      m.appendMessage(message),
-    );
+    // Encoded once: the row and the local copy hold the same record.
+    const packed = packStoredMessage(message);
+    const record = PackedStoredMessage.recordOf(packed);
+    return this.#put('messages', [message.topic, message.offset, record], (m) => m.appendMessage(packed));
   }
   putMessageLocation(messageId: string, location: MessageLocation): Promise<void> {
     // Local only: the message's own row holds its id (postgres-tables.ts).

@@ -14,16 +14,19 @@ export const SCHEMA_LOCK = 0x72696330;
 /**
  * The layout of a PostgreSQL store, numbered apart from the embedded store's (`layout-version.ts`,
  * whose rules it follows). 1: the first, with a `ricochet_message_ids` table; 2: without it, the
- * id index rebuilt from the messages at load.
+ * id index rebuilt from the messages at load; 3: a message's row holds the embedded store's layout
+ * 2 record (`schema/stored-message.ts`), the rows written before read beside them
+ * (`message-rows.ts`), so the migration rewrites nothing.
  */
-export const POSTGRES_LAYOUT_VERSION = 2;
+export const POSTGRES_LAYOUT_VERSION = 3;
 
 /** Statements that bring a database of layout `from` to the next one. */
 const MIGRATIONS: Record<number, readonly string[]> = {
   1: ['drop table if exists ricochet_message_ids'],
+  2: [],
 };
 
-/** This broker's rules for a database: layout 2, and layout 1 migrated. */
+/** This broker's rules for a database: layout 3, and layouts 1 and 2 migrated. */
 const DATABASE_LAYOUT: LayoutRules = {
   version: POSTGRES_LAYOUT_VERSION,
   migratesFrom: 1,

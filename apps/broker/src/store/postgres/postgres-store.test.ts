@@ -1,4 +1,5 @@
 import { initialPushState } from '@ricochet/core';
+import { pack } from 'msgpackr';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { BrokerStore } from '../broker-store.js';
@@ -102,6 +103,32 @@ describe('PostgreSQL store', () => {
     expect(locations(first)).toEqual(expected);
     await first.close();
     expect(locations(await open({ owner: 'another broker' }))).toEqual(expected);
+  }, 30_000);
+
+  it('migrates a database of layout 2 by its version alone: its rows of plain MessagePack are read beside the records written after', async () => {
+    const { open, sql } = await storeDatabase(pg);
+    const first = await open();
+    void first.appendMessage(message('a', 0));
+    await first.durable();
+    await first.close();
+    // As a broker of layout 2 left it: the message packed as a plain map.
+    const before: StoredMessage = { ...message('a', 0), tag: 'old' };
+    await sql`update ricochet_messages set value = ${pack(before)} where topic = 'a' and msg_offset = 0`;
+    await sql`update ricochet_meta set value = 2 where name = 'layoutVersion'`;
+    const migrated = await open({ owner: 'another broker' });
+    void migrated.appendMessage(message('a', 1));
+    await migrated.durable();
+    const plain = (stored: StoredMessage) => ({ ...stored, body: new Uint8Array(stored.body) });
+    expect(migrated.readMessages('a', 0, 10).map(plain)).toEqual([before, message('a', 1)].map(plain));
+    const [layout] = await sql<
+      { value: string }[]
+    >`select value from ricochet_meta where name = 'layoutVersion'`;
+    expect(Number(layout?.value)).toBe(POSTGRES_LAYOUT_VERSION);
+    await migrated.close();
+    // Through a fresh local copy too: both rows load.
+    const reloaded = await open({ owner: 'a third broker' });
+    expect(reloaded.readMessages('a', 0, 10).map(plain)).toEqual([before, message('a', 1)].map(plain));
+    expect(reloaded.locateMessage('m-a-1')).toMatchObject({ topic: 'a', offset: 1 });
   }, 30_000);
 
   it('migrates a database of layout 1: its id-index table is dropped, and its messages are found by id', async () => {

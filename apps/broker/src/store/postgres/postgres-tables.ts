@@ -1,9 +1,9 @@
 /**
  * The PostgreSQL layout: one table per kind of record, keyed like the LMDB databases (see
- * `lmdb-store.ts`), each value in a `bytea` column holding the same stored shape as layout 1 of the
- * embedded store, packed with plain MessagePack (no shared structures, so any broker reads any
- * row). Only the key columns are SQL columns: the broker reads the tables at open and never
- * queries inside a value.
+ * `lmdb-store.ts`), each value in a `bytea` column holding the same stored shape as the embedded
+ * store, packed with plain MessagePack (no shared structures, so any broker reads any row); a
+ * message's row holds its layout 2 record as it is (`message-rows.ts`). Only the key columns are
+ * SQL columns: the broker reads the tables at open and never queries inside a value.
  *
  * The message-id index is the one LMDB database with no table here: every message row holds its
  * id, so the local copy's index is rebuilt from the messages at load (`id-index-rebuild.ts`), and

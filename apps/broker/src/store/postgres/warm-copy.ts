@@ -5,6 +5,7 @@ import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { arrayLiteral } from './array-literal.js';
 import type { Sql, TransactionSql } from './driver.js';
 import { IdIndexRebuild } from './id-index-rebuild.js';
+import { messageOfRow } from './message-rows.js';
 import { type Loader, loadersFor, loadRows, selectAll, selectList } from './mirror-load.js';
 import { type Column, TABLE_NAMES, TABLES, type TableName } from './postgres-tables.js';
 import type { CommittedWrites } from './write-pipeline.js';
@@ -151,7 +152,7 @@ export class WarmCopy {
     const numbered = batch.to > batch.from;
     if (numbered && batch.to <= held.rowSeq) return 'held';
     if (numbered && batch.from !== held.rowSeq) return 'gap';
-    const messages = batch.messages.map((value) => unpack(value) as StoredMessage);
+    const messages = batch.messages.map(messageOfRow);
     const appended = this.#appendsOf(messages, held.nextOffsets);
     if (appended === undefined) return 'gap';
     for (const expired of batch.expired) void this.#mirror.deleteExpiredMessage(expired);
@@ -236,7 +237,7 @@ export class WarmCopy {
       (await this.#load(tx, 'messages', this.#appendedMessages(frontiers), this.#loaders.messages)) +
       // Rewritten in place: the index entry stays as the message was first loaded.
       (await this.#load(tx, 'messages', this.#writtenSince('messages'), (mirror, written) =>
-        mirror.appendMessage(unpack(written.value) as StoredMessage),
+        mirror.appendMessage(messageOfRow(written.value)),
       )) +
       (await this.#load(tx, 'history', this.#writtenSince('history'), this.#loaders.history));
     this.#rowSeq = Math.max(this.#rowSeq, rowSeq);

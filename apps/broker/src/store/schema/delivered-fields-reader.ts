@@ -6,17 +6,17 @@ import type { DeliveredFields } from '@ricochet/protocol';
  * `packDeliveredFields` writes them. `undefined` for any other map (keys, properties, a DLQ
  * copy's details), which msgpackr then reads. A delivery reads every stored message it sends, and
  * msgpackr's general path (a key string per entry, an object grown key by key) cost more than
- * the delivery's encoding saved.
+ * the delivery's encoding saved. `topic`, when the caller knows it, is taken instead of decoded.
  */
 export function readCommonFields(
   bytes: Uint8Array,
   start: number,
-  topic: string,
+  topic: string | undefined,
 ): Mutable<DeliveredFields> | undefined {
   const header = bytes[start] as number;
   if ((header & 0xf0) !== 0x80) return undefined;
   const reader = { bytes, at: start + 1 };
-  const fields = { messageId: '', topic, body: EMPTY, bornAt: 0 } as Mutable<DeliveredFields>;
+  const fields = { messageId: '', topic: topic ?? '', body: EMPTY, bornAt: 0 } as Mutable<DeliveredFields>;
   for (let entry = header & 0x0f; entry > 0; entry--) {
     const keyHeader = bytes[reader.at] as number;
     if ((keyHeader & 0xe0) !== 0xa0) return undefined;
@@ -29,8 +29,11 @@ export function readCommonFields(
       if (text === undefined) return undefined;
       fields.messageId = text;
     } else if (keyLength === 5 && first === CHAR_T) {
-      // The key's topic, the same text: not decoded twice.
-      if (!skipText(reader)) return undefined;
+      if (topic === undefined) {
+        const text = readText(reader);
+        if (text === undefined) return undefined;
+        fields.topic = text;
+      } else if (!skipText(reader)) return undefined;
     } else if (keyLength === 4 && first === CHAR_B) {
       const body = readBin(reader);
       if (body === undefined) return undefined;

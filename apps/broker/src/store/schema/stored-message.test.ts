@@ -1,13 +1,15 @@
 import { unpackDeliveredFields } from '@ricochet/protocol';
 import fc from 'fast-check';
+import { pack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../records.js';
 import {
   decodeStoredMessage,
   deliveredDeadLetter,
-  encodeStoredMessage,
+  isStoredMessageRecord,
   PackedStoredMessage,
-  RECORD_FORMAT,
+  packStoredMessage,
+  storedRecordOf,
 } from './stored-message.js';
 import { storedMessage } from './stored-message-arbitrary.test-support.js';
 
@@ -15,24 +17,37 @@ import { storedMessage } from './stored-message-arbitrary.test-support.js';
 const plainOf = (message: StoredMessage) => ({ ...message, body: new Uint8Array(message.body) });
 
 describe('a layout 2 message record', () => {
-  it('reads back every field of the message it was written from', () => {
+  it('reads back every field of the message it was written from, with or without its topic known', () => {
     fc.assert(
-      fc.property(storedMessage, (message) => {
-        const record = encodeStoredMessage(message);
-        expect(record[0]).toBe(RECORD_FORMAT);
-        expect(plainOf(decodeStoredMessage(record, message.topic, message.offset))).toStrictEqual(
-          plainOf(message),
-        );
+      fc.property(storedMessage, fc.boolean(), (message, topicKnown) => {
+        const record = storedRecordOf(message);
+        expect(isStoredMessageRecord(record)).toBe(true);
+        const read = decodeStoredMessage(record, topicKnown ? message.topic : undefined);
+        expect(plainOf(read)).toStrictEqual(plainOf(message));
+        // Read back, the message is stored as the same record again, not encoded anew.
+        expect(storedRecordOf(read)).toBe(record);
       }),
       { numRuns: 1_000, seed: 20_261_130 },
+    );
+  });
+
+  it('is made once with its message: the message as made reads as the message it was made from', () => {
+    fc.assert(
+      fc.property(storedMessage, (message) => {
+        const packed = packStoredMessage(message);
+        expect(plainOf(packed)).toStrictEqual(plainOf(message));
+        expect(PackedStoredMessage.deliveredFieldsOf(packed)).toStrictEqual(
+          PackedStoredMessage.deliveredFieldsOf(decodeStoredMessage(PackedStoredMessage.recordOf(packed))),
+        );
+      }),
+      { numRuns: 500, seed: 20_261_134 },
     );
   });
 
   it('ends with the delivered fields, a MessagePack map a delivery copies whole', () => {
     fc.assert(
       fc.property(storedMessage, (message) => {
-        const decoded = decodeStoredMessage(encodeStoredMessage(message), message.topic, message.offset);
-        const { bytes } = PackedStoredMessage.deliveredOf(decoded);
+        const bytes = PackedStoredMessage.deliveredBytesOf(decodeStoredMessage(storedRecordOf(message)));
         const { offset: _offset, storedAt: _storedAt, deliverAt: _deliverAt, deadLetter, ...sent } = message;
         const delivered =
           deadLetter === undefined ? sent : { ...sent, deadLetter: deliveredDeadLetter(deadLetter) };
@@ -43,6 +58,15 @@ describe('a layout 2 message record', () => {
         });
       }),
       { numRuns: 500, seed: 20_261_131 },
+    );
+  });
+
+  it('is told from a stored message of layout 1, a MessagePack map', () => {
+    fc.assert(
+      fc.property(storedMessage, (message) => {
+        expect(isStoredMessageRecord(pack(message))).toBe(false);
+      }),
+      { numRuns: 200, seed: 20_261_135 },
     );
   });
 });

@@ -22,16 +22,26 @@ import type { AllFields } from './field-table.js';
  * |---|---|
  * | 1 | {@link RECORD_FORMAT}, 2 |
  * | 1 | flags: {@link HAS_DELIVER_AT}, {@link HAS_DEAD_LETTER} |
- * | 8 | `storedAt`, a float 64, big-endian |
+ * | 8 | `offset`, a float 64, big-endian |
+ * | 8 | `storedAt` likewise |
  * | 8 | `deliverAt` likewise, with {@link HAS_DELIVER_AT} |
  * | 4 + n | with {@link HAS_DEAD_LETTER}: n, then a MessagePack map of the dead-letter fields a delivery does not carry ({@link StoredDeadLetterPart}) |
  * | the rest | the delivered fields: one MessagePack map (`packDeliveredFields`) |
  *
- * The offset is the record's key, and a delivery's three fields are not stored.
+ * A delivery's three fields are not stored. The record names its topic and offset although the
+ * embedded store's key holds them too: a PostgreSQL store keeps the same record in its rows, and a
+ * standby reads it from its owner's feed, with no key beside it.
  */
 export const RECORD_FORMAT = 2;
 const HAS_DELIVER_AT = 1;
 const HAS_DEAD_LETTER = 2;
+/** The format, the flags, the offset and `storedAt`. */
+const FIXED_HEADER_BYTES = 18;
+
+/** Whether a stored value is a layout 2 record: a stored message of layout 1 is a MessagePack map, never this byte. */
+export function isStoredMessageRecord(value: Uint8Array): boolean {
+  return value[0] === RECORD_FORMAT;
+}
 
 /** The dead-letter fields a consumer never receives: the store's own. */
 interface StoredDeadLetterPart {
@@ -49,7 +59,7 @@ export const STORED_MESSAGE_FIELDS = {
   message: {
     messageId: 'delivered',
     topic: 'delivered',
-    offset: 'key',
+    offset: 'header',
     tag: 'delivered',
     keys: 'delivered',
     messageGroup: 'delivered',
@@ -74,15 +84,16 @@ export const STORED_MESSAGE_FIELDS = {
   },
 } as const satisfies {
   readonly message: {
-    readonly [K in keyof AllFields<StoredMessage>]: 'delivered' | 'key' | 'header' | 'both';
+    readonly [K in keyof AllFields<StoredMessage>]: 'delivered' | 'header' | 'both';
   };
   readonly deadLetter: { readonly [K in keyof AllFields<DeadLetterRecord>]: 'delivered' | 'stored' };
 };
 
 /**
- * A message read from a layout 2 record: every field of {@link StoredMessage} as an own property,
- * and the record's delivered bytes kept (privately, so a spread copy never carries them) for the
- * deliveries of it.
+ * A message with its layout 2 record: every field of {@link StoredMessage} as an own property, and
+ * the record kept (privately, so a spread copy, which may change a field, never carries it) for the
+ * store to write as it is and for the deliveries of the message to copy its delivered bytes.
+ * Read from a record ({@link decodeStoredMessage}) or made with one ({@link packStoredMessage}).
  */
 export class PackedStoredMessage implements StoredMessage {
   readonly messageId: string;
@@ -97,10 +108,13 @@ export class PackedStoredMessage implements StoredMessage {
   readonly storedAt: number;
   declare readonly deliverAt?: number;
   declare readonly deadLetter?: DeadLetterRecord;
+  readonly #record: Uint8Array;
   readonly #delivered: DeliveredFields;
   readonly #deliveredBytes: Uint8Array;
 
+  /** @param delivered the fields `deliveredBytes` (the end of `record`) encodes, decoded. */
   constructor(
+    record: Uint8Array,
     delivered: DeliveredFields,
     deliveredBytes: Uint8Array,
     offset: number,
@@ -121,14 +135,32 @@ export class PackedStoredMessage implements StoredMessage {
     this.storedAt = storedAt;
     if (deliverAt !== undefined) self.deliverAt = deliverAt;
     if (deadLetter !== undefined) self.deadLetter = deadLetter;
+    this.#record = record;
     this.#delivered = delivered;
     this.#deliveredBytes = deliveredBytes;
   }
 
-  /** The fields every delivery of the message carries, decoded and as stored; for `PackedDelivery`. */
-  static deliveredOf(message: PackedStoredMessage): { fields: DeliveredFields; bytes: Uint8Array } {
-    return { fields: message.#delivered, bytes: message.#deliveredBytes };
+  /** The record the message was read from or made with. */
+  static recordOf(message: PackedStoredMessage): Uint8Array {
+    return message.#record;
   }
+
+  /** The fields every delivery of the message carries, decoded; for `PackedDelivery`. */
+  static deliveredFieldsOf(message: PackedStoredMessage): DeliveredFields {
+    return message.#delivered;
+  }
+
+  /** The same fields as the record stores them: one MessagePack map; for `PackedDelivery`. */
+  static deliveredBytesOf(message: PackedStoredMessage): Uint8Array {
+    return message.#deliveredBytes;
+  }
+}
+
+/** A message's layout 2 record: the one it was read from or made with, or else a new one. */
+export function storedRecordOf(message: StoredMessage): Uint8Array {
+  return message instanceof PackedStoredMessage
+    ? PackedStoredMessage.recordOf(message)
+    : PackedStoredMessage.recordOf(packStoredMessage(message));
 }
 
 /** The dead-letter details a consumer receives (D1, X6), as `toDeliveredMessage` has always built them. */
@@ -145,8 +177,11 @@ export function deliveredDeadLetter(record: DeadLetterRecord): DeadLetterInfo {
   return info;
 }
 
-/** A message as a layout 2 record. */
-export function encodeStoredMessage(message: StoredMessage): Uint8Array {
+/**
+ * The message with its layout 2 record, encoded once: a store writes the record as it is, and the
+ * deliveries of the message copy its delivered bytes.
+ */
+export function packStoredMessage(message: StoredMessage): PackedStoredMessage {
   const delivered: { -readonly [K in keyof DeliveredFields]: DeliveredFields[K] } = {
     messageId: message.messageId,
     topic: message.topic,
@@ -171,14 +206,17 @@ export function encodeStoredMessage(message: StoredMessage): Uint8Array {
   const fields = packDeliveredFields(delivered);
   const deliverAt = message.deliverAt;
   const headerBytes =
-    10 + (deliverAt === undefined ? 0 : 8) + (storedPart === undefined ? 0 : 4 + storedPart.length);
+    FIXED_HEADER_BYTES +
+    (deliverAt === undefined ? 0 : 8) +
+    (storedPart === undefined ? 0 : 4 + storedPart.length);
   const record = new Uint8Array(headerBytes + fields.length);
   const view = new DataView(record.buffer);
   record[0] = RECORD_FORMAT;
   record[1] =
     (deliverAt === undefined ? 0 : HAS_DELIVER_AT) | (storedPart === undefined ? 0 : HAS_DEAD_LETTER);
-  view.setFloat64(2, message.storedAt);
-  let at = 10;
+  view.setFloat64(2, message.offset);
+  view.setFloat64(10, message.storedAt);
+  let at = FIXED_HEADER_BYTES;
   if (deliverAt !== undefined) {
     view.setFloat64(at, deliverAt);
     at += 8;
@@ -189,19 +227,31 @@ export function encodeStoredMessage(message: StoredMessage): Uint8Array {
     at += 4 + storedPart.length;
   }
   record.set(fields, at);
-  return record;
+  return new PackedStoredMessage(
+    record,
+    delivered,
+    record.subarray(at),
+    message.offset,
+    message.storedAt,
+    deliverAt,
+    deadLetter,
+  );
 }
 
-/** The message a layout 2 record holds; `topic` and `offset` are its key's. */
-export function decodeStoredMessage(record: Uint8Array, topic: string, offset: number): PackedStoredMessage {
+/**
+ * The message a layout 2 record holds. `topic`, when the caller knows it (the embedded store's key
+ * names it), is not decoded again.
+ */
+export function decodeStoredMessage(record: Uint8Array, topic?: string): PackedStoredMessage {
   if (record[0] !== RECORD_FORMAT) {
     throw new Error(
       `a stored message record of format ${record[0]}, not ${RECORD_FORMAT}: written by a newer broker?`,
     );
   }
   const flags = record[1] as number;
-  const storedAt = float64At(record, 2);
-  let at = 10;
+  const offset = float64At(record, 2);
+  const storedAt = float64At(record, 10);
+  let at = FIXED_HEADER_BYTES;
   let deliverAt: number | undefined;
   if ((flags & HAS_DELIVER_AT) !== 0) {
     deliverAt = float64At(record, at);
@@ -219,7 +269,7 @@ export function decodeStoredMessage(record: Uint8Array, topic: string, offset: n
   if (storedPart !== undefined && delivered.deadLetter !== undefined) {
     deadLetter = deadLetterRecordOf(delivered.deadLetter, storedPart);
   }
-  return new PackedStoredMessage(delivered, bytes, offset, storedAt, deliverAt, deadLetter);
+  return new PackedStoredMessage(record, delivered, bytes, offset, storedAt, deliverAt, deadLetter);
 }
 
 /** A stored dead-letter record from its two halves, in the order layout 1 stored its fields. */
