@@ -23,9 +23,32 @@ import { PackedDelivery } from './packed-delivery.js';
 export function writeFrame(frame: object): Uint8Array | undefined {
   position = 0;
   const written = writeValue(frame) ? slab.slice(0, position) : undefined;
-  // A frame of large bodies grew the buffer: it is not kept for the small ones that follow.
-  if (slab.length > MAX_KEPT_BYTES) slab = new Uint8Array(0);
+  dropLargeSlab();
   return written;
+}
+
+/** Memory of `size` bytes for what {@link writeInto} wrote, the caller's to keep. */
+export type ByteAllocator = (size: number) => Uint8Array;
+
+/**
+ * Write `value` as {@link writeFrame} does, into memory from `allocate` (Node's pooled Buffers, say,
+ * where a new `ArrayBuffer` per value would cost more than the writing), `before` bytes into it:
+ * the bytes before are the caller's to fill. `undefined` where {@link writeFrame} gives up.
+ */
+export function writeInto(value: object, before: number, allocate: ByteAllocator): Uint8Array | undefined {
+  position = 0;
+  let written: Uint8Array | undefined;
+  if (writeValue(value)) {
+    written = allocate(before + position);
+    written.set(slab.subarray(0, position), before);
+  }
+  dropLargeSlab();
+  return written;
+}
+
+/** A frame of large bodies grew the buffer: it is not kept for the small ones that follow. */
+function dropLargeSlab(): void {
+  if (slab.length > MAX_KEPT_BYTES) slab = new Uint8Array(0);
 }
 
 const INITIAL_BYTES = 64 * 1024;

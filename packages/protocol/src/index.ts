@@ -17,7 +17,7 @@ export {
   type FrameDecodeError,
   type FrameIssue,
 } from './codec.js';
-export { packDeliveredFields, unpackDeliveredFields } from './delivered-fields.js';
+export { type PackingRoom, packDeliveredFields, unpackDeliveredFields } from './delivered-fields.js';
 export {
   DEFAULT_PEER_MAX_FRAME_BYTES,
   deliveredMessageBytes,
@@ -40,6 +40,7 @@ export {
   peekFrameType,
   splitFrameBatch,
 } from './frame-batch.js';
+export type { ByteAllocator } from './frame-writer.js';
 export { fromHex, toHex } from './hex.js';
 export { hotOutgoingMessage } from './hot-frames.js';
 export {

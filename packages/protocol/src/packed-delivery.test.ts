@@ -78,6 +78,16 @@ describe('packed deliveries', () => {
         expect(toHex(bytes)).toBe(toHex(packWithMsgpackr(ordered)));
         // One fixmap of at most 9 entries: the writer adds three to its count.
         expect((bytes[0] as number) & 0xf0).toBe(0x80);
+        // Written after room the caller fills, in memory the caller allocates: the same bytes.
+        let allocated = 0;
+        const allocate = (size: number) => {
+          allocated = size;
+          return new Uint8Array(size).fill(0xee);
+        };
+        const placed = packDeliveredFields(message, { before: 3, allocate });
+        expect(allocated).toBe(3 + bytes.length);
+        expect(toHex(placed.subarray(0, 3))).toBe('eeeeee');
+        expect(toHex(placed.subarray(3))).toBe(toHex(bytes));
         const back = unpackDeliveredFields(bytes);
         expect({ ...back, body: new Uint8Array(back.body) }).toEqual(message);
       }),

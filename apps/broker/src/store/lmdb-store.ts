@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { type Database, open, type RootDatabase } from 'lmdb';
+import { asBinary, type Database, open, type RootDatabase } from 'lmdb';
 import type { FlushPolicy } from '../config.js';
 import type { BrokerStore } from './broker-store.js';
 import { decideLayout, LAYOUT_VERSION, LayoutVersionError } from './layout-version.js';
@@ -31,7 +31,7 @@ import type {
 import { fromStoredDelivery, type StoredDeliveryV1, toStoredDelivery } from './schema/stored-delivery.js';
 import { fromStoredGroup, type StoredGroupV1, toStoredGroup } from './schema/stored-group.js';
 import { storedHistoryOf } from './schema/stored-history.js';
-import { storedRecordOf } from './schema/stored-message.js';
+import { storedValueOf } from './schema/stored-message.js';
 import { fromStoredTopic, type StoredTopicV1, toStoredTopic } from './schema/stored-topic.js';
 
 /** Options of {@link openLmdbStore}. */
@@ -144,8 +144,9 @@ class LmdbStore implements BrokerStore {
     this.#cursors = db('cursors');
     this.#counters = db('counters');
     this.#broadcastInstances = db('broadcastInstances');
-    // Layout 2's records are read by an encoder of their own (message-records.ts), given as
-    // lmdb-js documents it (`encoder.Encoder`), an option its type definitions leave out.
+    // Layout 2's values are written as they are (`asBinary`) and read by an encoder of their own
+    // (message-records.ts), given as lmdb-js documents it (`encoder.Encoder`), an option its type
+    // definitions leave out.
     const messagesOptions = {
       name: 'messages',
       encoding: 'msgpack' as const,
@@ -242,7 +243,9 @@ class LmdbStore implements BrokerStore {
     return undefined;
   }
   appendMessage(message: StoredMessage): Promise<void> {
-    return this.#track(this.#messages.put([message.topic, message.offset], storedRecordOf(message)));
+    // Written as it is; read back, the value is the `Uint8Array` a MessageRecord is.
+    const value = asBinary(storedValueOf(message)) as unknown as MessageRecord;
+    return this.#track(this.#messages.put([message.topic, message.offset], value));
   }
   readMessages(topic: string, fromOffset: number, limit: number): StoredMessage[] {
     const messages: StoredMessage[] = [];

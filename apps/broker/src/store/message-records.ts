@@ -3,7 +3,7 @@ import type { StoredMessage } from './records.js';
 import { decodeStoredMessage } from './schema/stored-message.js';
 
 /**
- * A value of the LMDB store's `messages` database: a layout 2 record (`schema/stored-message.ts`),
+ * A value of the LMDB store's `messages` database: a layout 2 value (`schema/stored-message.ts`),
  * or, in a directory that began in layout 1, a message as layout 1 stored it. Layout 2 changed the
  * messages' records alone and reads layout 1's beside its own, so opening a layout 1 directory
  * rewrites nothing but its version; its messages are read as they are until retention removes them.
@@ -18,15 +18,19 @@ export function messageOf(value: MessageRecord, topic: string): StoredMessage {
 /**
  * The encoder of the `messages` database: msgpackr with the database's shared structures, as for
  * every structured database (lmdb-js makes it, through its `encoder.Encoder` option), but a layout 2
- * record (a MessagePack `bin` at the top) is read by hand.
+ * stored value (a MessagePack `bin`) is read by hand.
  *
  * lmdb-js hands a decoder the bytes of a value in its own read buffer, reused for the next read, so
  * whatever is kept must be copied. msgpackr copies a `bin` into memory of its own
  * (`Uint8Array.prototype.slice`), a new `ArrayBuffer` each time: about 0.6 µs per message read,
- * measured, whatever its size. This copies a record into Node's pooled memory instead
- * (`Buffer.allocUnsafe`, which slices records under 4 KiB out of shared 8 KiB blocks, as any small
- * Buffer in Node is): about a quarter of that. Like any pooled Buffer, a record kept alive keeps
+ * measured, whatever its size. This copies a value into Node's pooled memory instead
+ * (`Buffer.allocUnsafe`, which slices values under 4 KiB out of shared 8 KiB blocks, as any small
+ * Buffer in Node is): about a quarter of that. Like any pooled Buffer, a value kept alive keeps
  * its block alive, at most 8 KiB.
+ *
+ * The whole value is kept, its `bin` header included: it is the stored value a PostgreSQL row holds
+ * too, and the store writes it back as it is. Writing, a value is handed to lmdb-js as it is
+ * (`asBinary`), without this encoder.
  *
  * Layout 1 records (maps and structures) are left to msgpackr, as before.
  */
@@ -47,8 +51,8 @@ export class MessageRecordEncoder extends Packr {
     } else {
       return super.decode(bytes, options);
     }
-    const record = Buffer.allocUnsafe(length);
-    record.set(new Uint8Array(bytes.buffer, bytes.byteOffset + start, length));
-    return record;
+    const value = Buffer.allocUnsafe(start + length);
+    value.set(new Uint8Array(bytes.buffer, bytes.byteOffset, start + length));
+    return value;
   }
 }

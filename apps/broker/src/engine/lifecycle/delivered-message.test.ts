@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { unpack } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../../store/records.js';
-import { decodeStoredMessage, storedRecordOf } from '../../store/schema/stored-message.js';
+import { decodeStoredMessage, storedValueOf } from '../../store/schema/stored-message.js';
 import { storedMessage } from '../../store/schema/stored-message-arbitrary.test-support.js';
 import { toDeliveredMessage } from './delivered-message.js';
 
@@ -73,7 +73,7 @@ describe('toDeliveredMessage', () => {
   it('is delivered from a layout 2 record as the same message as one encoded field by field', () => {
     fc.assert(
       fc.property(storedMessage, fc.integer({ min: 1, max: 50 }), (message, attempt) => {
-        const read = decodeStoredMessage(storedRecordOf(message));
+        const read = decodeStoredMessage(storedValueOf(message));
         const packed = toDeliveredMessage(read, attempt, 'h');
         const plain = toDeliveredMessage(message, attempt, 'h');
         expect({ ...packed, body: new Uint8Array(packed.body) }).toStrictEqual({

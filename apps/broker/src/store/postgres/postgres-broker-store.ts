@@ -185,10 +185,10 @@ export class PostgresStore implements BrokerStore {
     );
   }
   appendMessage(message: StoredMessage): Promise<void> {
-    // Encoded once: the row and the local copy hold the same record.
+    // Encoded once: the row and the local copy hold the same value.
     const packed = packStoredMessage(message);
-    const record = PackedStoredMessage.recordOf(packed);
-    return this.#put('messages', [message.topic, message.offset, record], (m) => m.appendMessage(packed));
+    const value = PackedStoredMessage.valueOf(packed);
+    return this.#put('messages', [message.topic, message.offset, value], (m) => m.appendMessage(packed));
   }
   putMessageLocation(messageId: string, location: MessageLocation): Promise<void> {
     // Local only: the message's own row holds its id (postgres-tables.ts).

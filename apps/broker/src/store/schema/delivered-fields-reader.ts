@@ -1,4 +1,5 @@
 import type { DeliveredFields } from '@ricochet/protocol';
+import { float64At, uint16At, uint32At, viewOf } from './record-bytes.js';
 
 /**
  * The delivered fields of the common message, read without a general MessagePack decoder: a map
@@ -70,14 +71,6 @@ const CHAR_B = 0x62;
 const CHAR_M = 0x6d;
 const CHAR_T = 0x74;
 const utf8 = new TextDecoder();
-
-/**
- * A plain view of part of the bytes. `subarray` of a Buffer (what the store reads) makes another
- * Buffer, whose construction costs several times a plain view's: measurable for every delivery.
- */
-export function viewOf(bytes: Uint8Array, start: number, length: number): Uint8Array {
-  return new Uint8Array(bytes.buffer, bytes.byteOffset + start, length);
-}
 
 /** UTF-8 text out of the bytes: by Node's Buffer (what the store reads), natively, or else by TextDecoder. */
 function textOf(bytes: Uint8Array, start: number, length: number): string {
@@ -167,23 +160,4 @@ function readNumber(reader: Reader): number | undefined {
     return bytes[at + 1];
   }
   return undefined;
-}
-
-/** Eight bytes a float 64 is read from, big-endian: one buffer for every read, none allocated per message. */
-const scratch = new DataView(new ArrayBuffer(8));
-
-export function float64At(bytes: Uint8Array, at: number): number {
-  for (let index = 0; index < 8; index++) scratch.setUint8(index, bytes[at + index] as number);
-  return scratch.getFloat64(0);
-}
-
-export function uint32At(bytes: Uint8Array, at: number): number {
-  return (
-    (bytes[at] as number) * 0x100_0000 +
-    (((bytes[at + 1] as number) << 16) | ((bytes[at + 2] as number) << 8) | (bytes[at + 3] as number))
-  );
-}
-
-function uint16At(bytes: Uint8Array, at: number): number {
-  return ((bytes[at] as number) << 8) | (bytes[at + 1] as number);
 }

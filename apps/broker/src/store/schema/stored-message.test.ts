@@ -9,7 +9,7 @@ import {
   isStoredMessageRecord,
   PackedStoredMessage,
   packStoredMessage,
-  storedRecordOf,
+  storedValueOf,
 } from './stored-message.js';
 import { storedMessage } from './stored-message-arbitrary.test-support.js';
 
@@ -20,12 +20,12 @@ describe('a layout 2 message record', () => {
   it('reads back every field of the message it was written from, with or without its topic known', () => {
     fc.assert(
       fc.property(storedMessage, fc.boolean(), (message, topicKnown) => {
-        const record = storedRecordOf(message);
-        expect(isStoredMessageRecord(record)).toBe(true);
-        const read = decodeStoredMessage(record, topicKnown ? message.topic : undefined);
+        const value = storedValueOf(message);
+        expect(isStoredMessageRecord(value)).toBe(true);
+        const read = decodeStoredMessage(value, topicKnown ? message.topic : undefined);
         expect(plainOf(read)).toStrictEqual(plainOf(message));
-        // Read back, the message is stored as the same record again, not encoded anew.
-        expect(storedRecordOf(read)).toBe(record);
+        // Read back, the message is stored as the same value again, not encoded anew.
+        expect(storedValueOf(read)).toBe(value);
       }),
       { numRuns: 1_000, seed: 20_261_130 },
     );
@@ -37,7 +37,7 @@ describe('a layout 2 message record', () => {
         const packed = packStoredMessage(message);
         expect(plainOf(packed)).toStrictEqual(plainOf(message));
         expect(PackedStoredMessage.deliveredFieldsOf(packed)).toStrictEqual(
-          PackedStoredMessage.deliveredFieldsOf(decodeStoredMessage(PackedStoredMessage.recordOf(packed))),
+          PackedStoredMessage.deliveredFieldsOf(decodeStoredMessage(PackedStoredMessage.valueOf(packed))),
         );
       }),
       { numRuns: 500, seed: 20_261_134 },
@@ -47,7 +47,7 @@ describe('a layout 2 message record', () => {
   it('ends with the delivered fields, a MessagePack map a delivery copies whole', () => {
     fc.assert(
       fc.property(storedMessage, (message) => {
-        const bytes = PackedStoredMessage.deliveredBytesOf(decodeStoredMessage(storedRecordOf(message)));
+        const bytes = PackedStoredMessage.deliveredBytesOf(decodeStoredMessage(storedValueOf(message)));
         const { offset: _offset, storedAt: _storedAt, deliverAt: _deliverAt, deadLetter, ...sent } = message;
         const delivered =
           deadLetter === undefined ? sent : { ...sent, deadLetter: deliveredDeadLetter(deadLetter) };

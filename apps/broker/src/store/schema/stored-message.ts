@@ -7,19 +7,21 @@ import {
 } from '@ricochet/protocol';
 import { Packr, unpack } from 'msgpackr';
 import type { DeadLetterRecord, StoredMessage } from '../records.js';
-import { float64At, readCommonFields, uint32At, viewOf } from './delivered-fields-reader.js';
+import { readCommonFields } from './delivered-fields-reader.js';
 import type { AllFields } from './field-table.js';
+import { float64At, setFloat64At, setUint32At, uint32At, viewOf } from './record-bytes.js';
 
 /**
  * A message as layout 2 stores it: the bytes it is delivered in, beside the few fields only the
  * store keeps. A delivery copies those bytes (`PackedDelivery`) and writes only what it sets itself:
  * the attempt, the offset and the receipt handle.
  *
- * The record, in the `messages` database as one MessagePack `bin` (a layout 1 record is a map, so
- * the two are told apart by their type and read side by side):
+ * A store keeps it as one MessagePack value, a `bin` (a stored message of layout 1 is a map, so the
+ * two are told apart by their type and read side by side), the record inside:
  *
  * | bytes | what |
  * |---|---|
+ * | 5 | the `bin`'s header: `0xc6` (always the 32-bit length form, written before the record's length is known) and the length |
  * | 1 | {@link RECORD_FORMAT}, 2 |
  * | 1 | flags: {@link HAS_DELIVER_AT}, {@link HAS_DEAD_LETTER} |
  * | 8 | `offset`, a float 64, big-endian |
@@ -35,12 +37,14 @@ import type { AllFields } from './field-table.js';
 export const RECORD_FORMAT = 2;
 const HAS_DELIVER_AT = 1;
 const HAS_DEAD_LETTER = 2;
-/** The format, the flags, the offset and `storedAt`. */
-const FIXED_HEADER_BYTES = 18;
+/** MessagePack's `bin 32`, the stored value's type. */
+const BIN_32 = 0xc6;
+/** The `bin`'s header, the format, the flags, the offset and `storedAt`. */
+const FIXED_HEADER_BYTES = 23;
 
-/** Whether a stored value is a layout 2 record: a stored message of layout 1 is a MessagePack map, never this byte. */
+/** Whether a stored value holds a layout 2 record: a stored message of layout 1 is a MessagePack map. */
 export function isStoredMessageRecord(value: Uint8Array): boolean {
-  return value[0] === RECORD_FORMAT;
+  return value[0] === BIN_32 && value[5] === RECORD_FORMAT;
 }
 
 /** The dead-letter fields a consumer never receives: the store's own. */
@@ -50,6 +54,12 @@ interface StoredDeadLetterPart {
   readonly lastLease: number;
   readonly redrivenAt?: number;
 }
+
+/**
+ * Memory for a record: a slice of Node's pooled blocks (under 4 KiB), where a new `ArrayBuffer` per
+ * message would cost several times the encoding.
+ */
+const pooled = (size: number): Uint8Array => Buffer.allocUnsafe(size);
 
 /** Plain MessagePack for the dead-letter part: maps, no extensions, `undefined` fields left out. */
 const deadLetterPacker = new Packr({ useRecords: false, variableMapSize: true });
@@ -90,10 +100,11 @@ export const STORED_MESSAGE_FIELDS = {
 };
 
 /**
- * A message with its layout 2 record: every field of {@link StoredMessage} as an own property, and
- * the record kept (privately, so a spread copy, which may change a field, never carries it) for the
- * store to write as it is and for the deliveries of the message to copy its delivered bytes.
- * Read from a record ({@link decodeStoredMessage}) or made with one ({@link packStoredMessage}).
+ * A message with its stored value (layout 2): every field of {@link StoredMessage} as an own
+ * property, and the value kept (privately, so a spread copy, which may change a field, never
+ * carries it) for a store to write as it is and for the deliveries of the message to copy its
+ * delivered bytes. Read from a value ({@link decodeStoredMessage}) or made with one
+ * ({@link packStoredMessage}).
  */
 export class PackedStoredMessage implements StoredMessage {
   readonly messageId: string;
@@ -108,15 +119,16 @@ export class PackedStoredMessage implements StoredMessage {
   readonly storedAt: number;
   declare readonly deliverAt?: number;
   declare readonly deadLetter?: DeadLetterRecord;
-  readonly #record: Uint8Array;
+  readonly #value: Uint8Array;
   readonly #delivered: DeliveredFields;
-  readonly #deliveredBytes: Uint8Array;
+  readonly #deliveredAt: number;
+  #deliveredBytes: Uint8Array | undefined;
 
-  /** @param delivered the fields `deliveredBytes` (the end of `record`) encodes, decoded. */
+  /** @param delivered the fields the end of `value` (from `deliveredAt` on) encodes, decoded. */
   constructor(
-    record: Uint8Array,
+    value: Uint8Array,
     delivered: DeliveredFields,
-    deliveredBytes: Uint8Array,
+    deliveredAt: number,
     offset: number,
     storedAt: number,
     deliverAt: number | undefined,
@@ -135,14 +147,14 @@ export class PackedStoredMessage implements StoredMessage {
     this.storedAt = storedAt;
     if (deliverAt !== undefined) self.deliverAt = deliverAt;
     if (deadLetter !== undefined) self.deadLetter = deadLetter;
-    this.#record = record;
+    this.#value = value;
     this.#delivered = delivered;
-    this.#deliveredBytes = deliveredBytes;
+    this.#deliveredAt = deliveredAt;
   }
 
-  /** The record the message was read from or made with. */
-  static recordOf(message: PackedStoredMessage): Uint8Array {
-    return message.#record;
+  /** The stored value the message was read from or made with. */
+  static valueOf(message: PackedStoredMessage): Uint8Array {
+    return message.#value;
   }
 
   /** The fields every delivery of the message carries, decoded; for `PackedDelivery`. */
@@ -150,17 +162,24 @@ export class PackedStoredMessage implements StoredMessage {
     return message.#delivered;
   }
 
-  /** The same fields as the record stores them: one MessagePack map; for `PackedDelivery`. */
+  /**
+   * The same fields as the record stores them: one MessagePack map; for `PackedDelivery`. A view
+   * made at the first delivery: a message only stored never needs one.
+   */
   static deliveredBytesOf(message: PackedStoredMessage): Uint8Array {
+    if (message.#deliveredBytes === undefined) {
+      const value = message.#value;
+      message.#deliveredBytes = viewOf(value, message.#deliveredAt, value.length - message.#deliveredAt);
+    }
     return message.#deliveredBytes;
   }
 }
 
-/** A message's layout 2 record: the one it was read from or made with, or else a new one. */
-export function storedRecordOf(message: StoredMessage): Uint8Array {
+/** A message's stored value (layout 2): the one it was read from or made with, or else a new one. */
+export function storedValueOf(message: StoredMessage): Uint8Array {
   return message instanceof PackedStoredMessage
-    ? PackedStoredMessage.recordOf(message)
-    : PackedStoredMessage.recordOf(packStoredMessage(message));
+    ? PackedStoredMessage.valueOf(message)
+    : encode(message).value;
 }
 
 /** The dead-letter details a consumer receives (D1, X6), as `toDeliveredMessage` has always built them. */
@@ -178,10 +197,28 @@ export function deliveredDeadLetter(record: DeadLetterRecord): DeadLetterInfo {
 }
 
 /**
- * The message with its layout 2 record, encoded once: a store writes the record as it is, and the
- * deliveries of the message copy its delivered bytes.
+ * The message with its stored value, encoded once: a store writes the value as it is (a PostgreSQL
+ * store in its row and its local copy), and the deliveries of the message copy its delivered bytes.
  */
 export function packStoredMessage(message: StoredMessage): PackedStoredMessage {
+  const { value, delivered, deliveredAt } = encode(message);
+  return new PackedStoredMessage(
+    value,
+    delivered,
+    deliveredAt,
+    message.offset,
+    message.storedAt,
+    message.deliverAt,
+    message.deadLetter,
+  );
+}
+
+/** A message's stored value, with its delivered fields and where their bytes begin. */
+function encode(message: StoredMessage): {
+  value: Uint8Array;
+  delivered: DeliveredFields;
+  deliveredAt: number;
+} {
   const delivered: { -readonly [K in keyof DeliveredFields]: DeliveredFields[K] } = {
     messageId: message.messageId,
     topic: message.topic,
@@ -203,73 +240,65 @@ export function packStoredMessage(message: StoredMessage): PackedStoredMessage {
         : { group, originOffset, lastLease, redrivenAt };
     storedPart = deadLetterPacker.pack(part);
   }
-  const fields = packDeliveredFields(delivered);
   const deliverAt = message.deliverAt;
   const headerBytes =
     FIXED_HEADER_BYTES +
     (deliverAt === undefined ? 0 : 8) +
     (storedPart === undefined ? 0 : 4 + storedPart.length);
-  const record = new Uint8Array(headerBytes + fields.length);
-  const view = new DataView(record.buffer);
-  record[0] = RECORD_FORMAT;
-  record[1] =
+  // The delivered fields written after room for the header, in one piece of Node's pooled memory.
+  const value = packDeliveredFields(delivered, { before: headerBytes, allocate: pooled });
+  value[0] = BIN_32;
+  setUint32At(value, 1, value.length - 5);
+  value[5] = RECORD_FORMAT;
+  value[6] =
     (deliverAt === undefined ? 0 : HAS_DELIVER_AT) | (storedPart === undefined ? 0 : HAS_DEAD_LETTER);
-  view.setFloat64(2, message.offset);
-  view.setFloat64(10, message.storedAt);
+  setFloat64At(value, 7, message.offset);
+  setFloat64At(value, 15, message.storedAt);
   let at = FIXED_HEADER_BYTES;
   if (deliverAt !== undefined) {
-    view.setFloat64(at, deliverAt);
+    setFloat64At(value, at, deliverAt);
     at += 8;
   }
   if (storedPart !== undefined) {
-    view.setUint32(at, storedPart.length);
-    record.set(storedPart, at + 4);
+    setUint32At(value, at, storedPart.length);
+    value.set(storedPart, at + 4);
     at += 4 + storedPart.length;
   }
-  record.set(fields, at);
-  return new PackedStoredMessage(
-    record,
-    delivered,
-    record.subarray(at),
-    message.offset,
-    message.storedAt,
-    deliverAt,
-    deadLetter,
-  );
+  return { value, delivered, deliveredAt: at };
 }
 
 /**
- * The message a layout 2 record holds. `topic`, when the caller knows it (the embedded store's key
- * names it), is not decoded again.
+ * The message a stored value of layout 2 holds. `topic`, when the caller knows it (the embedded
+ * store's key names it), is not decoded again.
  */
-export function decodeStoredMessage(record: Uint8Array, topic?: string): PackedStoredMessage {
-  if (record[0] !== RECORD_FORMAT) {
+export function decodeStoredMessage(value: Uint8Array, topic?: string): PackedStoredMessage {
+  if (!isStoredMessageRecord(value)) {
     throw new Error(
-      `a stored message record of format ${record[0]}, not ${RECORD_FORMAT}: written by a newer broker?`,
+      `not a stored message of layout 2 (it begins ${value[0]}, ${value[5]}): written by a newer broker?`,
     );
   }
-  const flags = record[1] as number;
-  const offset = float64At(record, 2);
-  const storedAt = float64At(record, 10);
+  const flags = value[6] as number;
+  const offset = float64At(value, 7);
+  const storedAt = float64At(value, 15);
   let at = FIXED_HEADER_BYTES;
   let deliverAt: number | undefined;
   if ((flags & HAS_DELIVER_AT) !== 0) {
-    deliverAt = float64At(record, at);
+    deliverAt = float64At(value, at);
     at += 8;
   }
   let storedPart: StoredDeadLetterPart | undefined;
   if ((flags & HAS_DEAD_LETTER) !== 0) {
-    const length = uint32At(record, at);
-    storedPart = unpack(record.subarray(at + 4, at + 4 + length)) as StoredDeadLetterPart;
+    const length = uint32At(value, at);
+    storedPart = unpack(value.subarray(at + 4, at + 4 + length)) as StoredDeadLetterPart;
     at += 4 + length;
   }
-  const bytes = viewOf(record, at, record.length - at);
-  const delivered = readCommonFields(record, at, topic) ?? unpackDeliveredFields(bytes);
+  const delivered =
+    readCommonFields(value, at, topic) ?? unpackDeliveredFields(viewOf(value, at, value.length - at));
   let deadLetter: DeadLetterRecord | undefined;
   if (storedPart !== undefined && delivered.deadLetter !== undefined) {
     deadLetter = deadLetterRecordOf(delivered.deadLetter, storedPart);
   }
-  return new PackedStoredMessage(record, delivered, bytes, offset, storedAt, deliverAt, deadLetter);
+  return new PackedStoredMessage(value, delivered, at, offset, storedAt, deliverAt, deadLetter);
 }
 
 /** A stored dead-letter record from its two halves, in the order layout 1 stored its fields. */
