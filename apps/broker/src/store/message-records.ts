@@ -1,5 +1,6 @@
 import { Packr, type UnpackOptions } from 'msgpackr';
 import type { StoredMessage } from './records.js';
+import { uint16At, uint32At } from './schema/record-bytes.js';
 import { decodeStoredMessage } from './schema/stored-message.js';
 
 /**
@@ -44,10 +45,11 @@ export class MessageRecordEncoder extends Packr {
       length = bytes[1] as number;
     } else if (header === 0xc5) {
       start = 3;
-      length = ((bytes[1] as number) << 8) | (bytes[2] as number);
+      length = uint16At(bytes, 1);
     } else if (header === 0xc6) {
       start = 5;
-      length = new DataView(bytes.buffer, bytes.byteOffset + 1, 4).getUint32(0);
+      // The form every stored value is written in: read without a DataView per message.
+      length = uint32At(bytes, 1);
     } else {
       return super.decode(bytes, options);
     }
