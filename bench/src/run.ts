@@ -255,9 +255,11 @@ for (let run = 1; run <= args.runs; run++) {
         await peerW2c10('rabbitmq', () => rabbitMqW2c10(durability));
       }
     } else if (workload === 'w3') {
-      const { ricochet, reference, brokerEventLoop, runQueue } = await runW3();
+      const { ricochet, reference, warmUp, brokerEventLoop, runQueue } = await runW3();
       record(ROWS.w3, 'ricochet', figures(ricochet.ws));
       record(ROWS.w3, 'reference', figures(reference));
+      record(ROWS.w3WarmUp, 'ricochet', figures(warmUp.ricochet));
+      record(ROWS.w3WarmUp, 'reference', figures(warmUp.reference));
       record(ROWS.w3EventLoop, 'ricochet', figures(brokerEventLoop.ws));
       record(ROWS.w3Gc, 'ricochet', gcOutcome(brokerEventLoop.ws));
       record(ROWS.w3RunQueue, 'ricochet', runQueueOutcome(runQueue.ricochet));

@@ -20,13 +20,19 @@ const TICK_MS = 5;
 const PER_TICK = (RATE_PER_SECOND * TICK_MS) / 1_000;
 export const W3_MESSAGES = (RATE_PER_SECOND * DURATION_MS) / 1_000;
 /**
- * One second at the same rate before the measured ten, for every system alike: it lets each
- * server's and client's JIT compile the path. Without it the first ~200 messages (the first 0.1 s,
- * 1 % of the run) wait tens of ms behind cold code, and W3's p99 measures start-up, not the loop.
+ * Ten seconds at the same rate before the measured ten, for every system alike. A server that
+ * compiles as it runs (ours and the reference are Node, whose V8 optimises a function once it has
+ * run enough) is still compiling its paths through its first seconds at this rate, and W3's p99
+ * then measures start-up, not the loop. Measured with a warm-up of 1 s: one broker's p99 was
+ * 2.57 ms, and 1.48 ms after 5 s; three spread brokers on PostgreSQL, each seeing a third of the
+ * messages, were still compiling 30 to 70 functions a second through the measured window (6 % of
+ * a broker's samples in optimised code), p99 27 ms, and 4.9 ms after 10 s. The warm-up's
+ * latencies are kept too, on a row of their own: how a server does in its first seconds.
  */
-export const W3_WARM_UP_MESSAGES = RATE_PER_SECOND;
-/** Warm-up bodies carry this instead of a send time, so that arrival skips them. */
-const WARM_UP_STAMP = -1;
+export const W3_WARM_UP_SECONDS = 10;
+export const W3_WARM_UP_MESSAGES = W3_WARM_UP_SECONDS * RATE_PER_SECOND;
+/** Where a body says whether it is one of the warm-up's (1) or a measured one (0), after its send time. */
+const WARM_UP_FLAG_AT = 8;
 
 export interface LatencySummary {
   readonly p50Ms: number;
@@ -35,9 +41,10 @@ export interface LatencySummary {
 }
 
 /** The send time travels in the body: both ends are this process, so one clock measures it. */
-function stampedBody(sentAtMs: number): Uint8Array {
+function stampedBody(sentAtMs: number, warmUp: boolean): Uint8Array {
   const body = new Uint8Array(256);
   new DataView(body.buffer).setFloat64(0, sentAtMs);
+  body[WARM_UP_FLAG_AT] = warmUp ? 1 : 0;
   return body;
 }
 
@@ -56,6 +63,7 @@ export function summarize(latenciesMs: number[]): LatencySummary {
 /** The receiving end of W3, for any system: give it every body that arrives. */
 export class LatencyRecorder {
   readonly #latenciesMs: number[] = [];
+  readonly #warmUpLatenciesMs: number[] = [];
   readonly #arrivals = countdown(W3_WARM_UP_MESSAGES + W3_MESSAGES);
 
   /** Resolves once every message, warm-up included, has arrived. */
@@ -64,8 +72,9 @@ export class LatencyRecorder {
   }
 
   arrived(body: Uint8Array): void {
-    const at = sentAt(body);
-    if (at !== WARM_UP_STAMP) this.#latenciesMs.push(performance.now() - at);
+    const latencyMs = performance.now() - sentAt(body);
+    if (body[WARM_UP_FLAG_AT] === 1) this.#warmUpLatenciesMs.push(latencyMs);
+    else this.#latenciesMs.push(latencyMs);
     this.#arrivals.tick();
   }
 
@@ -73,6 +82,15 @@ export class LatencyRecorder {
     if (this.#latenciesMs.length !== W3_MESSAGES)
       throw new Error(`W3 measured ${this.#latenciesMs.length} of ${W3_MESSAGES} messages`);
     return summarize(this.#latenciesMs);
+  }
+
+  /** The warm-up's latencies: the server's first seconds at this rate. */
+  warmUpSummary(): LatencySummary {
+    if (this.#warmUpLatenciesMs.length !== W3_WARM_UP_MESSAGES)
+      throw new Error(
+        `W3 warmed up with ${this.#warmUpLatenciesMs.length} of ${W3_WARM_UP_MESSAGES} messages`,
+      );
+    return summarize(this.#warmUpLatenciesMs);
   }
 }
 
@@ -86,9 +104,9 @@ export async function paced(
   recorder: LatencyRecorder,
   beforeMeasuring: () => Promise<unknown> = async () => {},
 ): Promise<void> {
-  await sendPaced(W3_WARM_UP_MESSAGES, () => send(stampedBody(WARM_UP_STAMP)));
+  await sendPaced(W3_WARM_UP_MESSAGES, () => send(stampedBody(performance.now(), true)));
   await beforeMeasuring();
-  await sendPaced(W3_MESSAGES, () => send(stampedBody(performance.now())));
+  await sendPaced(W3_MESSAGES, () => send(stampedBody(performance.now(), false)));
   await recorder.allArrived;
 }
 
@@ -112,6 +130,8 @@ async function sendPaced(count: number, sendOne: () => void): Promise<void> {
  */
 export async function runW3(): Promise<{
   ricochet: Record<BenchTransport, LatencySummary>;
+  /** The warm-up's latencies (over WebSocket for Ricochet): each server's first seconds at this rate. */
+  warmUp: { ricochet: LatencySummary; reference: LatencySummary };
   brokerEventLoop: Record<BenchTransport, BrokerLoopReading>;
   runQueue: { ricochet: RunQueueReading; reference: RunQueueReading };
   reference: LatencySummary;
@@ -119,15 +139,18 @@ export async function runW3(): Promise<{
   const ricochet: Partial<Record<BenchTransport, LatencySummary>> = {};
   const brokerEventLoop: Partial<Record<BenchTransport, BrokerLoopReading>> = {};
   const runQueue: Partial<Record<BenchTransport, RunQueueReading>> = {};
+  const warmUp: Partial<Record<BenchTransport, LatencySummary>> = {};
   for (const transport of BENCH_TRANSPORTS) {
     const measured = await ricochetW3(transport);
     ricochet[transport] = measured.latency;
+    warmUp[transport] = measured.warmUp;
     brokerEventLoop[transport] = measured.eventLoop;
     runQueue[transport] = measured.runQueue;
   }
   const reference = await referenceW3();
   return {
     ricochet: ricochet as Record<BenchTransport, LatencySummary>,
+    warmUp: { ricochet: warmUp.ws as LatencySummary, reference: reference.warmUp },
     brokerEventLoop: brokerEventLoop as Record<BenchTransport, BrokerLoopReading>,
     runQueue: { ricochet: runQueue.ws as RunQueueReading, reference: reference.runQueue },
     reference: reference.latency,
@@ -142,7 +165,12 @@ export async function runW3(): Promise<{
 export async function ricochetW3(
   transport: BenchTransport,
   options: RicochetRunOptions = {},
-): Promise<{ latency: LatencySummary; eventLoop: BrokerLoopReading; runQueue: RunQueueReading }> {
+): Promise<{
+  latency: LatencySummary;
+  warmUp: LatencySummary;
+  eventLoop: BrokerLoopReading;
+  runQueue: RunQueueReading;
+}> {
   {
     await using broker = await startBrokerProcess([], { eventLoopProbe: true, profile: options.profile });
     await putGroup(broker.endpoint, 'w3', { startFrom: 'earliest' });
@@ -174,13 +202,18 @@ export async function ricochetW3(
     await options.window?.end(broker);
     const eventLoop = await brokerEventLoopDelay(broker);
     const latency = recorder.summary();
+    const warmUp = recorder.warmUpSummary();
     await producer.close();
     await consumer.close();
-    return { latency, eventLoop, runQueue };
+    return { latency, warmUp, eventLoop, runQueue };
   }
 }
 
-async function referenceW3(): Promise<{ latency: LatencySummary; runQueue: RunQueueReading }> {
+async function referenceW3(): Promise<{
+  latency: LatencySummary;
+  warmUp: LatencySummary;
+  runQueue: RunQueueReading;
+}> {
   {
     await using server = await startReferenceProcess();
     await using consumer = await ReferenceClient.connect(server.url);
@@ -200,6 +233,6 @@ async function referenceW3(): Promise<{ latency: LatencySummary; runQueue: RunQu
       },
     );
     const runQueue = runQueueWindow?.end() ?? { server: undefined, client: undefined };
-    return { latency: recorder.summary(), runQueue };
+    return { latency: recorder.summary(), warmUp: recorder.warmUpSummary(), runQueue };
   }
 }
