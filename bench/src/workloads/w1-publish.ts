@@ -65,8 +65,8 @@ export async function ricochetW1(
 /**
  * W1's client against brokers already running (`broker`, with its spread peers): one producer
  * given `endpoint` (one, or every broker's as an operator would list them), a warm-up, then
- * `messages` sends of 256 bytes, up to `inFlight` at once, each awaited, over `window`: their rate and
- * what each cost the brokers' CPU and this process's.
+ * `messages` sends of 256 bytes to `topic` (W1's by default), up to `inFlight` at once, each
+ * awaited, over `window`: their rate and what each cost the brokers' CPU and this process's.
  */
 export async function publishW1(
   broker: BenchProcess,
@@ -74,15 +74,16 @@ export async function publishW1(
   {
     messages = W1_MESSAGES,
     inFlight = IN_FLIGHT,
+    topic = W1_TOPIC,
     window,
-  }: { messages?: number; inFlight?: number; window?: MeasuredWindow | undefined } = {},
+  }: { messages?: number; inFlight?: number; topic?: string; window?: MeasuredWindow | undefined } = {},
 ): Promise<Throughput> {
   const producer = new Producer({ endpoint });
   await producer.start();
   await runPool(WARM_UP, inFlight, async () => void (await producer.send({ topic: 'warm-up', body: BODY })));
   await window?.begin(broker);
   const measured = startThroughput(broker);
-  await runPool(messages, inFlight, async () => void (await producer.send({ topic: W1_TOPIC, body: BODY })));
+  await runPool(messages, inFlight, async () => void (await producer.send({ topic, body: BODY })));
   const ricochet = measured.stop(messages);
   await window?.end(broker);
   await producer.close();
