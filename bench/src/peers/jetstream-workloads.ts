@@ -12,7 +12,7 @@ import {
 import { countdown, percentile, rate, runPool } from '../pool.js';
 import { type Fairness, fairnessOf } from '../report/fairness.js';
 import { W1_MESSAGES } from '../workloads/w1-publish.js';
-import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { W2_MESSAGES, W2_WARM_UP_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { LatencyRecorder, type LatencySummary, paced } from '../workloads/w3-latency.js';
@@ -89,22 +89,29 @@ export async function jetStreamW1(durability: Set<string>): Promise<number> {
 
 export async function jetStreamW2(durability: Set<string>): Promise<number> {
   return withJetStream(durability, async (session) => {
-    const consumer = await session.streamWithConsumer('w2');
-    await session.publishAll('w2', W2_MESSAGES);
-    const processed = countdown(W2_MESSAGES);
-    const startedAt = performance.now();
-    const messages = await consumer.consume({
-      max_messages: CACHED,
-      callback: (message) => {
-        message.ack();
-        processed.tick();
-      },
-    });
-    await processed.done;
-    const result = rate(W2_MESSAGES, startedAt);
-    await messages.close();
-    return result;
+    // W2's warm-up round, as ours gets (W2_WARM_UP_MESSAGES), on a stream of its own.
+    await drainJetStream(session, 'w2-warm-up', W2_WARM_UP_MESSAGES);
+    return drainJetStream(session, 'w2', W2_MESSAGES);
   });
+}
+
+/** Publish `messages` to a new stream `name`, then consume and ack them all: their consume rate. */
+async function drainJetStream(session: Session, name: string, messages: number): Promise<number> {
+  const consumer = await session.streamWithConsumer(name);
+  await session.publishAll(name, messages);
+  const processed = countdown(messages);
+  const startedAt = performance.now();
+  const consuming = await consumer.consume({
+    max_messages: CACHED,
+    callback: (message) => {
+      message.ack();
+      processed.tick();
+    },
+  });
+  await processed.done;
+  const result = rate(messages, startedAt);
+  await consuming.close();
+  return result;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { ROCKETMQ_MESSAGES } from '../workloads/rocketmq-grpc.js';
 import { GRPC_RAW_MESSAGES, GRPC_RAW_SESSIONS } from '../workloads/rocketmq-grpc-raw.js';
 import { W1_HTTP_MESSAGES, W1_MESSAGES } from '../workloads/w1-publish.js';
-import { W2_MESSAGES } from '../workloads/w2-push-consume.js';
+import { W2_MESSAGES, W2_WARM_UP_MESSAGES } from '../workloads/w2-push-consume.js';
 import { W2C10_CACHED_EACH, W2C10_CONSUMERS } from '../workloads/w2c10-group-consume.js';
 import { W2S_MESSAGES } from '../workloads/w2s-simple-consume.js';
 import { W3_MESSAGES, W3_WARM_UP_MESSAGES, W3_WARM_UP_SECONDS } from '../workloads/w3-latency.js';
@@ -10,7 +10,7 @@ import { X5_CONSUMERS, X5_LIMIT_PER_SECOND, X5_WINDOW_MS } from '../workloads/x5
 import { count, fixed2, type RowSpec } from './side-by-side.js';
 
 /** What the rows measure, printed above the table (the labels stay short). */
-export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}, with the gRPC load generator ${count(GRPC_RAW_MESSAGES)} on ${GRPC_RAW_SESSIONS === 1 ? 'one HTTP/2 connection' : `${GRPC_RAW_SESSIONS} HTTP/2 connections`}), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after a warm-up of ${count(W3_WARM_UP_MESSAGES)} (a row of its own); W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
+export const WORKLOAD_SIZES = `W1 ${count(W1_MESSAGES)} × 256 B (over HTTP ${count(W1_HTTP_MESSAGES)}, via RocketMQ gRPC ${count(ROCKETMQ_MESSAGES)}, with the gRPC load generator ${count(GRPC_RAW_MESSAGES)} on ${GRPC_RAW_SESSIONS === 1 ? 'one HTTP/2 connection' : `${GRPC_RAW_SESSIONS} HTTP/2 connections`}), 1,000 in flight; W2s, W2 and W2c10 ${count(W2_MESSAGES)} pre-published (W2 after a warm-up round of ${count(W2_WARM_UP_MESSAGES)}) (W2s ${count(W2S_MESSAGES)}; W2c10 by ${W2C10_CONSUMERS} consumers of one group, ${count(W2C10_CACHED_EACH)} cached each); W3 ${count(W3_MESSAGES)} at 2,000/s after a warm-up of ${count(W3_WARM_UP_MESSAGES)} (a row of its own); W4 ${count(W4_MESSAGES)} each failing once, retry after 200 ms, late = gap − 200 ms`;
 
 /** The rows of `pnpm bench`'s table, with the targets of the latest performance round (issue 34). */
 const rate = [{ key: 'rate', format: count }] as const;
