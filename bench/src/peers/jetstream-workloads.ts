@@ -120,6 +120,8 @@ async function drainJetStream(session: Session, name: string, messages: number):
  */
 export async function jetStreamW2c10(durability: Set<string>): Promise<{ rate: number } & Fairness> {
   return withJetStream(durability, async (session) => {
+    // W2's warm-up round, as ours gets, on a stream of its own.
+    await drainJetStream(session, 'w2-warm-up', W2_WARM_UP_MESSAGES);
     await session.streamWithConsumer('w2c10');
     await session.publishAll('w2c10', W2_MESSAGES);
     const connections: NatsConnection[] = [];

@@ -107,7 +107,10 @@ async function drainRabbitMq(
  * acking each message by hand; each connection's count gives the fairness.
  */
 export async function rabbitMqW2c10(durability: Set<string>): Promise<{ rate: number } & Fairness> {
-  return withRabbitMq(durability, async ({ url, publisher, publish }) => {
+  return withRabbitMq(durability, async (session) => {
+    const { url, publisher, publish } = session;
+    // W2's warm-up round, as ours gets, on a queue of its own.
+    await drainRabbitMq(session, 'w2-warm-up', W2_WARM_UP_MESSAGES);
     await publisher.assertQueue('w2c10', quorum());
     await runPool(W2_MESSAGES, IN_FLIGHT, () => publish('w2c10', BODY));
     const connections: ChannelModel[] = [];

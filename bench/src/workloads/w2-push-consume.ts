@@ -48,18 +48,10 @@ export async function ricochetW2(
       profile: options.profile,
     });
     const endpoint = broker.endpointFor(transport);
-    await putGroup(broker.endpoint, WARM_UP_TOPIC, { startFrom: 'earliest' });
+    await warmUpW2(broker, endpoint);
     await putGroup(broker.endpoint, 'w2', { startFrom: 'earliest' });
     const producer = new Producer({ endpoint });
-    const publish = (topic: string, messages: number) =>
-      runPool(messages, 1_000, async () => void (await producer.send({ topic, body: BODY })));
-    await publish(WARM_UP_TOPIC, W2_WARM_UP_MESSAGES);
-    await drainW2(broker, endpoint, {
-      group: WARM_UP_TOPIC,
-      topic: WARM_UP_TOPIC,
-      messages: W2_WARM_UP_MESSAGES,
-    });
-    await publish('w2', W2_MESSAGES);
+    await runPool(W2_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2', body: BODY })));
     await producer.close();
     // Awaited here, inside the block: `await using` stops the broker when the block is left.
     return await drainW2(broker, endpoint, {
@@ -69,6 +61,27 @@ export async function ricochetW2(
       window: options.window,
     });
   }
+}
+
+/**
+ * W2's warm-up round on `broker` (W2c10's too): {@link W2_WARM_UP_MESSAGES} published through
+ * `endpoint` to a topic of their own and drained there by one push consumer, unmeasured.
+ */
+export async function warmUpW2(
+  broker: BenchProcess & { readonly endpoint: string },
+  endpoint: string,
+): Promise<void> {
+  await putGroup(broker.endpoint, WARM_UP_TOPIC, { startFrom: 'earliest' });
+  const producer = new Producer({ endpoint });
+  await runPool(W2_WARM_UP_MESSAGES, 1_000, async () => {
+    await producer.send({ topic: WARM_UP_TOPIC, body: BODY });
+  });
+  await producer.close();
+  await drainW2(broker, endpoint, {
+    group: WARM_UP_TOPIC,
+    topic: WARM_UP_TOPIC,
+    messages: W2_WARM_UP_MESSAGES,
+  });
 }
 
 /**
@@ -116,20 +129,25 @@ async function referenceW2(): Promise<number> {
   {
     await using server = await startReferenceProcess();
     await using producer = await ReferenceClient.connect(server.url);
-    const publish = (messages: number) =>
-      runPool(messages, 1_000, async () => void (await producer.request({ t: 'send', body: BODY })));
-    // The reference has one log: the warm-up's consumer drains its messages and leaves, holding
-    // no credit, so that nothing published after is pushed to it while it closes.
-    await publish(W2_WARM_UP_MESSAGES);
-    {
-      await using warmUp = await ReferenceClient.connect(server.url);
-      await drainReference(warmUp, W2_WARM_UP_MESSAGES, { leaveWithoutCredit: true });
-    }
-    await publish(W2_MESSAGES);
+    await warmUpReferenceW2(server.url, producer);
+    await runPool(W2_MESSAGES, 1_000, async () => void (await producer.request({ t: 'send', body: BODY })));
     await using consumer = await ReferenceClient.connect(server.url);
     // Awaited here, inside the block: `await using` stops the server when the block is left.
     return await drainReference(consumer, W2_MESSAGES);
   }
+}
+
+/**
+ * The reference's warm-up round (W2's and W2c10's): {@link W2_WARM_UP_MESSAGES} sent through
+ * `publisher`, then drained by a consumer of their own. The reference has one log: that consumer
+ * leaves holding no credit, so that nothing published after is pushed to it while it closes.
+ */
+export async function warmUpReferenceW2(url: string, publisher: ReferenceClient): Promise<void> {
+  await runPool(W2_WARM_UP_MESSAGES, 1_000, async () => {
+    await publisher.request({ t: 'send', body: BODY });
+  });
+  await using consumer = await ReferenceClient.connect(url);
+  await drainReference(consumer, W2_WARM_UP_MESSAGES, { leaveWithoutCredit: true });
 }
 
 /**

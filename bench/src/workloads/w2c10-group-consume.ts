@@ -7,7 +7,7 @@ import { countdown, rate, runPool } from '../pool.js';
 import { startBrokerProcess, startReferenceProcess } from '../processes.js';
 import { ReferenceClient } from '../reference-client.js';
 import { type Fairness, fairnessOf } from '../report/fairness.js';
-import { W2_MESSAGES } from './w2-push-consume.js';
+import { W2_MESSAGES, warmUpReferenceW2, warmUpW2 } from './w2-push-consume.js';
 
 /** W2c10's consumers, all in one group, each on its own connection. */
 export const W2C10_CONSUMERS = 10;
@@ -24,7 +24,8 @@ export type GroupConsumeFigures = { readonly rate: number } & Fairness;
 
 /**
  * W2c10 push consume by a group of 10: W2's 100,000 pre-published messages, consumed and acked by
- * ten push consumers of one group, each on its own connection with 100 cached. The clock runs from
+ * ten push consumers of one group, each on its own connection with 100 cached, after W2's warm-up
+ * round. The clock runs from
  * starting the consumers until the last message was processed; each consumer's count gives the
  * fairness, the broker's committed count is checked after. Over WebSocket only (W2 has the TCP row).
  */
@@ -38,6 +39,7 @@ export async function ricochetW2c10(options: RicochetRunOptions = {}): Promise<G
     eventLoopProbe: options.window !== undefined,
     profile: options.profile,
   });
+  await warmUpW2(broker, broker.endpoint);
   await putGroup(broker.endpoint, 'w2c10', { startFrom: 'earliest' });
   const producer = new Producer({ endpoint: broker.endpoint });
   await runPool(W2_MESSAGES, 1_000, async () => void (await producer.send({ topic: 'w2c10', body: BODY })));
@@ -87,6 +89,7 @@ async function referenceW2c10(): Promise<GroupConsumeFigures> {
     for (let i = 0; i < W2C10_CONSUMERS; i++) clients.push(await ReferenceClient.connect(server.url));
     const [publisher] = clients;
     if (publisher === undefined) throw new Error('W2c10 reference: no client');
+    await warmUpReferenceW2(server.url, publisher);
     await runPool(W2_MESSAGES, 1_000, async () => void (await publisher.request({ t: 'send', body: BODY })));
     const processed = countdown(W2_MESSAGES);
     const perConsumer = clients.map(() => 0);
