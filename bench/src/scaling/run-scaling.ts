@@ -38,8 +38,9 @@ const IDLE_WINDOW_MS = 2_000;
  * a cgroup of its own capped at `cpuCap` CPU; PostgreSQL and the clients (this process) uncapped.
  * W1 sends {@link SCALING_MESSAGES} through one producer given every broker's endpoint, W2 drains
  * them through one push consumer given the same list, after the same round unmeasured
- * ({@link WARM_UP_TOPIC}); before and after them, the brokers' CPU while idle. Prints the table of medians. Without cgroup v1's cpu controller (or root) it says
- * so and sets a failing exit code: it never runs uncapped.
+ * ({@link WARM_UP_TOPIC}); before and after them, the brokers' CPU while idle. Prints the table
+ * of medians. Without cgroup v1's cpu controller (or root) it says so and sets a failing exit
+ * code: it never runs uncapped.
  */
 export async function runScalingBench({
   runs,
