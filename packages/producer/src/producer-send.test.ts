@@ -3,6 +3,7 @@ import { answerEachMessage, messageIdsByFrame, rejectionOf } from '@ricochet/cli
 import { BrokerError } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
 import { producersPerTest } from './producer.fixture.js';
+import { EAGER_FRAME_MESSAGES } from './send-lane.js';
 
 const { brokers, createProducer } = producersPerTest();
 
@@ -176,6 +177,39 @@ describe('batching', () => {
         .slice(5)
         .map((frame) => frame.messages.length),
     ).toEqual([2, 2]);
+  });
+
+  it('gathers the sends made while a connection is busy into one frame, sent when an answer frees it', async () => {
+    const fake = await brokers.start();
+    const release: Array<() => void> = [];
+    fake.on('send', (frame, session) => {
+      release.push(() =>
+        session.send({
+          type: 'sendResult',
+          id: frame.id,
+          receipts: frame.messages.map((m) => fake.store(m.messageId)),
+        }),
+      );
+    });
+    const producer = createProducer(fake.endpoint);
+    await producer.start();
+    const first = Array.from({ length: EAGER_FRAME_MESSAGES }, () =>
+      producer.send({ topic: 'orders', body: 'x' }),
+    );
+    await fake.waitForFrames('send');
+    // Three ticks of sends while 64 are unanswered: none leaves yet.
+    const later: Promise<unknown>[] = [];
+    for (const count of [3, 5, 2]) {
+      for (let i = 0; i < count; i++) later.push(producer.send({ topic: 'orders', body: 'y' }));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(fake.framesOf('send')).toHaveLength(1);
+    release.shift()?.();
+    await Promise.all(first);
+    await fake.waitForFrames('send', 2);
+    release.shift()?.();
+    await Promise.all(later);
+    expect(fake.framesOf('send').map((frame) => frame.messages.length)).toEqual([EAGER_FRAME_MESSAGES, 10]);
   });
 
   it('keeps frames under the broker maxFrameBytes', async () => {

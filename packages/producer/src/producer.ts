@@ -36,6 +36,7 @@ import {
   withTraceContext,
 } from './outgoing-message.js';
 import { batchByteLimit, takeBatch } from './send-batch.js';
+import { SendLane } from './send-lane.js';
 import { DEFAULT_SEND_TIMEOUT_MS, retryDecision } from './send-retry.js';
 
 /**
@@ -157,6 +158,11 @@ export class Producer {
    * frame, as do the retries due together.
    */
   readonly #queue = new TickBatcher<PendingSend>({ flush: (queued) => this.#flush(queued) });
+  /**
+   * Each connection's sends on their way into frames: a frame goes at once unless its connection
+   * is busy, when small ones gather until an answer comes back (`send-lane.ts`).
+   */
+  readonly #lanes = new WeakMap<Connection, SendLane<PendingSend>>();
   /** Every message not yet settled, wherever it is. */
   readonly #pending = new Set<PendingSend>();
   #started = false;
@@ -314,7 +320,8 @@ export class Producer {
 
   /**
    * Split the sends queued in one tick by the connection each goes on (its queue's owner's, or the
-   * `endpoint` broker's), then into frames within that broker's frame size.
+   * `endpoint` broker's), then into frames within that broker's frame size, each connection's
+   * through its lane.
    */
   #flush(queued: PendingSend[]): void {
     const routes = this.#routes;
@@ -333,17 +340,29 @@ export class Producer {
   }
 
   #flushOn(connection: Connection, queued: PendingSend[]): void {
-    const maxBytes = batchByteLimit(connection.session?.maxFrameBytes);
-    while (queued.length > 0) {
-      const batch = takeBatch(queued, Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES), maxBytes).filter(
-        // Aborted while queued: settled already, but still in the queue.
-        (pending) => pending.state === 'queued',
-      );
-      if (batch.length > 0) this.#sendBatch(connection, batch);
+    let lane = this.#lanes.get(connection);
+    if (lane === undefined) {
+      const maxFrameBytes = () => batchByteLimit(connection.session?.maxFrameBytes);
+      lane = new SendLane({
+        takeFrame: (waiting) =>
+          takeBatch(waiting, Math.min(MAX_FRAME_MESSAGES, MAX_SEND_BATCH_MESSAGES), maxFrameBytes()).filter(
+            // Aborted while queued: settled already, but still in the queue.
+            (pending) => pending.state === 'queued',
+          ),
+        maxFrameBytes,
+        sendFrame: (batch, answered) => this.#sendBatch(connection, batch, answered),
+      });
+      this.#lanes.set(connection, lane);
     }
+    lane.add(queued);
   }
 
-  #sendBatch(connection: Connection, batch: readonly PendingSend[]): void {
+  /**
+   * Send `batch` as one frame on `connection`; `answered` is called once its answer (or failure)
+   * arrived, before the sends settle, so that the lane's waiting sends leave ahead of those the
+   * settled ones set off.
+   */
+  #sendBatch(connection: Connection, batch: readonly PendingSend[], answered: () => void): void {
     for (const pending of batch) {
       pending.state = 'onTheWire';
       pending.attempts += 1;
@@ -354,8 +373,12 @@ export class Producer {
         { timeoutMs: this.#requestTimeoutMs },
       )
       .then(
-        (result) => this.#onReceipts(batch, result),
+        (result) => {
+          answered();
+          this.#onReceipts(batch, result);
+        },
         (error: unknown) => {
+          answered();
           if (this.#routes?.isStaleRoute(connection, error)) {
             for (const pending of batch) this.#onStaleRoute(pending, error);
             return;
