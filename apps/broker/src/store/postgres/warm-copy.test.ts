@@ -222,6 +222,35 @@ describe('a warm copy of a PostgreSQL store', () => {
     await expectCompletesAsALoad(sql, warm, copied);
   }, 60_000);
 
+  it('applies the batches that arrive close together in one commit of the copy, and all of them when settled', async () => {
+    const feed = await servedFeed();
+    const { sql, owner } = await freshDatabase(feed.options);
+    await writeContents(owner, SAMPLE);
+    void owner.putTopic({ name: 'stream', config: { type: 'normal' }, createdAt: T0 });
+    await owner.durable();
+    const copied = scratchCopy();
+    // A delay no test waits out: only the batches' count or settling applies them.
+    const warm = new WarmCopy(copied, { delayMs: 3_600_000 });
+    await warm.catchUp(sql);
+    const follower = feed.follow(warm);
+    await follower.open;
+    const commits = vi.spyOn(copied, 'committed');
+    const arrivals = vi.spyOn(warm, 'apply');
+    // Five commits of the owner, so five batches of the feed, one after another.
+    for (let batch = 0; batch < 5; batch++) await appendConsumed(owner, 'stream', batch * 4, 4);
+    await vi.waitFor(() => expect(arrivals).toHaveBeenCalledTimes(5));
+    expect(follower.results).toEqual([]);
+    expect(copied.readMessages('stream', 0, 100)).toHaveLength(0);
+    await warm.settled();
+    await follower.until(() => follower.results.length === 5);
+    expect(follower.results).toEqual(['applied', 'applied', 'applied', 'applied', 'applied']);
+    expect(commits).toHaveBeenCalledTimes(1);
+    expect(copied.readMessages('stream', 0, 100)).toHaveLength(20);
+    expect(warm.rowSeq).toBe(await highestSeq(sql));
+    follower.stop();
+    await expectCompletesAsALoad(sql, warm, copied);
+  }, 60_000);
+
   it('reads from the database what the feed missed, then follows it again', async () => {
     const feed = await servedFeed();
     const { sql, owner } = await freshDatabase(feed.options);

@@ -4,6 +4,7 @@ import type { HistoryRecord, StoredMessage } from '../records.js';
 import { fromStoredTopic, type StoredTopicV1 } from '../schema/stored-topic.js';
 import { arrayLiteral } from './array-literal.js';
 import type { Sql, TransactionSql } from './driver.js';
+import { FeedArrivals } from './feed-arrivals.js';
 import { IdIndexRebuild } from './id-index-rebuild.js';
 import { messageOfRow } from './message-rows.js';
 import { type Loader, loadersFor, loadRows, selectAll, selectList } from './mirror-load.js';
@@ -59,14 +60,18 @@ export class WarmCopy {
    * from the database, or a commit that failed.
    */
   readonly #fedNextOffsets = new Map<string, number>();
-  /** Feed batches arrived and not applied yet, each with its caller's answer. */
-  readonly #arrived: { readonly batch: CommittedWrites; readonly resolve: (applied: FeedApplied) => void }[] =
-    [];
+  /** Feed batches arrived and not applied yet, each with its caller's answer, gathered into one commit. */
+  readonly #arrivals: FeedArrivals<FeedApplied>;
 
-  constructor(mirror: BrokerStore) {
+  /** @param feedApply.delayMs - how long fed batches wait to be applied together (`FEED_APPLY_DELAY_MS`). */
+  constructor(mirror: BrokerStore, feedApply: { readonly delayMs?: number } = {}) {
     this.#mirror = mirror;
     this.#ids = new IdIndexRebuild(mirror);
     this.#loaders = loadersFor(this.#ids);
+    this.#arrivals = new FeedArrivals({
+      queueApply: () => void this.#serially(() => this.#applyArrived()),
+      ...feedApply,
+    });
   }
 
   /** Whether the first load is done (then {@link catchUp} reads what changed since). */
@@ -119,16 +124,15 @@ export class WarmCopy {
    * deletes are retention's, which delete the same rows whenever they are applied.
    */
   apply(batch: CommittedWrites): Promise<FeedApplied> {
-    return new Promise((resolve) => {
-      this.#arrived.push({ batch, resolve });
-      // The batches that arrive while the copy is busy are applied together, in one commit.
-      if (this.#arrived.length === 1) void this.#serially(() => this.#applyArrived());
-    });
+    // The batches that arrive within a few ms, or while the copy is busy, are applied together,
+    // in one commit (`feed-arrivals.ts`).
+    return new Promise((resolve) => this.#arrivals.add({ batch, resolve }));
   }
 
   /** Apply every batch arrived so far, in order, then commit them on the copy at once. */
   async #applyArrived(): Promise<void> {
-    const arrived = this.#arrived.splice(0);
+    // Batches arriving from now on queue an apply of their own.
+    const arrived = this.#arrivals.take();
     // What the copy holds once what is applied here commits: the position, each topic's next offset.
     const held = { rowSeq: this.#rowSeq, nextOffsets: new Map<string, number>() };
     let results: FeedApplied[];
@@ -205,8 +209,12 @@ export class WarmCopy {
     return appended;
   }
 
-  /** Resolves once the step or batches called so far are done: the copy may then be closed. */
+  /**
+   * Resolves once the step or batches called so far are done, the batches waiting to be applied
+   * together included: the copy may then be closed, or completed.
+   */
   async settled(): Promise<void> {
+    this.#arrivals.flush();
     await this.#work;
   }
 
