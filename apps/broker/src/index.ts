@@ -7,6 +7,7 @@ export {
   assignQueues,
   type QueueRoute,
   queuesSpread,
+  rankQueues,
   type StandbyRelay,
   type StandbyRelayOptions,
   type StandbyTcpRelay,

@@ -6,7 +6,7 @@
 export { openBackend } from './backend.js';
 export type { LiveBroker } from './membership/broker-registry.js';
 export type { ClusterBroker, ClusterQueue, ClusterView } from './membership/cluster-view.js';
-export { assignQueues } from './membership/queue-assignment.js';
+export { assignQueues, rankQueues } from './membership/queue-assignment.js';
 export type { QueueRoute } from './membership/queue-ownership.js';
 export { queuesSpread } from './membership/queue-ownership.js';
 export { standbyFor } from './standby/standby.js';
