@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { takeBatch } from './send-batch.js';
-import { EAGER_FRAME_MESSAGES, SendLane } from './send-lane.js';
+import { EAGER_FRAME_MESSAGES, MAX_LANE_WAIT_MS, SendLane } from './send-lane.js';
 
 interface Item {
   readonly id: number;
@@ -23,6 +23,10 @@ let nextId = 0;
 function items(count: number, bytes = 300): Item[] {
   return Array.from({ length: count }, () => ({ id: nextId++, encodedBytesEstimate: bytes }));
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('SendLane', () => {
   it('sends at once while fewer than EAGER_FRAME_MESSAGES are on the wire: one send at a time never waits', () => {
@@ -75,6 +79,24 @@ describe('SendLane', () => {
     expect(lane.waiting).toBe(1);
     frames[0]?.answer();
     expect(frames.map((frame) => frame.ids.length)).toEqual([EAGER_FRAME_MESSAGES, 2, 1]);
+  });
+
+  it('sends what waits after MAX_LANE_WAIT_MS however busy the connection: frames that wait long at the broker hold nothing longer', () => {
+    vi.useFakeTimers();
+    const { lane, frames } = recordingLane();
+    lane.add(items(EAGER_FRAME_MESSAGES));
+    lane.add(items(3));
+    vi.advanceTimersByTime(MAX_LANE_WAIT_MS - 1);
+    lane.add(items(2));
+    expect(frames).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(frames.map((frame) => frame.ids.length)).toEqual([EAGER_FRAME_MESSAGES, 5]);
+    // Sent before the timer, what waited leaves no timer behind.
+    lane.add(items(4));
+    frames[0]?.answer();
+    frames[1]?.answer();
+    expect(frames.map((frame) => frame.ids.length)).toEqual([EAGER_FRAME_MESSAGES, 5, 4]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('drops sends aborted while they waited, and sends nothing when all were', () => {

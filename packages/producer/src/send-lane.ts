@@ -1,12 +1,20 @@
 /**
  * A frame goes at once when its connection has fewer than this many messages on the wire, or when
  * it is full (this many messages, or its byte budget). Otherwise its sends wait, and the sends
- * made meanwhile join them, until one of the two holds: an answer brings the count on the wire
- * down, or they fill a frame. At a low rate nothing waits (a send at a time is never this many on
- * the wire); under load a send waits for answers already on their way, as it would wait at the
- * broker behind the commit in flight.
+ * made meanwhile join them, until one of the two holds (an answer brings the count on the wire
+ * down, or they fill a frame) or {@link MAX_LANE_WAIT_MS} passes. At a low rate nothing waits (a
+ * send at a time is never this many on the wire); under load a send waits for answers already on
+ * their way, as it would wait at the broker behind the commit in flight.
  */
 export const EAGER_FRAME_MESSAGES = 64;
+
+/**
+ * The longest a send waits in its lane, in ms: then what waits goes, however busy the connection.
+ * Answers under load come back within a few ms, so this rarely fires; it bounds what a send pays
+ * when the frames on the wire wait long at the broker for reasons of their own (a queue between
+ * owners holds its sends up to 3 s), which would otherwise hold every later send to that broker.
+ */
+export const MAX_LANE_WAIT_MS = 20;
 
 /** What a lane needs of a send: how many bytes it adds to a frame. */
 export interface LaneItem {
@@ -35,14 +43,16 @@ export interface SendLaneParts<TItem extends LaneItem> {
  * the frames shrink to a few messages each (measured: about 21 per frame with three brokers, 200
  * with one, at 500 sends in flight), and each frame costs its broker a turn, a commit and a feed
  * batch of its own: the cluster spent 2.2 times one broker's CPU per message sent. Like Nagle's
- * algorithm and Kafka's `linger.ms`, but with no timer: a send waits only while its connection
- * has an answer on its way.
+ * algorithm and Kafka's `linger.ms`, but a send waits only while its connection has answers on
+ * their way, and {@link MAX_LANE_WAIT_MS} at most.
  */
 export class SendLane<TItem extends LaneItem> {
   readonly #parts: SendLaneParts<TItem>;
   readonly #waiting: TItem[] = [];
   /** Messages of this connection sent and not yet answered. */
   #onTheWire = 0;
+  /** Sends what waits once the oldest waiting send has waited {@link MAX_LANE_WAIT_MS}. */
+  #waitTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(parts: SendLaneParts<TItem>) {
     this.#parts = parts;
@@ -64,9 +74,9 @@ export class SendLane<TItem extends LaneItem> {
     this.#pump();
   }
 
-  #pump(): void {
+  #pump(force = false): void {
     // Bounded: each frame taken removes at least one send from the waiting ones.
-    while (this.#waiting.length > 0 && this.#mayGo()) {
+    while (this.#waiting.length > 0 && (force || this.#mayGo())) {
       const frame = this.#parts.takeFrame(this.#waiting);
       if (frame.length === 0) continue;
       this.#onTheWire += frame.length;
@@ -77,6 +87,17 @@ export class SendLane<TItem extends LaneItem> {
         this.#onTheWire -= frame.length;
         this.#pump();
       });
+    }
+    if (this.#waiting.length === 0) {
+      clearTimeout(this.#waitTimer);
+      this.#waitTimer = undefined;
+    } else if (this.#waitTimer === undefined) {
+      this.#waitTimer = setTimeout(() => {
+        this.#waitTimer = undefined;
+        this.#pump(true);
+      }, MAX_LANE_WAIT_MS);
+      // Sends waiting are on their way: the timer alone keeps no process alive.
+      this.#waitTimer.unref?.();
     }
   }
 
