@@ -29,6 +29,24 @@ export function answerEachMessage(
   });
 }
 
+/**
+ * Hold every `send` frame's answer (each message stored, with its receipt) until the test calls
+ * its release: the returned list gets one release per frame, in arrival order.
+ */
+export function holdSendAnswers(fake: FakeBroker): Array<() => void> {
+  const releases: Array<() => void> = [];
+  fake.on('send', (frame, session) => {
+    releases.push(() =>
+      session.send({
+        type: 'sendResult',
+        id: frame.id,
+        receipts: frame.messages.map((message) => fake.store(message.messageId)),
+      }),
+    );
+  });
+  return releases;
+}
+
 /** The message ids of each `send` frame, frame by frame. */
 export function messageIdsByFrame(frames: readonly SendFrame[]): string[][] {
   return frames.map((frame) => frame.messages.map((message) => message.messageId));

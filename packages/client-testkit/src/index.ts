@@ -2,7 +2,12 @@ export { deliveredMessage } from './delivered-message.js';
 export { FakeBroker, type FakeBrokerOptions, type FrameHandler } from './fake-broker.js';
 export { type FakeBrokerPerTest, fakeBrokerPerTest } from './fake-broker-per-test.js';
 export type { FakeSubscription } from './fake-push-dispatch.js';
-export { answerEachMessage, messageIdsByFrame, type SendRefusal } from './fake-send-answers.js';
+export {
+  answerEachMessage,
+  holdSendAnswers,
+  messageIdsByFrame,
+  type SendRefusal,
+} from './fake-send-answers.js';
 export { FakeSession } from './fake-session.js';
 export {
   creditsGranted,

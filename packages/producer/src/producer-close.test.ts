@@ -1,5 +1,5 @@
 import { ClientError } from '@ricochet/client';
-import { answerEachMessage, FAST_BACKOFF, rejectionOf } from '@ricochet/client-testkit';
+import { answerEachMessage, FAST_BACKOFF, holdSendAnswers, rejectionOf } from '@ricochet/client-testkit';
 import { describe, expect, it } from 'vitest';
 import { producersPerTest } from './producer.fixture.js';
 import { Producer } from './producer.js';
@@ -28,16 +28,7 @@ describe('abort and close', () => {
 
   it('waits for pending sends on close, then refuses new ones', async () => {
     const fake = await brokers.start();
-    const answers: Array<() => void> = [];
-    fake.on('send', (frame, session) => {
-      answers.push(() =>
-        session.send({
-          type: 'sendResult',
-          id: frame.id,
-          receipts: frame.messages.map((m) => fake.store(m.messageId)),
-        }),
-      );
-    });
+    const answers = holdSendAnswers(fake);
     const producer = createProducer(fake.endpoint);
     await producer.start();
     const sending = producer.send({ topic: 'orders', body: 'x' });

@@ -1,5 +1,5 @@
 import { type AddressInfo, createServer } from 'node:net';
-import { answerEachMessage, messageIdsByFrame, rejectionOf } from '@ricochet/client-testkit';
+import { answerEachMessage, holdSendAnswers, messageIdsByFrame, rejectionOf } from '@ricochet/client-testkit';
 import { BrokerError } from '@ricochet/protocol';
 import { describe, expect, it } from 'vitest';
 import { producersPerTest } from './producer.fixture.js';
@@ -39,16 +39,7 @@ describe('send (R1)', () => {
 
   it('resolves only when the receipt arrives', async () => {
     const fake = await brokers.start();
-    const release: Array<() => void> = [];
-    fake.on('send', (frame, session) => {
-      release.push(() =>
-        session.send({
-          type: 'sendResult',
-          id: frame.id,
-          receipts: frame.messages.map((m) => fake.store(m.messageId)),
-        }),
-      );
-    });
+    const release = holdSendAnswers(fake);
     const producer = createProducer(fake.endpoint);
     let resolved = false;
     const sending = producer.send({ topic: 'orders', body: 'x' }).then((result) => {
@@ -181,16 +172,7 @@ describe('batching', () => {
 
   it('gathers the sends made while a connection is busy into one frame, sent when an answer frees it', async () => {
     const fake = await brokers.start();
-    const release: Array<() => void> = [];
-    fake.on('send', (frame, session) => {
-      release.push(() =>
-        session.send({
-          type: 'sendResult',
-          id: frame.id,
-          receipts: frame.messages.map((m) => fake.store(m.messageId)),
-        }),
-      );
-    });
+    const release = holdSendAnswers(fake);
     const producer = createProducer(fake.endpoint);
     await producer.start();
     const first = Array.from({ length: EAGER_FRAME_MESSAGES }, () =>
