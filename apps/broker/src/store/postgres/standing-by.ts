@@ -5,10 +5,12 @@ import type { WarmCopy } from './warm-copy.js';
 
 /**
  * How often a standby reads what changed in the database into its local copy: often while the
- * queue takes writes, so that each read copies few (`keepWarm`), rarely while it takes none or
- * while the owner's feed brings the writes.
+ * queue takes writes, so that each read copies few (`keepWarm`), rarely while it takes none, and
+ * more rarely still while the owner's feed brings the writes. Then a read finds nothing the feed
+ * and the reads at its opening and on a gap did not bring: it is insurance, and each one reads
+ * every topic's frontier (a standby of a queue with many topics paid that every second).
  */
-const WARM_PACE: WarmPace = { busyMs: 50, idleMs: 1_000 };
+const WARM_PACE: WarmPace = { busyMs: 50, idleMs: 1_000, followingMs: 10_000 };
 
 /** What a standby does while it waits for the lease ({@link standBy}). */
 export interface StandingBy {
@@ -52,6 +54,9 @@ export function standBy(
         connected: (open) => {
           if (stopped || open === feedOpen) return;
           feedOpen = open;
+          // Opened: read now what committed before the stream did, which the feed never sends.
+          // Closed: the copy no longer follows it, and reads at the pace without a feed.
+          warming?.catchUpNow();
           feed.onFollowing?.(queue, open, ownerUrl ?? '');
         },
       });
@@ -85,12 +90,14 @@ export interface WarmingHooks {
 }
 
 /**
- * How often a copy is caught up: every `busyMs` while the last step found rows to copy, every
- * `idleMs` after one that found none.
+ * How often a copy is caught up: every `followingMs` while it follows the owner's feed; otherwise
+ * every `busyMs` while the last step found rows to copy, every `idleMs` after one that found none.
  */
 export interface WarmPace {
   readonly busyMs: number;
   readonly idleMs: number;
+  /** @default idleMs */
+  readonly followingMs?: number;
 }
 
 /**
@@ -98,10 +105,10 @@ export interface WarmPace {
  * each later one reads what changed. While the queue takes writes the steps come close together,
  * so that each copies a few of them: a step's work holds the event loop for as long as it takes to
  * copy what it read (tens of µs a message), and a second's writes at once would stall every
- * client of the broker for that long. An idle queue is read rarely, and so is one whose owner's
- * feed the copy follows (`following`, `standby-feed.ts`): the feed brings its writes, and the step
- * only finds what the feed had not brought yet. A batch the feed missed calls {@link
- * Warming.catchUpNow}.
+ * client of the broker for that long. An idle queue is read rarely, and one whose owner's feed the
+ * copy follows (`following`, `standby-feed.ts`) more rarely still: the feed brings its writes, and
+ * the step only finds what the feed had not brought yet. The feed opening or closing, and a batch
+ * it missed, call {@link Warming.catchUpNow}.
  */
 export function keepWarm(
   copy: WarmCopy,
@@ -123,7 +130,9 @@ export function keepWarm(
       const wasLoaded = copy.loaded;
       let intervalMs = pace.idleMs;
       try {
-        if ((await copy.catchUp(sql)) > 0 && !following()) intervalMs = pace.busyMs;
+        const found = await copy.catchUp(sql);
+        if (following()) intervalMs = pace.followingMs ?? pace.idleMs;
+        else if (found > 0) intervalMs = pace.busyMs;
         failing = false;
         if (!wasLoaded) hooks.onLoaded?.(performance.now() - startedAt);
       } catch (error) {

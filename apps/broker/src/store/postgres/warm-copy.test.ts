@@ -190,6 +190,33 @@ describe('a warm copy of a PostgreSQL store', () => {
     expect(loads).toHaveLength(1);
   }, 60_000);
 
+  it('steps at the following pace while the copy follows the feed, and at once when asked', async () => {
+    const { sql, owner } = await freshDatabase();
+    await writeContents(owner, SAMPLE);
+    const copy = new WarmCopy(scratchCopy());
+    const steps = vi.spyOn(copy, 'catchUp');
+    let loaded!: () => void;
+    const firstLoad = new Promise<void>((resolve) => {
+      loaded = resolve;
+    });
+    // Without the feed it would step every 10 ms; following it, once an hour.
+    const warming = keepWarm(
+      copy,
+      sql,
+      { busyMs: 10, idleMs: 10, followingMs: 3_600_000 },
+      { onLoaded: () => loaded() },
+      () => true,
+    );
+    await firstLoad;
+    await appendConsumed(owner, 'orders', 6, 3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(steps).toHaveBeenCalledTimes(1);
+    warming.catchUpNow();
+    await vi.waitFor(() => expect(steps).toHaveBeenCalledTimes(2));
+    await warming.stop();
+    expect(copy.rowSeq).toBe(await highestSeq(sql));
+  }, 60_000);
+
   it('follows the owner’s feed: every write applied as it commits, none left to read from the database', async () => {
     const feed = await servedFeed();
     const { sql, owner } = await freshDatabase(feed.options);
