@@ -26,7 +26,7 @@ const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/gateway/grpc/http2/http2-connection.ts':
     'one HTTP/2 connection’s state machine (RFC 9113 §5, §6): each frame type’s rules and connection errors, the streams it opens and refuses, both flow-control windows and GOAWAY, over one set of private state; the frames’ layout, its output, a stream’s own state and HPACK live beside it already',
   'packages/producer/src/producer.ts':
-    'the producer’s one send lifecycle: a message queued, batched per route (its queue owner’s connection or the endpoint broker’s), on the wire, retried under R2/R3 or sent again on a stale route, settled; the options and the retry decision live beside it already',
+    'the producer’s one send lifecycle: a message queued, batched per route (its queue owner’s connection or the endpoint broker’s), on the wire, retried under R2/R3 or sent again on a stale route, settled; the options, the retry decision and each connection’s send lane live beside it already',
   'packages/push-consumer/src/push-consumer.ts':
     'the push consumer’s own session: start and close, its subscription made, made again after a reconnect or in another scope, its deliveries into the one listener cache and their results out; owner-link.ts repeats the per-session half for the other owners’ sessions, and one subscription link for both is where a split goes',
   'packages/protocol/src/schemas/frames.ts':

@@ -13,7 +13,7 @@ import { readContents, writeContents } from '../schema/store-contents.test-suppo
 import { postgresForThisFile } from './postgres-server.test-support.js';
 import { openPostgresStore } from './postgres-store.js';
 import { FEED_PATH, FeedHub, followFeed, type StandbyFeedOptions } from './standby-feed.js';
-import { keepWarm } from './standing-by.js';
+import { keepWarm, type WarmPace } from './standing-by.js';
 import { type FeedApplied, WarmCopy } from './warm-copy.js';
 import type { CommittedWrites } from './write-pipeline.js';
 
@@ -167,22 +167,7 @@ describe('a warm copy of a PostgreSQL store', () => {
     const { sql, owner } = await freshDatabase();
     await writeContents(owner, SAMPLE);
     const copy = new WarmCopy(scratchCopy());
-    const loads: number[] = [];
-    let loaded!: () => void;
-    const firstLoad = new Promise<void>((resolve) => {
-      loaded = resolve;
-    });
-    const warming = keepWarm(
-      copy,
-      sql,
-      { busyMs: 10, idleMs: 10 },
-      {
-        onLoaded: (elapsedMs) => {
-          loads.push(elapsedMs);
-          loaded();
-        },
-      },
-    );
+    const { warming, firstLoad, loads } = warmInBackground(copy, sql, { busyMs: 10, idleMs: 10 });
     await firstLoad;
     await appendConsumed(owner, 'orders', 6, 3);
     await warming.stop();
@@ -195,16 +180,11 @@ describe('a warm copy of a PostgreSQL store', () => {
     await writeContents(owner, SAMPLE);
     const copy = new WarmCopy(scratchCopy());
     const steps = vi.spyOn(copy, 'catchUp');
-    let loaded!: () => void;
-    const firstLoad = new Promise<void>((resolve) => {
-      loaded = resolve;
-    });
     // Without the feed it would step every 10 ms; following it, once an hour.
-    const warming = keepWarm(
+    const { warming, firstLoad } = warmInBackground(
       copy,
       sql,
       { busyMs: 10, idleMs: 10, followingMs: 3_600_000 },
-      { onLoaded: () => loaded() },
       () => true,
     );
     await firstLoad;
@@ -303,6 +283,24 @@ describe('a warm copy of a PostgreSQL store', () => {
     await expectCompletesAsALoad(sql, warm, copied);
   }, 60_000);
 });
+
+/**
+ * Keep `copy` warm in the background at `pace` (`keepWarm`), following a feed while `following`
+ * says so: `firstLoad` resolves once the first load is done, and `loads` holds each load's time.
+ */
+function warmInBackground(copy: WarmCopy, sql: Sql, pace: WarmPace, following?: () => boolean) {
+  const loads: number[] = [];
+  let loaded!: () => void;
+  const firstLoad = new Promise<void>((resolve) => {
+    loaded = resolve;
+  });
+  const onLoaded = (elapsedMs: number) => {
+    loads.push(elapsedMs);
+    loaded();
+  };
+  const warming = keepWarm(copy, sql, pace, { onLoaded }, following);
+  return { warming, firstLoad, loads };
+}
 
 /** Complete `warm`, and find in `copied` what a broker that found the lease free loads, in one go. */
 async function expectCompletesAsALoad(sql: Sql, warm: WarmCopy, copied: BrokerStore): Promise<void> {
