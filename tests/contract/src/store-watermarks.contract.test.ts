@@ -82,6 +82,10 @@ describe('Disk and store watermarks (DESIGN.md §5): sends get 530 while consump
     }
     if (!resumed?.ok) throw new Error('sends were never accepted again');
     expectNewOffsets([resumed.offset], stored);
+    // Each broker of a spread cluster decides from a reading of its own: the send was accepted by
+    // its queue's owner, whose check may have read the store after the first broker's did (a
+    // deletion committed between the two). A check made now reads what every broker has freed.
+    await broker.checkWatermarks();
     expect(await watermarkGauge(broker.admin, 'max_store')).toBe(0);
   });
 
