@@ -1,5 +1,6 @@
 import postgres, { type Sql } from '../../store/postgres/driver.js';
 import { SCHEMA_LOCK } from '../../store/postgres/postgres-schema.js';
+import { presentTables, readSeenTables } from './present-tables.js';
 
 /**
  * The live brokers of a database: each broker on a PostgreSQL store keeps a row of its own in
@@ -103,28 +104,31 @@ export async function openBrokerRegistry(options: BrokerRegistryOptions): Promis
   return new HeartbeatRegistry(sql, options);
 }
 
+/** The registry's table, in the default schema. */
+const BROKERS_TABLE = 'ricochet_brokers';
+
 /** The rows of `ricochet_brokers` that have not expired, by id; none while the table does not exist. */
 export async function liveBrokers(sql: Sql): Promise<LiveBroker[]> {
-  const [table] = await sql<
-    { present: boolean }[]
-  >`select to_regclass('ricochet_brokers') is not null as present`;
-  if (!table?.present) return [];
-  const rows = await sql<
-    {
-      broker_id: string;
-      advertise_url: string;
-      advertise_tcp_url: string;
-      store_queues: number;
-      expires_in_ms: number;
-    }[]
-  >`
+  if (!(await presentTables(sql, [BROKERS_TABLE])).has(BROKERS_TABLE)) return [];
+  const rows = await readSeenTables(
+    sql,
+    () => sql<
+      {
+        broker_id: string;
+        advertise_url: string;
+        advertise_tcp_url: string;
+        store_queues: number;
+        expires_in_ms: number;
+      }[]
+    >`
     with clock as (select clock_timestamp() as at),
          held as (select objid from pg_locks
                    where locktype = 'advisory' and granted and classid = ${REGISTRY_LOCK}::bigint::oid and objsubid = 2)
     select broker_id, advertise_url, advertise_tcp_url, store_queues,
            extract(epoch from expires_at - clock.at) * 1000 as expires_in_ms
       from ricochet_brokers, clock
-     where expires_at > clock.at and (hashtext(broker_id)::bigint & 4294967295)::oid in (select objid from held)`;
+     where expires_at > clock.at and (hashtext(broker_id)::bigint & 4294967295)::oid in (select objid from held)`,
+  );
   return rows
     .map((row) => ({
       brokerId: row.broker_id,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import postgres from '../../store/postgres/driver.js';
 import { postgresForThisFile, storeDatabase } from '../../store/postgres/postgres-server.test-support.js';
 import { openBrokerRegistry } from './broker-registry.js';
 import { readClusterView } from './cluster-view.js';
@@ -132,6 +133,33 @@ describe('the cluster view', () => {
         { queue: 1, owner: undefined, epoch: 0, expiresInMs: 0, assignedTo: undefined, standbys: [] },
       ],
     });
+  });
+
+  it('asks which tables exist only until it has seen them all, and again once one is gone', async () => {
+    const { url, open } = await storeDatabase(pg);
+    await register(url, A, 'ws://host-a:7720');
+    await open({ owner: A, leaseTtlMs: LONG_TTL_MS });
+    const asked: string[] = [];
+    const sql = postgres(url, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_connection, query) => {
+        if (query.includes('to_regclass')) asked.push(query);
+      },
+    });
+    pg.cleanup(() => sql.end({ timeout: 5 }));
+
+    // The registry's table and the queue's lease table, each asked about once.
+    expect((await readClusterView(sql, 1, 0)).queues[0]?.owner).toBe(A);
+    expect(asked).toHaveLength(2);
+    expect((await readClusterView(sql, 1, 0)).brokers.map((broker) => broker.brokerId)).toEqual([A]);
+    expect(asked).toHaveLength(2);
+
+    // Dropped by hand under running brokers: the read that names it fails, and the next asks again.
+    await sql`drop table ricochet_brokers`;
+    await expect(readClusterView(sql, 1, 0)).rejects.toMatchObject({ code: '42P01' });
+    expect((await readClusterView(sql, 1, 0)).brokers).toEqual([]);
+    expect(asked).toHaveLength(4);
   });
 
   it('refuses a queue count no store has', async () => {

@@ -1,6 +1,7 @@
 import type { Sql } from '../../store/postgres/driver.js';
 import { QUEUE_COUNT, queueSchema } from '../../store/postgres/queue-schema.js';
 import { type LiveBroker, liveBrokers } from './broker-registry.js';
+import { presentTables, readSeenTables } from './present-tables.js';
 import { rankQueues } from './queue-assignment.js';
 
 /**
@@ -95,22 +96,17 @@ export async function readClusterView(
 }
 
 /**
- * The lease row of every queue whose table exists, by queue: one query finds which exist, one
- * reads them all. A queue's table is `ricochet_lease` in its schema (`queue-schema.ts`), named
- * here in full, since the connection's search_path is the default schema's; a queue no broker
- * opened yet has no schema, and no row here.
+ * The lease row of every queue whose table exists, by queue: one query finds which exist (until
+ * all have been seen: `present-tables.ts`), one reads them all. A queue's table is
+ * `ricochet_lease` in its schema (`queue-schema.ts`), named here in full, since the connection's
+ * search_path is the default schema's; a queue no broker opened yet has no schema, and no row here.
  */
 async function readLeases(sql: Sql, queueCount: number): Promise<Map<number, LeaseRow>> {
   const tables = Array.from({ length: queueCount }, (_, queue) => {
     const schema = queueSchema(queue);
     return schema === undefined ? 'ricochet_lease' : `${schema}.ricochet_lease`;
   });
-  const present = new Set(
-    (
-      await sql<{ name: string }[]>`
-        select name from unnest(${sql.array(tables)}::text[]) as name where to_regclass(name) is not null`
-    ).map((row) => row.name),
-  );
+  const present = await presentTables(sql, tables);
   // The names are built from queue numbers above, never from input: safe to splice into the text.
   const selects = tables.flatMap((table, queue) =>
     present.has(table)
@@ -122,8 +118,8 @@ async function readLeases(sql: Sql, queueCount: number): Promise<Map<number, Lea
       : [],
   );
   if (selects.length === 0) return new Map();
-  const rows = await sql.unsafe<LeaseRow[]>(
-    `with clock as (select clock_timestamp() as at) ${selects.join(' union all ')}`,
+  const rows = await readSeenTables(sql, () =>
+    sql.unsafe<LeaseRow[]>(`with clock as (select clock_timestamp() as at) ${selects.join(' union all ')}`),
   );
   return new Map(rows.map((row) => [row.queue, row]));
 }
