@@ -25,7 +25,7 @@ import type { GroupRuntime } from './model/group-registry.js';
 import type { NamePage } from './model/name-order.js';
 import { describeFifoHeads, type FifoHeadView } from './views/fifo-view.js';
 import type { TopicBacklog } from './views/group-backlog.js';
-import { describeGroup, type GroupView } from './views/group-view.js';
+import { describeGroup, type GroupView, pauseViewOf } from './views/group-view.js';
 import { describeMessage, type MessageView } from './views/message-view.js';
 import { describeTopic, type TopicView } from './views/topic-view.js';
 
@@ -250,6 +250,20 @@ export class BrokerEngine implements BrokerService {
     const group = this.#parts.groups.get(name);
     const atMs = this.#parts.clock.now();
     if (group) driveGroupPause(this.#parts, group, { type: 'elsewhereCounted', counts, atMs });
+  }
+
+  /**
+   * What the window of each group with the failure-storm rule on counts now (DESIGN.md §11), by
+   * group: what this queue tells the group's other queues (`cluster/routing/storm-counts.ts`).
+   */
+  stormWindows(): Map<string, OutcomeCounts> {
+    const atMs = this.#parts.clock.now();
+    const windows = new Map<string, OutcomeCounts>();
+    for (const group of this.#parts.groups.withStormRule()) {
+      const counted = pauseViewOf(group, atMs).counted;
+      if (counted !== undefined) windows.set(group.name, counted);
+    }
+    return windows;
   }
 
   /** A group as `GET /v1/groups/:group` shows it, or `undefined` when it does not exist. */

@@ -37,14 +37,33 @@ function view(name: string, counted: OutcomeCounts | undefined): GroupView {
   } as GroupView;
 }
 
-/** A queue listing `groups`; owned here (with an engine that records what it is told) or elsewhere. */
-function queue(groups: readonly GroupView[], owned: boolean, told: [string, OutcomeCounts][]): RoutedQueue {
+/** What a queue was asked by a round, call by call. */
+type Asked = string[];
+
+/**
+ * A queue holding `groups`: owned here (an engine that gives its windows and records what it is
+ * told) or elsewhere (answering `describeGroup` and `listGroups`, each call noted in `asked`).
+ */
+function queue(
+  groups: readonly GroupView[],
+  owned: boolean,
+  told: [string, OutcomeCounts][],
+  asked: Asked = [],
+): RoutedQueue {
+  const windows = () =>
+    new Map(groups.flatMap((group) => (group.pause?.counted ? [[group.name, group.pause.counted]] : [])));
   return {
     engine: owned
-      ? { countedElsewhere: (name: string, counts: OutcomeCounts) => told.push([name, counts]) }
+      ? {
+          stormWindows: windows,
+          countedElsewhere: (name: string, counts: OutcomeCounts) => told.push([name, counts]),
+        }
       : undefined,
-    // The only admin call a round makes is listGroups.
-    admin: async () => ({ items: groups, lastName: null }),
+    admin: async (call: string, name?: string) => {
+      asked.push(call);
+      if (call === 'describeGroup') return groups.find((group) => group.name === name);
+      return { items: groups, lastName: null };
+    },
   } as unknown as RoutedQueue;
 }
 
@@ -79,20 +98,46 @@ describe('StormCounts', () => {
     await counts.round();
     expect(told).toEqual([['billing', { successes: 0, failures: 0 }]]);
 
-    let asked = 0;
-    const remote = {
-      engine: undefined,
-      admin: async () => {
-        asked++;
-        return { items: [], lastName: null };
-      },
-    };
+    const asked: Asked = [];
     const off = new StormCounts({
-      queues: () => [queue([view('audit', undefined)], true, told), remote as unknown as RoutedQueue],
+      queues: () => [queue([view('audit', undefined)], true, told), queue([], false, [], asked)],
       timers: noTimers,
       onError: () => {},
     });
     await off.round();
-    expect(asked).toBe(0);
+    expect(asked).toEqual([]);
+  });
+
+  it('asks a queue owned elsewhere for the groups with the rule on by name, not for every group, while they are few', async () => {
+    const plain = Array.from({ length: 1_000 }, (_, index) => view(`plain-${index}`, undefined));
+    const told: [string, OutcomeCounts][] = [];
+    const asked: Asked = [];
+    const few = new StormCounts({
+      queues: () => [
+        queue([...plain, view('billing', { successes: 1, failures: 0 })], true, told),
+        queue([...plain, view('billing', { successes: 2, failures: 4 })], false, [], asked),
+      ],
+      timers: noTimers,
+      onError: () => {},
+    });
+    await few.round();
+    expect(asked).toEqual(['describeGroup']);
+    expect(told).toEqual([['billing', { successes: 2, failures: 4 }]]);
+
+    // Many groups with the rule on: one listing costs less than a call for each.
+    const ruled = Array.from({ length: 40 }, (_, index) =>
+      view(`ruled-${index}`, { successes: 1, failures: 1 }),
+    );
+    const manyTold: [string, OutcomeCounts][] = [];
+    const manyAsked: Asked = [];
+    const many = new StormCounts({
+      queues: () => [queue(ruled, true, manyTold), queue(ruled, false, [], manyAsked)],
+      timers: noTimers,
+      onError: () => {},
+    });
+    await many.round();
+    expect(manyAsked).toEqual(['listGroups']);
+    expect(manyTold).toHaveLength(40);
+    expect(manyTold[0]).toEqual(['ruled-0', { successes: 1, failures: 1 }]);
   });
 });

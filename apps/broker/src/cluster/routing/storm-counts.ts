@@ -4,6 +4,11 @@ import type { RoutedQueue } from './routed-queue.js';
 
 /** How often a broker tells its queues what the group's other queues count: a storm trips within it. */
 export const STORM_COUNTS_INTERVAL_MS = 250;
+/**
+ * Up to this many groups with the rule on, a queue owned elsewhere is asked for each by name;
+ * past it, for its whole list of groups (pages of {@link GROUPS_PER_PAGE}), which then costs less.
+ */
+const DESCRIBED_PER_QUEUE = 16;
 /** Groups listed per page when the queues are asked for theirs. */
 const GROUPS_PER_PAGE = 500;
 /** A bound on the pages read per queue and round: 10 000 groups. */
@@ -21,7 +26,10 @@ export interface StormCountsDeps {
  * each queue's engine keeps the group's breaker over its own deliveries, and every
  * {@link STORM_COUNTS_INTERVAL_MS} this broker tells each queue it owns what the group's other
  * queues count in their windows — read from the engines it owns, and from the owners of the rest
- * through their admin API — so the breaker trips on the whole group's outcomes. Each broker does
+ * through their admin API — so the breaker trips on the whole group's outcomes. A round costs what
+ * the groups with the rule on do, whatever the number of groups: the engines keep those apart
+ * (an idle cluster of three brokers with 3,000 groups, one with the rule on, spent about 0.4 CPU
+ * a broker listing every group of every queue four times a second). Each broker does
  * the same for its own queues, so every queue of the group hears every other, wherever it is.
  *
  * Core trips a queue's breaker on the whole group's window only while that queue's own outcomes
@@ -53,23 +61,13 @@ export class StormCounts {
   /** One round: ask every queue for the group counts of the groups with the rule on, and share them. */
   async round(): Promise<void> {
     const queues = this.#deps.queues();
-    const owned = queues.filter((queue) => queue.engine !== undefined);
-    const [first] = owned;
+    const first = queues.find((queue) => queue.engine !== undefined)?.engine;
     if (first === undefined) return;
-    const ruled = new Set(
-      (await listEvery(first)).filter((group) => group.config.pauseOnFailures).map((group) => group.name),
-    );
-    if (ruled.size === 0) return;
+    // Every queue holds every group's config: the first engine here knows which have the rule on.
+    const ruled = [...first.stormWindows().keys()];
+    if (ruled.length === 0) return;
     // Per queue, per group with the rule on: what its window counts now.
-    const perQueue = await Promise.all(
-      queues.map(async (queue) => {
-        const counts = new Map<string, OutcomeCounts>();
-        for (const group of await listEvery(queue).catch(() => [])) {
-          if (ruled.has(group.name) && group.pause?.counted) counts.set(group.name, group.pause.counted);
-        }
-        return counts;
-      }),
-    );
+    const perQueue = await Promise.all(queues.map((queue) => windowsOf(queue, ruled)));
     for (const [index, queue] of queues.entries()) {
       if (!queue.engine) continue;
       for (const name of ruled) {
@@ -93,6 +91,28 @@ export class StormCounts {
         .finally(() => this.#schedule());
     });
   }
+}
+
+/**
+ * What the windows of the `ruled` groups count on `queue`: from its engine when this broker owns
+ * it; from its owner otherwise, one `describeGroup` per group while they are few, else its
+ * groups listed page by page. A queue that does not answer counts nothing.
+ */
+async function windowsOf(queue: RoutedQueue, ruled: readonly string[]): Promise<Map<string, OutcomeCounts>> {
+  if (queue.engine !== undefined) return queue.engine.stormWindows();
+  const counts = new Map<string, OutcomeCounts>();
+  if (ruled.length <= DESCRIBED_PER_QUEUE) {
+    const views = await Promise.all(
+      ruled.map((name) => queue.admin('describeGroup', name).catch(() => undefined)),
+    );
+    for (const view of views) if (view?.pause?.counted) counts.set(view.name, view.pause.counted);
+    return counts;
+  }
+  const wanted = new Set(ruled);
+  for (const group of await listEvery(queue).catch(() => [])) {
+    if (wanted.has(group.name) && group.pause?.counted) counts.set(group.name, group.pause.counted);
+  }
+  return counts;
 }
 
 /** Every group of a queue, page by page, bounded. */

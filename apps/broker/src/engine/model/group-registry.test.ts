@@ -47,6 +47,20 @@ describe('GroupRegistry', () => {
     expect(h.store.listGroups().find((group) => group.name === 'plain')).not.toHaveProperty('pause');
   });
 
+  it('keeps the groups with the failure-storm rule on apart, as their configs change and after a load', async () => {
+    h.groups.put('billing', { pauseOnFailures: DEFAULT_PAUSE_ON_FAILURES });
+    h.groups.put('audit', {});
+    const ruled = () => [...h.groups.withStormRule()].map((group) => group.name).sort();
+    expect(ruled()).toEqual(['billing']);
+    h.groups.put('audit', { pauseOnFailures: DEFAULT_PAUSE_ON_FAILURES });
+    h.groups.put('billing', {});
+    expect(ruled()).toEqual(['audit']);
+    await h.committed();
+    const reloaded = new GroupRegistry(h.store, h.clock, true);
+    reloaded.load();
+    expect([...reloaded.withStormRule()].map((group) => group.name)).toEqual(['audit']);
+  });
+
   it('creates an unknown group with the default config on first use when auto-creation is on', async () => {
     const group = h.groups.require('billing');
     expect(group.config).toEqual(resolveGroupConfig({}));

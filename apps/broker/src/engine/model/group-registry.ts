@@ -94,6 +94,12 @@ export class GroupRegistry {
    * away (a forgotten broadcast instance) only costs a look at it per append.
    */
   readonly #readers = new Map<string, Set<GroupRuntime>>();
+  /**
+   * The groups whose failure-storm rule is on (`pauseOnFailures`), kept as configs change, so that
+   * what is shared between a spread group's queues every 250 ms (`cluster/routing/storm-counts.ts`)
+   * costs what those groups do, not every group of the broker.
+   */
+  readonly #stormRuled = new Set<GroupRuntime>();
   /** Groups and topics whose marks changed this turn: their cursor records go with the turn's commit. */
   readonly #marksToWrite = new Map<string, { readonly group: GroupRuntime; readonly topic: string }>();
 
@@ -150,10 +156,21 @@ export class GroupRegistry {
     return this.#byName.page(afterName, limit);
   }
 
+  /** The groups whose failure-storm rule is on (DESIGN.md §11). */
+  withStormRule(): ReadonlySet<GroupRuntime> {
+    return this.#stormRuled;
+  }
+
   #add(group: GroupRuntime): GroupRuntime {
     this.#groups.set(group.name, group);
     this.#byName.add(group);
+    this.#indexStormRule(group);
     return group;
+  }
+
+  #indexStormRule(group: GroupRuntime): void {
+    if (group.config.pauseOnFailures === undefined) this.#stormRuled.delete(group);
+    else this.#stormRuled.add(group);
   }
 
   /** `group` reads `topic` from now on: it has a cursor there, or one of its broadcast instances has. */
@@ -195,6 +212,7 @@ export class GroupRegistry {
     void this.#store.putGroup(record);
     if (existing) {
       existing.record = record;
+      this.#indexStormRule(existing);
       return existing;
     }
     return this.#add(new GroupRuntime(record));
