@@ -19,6 +19,8 @@ const MAX_LINES = 600;
 const LONG_FILES: Readonly<Record<string, string>> = {
   'apps/broker/src/engine/lifecycle/effect-applier.ts':
     'the one writer of what core decides (DESIGN.md §1): each effect of a transition, a run of settles’ counters and marks once per run (issue 43), and the records made outside transitions (restart, delays, FIFO parking, redrive), all over the same private state; its once-per-turn flush is the seam a split would take',
+  'apps/broker/src/engine/broker-engine.ts':
+    'the engine’s one BrokerService: each call of both faces (messaging and admin) carried out over the engine’s parts, which engine-parts.ts builds; the paths, the lifecycle driver, the views and the dispatch live in their folders already, so what is left is one short method per call of the service',
   'apps/broker/src/cluster/routing/partition-router.ts':
     'the broker over a store split into queues: one BrokerService whose every call, of both faces, is routed to a queue or fanned out over them and joined, and the queues replaced as owners change; the fan-outs (queue-fan-out.ts), the joins (merged-views.ts) and the forwarded admin calls (QUEUE_ADMIN_CALLS) live beside it already, so what is left is one method per call of the service',
   'apps/broker/src/gateway/session.ts':

@@ -1,4 +1,5 @@
 import type { GroupConfigInput, OutcomeCounts, TopicConfig } from '@ricochet/core';
+import { windowCounts } from '@ricochet/core';
 import {
   BrokerError,
   type DeliveredMessage,
@@ -25,7 +26,7 @@ import type { GroupRuntime } from './model/group-registry.js';
 import type { NamePage } from './model/name-order.js';
 import { describeFifoHeads, type FifoHeadView } from './views/fifo-view.js';
 import type { TopicBacklog } from './views/group-backlog.js';
-import { describeGroup, type GroupView, pauseViewOf } from './views/group-view.js';
+import { describeGroup, type GroupView } from './views/group-view.js';
 import { describeMessage, type MessageView } from './views/message-view.js';
 import { describeTopic, type TopicView } from './views/topic-view.js';
 
@@ -260,8 +261,10 @@ export class BrokerEngine implements BrokerService {
     const atMs = this.#parts.clock.now();
     const windows = new Map<string, OutcomeCounts>();
     for (const group of this.#parts.groups.withStormRule()) {
-      const counted = pauseViewOf(group, atMs).counted;
-      if (counted !== undefined) windows.set(group.name, counted);
+      const rule = group.config.pauseOnFailures;
+      if (rule === undefined) continue;
+      const { successes, failures } = windowCounts(group.pause, rule, atMs);
+      windows.set(group.name, { successes, failures });
     }
     return windows;
   }

@@ -64,10 +64,13 @@ export class StormCounts {
     const first = queues.find((queue) => queue.engine !== undefined)?.engine;
     if (first === undefined) return;
     // Every queue holds every group's config: the first engine here knows which have the rule on.
-    const ruled = [...first.stormWindows().keys()];
+    const firstWindows = first.stormWindows();
+    const ruled = [...firstWindows.keys()];
     if (ruled.length === 0) return;
     // Per queue, per group with the rule on: what its window counts now.
-    const perQueue = await Promise.all(queues.map((queue) => windowsOf(queue, ruled)));
+    const perQueue = await Promise.all(
+      queues.map((queue) => (queue.engine === first ? firstWindows : windowsOf(queue, ruled))),
+    );
     for (const [index, queue] of queues.entries()) {
       if (!queue.engine) continue;
       for (const name of ruled) {
